@@ -1,0 +1,180 @@
+//! The action space and Action results.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::bounded::presence::{is_false, required_value};
+use crate::bounded::{RequestTimeoutMs, SafeU64};
+use crate::errors::ErrorInfo;
+use crate::ids::CallId;
+use crate::observation::{AssetRef, Observation};
+use crate::ui::UiContextRef;
+
+/// How an Action's arguments are treated when recorded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum ActionProtection {
+    /// Arguments and screenshots are recorded.
+    #[default]
+    Standard,
+    /// Arguments are redacted and screenshots omitted; hidden unless the
+    /// connection negotiated `action.protected.v1`.
+    Protected,
+}
+
+/// One Action a device offers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ActionDefinition {
+    pub name: String,
+    pub description: String,
+    /// JSON Schema of the `arguments` object.
+    #[serde(deserialize_with = "required_value")]
+    pub input_schema: serde_json::Value,
+    /// Absent means `standard`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protection: Option<ActionProtection>,
+}
+
+impl ActionDefinition {
+    pub fn protection(&self) -> ActionProtection {
+        self.protection.unwrap_or_default()
+    }
+
+    pub fn is_protected(&self) -> bool {
+        self.protection() == ActionProtection::Protected
+    }
+}
+
+/// One Action invocation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ActionCall {
+    pub id: CallId,
+    pub name: String,
+    #[serde(default)]
+    pub arguments: serde_json::Value,
+}
+
+/// An Action invocation as recorded in events. Protected and unknown
+/// Actions keep only correlation fields: `arguments` is `null` and
+/// `argumentsRedacted` is true.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RecordedActionCall {
+    pub id: CallId,
+    pub name: String,
+    #[serde(default)]
+    pub arguments: serde_json::Value,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub arguments_redacted: bool,
+}
+
+impl RecordedActionCall {
+    /// The durable form of `call`; `redact` drops its arguments.
+    pub fn of(call: &ActionCall, redact: bool) -> Self {
+        Self {
+            id: call.id,
+            name: call.name.clone(),
+            arguments: if redact {
+                serde_json::Value::Null
+            } else {
+                call.arguments.clone()
+            },
+            arguments_redacted: redact,
+        }
+    }
+}
+
+/// Parameters of `device.execute`: the Action fields, flat, plus an
+/// optional Driver-only budget.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DeviceExecuteParams {
+    pub id: CallId,
+    pub name: String,
+    #[serde(default)]
+    pub arguments: serde_json::Value,
+    /// Starts once `actionStarted` is durable; covers Driver execution only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action_timeout_ms: Option<RequestTimeoutMs>,
+}
+
+impl DeviceExecuteParams {
+    pub fn call(&self) -> ActionCall {
+        ActionCall {
+            id: self.id,
+            name: self.name.clone(),
+            arguments: self.arguments.clone(),
+        }
+    }
+}
+
+/// Why a semantic Action fell back to coordinates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum CoordinateFallbackReason {
+    SemanticInteractionUnavailable,
+    PlatformLimitation,
+}
+
+/// How a semantic Action was carried out.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "mode", rename_all = "camelCase", deny_unknown_fields)]
+pub enum ActionExecution {
+    /// Through the platform's accessibility interaction.
+    #[serde(rename_all = "camelCase")]
+    NativeSemantic { context: UiContextRef },
+    /// Through the web document (DOM) itself.
+    #[serde(rename_all = "camelCase")]
+    WebSemantic { context: UiContextRef },
+    /// By input at the element's coordinates.
+    #[serde(rename_all = "camelCase")]
+    CoordinateFallback {
+        context: UiContextRef,
+        fallback_reason: CoordinateFallbackReason,
+    },
+}
+
+/// The success result of one Action.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ActionResult {
+    pub call_id: CallId,
+    pub started_at_ms: SafeU64,
+    pub finished_at_ms: SafeU64,
+    /// Action-specific output (semantic Actions use their result types).
+    #[serde(deserialize_with = "required_value")]
+    pub output: serde_json::Value,
+    #[serde(default)]
+    pub before: Option<Observation>,
+    #[serde(default)]
+    pub after: Option<Observation>,
+    #[serde(default)]
+    pub evidence: Vec<AssetRef>,
+    /// Set for semantic Actions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub execution: Option<ActionExecution>,
+}
+
+/// The terminal outcome of one Action, with the four cases kept distinct.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+// Wire DTO: variants are serialized in place; boxing buys nothing here.
+#[allow(clippy::large_enum_variant)]
+#[serde(tag = "outcome", rename_all = "camelCase", deny_unknown_fields)]
+pub enum ActionOutcome {
+    Succeeded {
+        result: ActionResult,
+    },
+    Failed {
+        error: ErrorInfo,
+    },
+    Cancelled {
+        error: ErrorInfo,
+    },
+    #[serde(rename_all = "camelCase")]
+    TimedOut {
+        error: ErrorInfo,
+        timeout_ms: SafeU64,
+    },
+}

@@ -1,0 +1,33 @@
+//! Request control: `request.cancel`.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::ids::RpcId;
+
+/// Parameters of `request.cancel`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RequestCancelParams {
+    pub request_id: RpcId,
+}
+
+/// The outcome of one cancel request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum RequestCancelStatus {
+    /// The target was in flight and is now cancelled.
+    Requested,
+    /// The target had already been cancelled.
+    AlreadyRequested,
+    /// No cancellable request has this id (finished or never existed).
+    NotFound,
+}
+
+/// Result of `request.cancel`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RequestCancelResult {
+    pub request_id: RpcId,
+    pub status: RequestCancelStatus,
+}

@@ -1,0 +1,468 @@
+//! The JSON-RPC 2.0 envelope subset DeviceRail uses.
+//!
+//! Requests always carry an `id` (there are no client notifications and no
+//! batches). Every response has exactly one of `result` or `error`. The
+//! server sends notifications only on a negotiated event-stream WebSocket.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::bounded::{RequestTimeoutMs, presence::required_value};
+use crate::errors::{ErrorCode, RpcError};
+use crate::ids::RpcId;
+use crate::stream::{EventsStreamEventParams, EventsStreamTerminalParams};
+
+/// Declares a unit type that (de)serializes as exactly one string.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! wire_literal {
+    ($(#[$doc:meta])* $name:ident = $value:literal) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+        pub struct $name;
+
+        impl $name {
+            pub const VALUE: &'static str = $value;
+        }
+
+        impl ::serde::Serialize for $name {
+            fn serialize<S: ::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str($value)
+            }
+        }
+
+        impl<'de> ::serde::Deserialize<'de> for $name {
+            fn deserialize<D: ::serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let s = <::std::borrow::Cow<'de, str> as ::serde::Deserialize>::deserialize(d)?;
+                if s == $value {
+                    Ok($name)
+                } else {
+                    Err(<D::Error as ::serde::de::Error>::invalid_value(
+                        ::serde::de::Unexpected::Str(&s),
+                        &concat!("\"", $value, "\""),
+                    ))
+                }
+            }
+        }
+
+        impl ::schemars::JsonSchema for $name {
+            fn inline_schema() -> bool {
+                true
+            }
+            fn schema_name() -> ::std::borrow::Cow<'static, str> {
+                stringify!($name).into()
+            }
+            fn json_schema(_: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
+                ::schemars::json_schema!({ "type": "string", "enum": [$value] })
+            }
+        }
+    };
+}
+
+wire_literal!(
+    /// The `jsonrpc` member: always `"2.0"`.
+    JsonRpcVersion = "2.0"
+);
+wire_literal!(
+    /// Method name of event notifications.
+    EventsStreamEventMethod = "events.stream.event"
+);
+wire_literal!(
+    /// Method name of the terminal notification.
+    EventsStreamTerminalMethod = "events.stream.terminal"
+);
+
+/// Request parameters: an object or an array.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(untagged)]
+pub enum RpcParams {
+    Object(Map<String, Value>),
+    Array(Vec<Value>),
+}
+
+impl RpcParams {
+    /// Whether the params are `{}` or `[]`.
+    pub fn is_empty(&self) -> bool {
+        match self {
+            Self::Object(m) => m.is_empty(),
+            Self::Array(a) => a.is_empty(),
+        }
+    }
+
+    pub fn into_value(self) -> Value {
+        match self {
+            Self::Object(m) => Value::Object(m),
+            Self::Array(a) => Value::Array(a),
+        }
+    }
+}
+
+/// The params of a method that takes none: absent, `{}` or `[]`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct NoParams;
+
+impl Serialize for NoParams {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        s.serialize_map(Some(0))?.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for NoParams {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match RpcParams::deserialize(d)? {
+            p if p.is_empty() => Ok(NoParams),
+            _ => Err(serde::de::Error::custom("this method takes no parameters")),
+        }
+    }
+}
+
+impl schemars::JsonSchema for NoParams {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "NoParams".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "anyOf": [
+                { "type": "object", "additionalProperties": false },
+                { "type": "array", "maxItems": 0 }
+            ]
+        })
+    }
+}
+
+/// A request as it arrives, before its method is dispatched.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RpcRequest {
+    pub jsonrpc: JsonRpcVersion,
+    pub id: RpcId,
+    pub method: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<RpcParams>,
+    /// Absolute budget for request-scoped device work (`request.control.v1`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<RequestTimeoutMs>,
+}
+
+/// A request envelope that could not be accepted.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EnvelopeError {
+    /// The request's id when it could be read, so the error can echo it.
+    pub id: Option<RpcId>,
+    pub error: RpcError,
+}
+
+impl RpcRequest {
+    pub fn new(id: impl Into<RpcId>, method: impl Into<String>, params: Option<Value>) -> Self {
+        Self {
+            jsonrpc: JsonRpcVersion,
+            id: id.into(),
+            method: method.into(),
+            params: params.and_then(|p| match p {
+                Value::Object(m) => Some(RpcParams::Object(m)),
+                Value::Array(a) => Some(RpcParams::Array(a)),
+                _ => None,
+            }),
+            timeout_ms: None,
+        }
+    }
+
+    /// Validates an already-parsed JSON value as a request envelope, with
+    /// the precise error code for each defect and the id echoed whenever
+    /// it is readable.
+    #[allow(clippy::result_large_err)]
+    pub fn from_value(value: Value) -> Result<Self, EnvelopeError> {
+        let invalid = |id: Option<RpcId>, msg: String, details: Value| EnvelopeError {
+            id,
+            error: ErrorCode::InvalidRequest.rpc(msg, details),
+        };
+        let Value::Object(mut map) = value else {
+            let msg = if value.is_array() {
+                "batch requests are not supported".to_owned()
+            } else {
+                "a request must be a JSON object".to_owned()
+            };
+            return Err(invalid(None, msg, Value::Null));
+        };
+        let id = match map.remove("id") {
+            None => {
+                return Err(invalid(
+                    None,
+                    "the request has no id (notifications are not supported)".into(),
+                    Value::Null,
+                ));
+            }
+            Some(raw) => match RpcId::deserialize(&raw) {
+                Ok(id) => id,
+                Err(_) => {
+                    return Err(invalid(
+                        None,
+                        "id must be a string or a non-negative JavaScript-safe integer".into(),
+                        serde_json::json!({ "field": "id" }),
+                    ));
+                }
+            },
+        };
+        let some_id = Some(id.clone());
+        match map.remove("jsonrpc") {
+            Some(Value::String(v)) if v == JsonRpcVersion::VALUE => {}
+            _ => {
+                return Err(invalid(
+                    some_id,
+                    "jsonrpc must be \"2.0\"".into(),
+                    serde_json::json!({ "field": "jsonrpc" }),
+                ));
+            }
+        }
+        let method = match map.remove("method") {
+            Some(Value::String(m)) => m,
+            _ => {
+                return Err(invalid(
+                    some_id,
+                    "method must be a string".into(),
+                    serde_json::json!({ "field": "method" }),
+                ));
+            }
+        };
+        let params = match map.remove("params") {
+            None | Some(Value::Null) => None,
+            Some(Value::Object(m)) => Some(RpcParams::Object(m)),
+            Some(Value::Array(a)) => Some(RpcParams::Array(a)),
+            Some(_) => {
+                return Err(invalid(
+                    some_id,
+                    "params must be an object or an array".into(),
+                    serde_json::json!({ "field": "params" }),
+                ));
+            }
+        };
+        let timeout_ms = match map.remove("timeoutMs") {
+            None => None,
+            Some(raw) => match RequestTimeoutMs::deserialize(&raw) {
+                Ok(t) => Some(t),
+                Err(_) => {
+                    return Err(EnvelopeError {
+                        id: some_id,
+                        error: ErrorCode::InvalidParams.rpc(
+                            "timeoutMs must be a positive JavaScript-safe integer",
+                            serde_json::json!({ "field": "timeoutMs" }),
+                        ),
+                    });
+                }
+            },
+        };
+        if let Some(unknown) = map.keys().next() {
+            return Err(invalid(
+                some_id,
+                format!("unknown request member {unknown:?}"),
+                serde_json::json!({ "field": unknown }),
+            ));
+        }
+        Ok(Self {
+            jsonrpc: JsonRpcVersion,
+            id,
+            method,
+            params,
+            timeout_ms,
+        })
+    }
+}
+
+/// A success response carrying a result of type `R`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RpcSuccess<R = Value> {
+    pub jsonrpc: JsonRpcVersion,
+    pub id: RpcId,
+    pub result: R,
+}
+
+/// A failure response. `id` is `null` when the request's id was unreadable.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RpcFailure {
+    pub jsonrpc: JsonRpcVersion,
+    #[serde(deserialize_with = "nullable_id")]
+    pub id: Option<RpcId>,
+    pub error: RpcError,
+}
+
+fn nullable_id<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<RpcId>, D::Error> {
+    Option::<RpcId>::deserialize(d)
+}
+
+impl RpcFailure {
+    pub fn new(id: Option<RpcId>, error: RpcError) -> Self {
+        Self {
+            jsonrpc: JsonRpcVersion,
+            id,
+            error,
+        }
+    }
+}
+
+impl<R> RpcSuccess<R> {
+    pub fn new(id: RpcId, result: R) -> Self {
+        Self {
+            jsonrpc: JsonRpcVersion,
+            id,
+            result,
+        }
+    }
+}
+
+/// Any response.
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+#[serde(untagged)]
+pub enum RpcResponse {
+    Success(RpcSuccess),
+    Failure(RpcFailure),
+}
+
+impl<'de> Deserialize<'de> for RpcResponse {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let mut value = Value::deserialize(d)?;
+        let is_failure = value.get("error").is_some();
+        let is_success = value.get("result").is_some();
+        if is_failure == is_success {
+            return Err(serde::de::Error::custom(
+                "a response has exactly one of result or error",
+            ));
+        }
+        if is_failure {
+            RpcFailure::deserialize(value.take())
+                .map(Self::Failure)
+                .map_err(serde::de::Error::custom)
+        } else {
+            RpcSuccess::deserialize(value.take())
+                .map(Self::Success)
+                .map_err(serde::de::Error::custom)
+        }
+    }
+}
+
+impl RpcResponse {
+    pub fn id(&self) -> Option<&RpcId> {
+        match self {
+            Self::Success(s) => Some(&s.id),
+            Self::Failure(f) => f.id.as_ref(),
+        }
+    }
+}
+
+/// `events.stream.event`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct EventsStreamEventNotification {
+    pub jsonrpc: JsonRpcVersion,
+    pub method: EventsStreamEventMethod,
+    pub params: EventsStreamEventParams,
+}
+
+/// `events.stream.terminal`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct EventsStreamTerminalNotification {
+    pub jsonrpc: JsonRpcVersion,
+    pub method: EventsStreamTerminalMethod,
+    pub params: EventsStreamTerminalParams,
+}
+
+/// The two notifications a server sends.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(untagged)]
+#[allow(clippy::large_enum_variant)]
+pub enum RpcServerNotification {
+    Event(EventsStreamEventNotification),
+    Terminal(EventsStreamTerminalNotification),
+}
+
+/// Anything a server sends.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(untagged)]
+#[allow(clippy::large_enum_variant)]
+pub enum RpcServerMessage {
+    Response(RpcResponse),
+    Notification(RpcServerNotification),
+}
+
+/// `required_value` re-exported for the method macros.
+#[doc(hidden)]
+pub fn __required_value<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Value, D::Error> {
+    required_value(d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn code(v: Value) -> (Option<RpcId>, String) {
+        let e = RpcRequest::from_value(v).expect_err("should fail");
+        (e.id, e.error.data.code)
+    }
+
+    #[test]
+    fn envelope_defects_have_precise_codes() {
+        assert_eq!(code(json!([1])), (None, "invalid_request".into()));
+        assert_eq!(code(json!("x")), (None, "invalid_request".into()));
+        assert_eq!(
+            code(json!({"jsonrpc":"2.0","method":"m"})),
+            (None, "invalid_request".into())
+        );
+        assert_eq!(
+            code(json!({"jsonrpc":"2.0","id":-1,"method":"m"})),
+            (None, "invalid_request".into())
+        );
+        assert_eq!(
+            code(json!({"jsonrpc":"1.0","id":1,"method":"m"})),
+            (Some(RpcId::Number(1)), "invalid_request".into())
+        );
+        assert_eq!(
+            code(json!({"jsonrpc":"2.0","id":"a","method":3})),
+            (Some(RpcId::from("a")), "invalid_request".into())
+        );
+        assert_eq!(
+            code(json!({"jsonrpc":"2.0","id":"a","method":"m","params":"s"})),
+            (Some(RpcId::from("a")), "invalid_request".into())
+        );
+        assert_eq!(
+            code(json!({"jsonrpc":"2.0","id":"a","method":"m","timeoutMs":0})),
+            (Some(RpcId::from("a")), "invalid_params".into())
+        );
+        assert_eq!(
+            code(json!({"jsonrpc":"2.0","id":"a","method":"m","extra":1})),
+            (Some(RpcId::from("a")), "invalid_request".into())
+        );
+    }
+
+    #[test]
+    fn accepts_valid_requests() {
+        let r = RpcRequest::from_value(
+            json!({"jsonrpc":"2.0","id":7,"method":"m","params":[],"timeoutMs":5}),
+        );
+        let r = r.expect("valid");
+        assert_eq!(r.id, RpcId::Number(7));
+        assert_eq!(r.timeout_ms.map(|t| t.get()), Some(5));
+    }
+
+    #[test]
+    fn response_has_exactly_one_member() {
+        assert!(
+            serde_json::from_value::<RpcResponse>(json!({"jsonrpc":"2.0","id":1,"result":null}))
+                .is_ok()
+        );
+        assert!(serde_json::from_value::<RpcResponse>(json!({"jsonrpc":"2.0","id":1})).is_err());
+        let both = json!({"jsonrpc":"2.0","id":1,"result":1,"error":{"code":1,"message":"m","data":{"code":"c","message":"m","retryable":false}}});
+        assert!(serde_json::from_value::<RpcResponse>(both).is_err());
+    }
+
+    #[test]
+    fn no_params_forms() {
+        assert!(serde_json::from_str::<NoParams>("{}").is_ok());
+        assert!(serde_json::from_str::<NoParams>("[]").is_ok());
+        assert!(serde_json::from_str::<NoParams>("{\"a\":1}").is_err());
+        assert!(serde_json::from_str::<NoParams>("[1]").is_err());
+    }
+}

@@ -1,0 +1,465 @@
+//! Pure version and feature negotiation for `system.hello`.
+
+use serde_json::json;
+
+use crate::errors::{ErrorCode, RpcError};
+use crate::handshake::{
+    FeatureOffer, ProtocolIncompatibilityReason, ProtocolOffer, ProtocolRange, ProtocolVersion,
+};
+
+/// The wire versions this implementation serves: 1.0 through 1.5.
+pub const SERVER_PROTOCOL_RANGES: &[ProtocolRange] = &[ProtocolRange::new(1, 0, 5)];
+
+/// The newest version this crate describes.
+pub const LATEST: ProtocolVersion = ProtocolVersion::new(1, 5);
+
+/// The server's offer as it appears in errors.
+pub fn server_offer() -> ProtocolOffer {
+    ProtocolOffer::new(SERVER_PROTOCOL_RANGES.to_vec()).unwrap_or_else(|| unreachable!())
+}
+
+/// Why version negotiation failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum VersionError {
+    #[error("the protocol offer is empty")]
+    EmptyOffer,
+    #[error("protocol range {index} has minMinor {min_minor} greater than maxMinor {max_minor}")]
+    InvertedRange {
+        index: usize,
+        min_minor: u16,
+        max_minor: u16,
+    },
+    #[error("client and server do not share a protocol version ({reason:?})")]
+    Incompatible {
+        reason: ProtocolIncompatibilityReason,
+    },
+}
+
+impl VersionError {
+    /// The JSON-RPC error this failure is answered with.
+    pub fn to_rpc_error(&self, client: &[ProtocolRange], server: &[ProtocolRange]) -> RpcError {
+        match self {
+            Self::EmptyOffer | Self::InvertedRange { .. } => ErrorCode::InvalidParams
+                .rpc(self.to_string(), json!({ "field": "protocol.ranges" })),
+            Self::Incompatible { reason } => ErrorCode::ProtocolVersionIncompatible.rpc(
+                "client and server do not share a protocol version",
+                json!({
+                    "reason": reason,
+                    "clientProtocol": { "ranges": client },
+                    "serverProtocol": { "ranges": server },
+                }),
+            ),
+        }
+    }
+}
+
+/// Validates both offers, intersects ranges of equal majors, and selects
+/// the lexicographically highest common `{major, minor}`.
+pub fn negotiate_version(
+    client: &[ProtocolRange],
+    server: &[ProtocolRange],
+) -> Result<ProtocolVersion, VersionError> {
+    validate_ranges(client)?;
+    validate_ranges(server)?;
+    let mut best: Option<ProtocolVersion> = None;
+    for c in client {
+        for s in server.iter().filter(|s| s.major == c.major) {
+            let lo = c.min_minor.max(s.min_minor);
+            let hi = c.max_minor.min(s.max_minor);
+            if lo <= hi {
+                let candidate = ProtocolVersion::new(c.major, hi);
+                if best.is_none_or(|b| candidate > b) {
+                    best = Some(candidate);
+                }
+            }
+        }
+    }
+    best.ok_or_else(|| VersionError::Incompatible {
+        reason: incompatibility(client, server),
+    })
+}
+
+fn validate_ranges(ranges: &[ProtocolRange]) -> Result<(), VersionError> {
+    if ranges.is_empty() {
+        return Err(VersionError::EmptyOffer);
+    }
+    for (index, r) in ranges.iter().enumerate() {
+        if r.min_minor > r.max_minor {
+            return Err(VersionError::InvertedRange {
+                index,
+                min_minor: r.min_minor,
+                max_minor: r.max_minor,
+            });
+        }
+    }
+    Ok(())
+}
+
+fn incompatibility(
+    client: &[ProtocolRange],
+    server: &[ProtocolRange],
+) -> ProtocolIncompatibilityReason {
+    let client_max = client.iter().map(ProtocolRange::highest).max();
+    let client_min = client.iter().map(ProtocolRange::lowest).min();
+    let server_max = server.iter().map(ProtocolRange::highest).max();
+    let server_min = server.iter().map(ProtocolRange::lowest).min();
+    match (client_min, client_max, server_min, server_max) {
+        (Some(_), Some(cmax), Some(smin), Some(_)) if cmax < smin => {
+            ProtocolIncompatibilityReason::ClientTooOld
+        }
+        (Some(cmin), Some(_), Some(_), Some(smax)) if cmin > smax => {
+            ProtocolIncompatibilityReason::ServerTooOld
+        }
+        _ => ProtocolIncompatibilityReason::NoCommonVersion,
+    }
+}
+
+macro_rules! features {
+    ($( $variant:ident = $name:literal, minor $minor:literal, requires $req:expr; )*) => {
+        /// An optional protocol extension. Variants are declared in name order,
+        /// which is the order `enabled` lists them in.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[repr(u8)]
+        pub enum Feature { $( $variant, )* }
+
+        impl Feature {
+            /// Every feature, sorted by name.
+            pub const ALL: &'static [Feature] = &[ $( Feature::$variant, )* ];
+
+            pub const fn name(self) -> &'static str {
+                match self { $( Feature::$variant => $name, )* }
+            }
+
+            /// The first minor version of major 1 that has this feature.
+            pub const fn min_minor(self) -> u16 {
+                match self { $( Feature::$variant => $minor, )* }
+            }
+
+            /// A feature that must be enabled together with this one.
+            pub const fn requires(self) -> Option<Feature> {
+                match self { $( Feature::$variant => $req, )* }
+            }
+
+            pub fn from_name(name: &str) -> Option<Self> {
+                match name { $( $name => Some(Feature::$variant), )* _ => None }
+            }
+        }
+    };
+}
+
+features! {
+    ActionProtected = "action.protected.v1", minor 2, requires None;
+    DeviceRouting = "device.routing.v1", minor 2, requires None;
+    DeviceSemanticActions = "device.semanticActions.v1", minor 5, requires Some(Feature::ObservationUiSnapshot);
+    EventsSnapshot = "events.snapshot.v1", minor 0, requires None;
+    EventsStream = "events.stream.v1", minor 3, requires None;
+    MediaStream = "media.stream.v1", minor 4, requires None;
+    ObservationUiSnapshot = "observation.uiSnapshot.v1", minor 5, requires None;
+    RequestControl = "request.control.v1", minor 1, requires None;
+    SessionExportPage = "session.export.page.v1", minor 4, requires Some(Feature::EventsSnapshot);
+    VerdictRecord = "verdict.record.v1", minor 5, requires None;
+}
+
+impl Feature {
+    /// Whether the feature exists at `version`.
+    pub const fn available_at(self, version: ProtocolVersion) -> bool {
+        version.major == 1 && version.minor >= self.min_minor()
+    }
+}
+
+impl std::fmt::Display for Feature {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A set of features.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct FeatureSet(u32);
+
+impl FeatureSet {
+    pub const EMPTY: Self = Self(0);
+
+    pub fn all() -> Self {
+        Feature::ALL.iter().copied().collect()
+    }
+
+    /// The features a stdio connection may enable.
+    pub fn stdio() -> Self {
+        Self::all()
+    }
+
+    /// The features an event-stream WebSocket connection may enable.
+    pub fn web_socket() -> Self {
+        [Feature::EventsStream].into_iter().collect()
+    }
+
+    pub const fn contains(self, f: Feature) -> bool {
+        self.0 & (1 << f as u8) != 0
+    }
+
+    pub fn insert(&mut self, f: Feature) {
+        self.0 |= 1 << f as u8;
+    }
+
+    /// Members in name order.
+    pub fn iter(self) -> impl Iterator<Item = Feature> {
+        Feature::ALL
+            .iter()
+            .copied()
+            .filter(move |f| self.contains(*f))
+    }
+
+    /// Member names in the deterministic `enabled` order.
+    pub fn names(self) -> crate::bounded::UniqueStrings {
+        self.iter().map(Feature::name).collect()
+    }
+
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+}
+
+impl FromIterator<Feature> for FeatureSet {
+    fn from_iter<I: IntoIterator<Item = Feature>>(iter: I) -> Self {
+        let mut set = Self::EMPTY;
+        for f in iter {
+            set.insert(f);
+        }
+        set
+    }
+}
+
+impl std::fmt::Debug for FeatureSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_set()
+            .entries(self.iter().map(Feature::name))
+            .finish()
+    }
+}
+
+/// Why feature negotiation failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FeatureError {
+    #[error("required features are unavailable: {}", .unsupported.join(", "))]
+    RequiredUnsupported { unsupported: Vec<String> },
+    #[error("feature {feature} needs {requires}, which is not enabled")]
+    DependencyUnsatisfied { feature: Feature, requires: Feature },
+}
+
+impl FeatureError {
+    pub fn to_rpc_error(&self, version: ProtocolVersion) -> RpcError {
+        let selected = json!({ "major": version.major, "minor": version.minor });
+        match self {
+            Self::RequiredUnsupported { unsupported } => ErrorCode::RequiredFeatureUnsupported.rpc(
+                self.to_string(),
+                json!({ "unsupported": unsupported, "selectedProtocol": selected }),
+            ),
+            Self::DependencyUnsatisfied { feature, requires } => {
+                ErrorCode::FeatureDependencyUnsatisfied.rpc(
+                    self.to_string(),
+                    json!({ "feature": feature.name(), "requires": requires.name(), "selectedProtocol": selected }),
+                )
+            }
+        }
+    }
+}
+
+/// Resolves a client's feature offer against what the transport offers at
+/// the negotiated version. Unknown or unavailable optional names are
+/// ignored; unknown or unavailable required names fail. The result must be
+/// closed under [`Feature::requires`].
+pub fn negotiate_features(
+    offer: &FeatureOffer,
+    transport: FeatureSet,
+    version: ProtocolVersion,
+) -> Result<FeatureSet, FeatureError> {
+    let available = |name: &str| {
+        Feature::from_name(name).filter(|f| transport.contains(*f) && f.available_at(version))
+    };
+    let mut enabled = FeatureSet::EMPTY;
+    let mut unsupported = Vec::new();
+    for name in offer.required.iter() {
+        match available(name) {
+            Some(f) => enabled.insert(f),
+            None => unsupported.push(name.to_owned()),
+        }
+    }
+    if !unsupported.is_empty() {
+        return Err(FeatureError::RequiredUnsupported { unsupported });
+    }
+    for name in offer.optional.iter() {
+        if let Some(f) = available(name) {
+            enabled.insert(f);
+        }
+    }
+    for feature in enabled.iter() {
+        if let Some(requires) = feature.requires()
+            && !enabled.contains(requires)
+        {
+            return Err(FeatureError::DependencyUnsatisfied { feature, requires });
+        }
+    }
+    Ok(enabled)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bounded::UniqueStrings;
+    use crate::handshake::ProtocolIncompatibilityReason as R;
+
+    fn r(major: u16, lo: u16, hi: u16) -> ProtocolRange {
+        ProtocolRange::new(major, lo, hi)
+    }
+
+    #[test]
+    fn selects_highest_common_pair() {
+        let v = negotiate_version(&[r(1, 0, 2), r(3, 0, 0)], SERVER_PROTOCOL_RANGES);
+        assert_eq!(v, Ok(ProtocolVersion::new(1, 2)));
+        let v = negotiate_version(&[r(1, 0, 9)], &[r(1, 0, 5), r(2, 0, 1)]);
+        assert_eq!(v, Ok(ProtocolVersion::new(1, 5)));
+        let v = negotiate_version(&[r(1, 0, 9), r(2, 0, 0)], &[r(1, 0, 5), r(2, 0, 1)]);
+        assert_eq!(v, Ok(ProtocolVersion::new(2, 0)));
+    }
+
+    #[test]
+    fn majors_never_mix() {
+        let v = negotiate_version(&[r(2, 0, 9)], SERVER_PROTOCOL_RANGES);
+        assert_eq!(
+            v,
+            Err(VersionError::Incompatible {
+                reason: R::ServerTooOld
+            })
+        );
+    }
+
+    #[test]
+    fn reasons() {
+        let e = |c: &[ProtocolRange]| negotiate_version(c, SERVER_PROTOCOL_RANGES).err();
+        assert_eq!(
+            e(&[r(0, 1, 9)]),
+            Some(VersionError::Incompatible {
+                reason: R::ClientTooOld
+            })
+        );
+        assert_eq!(
+            e(&[r(1, 6, 9)]),
+            Some(VersionError::Incompatible {
+                reason: R::ServerTooOld
+            })
+        );
+        assert_eq!(
+            negotiate_version(&[r(1, 0, 0), r(1, 4, 4)], &[r(1, 2, 3)]).err(),
+            Some(VersionError::Incompatible {
+                reason: R::NoCommonVersion
+            })
+        );
+    }
+
+    #[test]
+    fn invalid_offers() {
+        assert_eq!(
+            negotiate_version(&[], SERVER_PROTOCOL_RANGES),
+            Err(VersionError::EmptyOffer)
+        );
+        assert!(matches!(
+            negotiate_version(&[r(1, 3, 2)], SERVER_PROTOCOL_RANGES),
+            Err(VersionError::InvertedRange { index: 0, .. })
+        ));
+    }
+
+    fn offer(required: &[&str], optional: &[&str]) -> FeatureOffer {
+        FeatureOffer {
+            required: required.iter().copied().collect::<UniqueStrings>(),
+            optional: optional.iter().copied().collect::<UniqueStrings>(),
+        }
+    }
+
+    #[test]
+    fn optional_features_are_gated_by_version() {
+        let all: Vec<&str> = Feature::ALL.iter().map(|f| f.name()).collect();
+        let at = |minor| {
+            negotiate_features(
+                &offer(&[], &all),
+                FeatureSet::stdio(),
+                ProtocolVersion::new(1, minor),
+            )
+            .map(|s| s.iter().collect::<Vec<_>>())
+        };
+        assert_eq!(at(0), Ok(vec![Feature::EventsSnapshot]));
+        assert_eq!(
+            at(1),
+            Ok(vec![Feature::EventsSnapshot, Feature::RequestControl])
+        );
+        assert_eq!(at(5).map(|v| v.len()), Ok(10));
+    }
+
+    #[test]
+    fn enabled_order_is_by_name() {
+        let names = FeatureSet::all().names();
+        let mut sorted: Vec<&str> = names.iter().collect();
+        sorted.sort_unstable();
+        assert_eq!(names.iter().collect::<Vec<_>>(), sorted);
+    }
+
+    #[test]
+    fn required_unknown_or_gated_fails() {
+        let v = ProtocolVersion::new(1, 2);
+        let e = negotiate_features(
+            &offer(&["media.stream.v1", "x.v9"], &[]),
+            FeatureSet::stdio(),
+            v,
+        );
+        assert_eq!(
+            e,
+            Err(FeatureError::RequiredUnsupported {
+                unsupported: vec!["media.stream.v1".into(), "x.v9".into()]
+            })
+        );
+        let e = negotiate_features(&offer(&[], &["x.v9"]), FeatureSet::stdio(), v);
+        assert_eq!(e, Ok(FeatureSet::EMPTY));
+    }
+
+    #[test]
+    fn dependencies() {
+        let v = LATEST;
+        let e = negotiate_features(
+            &offer(&[], &["device.semanticActions.v1"]),
+            FeatureSet::stdio(),
+            v,
+        );
+        assert_eq!(
+            e,
+            Err(FeatureError::DependencyUnsatisfied {
+                feature: Feature::DeviceSemanticActions,
+                requires: Feature::ObservationUiSnapshot
+            })
+        );
+        let e = negotiate_features(
+            &offer(&["session.export.page.v1"], &[]),
+            FeatureSet::stdio(),
+            v,
+        );
+        assert!(matches!(e, Err(FeatureError::DependencyUnsatisfied { .. })));
+        let ok = negotiate_features(
+            &offer(
+                &["device.semanticActions.v1"],
+                &["observation.uiSnapshot.v1"],
+            ),
+            FeatureSet::stdio(),
+            v,
+        );
+        assert!(ok.is_ok());
+    }
+
+    #[test]
+    fn web_socket_transport_only_streams() {
+        let all: Vec<&str> = Feature::ALL.iter().map(|f| f.name()).collect();
+        let s = negotiate_features(&offer(&[], &all), FeatureSet::web_socket(), LATEST);
+        assert_eq!(
+            s.map(|s| s.iter().collect::<Vec<_>>()),
+            Ok(vec![Feature::EventsStream])
+        );
+    }
+}

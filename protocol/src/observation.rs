@@ -1,0 +1,96 @@
+//! Observations and Evidence references.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::bounded::SafeU64;
+use crate::ids::{DeviceId, ObservationId};
+use crate::ui::UiSnapshotRef;
+
+/// Media type of screenshot Evidence.
+pub const PNG_MEDIA_TYPE: &str = "image/png";
+/// Media type of UI snapshot Evidence.
+pub const UI_TREE_MEDIA_TYPE: &str = "application/vnd.devicerail.ui-tree+json;version=1";
+
+/// The device's logical screen.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Viewport {
+    /// Width in physical pixels.
+    pub width: u32,
+    /// Height in physical pixels.
+    pub height: u32,
+    /// Physical pixels per logical point.
+    pub scale_factor: f64,
+}
+
+/// A reference to one stored Evidence object.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AssetRef {
+    pub id: String,
+    pub media_type: String,
+    pub uri: String,
+    /// Lower-case hex SHA-256 of the content, when content-addressed.
+    #[serde(default)]
+    pub sha256: Option<String>,
+}
+
+impl AssetRef {
+    /// The canonical reference of content-addressed Evidence.
+    pub fn content_addressed(sha256_hex: &str, media_type: &str) -> Self {
+        Self {
+            id: format!("sha256:{sha256_hex}"),
+            media_type: media_type.to_owned(),
+            uri: format!("devicerail://assets/sha256/{sha256_hex}"),
+            sha256: Some(sha256_hex.to_owned()),
+        }
+    }
+}
+
+/// Why an Observation or Action carries no screenshot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum ScreenshotOmissionReason {
+    /// The host's screenshot policy is `omit`.
+    Policy,
+    /// The Observation belongs to a protected or unknown Action.
+    ProtectedAction,
+}
+
+/// Why an Observation carries no UI snapshot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum UiSnapshotOmissionReason {
+    /// The driver cannot produce UI trees.
+    DriverUnsupported,
+    /// Policy disabled UI capture.
+    Policy,
+    /// The Observation belongs to a protected or unknown Action.
+    ProtectedAction,
+}
+
+/// What the host saw on a device at one instant.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Observation {
+    pub id: ObservationId,
+    pub device_id: DeviceId,
+    pub captured_at_ms: SafeU64,
+    pub viewport: Viewport,
+    /// The screenshot Evidence, or `null`.
+    #[serde(default)]
+    pub screenshot: Option<AssetRef>,
+    /// Set exactly when `screenshot` was deliberately omitted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub screenshot_omission: Option<ScreenshotOmissionReason>,
+    /// The UI snapshot reference, when one was captured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ui_snapshot: Option<UiSnapshotRef>,
+    /// Set when a UI snapshot was wanted but omitted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ui_snapshot_omission: Option<UiSnapshotOmissionReason>,
+    /// Driver metadata (orientation, URL, title, ...).
+    #[serde(default)]
+    pub metadata: serde_json::Map<String, serde_json::Value>,
+}

@@ -1,0 +1,533 @@
+//! Normalized UI trees, element selectors and the five semantic Actions.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::bounded::{Bounded, BoundedString, BoundedVec, NonNegativeF64, presence::is_false};
+use crate::ids::ObservationId;
+use crate::observation::AssetRef;
+
+/// Largest serialized UI snapshot (768 KiB).
+pub const MAX_UI_SNAPSHOT_BYTES: usize = 786_432;
+/// Largest number of nodes in one UI snapshot.
+pub const MAX_UI_NODES: usize = 10_000;
+
+/// Names of the five semantic Actions, in canonical order.
+pub const SEMANTIC_ACTIONS: [&str; 5] = [
+    "findElement",
+    "tapElement",
+    "clearElement",
+    "setElementValue",
+    "waitForElement",
+];
+
+/// Short identifier strings (stable node ids, context ids, epochs).
+pub type IdString = BoundedString<1, 4096>;
+/// A node role such as `button`.
+pub type RoleString = BoundedString<1, 256>;
+/// Free text of a node (may be empty).
+pub type NodeText = BoundedString<0, 65536>;
+/// Free text a selector matches (never empty).
+pub type MatchText = BoundedString<1, 65536>;
+
+/// The channel a UI context belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum UiContextKind {
+    /// Platform accessibility tree.
+    Native,
+    /// A web document.
+    Web,
+}
+
+/// The full identity of one UI context. `documentEpoch` changes whenever
+/// earlier node references stop being valid (navigation, reconnect, ...).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct UiContextRef {
+    pub context_kind: UiContextKind,
+    pub context_id: IdString,
+    pub document_epoch: IdString,
+}
+
+/// Picks a current context by kind and optionally id (never by epoch).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct UiContextSelector {
+    pub context_kind: UiContextKind,
+    #[serde(default)]
+    pub context_id: Option<IdString>,
+}
+
+/// A rectangle in viewport points.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct UiRect {
+    pub x: f64,
+    pub y: f64,
+    pub width: NonNegativeF64,
+    pub height: NonNegativeF64,
+}
+
+impl UiRect {
+    pub fn new(x: f64, y: f64, width: f64, height: f64) -> Self {
+        Self {
+            x,
+            y,
+            width: NonNegativeF64::saturating(width),
+            height: NonNegativeF64::saturating(height),
+        }
+    }
+
+    /// The center point.
+    pub fn center(&self) -> (f64, f64) {
+        (
+            self.x + self.width.get() / 2.0,
+            self.y + self.height.get() / 2.0,
+        )
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.width.get() <= 0.0 || self.height.get() <= 0.0
+    }
+
+    pub fn contains(&self, x: f64, y: f64) -> bool {
+        x >= self.x
+            && y >= self.y
+            && x < self.x + self.width.get()
+            && y < self.y + self.height.get()
+    }
+}
+
+/// One node of the normalized tree. Unknown values stay `null`: drivers
+/// never guess `enabled` or `hittable`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct UiNode {
+    pub stable_node_id: IdString,
+    #[serde(default)]
+    pub parent_stable_node_id: Option<IdString>,
+    pub role: RoleString,
+    #[serde(default)]
+    pub name: Option<NodeText>,
+    #[serde(default)]
+    pub value: Option<NodeText>,
+    #[serde(default)]
+    pub identifier: Option<BoundedString<0, 4096>>,
+    #[serde(default)]
+    pub text: Option<NodeText>,
+    #[serde(default)]
+    pub bounds: Option<UiRect>,
+    #[serde(default)]
+    pub enabled: Option<bool>,
+    #[serde(default)]
+    pub hittable: Option<bool>,
+}
+
+/// A whole UI tree: `nodes` in preorder, each parent before its
+/// descendants, at most 768 KiB serialized.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct UiSnapshot {
+    pub format_version: Bounded<1, 1>,
+    pub observation_id: ObservationId,
+    pub context: UiContextRef,
+    pub root_stable_node_ids: BoundedVec<String, 1, MAX_UI_NODES>,
+    pub nodes: BoundedVec<UiNode, 1, MAX_UI_NODES>,
+}
+
+/// A structural defect of a UI snapshot.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UiSnapshotError {
+    #[error("node id {0:?} appears twice")]
+    DuplicateNode(String),
+    #[error("node {node:?} names parent {parent:?}, which does not precede it")]
+    ParentNotBefore { node: String, parent: String },
+    #[error("descendants of {0:?} are not contiguous")]
+    NotPreorder(String),
+    #[error("root {0:?} is not a parentless node")]
+    BadRoot(String),
+    #[error("the snapshot serializes to {0} bytes, over the 768 KiB bound")]
+    TooLarge(usize),
+}
+
+impl UiSnapshot {
+    /// Checks the structural rules the types cannot express: unique ids,
+    /// parents precede children with contiguous subtrees, roots are exactly
+    /// the parentless nodes, and the serialized size bound.
+    pub fn validate(&self) -> Result<(), UiSnapshotError> {
+        use std::collections::HashMap;
+        let mut index: HashMap<&str, usize> = HashMap::with_capacity(self.nodes.len());
+        // Open ancestors of the current position, innermost last.
+        let mut stack: Vec<&str> = Vec::new();
+        let mut closed: std::collections::HashSet<&str> = Default::default();
+        for (i, node) in self.nodes.iter().enumerate() {
+            let id = node.stable_node_id.as_str();
+            if index.insert(id, i).is_some() {
+                return Err(UiSnapshotError::DuplicateNode(id.to_owned()));
+            }
+            match node.parent_stable_node_id.as_deref() {
+                None => {
+                    closed.extend(stack.drain(..));
+                }
+                Some(parent) => {
+                    if !index.contains_key(parent) {
+                        return Err(UiSnapshotError::ParentNotBefore {
+                            node: id.to_owned(),
+                            parent: parent.to_owned(),
+                        });
+                    }
+                    if closed.contains(parent) {
+                        return Err(UiSnapshotError::NotPreorder(parent.to_owned()));
+                    }
+                    while let Some(top) = stack.last() {
+                        if *top == parent {
+                            break;
+                        }
+                        closed.insert(*top);
+                        stack.pop();
+                    }
+                    if stack.is_empty() {
+                        return Err(UiSnapshotError::NotPreorder(parent.to_owned()));
+                    }
+                }
+            }
+            stack.push(id);
+        }
+        let roots: Vec<&str> = self
+            .nodes
+            .iter()
+            .filter(|n| n.parent_stable_node_id.is_none())
+            .map(|n| n.stable_node_id.as_str())
+            .collect();
+        if roots.len() != self.root_stable_node_ids.len() {
+            let missing = roots
+                .iter()
+                .find(|r| !self.root_stable_node_ids.iter().any(|x| x == *r))
+                .map(|s| (*s).to_owned())
+                .unwrap_or_default();
+            return Err(UiSnapshotError::BadRoot(missing));
+        }
+        for root in self.root_stable_node_ids.iter() {
+            if !roots.contains(&root.as_str()) {
+                return Err(UiSnapshotError::BadRoot(root.clone()));
+            }
+        }
+        let size = serde_json::to_vec(self)
+            .map(|v| v.len())
+            .unwrap_or(usize::MAX);
+        if size > MAX_UI_SNAPSHOT_BYTES {
+            return Err(UiSnapshotError::TooLarge(size));
+        }
+        Ok(())
+    }
+
+    pub fn node(&self, stable_node_id: &str) -> Option<&UiNode> {
+        self.nodes
+            .iter()
+            .find(|n| n.stable_node_id.as_str() == stable_node_id)
+    }
+}
+
+/// The small reference an Observation carries to its stored UI tree.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct UiSnapshotRef {
+    pub format_version: Bounded<1, 1>,
+    pub context: UiContextRef,
+    pub node_count: Bounded<1, 10000>,
+    pub byte_length: Bounded<1, 786432>,
+    pub evidence: AssetRef,
+}
+
+/// A durable reference to one node of one observed tree.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct UiNodeRef {
+    pub observation_id: ObservationId,
+    pub context: UiContextRef,
+    pub stable_node_id: IdString,
+}
+
+/// How selector text is compared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum TextMatchMode {
+    #[default]
+    Exact,
+    Contains,
+}
+
+/// A text condition of a selector.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TextMatch {
+    pub value: MatchText,
+    #[serde(default)]
+    pub mode: TextMatchMode,
+    /// Case-insensitive unless set.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub case_sensitive: bool,
+}
+
+impl TextMatch {
+    /// Whether `candidate` satisfies this condition.
+    pub fn matches(&self, candidate: &str) -> bool {
+        let (needle, hay) = if self.case_sensitive {
+            (self.value.as_str().to_owned(), candidate.to_owned())
+        } else {
+            (self.value.as_str().to_lowercase(), candidate.to_lowercase())
+        };
+        match self.mode {
+            TextMatchMode::Exact => hay == needle,
+            TextMatchMode::Contains => hay.contains(&needle),
+        }
+    }
+}
+
+/// Selects elements by accessibility fields (all channels) or CSS (web).
+/// Every non-null field must match.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ElementSelector {
+    #[serde(default)]
+    pub context: Option<UiContextSelector>,
+    #[serde(default)]
+    pub role: Option<RoleString>,
+    #[serde(default)]
+    pub name: Option<MatchText>,
+    #[serde(default)]
+    pub value: Option<NodeText>,
+    #[serde(default)]
+    pub identifier: Option<IdString>,
+    #[serde(default)]
+    pub text: Option<TextMatch>,
+    #[serde(default)]
+    pub css: Option<MatchText>,
+}
+
+impl ElementSelector {
+    /// Whether the selector names no condition at all.
+    pub fn is_empty(&self) -> bool {
+        self.role.is_none()
+            && self.name.is_none()
+            && self.value.is_none()
+            && self.identifier.is_none()
+            && self.text.is_none()
+            && self.css.is_none()
+    }
+
+    /// Whether `node` satisfies every accessibility condition. `css` is not
+    /// evaluated here (only a web driver can).
+    pub fn matches_node(&self, node: &UiNode) -> bool {
+        let eq = |want: Option<&str>, have: Option<&str>| match want {
+            None => true,
+            Some(w) => have == Some(w),
+        };
+        eq(self.role.as_deref(), Some(node.role.as_str()))
+            && eq(self.name.as_deref(), node.name.as_deref())
+            && eq(self.value.as_deref(), node.value.as_deref())
+            && eq(self.identifier.as_deref(), node.identifier.as_deref())
+            && self.text.as_ref().is_none_or(|t| {
+                node.text.as_deref().is_some_and(|x| t.matches(x))
+                    || node.name.as_deref().is_some_and(|x| t.matches(x))
+            })
+    }
+}
+
+/// What a semantic Action acts on: a selector resolved now, or a node of a
+/// previous Observation.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "camelCase", deny_unknown_fields)]
+pub enum ElementTarget {
+    Selector { selector: ElementSelector },
+    Node { node: UiNodeRef },
+}
+
+/// Arguments of `findElement`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct FindElementArguments {
+    pub selector: ElementSelector,
+}
+
+/// Result of `findElement`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct FindElementResult {
+    pub element: UiNodeRef,
+}
+
+/// Arguments of `tapElement`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TapElementArguments {
+    pub target: ElementTarget,
+}
+
+/// Result of `tapElement`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TapElementResult {
+    pub element: UiNodeRef,
+}
+
+/// Arguments of `clearElement`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ClearElementArguments {
+    pub target: ElementTarget,
+}
+
+/// Result of `clearElement`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ClearElementResult {
+    pub element: UiNodeRef,
+}
+
+/// Arguments of `setElementValue`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SetElementValueArguments {
+    pub target: ElementTarget,
+    pub value: NodeText,
+}
+
+/// Result of `setElementValue`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SetElementValueResult {
+    pub element: UiNodeRef,
+}
+
+/// The state `waitForElement` waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum WaitForElementCondition {
+    #[default]
+    Present,
+    Visible,
+    Enabled,
+    Absent,
+}
+
+/// Arguments of `waitForElement`. The wait is bounded by the request's
+/// deadlines (`timeoutMs`/`actionTimeoutMs`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WaitForElementArguments {
+    pub selector: ElementSelector,
+    #[serde(default)]
+    pub condition: WaitForElementCondition,
+}
+
+/// Result of `waitForElement`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WaitForElementResult {
+    pub matched: bool,
+    pub condition: WaitForElementCondition,
+    /// The matching node (`null` for `absent`).
+    #[serde(default)]
+    pub element: Option<UiNodeRef>,
+}
+
+/// Parameters of `ui.snapshot.get`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct UiSnapshotGetParams {
+    pub observation_id: ObservationId,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(id: &str, parent: Option<&str>) -> UiNode {
+        UiNode {
+            stable_node_id: IdString::new(id).unwrap_or_else(|e| panic!("{e}")),
+            parent_stable_node_id: parent
+                .map(|p| IdString::new(p).unwrap_or_else(|e| panic!("{e}"))),
+            role: RoleString::new("group").unwrap_or_else(|e| panic!("{e}")),
+            name: None,
+            value: None,
+            identifier: None,
+            text: None,
+            bounds: None,
+            enabled: None,
+            hittable: None,
+        }
+    }
+
+    fn snap(nodes: Vec<UiNode>, roots: &[&str]) -> UiSnapshot {
+        UiSnapshot {
+            format_version: Bounded::MIN,
+            observation_id: ObservationId::new_v4(),
+            context: UiContextRef {
+                context_kind: UiContextKind::Native,
+                context_id: IdString::new("app").unwrap_or_else(|e| panic!("{e}")),
+                document_epoch: IdString::new("1").unwrap_or_else(|e| panic!("{e}")),
+            },
+            root_stable_node_ids: BoundedVec::new(roots.iter().map(|s| s.to_string()).collect())
+                .unwrap_or_else(|e| panic!("{e}")),
+            nodes: BoundedVec::new(nodes).unwrap_or_else(|e| panic!("{e}")),
+        }
+    }
+
+    #[test]
+    fn preorder_rules() {
+        let ok = snap(
+            vec![
+                node("r", None),
+                node("a", Some("r")),
+                node("a1", Some("a")),
+                node("b", Some("r")),
+            ],
+            &["r"],
+        );
+        assert_eq!(ok.validate(), Ok(()));
+        let bad = snap(
+            vec![
+                node("r", None),
+                node("a", Some("r")),
+                node("b", Some("r")),
+                node("a1", Some("a")),
+            ],
+            &["r"],
+        );
+        assert_eq!(
+            bad.validate(),
+            Err(UiSnapshotError::NotPreorder("a".into()))
+        );
+        let orphan = snap(vec![node("r", None), node("x", Some("zz"))], &["r"]);
+        assert!(matches!(
+            orphan.validate(),
+            Err(UiSnapshotError::ParentNotBefore { .. })
+        ));
+        let dup = snap(vec![node("r", None), node("r", Some("r"))], &["r"]);
+        assert!(matches!(
+            dup.validate(),
+            Err(UiSnapshotError::DuplicateNode(_))
+        ));
+        let roots = snap(vec![node("r", None), node("s", None)], &["r"]);
+        assert!(matches!(roots.validate(), Err(UiSnapshotError::BadRoot(_))));
+    }
+
+    #[test]
+    fn text_match() {
+        let t = TextMatch {
+            value: MatchText::new("Sign").unwrap_or_else(|e| panic!("{e}")),
+            mode: TextMatchMode::Contains,
+            case_sensitive: false,
+        };
+        assert!(t.matches("please SIGN in"));
+        assert!(
+            !TextMatch {
+                mode: TextMatchMode::Exact,
+                ..t.clone()
+            }
+            .matches("Sign in")
+        );
+    }
+}
