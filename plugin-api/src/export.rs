@@ -1,0 +1,363 @@
+//! Plugin side of the boundary: adapts a [`Driver`] to [`FfiDriver`], with
+//! every call wrapped in `catch_unwind` so a panic becomes a typed
+//! `driver_panicked` error instead of aborting the host.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::time::{Duration, Instant};
+
+use abi_stable::sabi_trait::TD_Opaque;
+use abi_stable::std_types::{RNone, ROption, RResult, RSome, RStr, RString};
+use devicerail_protocol::{ActionCall, DeviceId, ErrorCode, ObservationId};
+use serde::Serialize;
+
+use crate::context::CallContext;
+use crate::driver::{
+    Driver, DriverError, DriverObservation, ObserveRequest, PluginConfig, PluginIdentity,
+};
+use crate::ffi::{
+    ABI_MAJOR, ABI_MINOR, FfiActionOutput, FfiCallContext, FfiDriver, FfiDriver_TO, FfiDriverBox,
+    FfiError, FfiInit, FfiObservation, FfiResult,
+};
+use crate::manifest::PluginManifest;
+use crate::wire::{ExecuteWire, ObservationWire};
+
+/// Converts a context from its FFI form.
+pub(crate) fn context_from_ffi(ctx: &FfiCallContext) -> CallContext {
+    let deadline = match ctx.budget_ns {
+        u64::MAX => None,
+        ns => Instant::now().checked_add(Duration::from_nanos(ns)),
+    };
+    let observation_id = ctx
+        .observation_id
+        .as_str()
+        .parse::<ObservationId>()
+        .unwrap_or_else(|_| ObservationId::new_v7());
+    CallContext::from_parts(
+        deadline,
+        ctx.cancelled.clone(),
+        observation_id,
+        ctx.request_id.to_string(),
+    )
+}
+
+impl From<DriverError> for FfiError {
+    fn from(e: DriverError) -> Self {
+        Self {
+            code: e.code.into(),
+            message: e.message.into(),
+            retryable: e.retryable,
+            details: if e.details.is_null() {
+                RString::new()
+            } else {
+                e.details.to_string().into()
+            },
+        }
+    }
+}
+
+impl From<FfiError> for DriverError {
+    fn from(e: FfiError) -> Self {
+        Self {
+            code: e.code.into(),
+            message: e.message.into(),
+            retryable: e.retryable,
+            details: if e.details.is_empty() {
+                serde_json::Value::Null
+            } else {
+                serde_json::from_str(&e.details)
+                    .unwrap_or(serde_json::Value::String(e.details.into()))
+            },
+        }
+    }
+}
+
+/// Text of a panic payload.
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "non-string panic payload".to_owned()
+    }
+}
+
+/// Runs `f`, turning a panic into `driver_panicked`.
+fn guarded<T>(op: &str, f: impl FnOnce() -> Result<T, DriverError>) -> FfiResult<T> {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(Ok(v)) => RResult::ROk(v),
+        Ok(Err(e)) => RResult::RErr(e.into()),
+        Err(payload) => {
+            let msg = panic_message(payload.as_ref());
+            tracing::error!(operation = op, "driver panicked: {msg}");
+            RResult::RErr(
+                DriverError::new(
+                    ErrorCode::DriverPanicked,
+                    format!("the driver panicked in {op}: {msg}"),
+                )
+                .with_details(serde_json::json!({ "operation": op }))
+                .into(),
+            )
+        }
+    }
+}
+
+fn to_json<T: Serialize>(value: &T) -> Result<RString, DriverError> {
+    serde_json::to_string(value)
+        .map(RString::from)
+        .map_err(|e| DriverError::failure(format!("could not serialize driver output: {e}")))
+}
+
+fn split_observation(
+    obs: DriverObservation,
+) -> (ObservationWire, ROption<abi_stable::std_types::RVec<u8>>) {
+    let png = match obs.png {
+        Some(bytes) => RSome(bytes.into()),
+        None => RNone,
+    };
+    (
+        ObservationWire {
+            viewport: obs.viewport,
+            metadata: obs.metadata,
+            ui_tree: obs.ui_tree,
+        },
+        png,
+    )
+}
+
+/// The adapter the export macro wraps around a driver.
+pub struct DriverAdapter<D: Driver> {
+    driver: D,
+}
+
+impl<D: Driver> DriverAdapter<D> {
+    pub fn new(driver: D) -> Self {
+        Self { driver }
+    }
+}
+
+impl<D: Driver> FfiDriver for DriverAdapter<D> {
+    fn list_devices(&self, ctx: &FfiCallContext) -> FfiResult<RString> {
+        guarded("list_devices", || {
+            to_json(&self.driver.list_devices(&context_from_ffi(ctx))?)
+        })
+    }
+
+    fn connect(&self, ctx: &FfiCallContext, device: RStr<'_>) -> FfiResult<RString> {
+        guarded("connect", || {
+            to_json(
+                &self
+                    .driver
+                    .connect(&context_from_ffi(ctx), &DeviceId::new(device.as_str()))?,
+            )
+        })
+    }
+
+    fn disconnect(&self, ctx: &FfiCallContext, device: RStr<'_>) -> FfiResult<()> {
+        guarded("disconnect", || {
+            self.driver
+                .disconnect(&context_from_ffi(ctx), &DeviceId::new(device.as_str()))
+        })
+    }
+
+    fn health(&self, ctx: &FfiCallContext, device: RStr<'_>) -> FfiResult<RString> {
+        guarded("health", || {
+            to_json(
+                &self
+                    .driver
+                    .health(&context_from_ffi(ctx), &DeviceId::new(device.as_str()))?,
+            )
+        })
+    }
+
+    fn capabilities(&self, ctx: &FfiCallContext, device: RStr<'_>) -> FfiResult<RString> {
+        guarded("capabilities", || {
+            to_json(
+                &self
+                    .driver
+                    .capabilities(&context_from_ffi(ctx), &DeviceId::new(device.as_str()))?,
+            )
+        })
+    }
+
+    fn observe(
+        &self,
+        ctx: &FfiCallContext,
+        device: RStr<'_>,
+        request: RStr<'_>,
+    ) -> FfiResult<FfiObservation> {
+        guarded("observe", || {
+            let request: ObserveRequest = serde_json::from_str(request.as_str())
+                .map_err(|e| DriverError::failure(format!("bad observe request from host: {e}")))?;
+            let obs = self.driver.observe(
+                &context_from_ffi(ctx),
+                &DeviceId::new(device.as_str()),
+                &request,
+            )?;
+            let (wire, png) = split_observation(obs);
+            Ok(FfiObservation {
+                json: to_json(&wire)?,
+                png,
+            })
+        })
+    }
+
+    fn execute(
+        &self,
+        ctx: &FfiCallContext,
+        device: RStr<'_>,
+        call: RStr<'_>,
+    ) -> FfiResult<FfiActionOutput> {
+        guarded("execute", || {
+            let call: ActionCall = serde_json::from_str(call.as_str())
+                .map_err(|e| DriverError::failure(format!("bad action call from host: {e}")))?;
+            let out = self.driver.execute(
+                &context_from_ffi(ctx),
+                &DeviceId::new(device.as_str()),
+                &call,
+            )?;
+            let (resolved, resolved_png) = match out.resolved {
+                Some(obs) => {
+                    let (wire, png) = split_observation(obs);
+                    (Some(wire), png)
+                }
+                None => (None, RNone),
+            };
+            let wire = ExecuteWire {
+                output: out.output,
+                execution: out.execution,
+                resolved,
+            };
+            Ok(FfiActionOutput {
+                json: to_json(&wire)?,
+                resolved_png,
+            })
+        })
+    }
+
+    fn doctor(&self) -> RString {
+        match guarded("doctor", || to_json(&self.driver.doctor())) {
+            RResult::ROk(s) => s,
+            RResult::RErr(e) => serde_json::json!([{
+                "name": "driver doctor",
+                "status": "fail",
+                "detail": e.message.as_str(),
+            }])
+            .to_string()
+            .into(),
+        }
+    }
+}
+
+/// Builds the manifest text (called by the generated `manifest` function).
+#[doc(hidden)]
+pub fn manifest_json(identity: PluginIdentity) -> RString {
+    let manifest = PluginManifest::for_identity(identity);
+    serde_json::to_string(&manifest).unwrap_or_default().into()
+}
+
+/// Builds the driver (called by the generated `init` function): installs the
+/// log forwarder, reads settings, runs the constructor under
+/// `catch_unwind` and boxes the adapter.
+#[doc(hidden)]
+pub fn init_driver<D: Driver>(
+    plugin_id: &'static str,
+    init: FfiInit,
+    ctor: impl FnOnce(&PluginConfig) -> Result<D, String>,
+) -> RResult<FfiDriverBox, RString> {
+    let FfiInit {
+        log,
+        max_level,
+        settings,
+    } = init;
+    crate::logging::install(plugin_id, log, max_level);
+    let settings = match serde_json::from_str::<serde_json::Value>(&settings) {
+        Ok(serde_json::Value::Object(map)) => map,
+        Ok(_) | Err(_) => serde_json::Map::new(),
+    };
+    let config = PluginConfig { settings };
+    match catch_unwind(AssertUnwindSafe(|| ctor(&config))) {
+        Ok(Ok(driver)) => RResult::ROk(FfiDriver_TO::from_value(
+            DriverAdapter::new(driver),
+            TD_Opaque,
+        )),
+        Ok(Err(e)) => RResult::RErr(format!("the driver failed to initialize: {e}").into()),
+        Err(payload) => RResult::RErr(
+            format!(
+                "the driver panicked during init: {}",
+                panic_message(payload.as_ref())
+            )
+            .into(),
+        ),
+    }
+}
+
+/// The ABI version pair the export macro writes into the root module.
+#[doc(hidden)]
+pub const fn abi_version() -> (u32, u32) {
+    (ABI_MAJOR, ABI_MINOR)
+}
+
+/// Exports a [`Driver`] as a DeviceRail plugin. Invoke it once, in the
+/// plugin crate's `lib.rs` (crate type `cdylib`):
+///
+/// ```ignore
+/// devicerail_plugin_api::export_plugin! {
+///     id: "mock",
+///     description: "Deterministic mock device",
+///     driver: |config| MockDriver::new(config),
+/// }
+/// ```
+///
+/// `driver` is a constructor `FnOnce(&PluginConfig) -> Result<D, String>`.
+/// The version is the crate's `CARGO_PKG_VERSION`.
+#[macro_export]
+macro_rules! export_plugin {
+    (id: $id:expr, description: $desc:expr, driver: $ctor:expr $(,)?) => {
+        $crate::export_plugin!(@with_abi $crate::export::abi_version(), id: $id, description: $desc, driver: $ctor);
+    };
+    (@with_abi $abi:expr, id: $id:expr, description: $desc:expr, driver: $ctor:expr $(,)?) => {
+        const _: () = {
+            use $crate::__private::abi_stable;
+            use abi_stable::std_types::{RResult, RString};
+            use abi_stable::prefix_type::PrefixTypeTrait as _;
+
+            extern "C" fn __devicerail_manifest() -> RString {
+                $crate::export::manifest_json($crate::PluginIdentity {
+                    id: ::std::string::String::from($id),
+                    version: ::std::string::String::from(env!("CARGO_PKG_VERSION")),
+                    description: ::std::string::String::from($desc),
+                })
+            }
+
+            extern "C" fn __devicerail_init(
+                init: $crate::ffi::FfiInit,
+            ) -> RResult<$crate::ffi::FfiDriverBox, RString> {
+                $crate::export::init_driver($id, init, $ctor)
+            }
+
+            fn __devicerail_root_module() -> $crate::ffi::PluginModRef {
+                let (abi_major, abi_minor) = $abi;
+                $crate::ffi::PluginMod {
+                    abi_major,
+                    abi_minor,
+                    manifest: __devicerail_manifest,
+                    init: __devicerail_init,
+                }
+                .leak_into_prefix()
+            }
+
+            extern "C" fn __devicerail_erased_module() -> abi_stable::library::RootModuleResult {
+                abi_stable::library::__call_root_module_loader(__devicerail_root_module)
+            }
+
+            #[unsafe(export_name = $crate::__root_module_loader_name!())]
+            static __DEVICERAIL_LIB_HEADER: abi_stable::library::LibHeader = unsafe {
+                abi_stable::library::LibHeader::from_constructor::<$crate::ffi::PluginModRef>(
+                    __devicerail_erased_module,
+                    abi_stable::library::CheckTypeLayout::Yes,
+                )
+            };
+        };
+    };
+}

@@ -1,0 +1,61 @@
+//! # devicerail-plugin-api
+//!
+//! How DeviceRail device backends ship as separate `cdylib` plugins.
+//!
+//! * Driver authors implement [`Driver`] (plain Rust: `DeviceInfo`,
+//!   `ActionCall`, PNG bytes, [`CallContext`] with deadline and
+//!   cancellation) and invoke [`export_plugin!`] once.
+//! * The macro builds the stable-ABI side ([`ffi`]): an `abi_stable`
+//!   prefix-type root module and a `#[sabi_trait]` driver object that carry
+//!   JSON text and raw image bytes. Every call is wrapped in `catch_unwind`,
+//!   so a driver panic becomes a typed `driver_panicked` error.
+//! * The host (feature `loader`) opens a library with [`loader::load`],
+//!   which checks layout, ABI major, manifest and protocol range, and gets a
+//!   [`loader::LoadedPlugin`] that itself implements [`Driver`], validating
+//!   every value against `devicerail-protocol`.
+//! * Feature `conformance` adds the suite every driver's tests run.
+//!
+//! This crate must never depend on the host, and nothing async crosses the
+//! boundary: calls are blocking on the plugin side; the host runs them off
+//! its async workers, and a plugin may run its own runtime inside.
+
+pub mod context;
+pub mod driver;
+pub mod export;
+pub mod ffi;
+mod logging;
+pub mod manifest;
+pub mod semantic;
+mod wire;
+
+#[cfg(feature = "loader")]
+pub mod loader;
+
+#[cfg(feature = "conformance")]
+pub mod conformance;
+
+pub use context::CallContext;
+pub use driver::{
+    ActionOutput, CheckStatus, DeviceCapabilities, DeviceHealth, DoctorCheck, Driver, DriverError,
+    DriverObservation, DriverResult, ObserveRequest, PluginConfig, PluginIdentity, UiTree,
+};
+pub use manifest::{PluginManifest, library_file_name, library_stem, valid_plugin_id};
+
+/// The protocol crate, re-exported so plugins use the host's exact version.
+pub use devicerail_protocol as protocol;
+
+#[doc(hidden)]
+pub mod __private {
+    pub use abi_stable;
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn root_module_symbol_name_matches_abi_stable() {
+        assert_eq!(
+            crate::__root_module_loader_name!(),
+            abi_stable::library::ROOT_MODULE_LOADER_NAME
+        );
+    }
+}

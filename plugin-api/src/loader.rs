@@ -1,0 +1,360 @@
+//! Host side of the boundary: opens a plugin library, checks layout, ABI,
+//! manifest and protocol range, initializes the driver, and wraps it in
+//! [`LoadedPlugin`], which implements [`Driver`] with every JSON value
+//! validated against the protocol types.
+//!
+//! Each file is loaded through `lib_header_from_path` + `init_root_module`
+//! (never `RootModule::load_from_file`, which keeps one module per type per
+//! process). Libraries are never unloaded.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use abi_stable::library::{LibraryError, lib_header_from_path};
+use abi_stable::sabi_trait::TD_Opaque;
+use abi_stable::std_types::{RResult, RStr, RString};
+use devicerail_protocol::{
+    ActionCall, DeviceId, DeviceInfo, ErrorCode, ProtocolRange, SERVER_PROTOCOL_RANGES,
+};
+use serde::de::DeserializeOwned;
+
+use crate::context::CallContext;
+use crate::driver::{
+    ActionOutput, DeviceCapabilities, DeviceHealth, DoctorCheck, Driver, DriverError,
+    DriverObservation, DriverResult, ObserveRequest,
+};
+use crate::ffi::{
+    ABI_MAJOR, FfiCallContext, FfiDriverBox, FfiHostLog, FfiHostLog_TO, FfiInit, PluginModRef,
+};
+use crate::logging::u8_to_level;
+use crate::manifest::{PluginManifest, valid_plugin_id};
+use crate::wire::{ExecuteWire, ObservationWire};
+
+/// Why a plugin file was refused. Every variant reads as a reason.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LoadError {
+    #[error("not a loadable shared library: {0}")]
+    NotALibrary(String),
+    #[error("not a DeviceRail plugin: the library exports no plugin root module")]
+    NotAPlugin,
+    #[error("incompatible plugin layout: {0}")]
+    IncompatibleLayout(String),
+    #[error("incompatible plugin-api version: {0}")]
+    IncompatibleVersion(String),
+    #[error("plugin ABI major {plugin} does not match the host's ABI major {host}")]
+    AbiMismatch { plugin: u32, host: u32 },
+    #[error("invalid plugin manifest: {0}")]
+    BadManifest(String),
+    #[error("plugin protocol {plugin} is not compatible with the host's {host}")]
+    ProtocolMismatch { plugin: String, host: String },
+    #[error("plugin initialization failed: {0}")]
+    InitFailed(String),
+}
+
+/// Opens, checks and initializes the plugin library at `path`.
+pub fn load(
+    path: &Path,
+    settings: &serde_json::Map<String, serde_json::Value>,
+) -> Result<LoadedPlugin, LoadError> {
+    let header = lib_header_from_path(path).map_err(classify)?;
+    let module: PluginModRef = header
+        .init_root_module::<PluginModRef>()
+        .map_err(classify)?;
+    let abi_major = module.abi_major();
+    if abi_major != ABI_MAJOR {
+        return Err(LoadError::AbiMismatch {
+            plugin: abi_major,
+            host: ABI_MAJOR,
+        });
+    }
+    let manifest_text = (module.manifest())();
+    let manifest: PluginManifest =
+        serde_json::from_str(&manifest_text).map_err(|e| LoadError::BadManifest(e.to_string()))?;
+    if manifest.abi_major != ABI_MAJOR {
+        return Err(LoadError::AbiMismatch {
+            plugin: manifest.abi_major,
+            host: ABI_MAJOR,
+        });
+    }
+    if !valid_plugin_id(&manifest.id) {
+        return Err(LoadError::BadManifest(format!(
+            "plugin id {:?} is not [a-z0-9-]{{1,64}}",
+            manifest.id
+        )));
+    }
+    check_protocol(&manifest.protocol)?;
+    let init = FfiInit {
+        log: FfiHostLog_TO::from_value(
+            HostLog {
+                plugin: manifest.id.clone(),
+            },
+            TD_Opaque,
+        ),
+        max_level: host_max_level(),
+        settings: serde_json::Value::Object(settings.clone())
+            .to_string()
+            .into(),
+    };
+    let driver = match (module.init())(init) {
+        RResult::ROk(d) => d,
+        RResult::RErr(e) => return Err(LoadError::InitFailed(e.into())),
+    };
+    Ok(LoadedPlugin {
+        manifest,
+        path: path.to_path_buf(),
+        driver,
+    })
+}
+
+fn classify(e: LibraryError) -> LoadError {
+    match e {
+        LibraryError::OpenError { err, .. } => LoadError::NotALibrary(err.to_string()),
+        LibraryError::GetSymbolError { .. } => LoadError::NotAPlugin,
+        LibraryError::AbiInstability(e) => {
+            LoadError::IncompatibleLayout(first_lines(&e.to_string()))
+        }
+        LibraryError::IncompatibleVersionNumber {
+            library_name,
+            expected_version,
+            actual_version,
+        } => LoadError::IncompatibleVersion(format!(
+            "{library_name}: host expects {expected_version}, plugin has {actual_version}"
+        )),
+        LibraryError::ParseVersionError(e) => LoadError::IncompatibleVersion(e.to_string()),
+        LibraryError::RootModule { err, .. } => LoadError::InitFailed(err.to_string()),
+        other => LoadError::NotALibrary(other.to_string()),
+    }
+}
+
+/// Layout errors from abi_stable are long; keep the gist.
+fn first_lines(s: &str) -> String {
+    let lines: Vec<&str> = s
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .take(6)
+        .collect();
+    lines.join(" ")
+}
+
+fn check_protocol(plugin: &[ProtocolRange]) -> Result<(), LoadError> {
+    let host = SERVER_PROTOCOL_RANGES;
+    let fmt = |r: &[ProtocolRange]| {
+        r.iter()
+            .map(|r| format!("{}.{}-{}.{}", r.major, r.min_minor, r.major, r.max_minor))
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    // The plugin must produce DTOs of a major the host serves, and must not
+    // require a minor newer than the host understands.
+    let ok = plugin.iter().any(|p| {
+        p.min_minor <= p.max_minor
+            && host
+                .iter()
+                .any(|h| h.major == p.major && p.min_minor <= h.max_minor)
+    });
+    if ok {
+        Ok(())
+    } else {
+        Err(LoadError::ProtocolMismatch {
+            plugin: fmt(plugin),
+            host: fmt(host),
+        })
+    }
+}
+
+fn host_max_level() -> u8 {
+    use tracing::level_filters::LevelFilter;
+    match LevelFilter::current() {
+        LevelFilter::OFF => 0,
+        LevelFilter::ERROR => 1,
+        LevelFilter::WARN => 2,
+        LevelFilter::INFO => 3,
+        LevelFilter::DEBUG => 4,
+        _ => 5,
+    }
+}
+
+/// Re-emits plugin log records on the host's subscriber.
+struct HostLog {
+    plugin: String,
+}
+
+impl FfiHostLog for HostLog {
+    fn log(&self, level: u8, target: RStr<'_>, message: RStr<'_>) {
+        let (plugin, target, message) = (self.plugin.as_str(), target.as_str(), message.as_str());
+        match u8_to_level(level) {
+            Some(tracing::Level::ERROR) => {
+                tracing::error!(plugin, plugin_target = target, "{message}")
+            }
+            Some(tracing::Level::WARN) => {
+                tracing::warn!(plugin, plugin_target = target, "{message}")
+            }
+            Some(tracing::Level::INFO) => {
+                tracing::info!(plugin, plugin_target = target, "{message}")
+            }
+            Some(tracing::Level::DEBUG) => {
+                tracing::debug!(plugin, plugin_target = target, "{message}")
+            }
+            _ => tracing::trace!(plugin, plugin_target = target, "{message}"),
+        }
+    }
+}
+
+/// An initialized plugin. Implements [`Driver`]; every value it returns has
+/// been validated against the protocol types.
+pub struct LoadedPlugin {
+    manifest: PluginManifest,
+    path: PathBuf,
+    driver: FfiDriverBox,
+}
+
+impl std::fmt::Debug for LoadedPlugin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoadedPlugin")
+            .field("id", &self.manifest.id)
+            .field("path", &self.path)
+            .finish()
+    }
+}
+
+fn ffi_context(ctx: &CallContext) -> FfiCallContext {
+    let budget_ns = match ctx.deadline() {
+        None => u64::MAX,
+        Some(d) => u64::try_from(d.saturating_duration_since(Instant::now()).as_nanos())
+            .unwrap_or(u64::MAX - 1),
+    };
+    FfiCallContext {
+        budget_ns,
+        cancelled: ctx.cancel_flag().clone(),
+        observation_id: ctx.observation_id().to_string().into(),
+        request_id: ctx.request_id().into(),
+    }
+}
+
+fn violation(what: &str, e: impl std::fmt::Display) -> DriverError {
+    DriverError::new(
+        ErrorCode::DriverProtocolViolation,
+        format!("the driver returned an invalid {what}: {e}"),
+    )
+}
+
+fn decode<T: DeserializeOwned>(what: &str, text: &RString) -> DriverResult<T> {
+    serde_json::from_str(text.as_str()).map_err(|e| violation(what, e))
+}
+
+fn lift<T>(r: RResult<T, crate::ffi::FfiError>) -> DriverResult<T> {
+    r.into_result().map_err(DriverError::from)
+}
+
+impl LoadedPlugin {
+    pub fn manifest(&self) -> &PluginManifest {
+        &self.manifest
+    }
+
+    pub fn id(&self) -> &str {
+        &self.manifest.id
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Driver for LoadedPlugin {
+    fn list_devices(&self, ctx: &CallContext) -> DriverResult<Vec<DeviceInfo>> {
+        let text = lift(self.driver.list_devices(&ffi_context(ctx)))?;
+        decode("device list", &text)
+    }
+
+    fn connect(&self, ctx: &CallContext, device: &DeviceId) -> DriverResult<DeviceInfo> {
+        let text = lift(
+            self.driver
+                .connect(&ffi_context(ctx), RStr::from_str(device.as_str())),
+        )?;
+        let info: DeviceInfo = decode("device info", &text)?;
+        if &info.id != device {
+            return Err(violation(
+                "device info",
+                format!("connect({device}) returned device {}", info.id),
+            ));
+        }
+        Ok(info)
+    }
+
+    fn disconnect(&self, ctx: &CallContext, device: &DeviceId) -> DriverResult<()> {
+        lift(
+            self.driver
+                .disconnect(&ffi_context(ctx), RStr::from_str(device.as_str())),
+        )
+    }
+
+    fn health(&self, ctx: &CallContext, device: &DeviceId) -> DriverResult<DeviceHealth> {
+        let text = lift(
+            self.driver
+                .health(&ffi_context(ctx), RStr::from_str(device.as_str())),
+        )?;
+        decode("health report", &text)
+    }
+
+    fn capabilities(
+        &self,
+        ctx: &CallContext,
+        device: &DeviceId,
+    ) -> DriverResult<DeviceCapabilities> {
+        let text = lift(
+            self.driver
+                .capabilities(&ffi_context(ctx), RStr::from_str(device.as_str())),
+        )?;
+        decode("capabilities", &text)
+    }
+
+    fn observe(
+        &self,
+        ctx: &CallContext,
+        device: &DeviceId,
+        request: &ObserveRequest,
+    ) -> DriverResult<DriverObservation> {
+        let request_json =
+            serde_json::to_string(request).map_err(|e| DriverError::failure(e.to_string()))?;
+        let obs = lift(self.driver.observe(
+            &ffi_context(ctx),
+            RStr::from_str(device.as_str()),
+            RStr::from_str(&request_json),
+        ))?;
+        let wire: ObservationWire = decode("observation", &obs.json)?;
+        Ok(wire.into_observation(obs.png.into_option().map(Vec::from)))
+    }
+
+    fn execute(
+        &self,
+        ctx: &CallContext,
+        device: &DeviceId,
+        call: &ActionCall,
+    ) -> DriverResult<ActionOutput> {
+        let call_json =
+            serde_json::to_string(call).map_err(|e| DriverError::failure(e.to_string()))?;
+        let out = lift(self.driver.execute(
+            &ffi_context(ctx),
+            RStr::from_str(device.as_str()),
+            RStr::from_str(&call_json),
+        ))?;
+        let wire: ExecuteWire = decode("action result", &out.json)?;
+        let png = out.resolved_png.into_option().map(Vec::from);
+        Ok(ActionOutput {
+            output: wire.output,
+            execution: wire.execution,
+            resolved: wire.resolved.map(|w| w.into_observation(png)),
+        })
+    }
+
+    fn doctor(&self) -> Vec<DoctorCheck> {
+        let text = self.driver.doctor();
+        decode::<Vec<DoctorCheck>>("doctor report", &text).unwrap_or_else(|e| {
+            vec![DoctorCheck::fail(
+                format!("{} doctor", self.manifest.id),
+                e.message,
+            )]
+        })
+    }
+}

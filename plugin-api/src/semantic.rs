@@ -1,0 +1,397 @@
+//! The five semantic Actions over a normalized UI tree, shared by drivers
+//! whose platform exposes an accessibility tree (the mock, Android, iOS).
+//!
+//! A driver implements [`UiBackend`] (take a snapshot, act on one node) and
+//! calls [`execute`]; selector resolution, node-reference staleness,
+//! actionability checks, waiting, result shapes and execution metadata are
+//! handled here once. Canonical input schemas come from the protocol types.
+
+use std::time::{Duration, Instant};
+
+use devicerail_protocol::{
+    ActionCall, ActionDefinition, ActionExecution, ClearElementArguments, ClearElementResult,
+    ElementSelector, ElementTarget, ErrorCode, FindElementArguments, FindElementResult,
+    SEMANTIC_ACTIONS, SetElementValueArguments, SetElementValueResult, TapElementArguments,
+    TapElementResult, UiContextKind, UiNode, UiNodeRef, Viewport, WaitForElementArguments,
+    WaitForElementCondition, WaitForElementResult,
+};
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde_json::json;
+
+use crate::context::CallContext;
+use crate::driver::{ActionOutput, DriverError, DriverObservation, DriverResult, UiTree};
+
+/// How long `waitForElement` waits when the call has no deadline.
+pub const DEFAULT_WAIT: Duration = Duration::from_secs(30);
+/// Interval between snapshots while waiting.
+pub const POLL_INTERVAL: Duration = Duration::from_millis(50);
+
+/// How an interaction with a node was carried out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Through the platform's accessibility interaction.
+    NativeSemantic,
+    /// Through the web document.
+    WebSemantic,
+    /// By input at the node's center.
+    CoordinateFallback(devicerail_protocol::CoordinateFallbackReason),
+}
+
+/// The platform operations semantic Actions need.
+pub trait UiBackend {
+    /// The current UI state; `observation.ui_tree` must be set.
+    fn snapshot(&self, ctx: &CallContext) -> DriverResult<DriverObservation>;
+    /// Activates the node (it passed the actionability checks).
+    fn tap_node(&self, ctx: &CallContext, node: &UiNode) -> DriverResult<Mode>;
+    /// Empties an editable node.
+    fn clear_node(&self, ctx: &CallContext, node: &UiNode) -> DriverResult<Mode>;
+    /// Replaces an editable node's value.
+    fn set_node_value(&self, ctx: &CallContext, node: &UiNode, value: &str) -> DriverResult<Mode>;
+}
+
+fn schema_of<T: JsonSchema>() -> serde_json::Value {
+    serde_json::to_value(schemars::schema_for!(T)).unwrap_or(serde_json::Value::Bool(true))
+}
+
+/// The canonical definitions of the five semantic Actions.
+pub fn definitions() -> Vec<ActionDefinition> {
+    let def = |name: &str, description: &str, input_schema| ActionDefinition {
+        name: name.into(),
+        description: description.into(),
+        input_schema,
+        protection: None,
+    };
+    vec![
+        def(
+            "findElement",
+            "Resolve a selector to exactly one element of the current UI tree.",
+            schema_of::<FindElementArguments>(),
+        ),
+        def(
+            "tapElement",
+            "Tap an element chosen by selector or node reference, after actionability checks.",
+            schema_of::<TapElementArguments>(),
+        ),
+        def(
+            "clearElement",
+            "Clear the value of an editable element.",
+            schema_of::<ClearElementArguments>(),
+        ),
+        def(
+            "setElementValue",
+            "Replace the value of an editable element.",
+            schema_of::<SetElementValueArguments>(),
+        ),
+        def(
+            "waitForElement",
+            "Wait until a selector's element is present, visible, enabled or absent, within the call's deadline.",
+            schema_of::<WaitForElementArguments>(),
+        ),
+    ]
+}
+
+/// Whether `name` is one of the five semantic Actions.
+pub fn is_semantic(name: &str) -> bool {
+    SEMANTIC_ACTIONS.contains(&name)
+}
+
+/// Parses Action arguments, mapping defects to `invalid_arguments`.
+pub fn parse_arguments<T: DeserializeOwned>(call: &ActionCall) -> DriverResult<T> {
+    let args = if call.arguments.is_null() {
+        json!({})
+    } else {
+        call.arguments.clone()
+    };
+    serde_json::from_value(args).map_err(|e| DriverError::invalid_arguments(&call.name, e))
+}
+
+/// Runs a semantic Action if `call` is one; `None` otherwise.
+pub fn execute(
+    backend: &dyn UiBackend,
+    ctx: &CallContext,
+    call: &ActionCall,
+) -> Option<DriverResult<ActionOutput>> {
+    let result =
+        match call.name.as_str() {
+            "findElement" => parse_arguments::<FindElementArguments>(call)
+                .and_then(|a| find(backend, ctx, &a.selector)),
+            "tapElement" => parse_arguments::<TapElementArguments>(call)
+                .and_then(|a| tap(backend, ctx, &a.target)),
+            "clearElement" => parse_arguments::<ClearElementArguments>(call)
+                .and_then(|a| clear(backend, ctx, &a.target)),
+            "setElementValue" => parse_arguments::<SetElementValueArguments>(call)
+                .and_then(|a| set_value(backend, ctx, &a.target, a.value.as_str())),
+            "waitForElement" => parse_arguments::<WaitForElementArguments>(call)
+                .and_then(|a| wait(backend, ctx, &a)),
+            _ => return None,
+        };
+    Some(result)
+}
+
+fn tree_of(obs: &DriverObservation) -> DriverResult<&UiTree> {
+    obs.ui_tree
+        .as_ref()
+        .ok_or_else(|| DriverError::failure("the driver produced no UI tree"))
+}
+
+fn node_ref(ctx: &CallContext, tree: &UiTree, node: &UiNode) -> UiNodeRef {
+    UiNodeRef {
+        observation_id: ctx.observation_id(),
+        context: tree.context.clone(),
+        stable_node_id: node.stable_node_id.clone(),
+    }
+}
+
+fn execution(tree: &UiTree, mode: Mode) -> ActionExecution {
+    let context = tree.context.clone();
+    match mode {
+        Mode::NativeSemantic => ActionExecution::NativeSemantic { context },
+        Mode::WebSemantic => ActionExecution::WebSemantic { context },
+        Mode::CoordinateFallback(fallback_reason) => ActionExecution::CoordinateFallback {
+            context,
+            fallback_reason,
+        },
+    }
+}
+
+fn output<T: serde::Serialize>(
+    value: &T,
+    exec: Option<ActionExecution>,
+    obs: DriverObservation,
+) -> DriverResult<ActionOutput> {
+    let output = serde_json::to_value(value).map_err(|e| DriverError::failure(e.to_string()))?;
+    Ok(ActionOutput {
+        output,
+        execution: exec,
+        resolved: Some(obs),
+    })
+}
+
+/// Every node matching `selector`, or a typed error when the selector is
+/// unusable on this tree.
+pub fn matches<'t>(selector: &ElementSelector, tree: &'t UiTree) -> DriverResult<Vec<&'t UiNode>> {
+    if selector.is_empty() {
+        return Err(DriverError::new(
+            ErrorCode::InvalidArguments,
+            "the selector names no condition",
+        ));
+    }
+    if let Some(wanted) = &selector.context {
+        let id_ok = wanted
+            .context_id
+            .as_ref()
+            .is_none_or(|id| *id == tree.context.context_id);
+        if wanted.context_kind != tree.context.context_kind || !id_ok {
+            return Err(DriverError::new(
+                ErrorCode::ElementNotFound,
+                "the selected UI context is not available",
+            )
+            .with_details(json!({ "context": wanted, "available": tree.context })));
+        }
+    }
+    if selector.css.is_some() && tree.context.context_kind != UiContextKind::Web {
+        return Err(DriverError::new(
+            ErrorCode::InvalidArguments,
+            "css selectors need a web context",
+        ));
+    }
+    Ok(tree
+        .nodes
+        .iter()
+        .filter(|n| selector.matches_node(n))
+        .collect())
+}
+
+/// Exactly one node matching `selector`.
+pub fn resolve<'t>(selector: &ElementSelector, tree: &'t UiTree) -> DriverResult<&'t UiNode> {
+    let found = matches(selector, tree)?;
+    match found.as_slice() {
+        [one] => Ok(one),
+        [] => Err(DriverError::new(ErrorCode::ElementNotFound, "no element matches the selector")
+            .with_details(json!({ "selector": selector }))),
+        many => Err(DriverError::new(
+            ErrorCode::ElementAmbiguous,
+            format!("{} elements match the selector", many.len()),
+        )
+        .with_details(json!({
+            "selector": selector,
+            "count": many.len(),
+            "candidates": many.iter().take(5).map(|n| n.stable_node_id.as_str()).collect::<Vec<_>>(),
+        }))),
+    }
+}
+
+/// The node a reference names, if it is still current.
+pub fn resolve_ref<'t>(node: &UiNodeRef, tree: &'t UiTree) -> DriverResult<&'t UiNode> {
+    if node.context != tree.context {
+        return Err(DriverError::new(
+            ErrorCode::StaleElement,
+            "the node reference belongs to another document epoch or context",
+        )
+        .with_details(json!({ "reference": node.context, "current": tree.context })));
+    }
+    tree.nodes
+        .iter()
+        .find(|n| n.stable_node_id == node.stable_node_id)
+        .ok_or_else(|| {
+            DriverError::new(
+                ErrorCode::StaleElement,
+                "the referenced node no longer exists",
+            )
+            .with_details(json!({ "stableNodeId": node.stable_node_id }))
+        })
+}
+
+fn resolve_target<'t>(target: &ElementTarget, tree: &'t UiTree) -> DriverResult<&'t UiNode> {
+    match target {
+        ElementTarget::Selector { selector } => resolve(selector, tree),
+        ElementTarget::Node { node } => resolve_ref(node, tree),
+    }
+}
+
+/// Whether the node is on screen: bounds known, non-empty, and overlapping
+/// the viewport.
+pub fn is_visible(node: &UiNode, viewport: &Viewport) -> bool {
+    node.bounds.is_some_and(|b| {
+        !b.is_empty()
+            && b.x < f64::from(viewport.width)
+            && b.y < f64::from(viewport.height)
+            && b.x + b.width.get() > 0.0
+            && b.y + b.height.get() > 0.0
+    })
+}
+
+/// Checks a node before acting on it: visible, enabled, hittable.
+pub fn check_actionable(node: &UiNode, viewport: &Viewport) -> DriverResult<()> {
+    let fail = |reason: &str| {
+        Err(DriverError::new(
+            ErrorCode::ElementNotActionable,
+            format!("element {} is {reason}", node.stable_node_id),
+        )
+        .with_details(json!({ "stableNodeId": node.stable_node_id, "reason": reason })))
+    };
+    if !is_visible(node, viewport) {
+        return fail("not visible");
+    }
+    if node.enabled == Some(false) {
+        return fail("disabled");
+    }
+    if node.hittable == Some(false) {
+        return fail("not hittable");
+    }
+    Ok(())
+}
+
+fn find(
+    backend: &dyn UiBackend,
+    ctx: &CallContext,
+    selector: &ElementSelector,
+) -> DriverResult<ActionOutput> {
+    let obs = backend.snapshot(ctx)?;
+    let tree = tree_of(&obs)?;
+    let element = node_ref(ctx, tree, resolve(selector, tree)?);
+    output(&FindElementResult { element }, None, obs)
+}
+
+fn act(
+    backend: &dyn UiBackend,
+    ctx: &CallContext,
+    target: &ElementTarget,
+    op: impl FnOnce(&UiNode) -> DriverResult<Mode>,
+) -> DriverResult<(UiNodeRef, ActionExecution, DriverObservation)> {
+    let obs = backend.snapshot(ctx)?;
+    let tree = tree_of(&obs)?;
+    let node = resolve_target(target, tree)?;
+    check_actionable(node, &obs.viewport)?;
+    ctx.check()?;
+    let mode = op(node)?;
+    let (element, exec) = (node_ref(ctx, tree, node), execution(tree, mode));
+    Ok((element, exec, obs))
+}
+
+fn tap(
+    backend: &dyn UiBackend,
+    ctx: &CallContext,
+    target: &ElementTarget,
+) -> DriverResult<ActionOutput> {
+    let (element, exec, obs) = act(backend, ctx, target, |n| backend.tap_node(ctx, n))?;
+    output(&TapElementResult { element }, Some(exec), obs)
+}
+
+fn clear(
+    backend: &dyn UiBackend,
+    ctx: &CallContext,
+    target: &ElementTarget,
+) -> DriverResult<ActionOutput> {
+    let (element, exec, obs) = act(backend, ctx, target, |n| backend.clear_node(ctx, n))?;
+    output(&ClearElementResult { element }, Some(exec), obs)
+}
+
+fn set_value(
+    backend: &dyn UiBackend,
+    ctx: &CallContext,
+    target: &ElementTarget,
+    value: &str,
+) -> DriverResult<ActionOutput> {
+    let (element, exec, obs) = act(backend, ctx, target, |n| {
+        backend.set_node_value(ctx, n, value)
+    })?;
+    output(&SetElementValueResult { element }, Some(exec), obs)
+}
+
+/// Whether a node satisfies a wait condition.
+pub fn satisfies(condition: WaitForElementCondition, node: &UiNode, viewport: &Viewport) -> bool {
+    match condition {
+        WaitForElementCondition::Present | WaitForElementCondition::Absent => true,
+        WaitForElementCondition::Visible => is_visible(node, viewport),
+        WaitForElementCondition::Enabled => node.enabled != Some(false),
+    }
+}
+
+fn wait(
+    backend: &dyn UiBackend,
+    ctx: &CallContext,
+    args: &WaitForElementArguments,
+) -> DriverResult<ActionOutput> {
+    let give_up = ctx
+        .deadline()
+        .is_none()
+        .then(|| Instant::now() + DEFAULT_WAIT);
+    loop {
+        let obs = backend.snapshot(ctx)?;
+        let tree = tree_of(&obs)?;
+        let found = matches(&args.selector, tree)?;
+        let done = match (args.condition, found.as_slice()) {
+            (WaitForElementCondition::Absent, []) => Some(None),
+            (WaitForElementCondition::Absent, _) => None,
+            (_, [one]) if satisfies(args.condition, one, &obs.viewport) => {
+                Some(Some(node_ref(ctx, tree, one)))
+            }
+            (_, [_]) | (_, []) => None,
+            (_, many) => {
+                return Err(DriverError::new(
+                    ErrorCode::ElementAmbiguous,
+                    format!("{} elements match the selector", many.len()),
+                ));
+            }
+        };
+        if let Some(element) = done {
+            let result = WaitForElementResult {
+                matched: true,
+                condition: args.condition,
+                element,
+            };
+            return output(&result, None, obs);
+        }
+        if give_up.is_some_and(|t| Instant::now() >= t) {
+            let result = WaitForElementResult {
+                matched: false,
+                condition: args.condition,
+                element: None,
+            };
+            return output(&result, None, obs);
+        }
+        ctx.sleep(POLL_INTERVAL)?;
+    }
+}

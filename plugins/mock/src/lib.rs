@@ -1,0 +1,452 @@
+//! # devicerail-plugin-mock
+//!
+//! A deterministic driver with one device, `mock-1`: a login form whose UI
+//! tree and rendered PNG change as Actions run. It serves DeviceRail Host
+//! out of the box and is the reference driver of the conformance kit.
+//!
+//! With `DEVICERAIL_MOCK_FAULTS=1` (read at plugin init) the action space
+//! also offers fault injection: `failAction`, `sleep {ms}` (polls
+//! cancellation) and `panic`. Never enabled by default.
+
+pub mod render;
+pub mod ui;
+
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use devicerail_plugin_api::protocol::{
+    ActionCall, ActionDefinition, ActionProtection, DeviceId, DeviceInfo, Platform, UiNode,
+    Viewport,
+};
+use devicerail_plugin_api::semantic::{self, Mode, UiBackend};
+use devicerail_plugin_api::{
+    ActionOutput, CallContext, DeviceCapabilities, DeviceHealth, DoctorCheck, Driver, DriverError,
+    DriverObservation, DriverResult, ObserveRequest, PluginConfig,
+};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::ui::{AppState, Field, HEIGHT, Kind, SCALE, WIDTH};
+
+/// The mock's only device id.
+pub const DEVICE_ID: &str = "mock-1";
+/// Environment variable that enables fault injection Actions.
+pub const FAULTS_ENV: &str = "DEVICERAIL_MOCK_FAULTS";
+
+struct Device {
+    state: AppState,
+    connected: bool,
+    /// PNG of `state.revision`, re-rendered only after a visible change.
+    png_cache: Option<(u64, Arc<Vec<u8>>)>,
+}
+
+/// The mock driver.
+pub struct MockDriver {
+    device: Mutex<Device>,
+    faults: bool,
+}
+
+impl MockDriver {
+    /// A driver with fault injection as `DEVICERAIL_MOCK_FAULTS` says.
+    pub fn new(_config: &PluginConfig) -> Result<Self, String> {
+        Ok(Self::with_faults(
+            std::env::var(FAULTS_ENV).is_ok_and(|v| v == "1"),
+        ))
+    }
+
+    pub fn with_faults(faults: bool) -> Self {
+        Self {
+            device: Mutex::new(Device {
+                state: AppState::default(),
+                connected: false,
+                png_cache: None,
+            }),
+            faults,
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Device> {
+        // A panic while holding the lock (fault injection) must not wedge
+        // the device: the state is always left consistent between steps.
+        self.device
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn check_device(device: &DeviceId) -> DriverResult<()> {
+        if device.as_str() == DEVICE_ID {
+            Ok(())
+        } else {
+            Err(DriverError::device_not_found(device))
+        }
+    }
+
+    fn connected(&self, device: &DeviceId) -> DriverResult<MutexGuard<'_, Device>> {
+        Self::check_device(device)?;
+        let guard = self.lock();
+        if guard.connected {
+            Ok(guard)
+        } else {
+            Err(DriverError::not_connected(device))
+        }
+    }
+
+    fn info(connected: bool) -> DeviceInfo {
+        DeviceInfo {
+            id: DeviceId::new(DEVICE_ID),
+            name: "Mock Device".into(),
+            platform: Platform::Mock,
+            os_version: Some("1.0".into()),
+            connected,
+        }
+    }
+
+    fn viewport() -> Viewport {
+        Viewport {
+            width: WIDTH,
+            height: HEIGHT,
+            scale_factor: SCALE,
+        }
+    }
+
+    fn png(device: &mut Device) -> DriverResult<Arc<Vec<u8>>> {
+        let revision = device.state.revision;
+        if let Some((rev, png)) = &device.png_cache
+            && *rev == revision
+        {
+            return Ok(png.clone());
+        }
+        let png = render::encode_png(&render::render(&device.state))
+            .map_err(|e| DriverError::failure(format!("PNG encoding failed: {e}")))?;
+        let png = Arc::new(png);
+        device.png_cache = Some((revision, png.clone()));
+        Ok(png)
+    }
+
+    fn observation(
+        device: &mut Device,
+        request: &ObserveRequest,
+    ) -> DriverResult<DriverObservation> {
+        let mut obs = DriverObservation::new(Self::viewport());
+        obs.metadata.insert(
+            "screen".into(),
+            json!(format!("{:?}", device.state.screen).to_lowercase()),
+        );
+        obs.metadata.insert("orientation".into(), json!("portrait"));
+        obs.metadata
+            .insert("revision".into(), json!(device.state.revision));
+        if request.screenshot {
+            obs.png = Some(Self::png(device)?.as_ref().clone());
+        }
+        if request.ui_tree {
+            obs.ui_tree = Some(device.state.ui_tree());
+        }
+        Ok(obs)
+    }
+
+    fn definitions(&self) -> Vec<ActionDefinition> {
+        let def = |name: &str, description: &str, schema: Value| ActionDefinition {
+            name: name.into(),
+            description: description.into(),
+            input_schema: schema,
+            protection: None,
+        };
+        let text_schema = json!({
+            "type": "object",
+            "properties": { "text": { "type": "string", "maxLength": 4096 } },
+            "required": ["text"],
+            "additionalProperties": false
+        });
+        let mut defs = vec![
+            def(
+                "tap",
+                "Tap a point in screenshot pixels.",
+                json!({
+                    "type": "object",
+                    "properties": {
+                        "x": { "type": "integer", "minimum": 0, "maximum": WIDTH - 1 },
+                        "y": { "type": "integer", "minimum": 0, "maximum": HEIGHT - 1 }
+                    },
+                    "required": ["x", "y"],
+                    "additionalProperties": false
+                }),
+            ),
+            def(
+                "inputText",
+                "Type text into the focused field.",
+                text_schema.clone(),
+            ),
+            def(
+                "scroll",
+                "Scroll the content by a pixel delta.",
+                json!({
+                    "type": "object",
+                    "properties": {
+                        "deltaX": { "type": "integer", "minimum": -100000, "maximum": 100000 },
+                        "deltaY": { "type": "integer", "minimum": -100000, "maximum": 100000 }
+                    },
+                    "required": ["deltaX", "deltaY"],
+                    "additionalProperties": false
+                }),
+            ),
+            ActionDefinition {
+                protection: Some(ActionProtection::Protected),
+                ..def(
+                    "inputSecret",
+                    "Type a secret into the focused field; never recorded.",
+                    text_schema,
+                )
+            },
+        ];
+        defs.extend(semantic::definitions());
+        if self.faults {
+            defs.push(def(
+                "failAction",
+                "Fault injection: always fails with action_failed.",
+                json!({ "type": "object", "additionalProperties": false }),
+            ));
+            defs.push(def(
+                "sleep",
+                "Fault injection: sleeps, polling cancellation and the deadline.",
+                json!({
+                    "type": "object",
+                    "properties": { "ms": { "type": "integer", "minimum": 0, "maximum": 600000 } },
+                    "required": ["ms"],
+                    "additionalProperties": false
+                }),
+            ));
+            defs.push(def(
+                "panic",
+                "Fault injection: panics inside the driver.",
+                json!({ "type": "object", "additionalProperties": false }),
+            ));
+        }
+        defs
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TapArgs {
+    x: u32,
+    y: u32,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TextArgs {
+    text: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct ScrollArgs {
+    delta_x: i32,
+    delta_y: i32,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SleepArgs {
+    ms: u64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NoArgs {}
+
+/// `semantic::UiBackend` over one locked device.
+struct Backend<'a> {
+    driver: &'a MockDriver,
+}
+
+impl Backend<'_> {
+    fn field_of(node: &UiNode, state: &AppState) -> DriverResult<Field> {
+        let id = node.stable_node_id.as_str();
+        state
+            .elements()
+            .into_iter()
+            .find(|e| e.id == id)
+            .and_then(|e| match e.kind {
+                Kind::Input(f) => Some(f),
+                _ => None,
+            })
+            .ok_or_else(|| DriverError::action_failed(format!("element {id} is not editable")))
+    }
+}
+
+impl UiBackend for Backend<'_> {
+    fn snapshot(&self, _ctx: &CallContext) -> DriverResult<DriverObservation> {
+        let mut device = self.driver.lock();
+        MockDriver::observation(
+            &mut device,
+            &ObserveRequest {
+                screenshot: false,
+                ui_tree: true,
+            },
+        )
+    }
+
+    fn tap_node(&self, _ctx: &CallContext, node: &UiNode) -> DriverResult<Mode> {
+        let (x, y) = node.bounds.map(|b| b.center()).unwrap_or_default();
+        self.driver.lock().state.tap(x, y);
+        Ok(Mode::NativeSemantic)
+    }
+
+    fn clear_node(&self, _ctx: &CallContext, node: &UiNode) -> DriverResult<Mode> {
+        let mut device = self.driver.lock();
+        let field = Self::field_of(node, &device.state)?;
+        device.state.field_mut(field).clear();
+        device.state.focus = Some(field);
+        device.state.touch();
+        Ok(Mode::NativeSemantic)
+    }
+
+    fn set_node_value(&self, _ctx: &CallContext, node: &UiNode, value: &str) -> DriverResult<Mode> {
+        let mut device = self.driver.lock();
+        let field = Self::field_of(node, &device.state)?;
+        *device.state.field_mut(field) = value.to_owned();
+        device.state.focus = Some(field);
+        device.state.touch();
+        Ok(Mode::NativeSemantic)
+    }
+}
+
+impl Driver for MockDriver {
+    fn list_devices(&self, _ctx: &CallContext) -> DriverResult<Vec<DeviceInfo>> {
+        Ok(vec![Self::info(self.lock().connected)])
+    }
+
+    fn connect(&self, _ctx: &CallContext, device: &DeviceId) -> DriverResult<DeviceInfo> {
+        Self::check_device(device)?;
+        let mut d = self.lock();
+        if !d.connected {
+            d.connected = true;
+            tracing::info!(device = DEVICE_ID, "mock device connected");
+        }
+        Ok(Self::info(true))
+    }
+
+    fn disconnect(&self, _ctx: &CallContext, device: &DeviceId) -> DriverResult<()> {
+        Self::check_device(device)?;
+        let mut d = self.lock();
+        if d.connected {
+            d.connected = false;
+            tracing::info!(device = DEVICE_ID, "mock device disconnected");
+        }
+        Ok(())
+    }
+
+    fn health(&self, _ctx: &CallContext, device: &DeviceId) -> DriverResult<DeviceHealth> {
+        Self::check_device(device)?;
+        Ok(DeviceHealth {
+            healthy: true,
+            detail: "the mock device is always healthy".into(),
+        })
+    }
+
+    fn capabilities(
+        &self,
+        _ctx: &CallContext,
+        device: &DeviceId,
+    ) -> DriverResult<DeviceCapabilities> {
+        Self::check_device(device)?;
+        Ok(DeviceCapabilities {
+            actions: self.definitions(),
+            ui_tree: true,
+        })
+    }
+
+    fn observe(
+        &self,
+        _ctx: &CallContext,
+        device: &DeviceId,
+        request: &ObserveRequest,
+    ) -> DriverResult<DriverObservation> {
+        let mut d = self.connected(device)?;
+        Self::observation(&mut d, request)
+    }
+
+    fn execute(
+        &self,
+        ctx: &CallContext,
+        device: &DeviceId,
+        call: &ActionCall,
+    ) -> DriverResult<ActionOutput> {
+        drop(self.connected(device)?);
+        ctx.check()?;
+        if semantic::is_semantic(&call.name) {
+            let backend = Backend { driver: self };
+            return semantic::execute(&backend, ctx, call)
+                .unwrap_or_else(|| Err(DriverError::unknown_action(&call.name)));
+        }
+        match call.name.as_str() {
+            "tap" => {
+                let a: TapArgs = semantic::parse_arguments(call)?;
+                if a.x >= WIDTH || a.y >= HEIGHT {
+                    return Err(DriverError::invalid_arguments(
+                        &call.name,
+                        "the point is outside the viewport",
+                    ));
+                }
+                let hit = self.lock().state.tap(f64::from(a.x), f64::from(a.y));
+                Ok(ActionOutput::new(json!({ "accepted": true, "hit": hit })))
+            }
+            "inputText" | "inputSecret" => {
+                let a: TextArgs = semantic::parse_arguments(call)?;
+                let mut d = self.lock();
+                let Some(field) = d.state.focus else {
+                    return Err(DriverError::action_failed(
+                        "no text field has focus; tap one first",
+                    ));
+                };
+                d.state.field_mut(field).push_str(&a.text);
+                d.state.touch();
+                let typed = a.text.chars().count();
+                Ok(ActionOutput::new(
+                    json!({ "accepted": true, "typedChars": typed }),
+                ))
+            }
+            "scroll" => {
+                let a: ScrollArgs = semantic::parse_arguments(call)?;
+                let mut d = self.lock();
+                d.state.scroll_y = (d.state.scroll_y + i64::from(a.delta_y)).clamp(0, 2000);
+                d.state.touch();
+                Ok(ActionOutput::new(
+                    json!({ "accepted": true, "deltaX": a.delta_x, "scrollY": d.state.scroll_y }),
+                ))
+            }
+            "failAction" if self.faults => {
+                let _: NoArgs = semantic::parse_arguments(call)?;
+                Err(DriverError::action_failed("failAction always fails")
+                    .with_details(json!({ "fault": "fail" })))
+            }
+            "sleep" if self.faults => {
+                let a: SleepArgs = semantic::parse_arguments(call)?;
+                ctx.sleep(Duration::from_millis(a.ms))?;
+                Ok(ActionOutput::new(json!({ "sleptMs": a.ms })))
+            }
+            "panic" if self.faults => {
+                let _: NoArgs = semantic::parse_arguments(call)?;
+                panic!("fault injection: the panic action was executed");
+            }
+            _ => Err(DriverError::unknown_action(&call.name)),
+        }
+    }
+
+    fn doctor(&self) -> Vec<DoctorCheck> {
+        vec![DoctorCheck::ok(
+            "mock device",
+            format!(
+                "{DEVICE_ID} ready (faults {})",
+                if self.faults { "on" } else { "off" }
+            ),
+        )]
+    }
+}
+
+devicerail_plugin_api::export_plugin! {
+    id: "mock",
+    description: "Deterministic mock device with a stateful login form",
+    driver: MockDriver::new,
+}

@@ -1,0 +1,132 @@
+//! Renders the mock UI to a PNG: flat boxes per element and a blocky
+//! pseudo-glyph per character, so every visible change alters the image.
+
+use image::codecs::png::{CompressionType, FilterType, PngEncoder};
+use image::{ExtendedColorType, ImageEncoder, Rgb, RgbImage};
+
+use crate::ui::{AppState, Field, HEIGHT, Kind, WIDTH};
+
+const BACKGROUND: Rgb<u8> = Rgb([246, 247, 250]);
+const INPUT: Rgb<u8> = Rgb([255, 255, 255]);
+const INPUT_FOCUSED: Rgb<u8> = Rgb([232, 241, 255]);
+const BORDER: Rgb<u8> = Rgb([150, 156, 170]);
+const BUTTON: Rgb<u8> = Rgb([37, 99, 235]);
+const BUTTON_DISABLED: Rgb<u8> = Rgb([190, 196, 208]);
+const INK: Rgb<u8> = Rgb([30, 34, 44]);
+const INK_ON_BUTTON: Rgb<u8> = Rgb([255, 255, 255]);
+
+fn fill(img: &mut RgbImage, (x, y, w, h): (u32, u32, u32, u32), color: Rgb<u8>) {
+    let (x_end, y_end) = ((x + w).min(img.width()), (y + h).min(img.height()));
+    for yy in y.min(y_end)..y_end {
+        for xx in x.min(x_end)..x_end {
+            img.put_pixel(xx, yy, color);
+        }
+    }
+}
+
+fn frame(img: &mut RgbImage, (x, y, w, h): (u32, u32, u32, u32), color: Rgb<u8>) {
+    fill(img, (x, y, w, 3), color);
+    fill(img, (x, y + h.saturating_sub(3), w, 3), color);
+    fill(img, (x, y, 3, h), color);
+    fill(img, (x + w.saturating_sub(3), y, 3, h), color);
+}
+
+/// Draws `text` as 3x5 pseudo-glyphs (each cell 4 px) starting at (x, y).
+fn glyphs(img: &mut RgbImage, text: &str, x: u32, y: u32, max_w: u32, color: Rgb<u8>) {
+    const CELL: u32 = 4;
+    let mut cx = x;
+    for ch in text.chars() {
+        if cx + 3 * CELL > x + max_w {
+            break;
+        }
+        if ch != ' ' {
+            // A stable 15-bit pattern per character, never blank.
+            let bits = (u32::from(ch).wrapping_mul(2_654_435_761) >> 7) & 0x7fff | 0x2000;
+            for row in 0..5 {
+                for col in 0..3 {
+                    if bits & (1 << (row * 3 + col)) != 0 {
+                        fill(img, (cx + col * CELL, y + row * CELL, CELL, CELL), color);
+                    }
+                }
+            }
+        }
+        cx += 4 * CELL;
+    }
+}
+
+/// Renders the current state as RGB pixels.
+pub fn render(state: &AppState) -> RgbImage {
+    let mut img = RgbImage::from_pixel(WIDTH, HEIGHT, BACKGROUND);
+    for e in state.elements() {
+        let (x, y, w, h) = e.rect;
+        match e.kind {
+            Kind::Root => {}
+            Kind::Label => {
+                glyphs(&mut img, e.text.as_deref().unwrap_or(""), x, y + 10, w, INK);
+            }
+            Kind::Input(field) => {
+                let focused = state.focus == Some(field);
+                fill(
+                    &mut img,
+                    e.rect,
+                    if focused { INPUT_FOCUSED } else { INPUT },
+                );
+                frame(&mut img, e.rect, if focused { BUTTON } else { BORDER });
+                let shown = match field {
+                    Field::Username => e.value.clone().unwrap_or_default(),
+                    Field::Password => "*".repeat(state.password.chars().count()),
+                };
+                let shown = if shown.is_empty() {
+                    e.name.clone().unwrap_or_default()
+                } else {
+                    shown
+                };
+                glyphs(&mut img, &shown, x + 20, y + h / 2 - 10, w - 40, INK);
+            }
+            Kind::Button(_) => {
+                fill(
+                    &mut img,
+                    e.rect,
+                    if e.enabled { BUTTON } else { BUTTON_DISABLED },
+                );
+                glyphs(
+                    &mut img,
+                    e.name.as_deref().unwrap_or(""),
+                    x + 24,
+                    y + h / 2 - 10,
+                    w - 48,
+                    INK_ON_BUTTON,
+                );
+            }
+        }
+    }
+    img
+}
+
+/// Encodes pixels as PNG (fast settings: the image is mostly flat).
+pub fn encode_png(img: &RgbImage) -> Result<Vec<u8>, image::ImageError> {
+    let mut out = Vec::with_capacity(32 * 1024);
+    PngEncoder::new_with_quality(&mut out, CompressionType::Fast, FilterType::Sub).write_image(
+        img.as_raw(),
+        img.width(),
+        img.height(),
+        ExtendedColorType::Rgb8,
+    )?;
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn typing_changes_the_image() {
+        let mut s = AppState::default();
+        let before = encode_png(&render(&s)).expect("png");
+        s.username.push('a');
+        let after = encode_png(&render(&s)).expect("png");
+        assert_ne!(before, after);
+        let decoded = image::load_from_memory(&after).expect("decodes");
+        assert_eq!((decoded.width(), decoded.height()), (WIDTH, HEIGHT));
+    }
+}

@@ -1,0 +1,27 @@
+//! The mock plugin, loaded as a real cdylib, passes the conformance kit.
+
+use devicerail_plugin_api::conformance::{Suite, load_workspace_plugin};
+use devicerail_plugin_api::{CallContext, Driver};
+
+#[test]
+fn loaded_mock_passes_the_conformance_kit() {
+    let plugin = load_workspace_plugin("devicerail-plugin-mock", "mock");
+    assert_eq!(plugin.manifest().id, "mock");
+    Suite::new(&plugin).device("mock-1").run().assert_passed();
+}
+
+#[test]
+fn in_process_mock_passes_the_conformance_kit() {
+    let driver = devicerail_plugin_mock::MockDriver::with_faults(false);
+    Suite::new(&driver).device("mock-1").run().assert_passed();
+}
+
+#[test]
+fn loaded_mock_lists_mock_1() {
+    let plugin = load_workspace_plugin("devicerail-plugin-mock", "mock");
+    let devices = plugin
+        .list_devices(&CallContext::unbounded())
+        .expect("devices");
+    assert_eq!(devices.len(), 1);
+    assert_eq!(devices[0].id.as_str(), "mock-1");
+}
