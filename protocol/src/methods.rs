@@ -142,19 +142,21 @@ pub fn invalid_params(method: &str, message: impl std::fmt::Display) -> RpcError
     )
 }
 
-/// Decodes params of a given shape into `P`.
-pub fn parse_params<P: DeserializeOwned + Default>(
+/// Decodes params of a given shape into `P`. Absent (or empty) params of
+/// `None`/`Optional` methods decode from `{}`, so `P`'s defaults apply.
+pub fn parse_params<P: DeserializeOwned>(
     spec: &MethodSpec,
     params: Option<RpcParams>,
 ) -> Result<P, RpcError> {
+    let empty = || serde_json::from_value(json!({})).map_err(|e| invalid_params(spec.name, e));
     match (spec.params, params) {
-        (ParamsShape::None, None) => Ok(P::default()),
-        (ParamsShape::None, Some(p)) if p.is_empty() => Ok(P::default()),
+        (ParamsShape::None, None) => empty(),
+        (ParamsShape::None, Some(p)) if p.is_empty() => empty(),
         (ParamsShape::None, Some(_)) => {
             Err(invalid_params(spec.name, "this method takes no parameters"))
         }
-        (ParamsShape::Optional, None) => Ok(P::default()),
-        (ParamsShape::Optional, Some(RpcParams::Array(a))) if a.is_empty() => Ok(P::default()),
+        (ParamsShape::Optional, None) => empty(),
+        (ParamsShape::Optional, Some(RpcParams::Array(a))) if a.is_empty() => empty(),
         (ParamsShape::Required, None) => Err(invalid_params(spec.name, "params are required")),
         (_, Some(RpcParams::Array(_))) => Err(invalid_params(
             spec.name,

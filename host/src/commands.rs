@@ -1,0 +1,287 @@
+//! `devicerail plugins list|install|remove` and `devicerail doctor`.
+
+use std::fs;
+use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use devicerail_plugin_api::{CheckStatus, DoctorCheck, Driver, library_file_name};
+use serde::Serialize;
+use serde_json::json;
+
+use crate::paths;
+use crate::plugin_dir::{self, PluginFile, Status};
+
+#[derive(Debug, thiserror::Error)]
+pub enum CommandError {
+    #[error(transparent)]
+    Paths(#[from] paths::PathError),
+    #[error(transparent)]
+    Dir(#[from] plugin_dir::DirError),
+    #[error("{0}")]
+    Refused(String),
+    #[error("{what} {path}: {source}")]
+    Io {
+        what: &'static str,
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+fn io(what: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> CommandError {
+    let path = path.to_path_buf();
+    move |source| CommandError::Io { what, path, source }
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ListedPlugin {
+    file: String,
+    status: &'static str,
+    reason: Option<String>,
+    id: Option<String>,
+    version: Option<String>,
+    description: Option<String>,
+    devices: Vec<devicerail_protocol::DeviceInfo>,
+}
+
+fn listed(f: &PluginFile) -> ListedPlugin {
+    let (status, reason) = match &f.status {
+        Status::Loaded => ("loaded", None),
+        Status::Refused(r) => ("refused", Some(r.clone())),
+    };
+    ListedPlugin {
+        file: f
+            .file
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        status,
+        reason,
+        id: f.manifest.as_ref().map(|m| m.id.clone()),
+        version: f.manifest.as_ref().map(|m| m.version.clone()),
+        description: f.manifest.as_ref().map(|m| m.description.clone()),
+        devices: f.devices.clone(),
+    }
+}
+
+/// `plugins list`.
+pub fn list(dir: Option<&Path>, as_json: bool) -> Result<(), CommandError> {
+    let dir = paths::plugins_dir(dir)?;
+    let files = plugin_dir::scan(&dir, &serde_json::Map::new())?;
+    let plugins: Vec<ListedPlugin> = files.iter().map(listed).collect();
+    let mut out = std::io::stdout().lock();
+    if as_json {
+        let doc = json!({ "pluginsDir": dir, "plugins": plugins });
+        let _ = writeln!(
+            out,
+            "{}",
+            serde_json::to_string_pretty(&doc).unwrap_or_default()
+        );
+        return Ok(());
+    }
+    let _ = writeln!(out, "plugins directory: {}", dir.display());
+    if plugins.is_empty() {
+        let _ = writeln!(out, "no plugins installed");
+    }
+    for p in &plugins {
+        match &p.reason {
+            None => {
+                let devices: Vec<&str> = p.devices.iter().map(|d| d.id.as_str()).collect();
+                let _ = writeln!(
+                    out,
+                    "{:<14} {:<8} loaded   {}  devices: {}",
+                    p.id.as_deref().unwrap_or("?"),
+                    p.version.as_deref().unwrap_or("?"),
+                    p.file,
+                    if devices.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        devices.join(", ")
+                    }
+                );
+            }
+            Some(reason) => {
+                let _ = writeln!(
+                    out,
+                    "{:<14} {:<8} refused  {}  reason: {reason}",
+                    p.id.as_deref().unwrap_or("-"),
+                    "-",
+                    p.file
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `plugins install`: loads the file first, then copies it atomically as
+/// `lib devicerail_plugin_<id>` into the plugins directory.
+pub fn install(file: &Path, dir: Option<&Path>, force: bool) -> Result<PathBuf, CommandError> {
+    let dir = paths::plugins_dir(dir)?;
+    let file = paths::absolute(file)?;
+    let candidate = plugin_dir::load_file(&file, &serde_json::Map::new());
+    let manifest = match (&candidate.status, &candidate.manifest) {
+        (Status::Loaded, Some(m)) => m.clone(),
+        (Status::Refused(reason), _) => {
+            return Err(CommandError::Refused(format!(
+                "{} is not an installable plugin: {reason}",
+                file.display()
+            )));
+        }
+        (Status::Loaded, None) => {
+            return Err(CommandError::Refused("the plugin has no manifest".into()));
+        }
+    };
+    fs::create_dir_all(&dir).map_err(io("cannot create", &dir))?;
+    fs::set_permissions(&dir, fs::Permissions::from_mode(0o755))
+        .map_err(io("cannot set permissions of", &dir))?;
+    let target = dir.join(library_file_name(&manifest.id));
+    if !force {
+        for existing in plugin_dir::scan(&dir, &serde_json::Map::new())? {
+            let same_id = existing
+                .manifest
+                .as_ref()
+                .is_some_and(|m| m.id == manifest.id);
+            if same_id || existing.file == target {
+                return Err(CommandError::Refused(format!(
+                    "plugin {:?} is already installed as {} (use --force to replace it)",
+                    manifest.id,
+                    existing.file.display()
+                )));
+            }
+        }
+    }
+    let tmp = dir.join(format!(".install-{}.tmp", uuid::Uuid::new_v4().simple()));
+    let copy = || -> std::io::Result<()> {
+        fs::copy(&file, &tmp)?;
+        fs::set_permissions(&tmp, fs::Permissions::from_mode(0o755))?;
+        fs::File::open(&tmp)?.sync_all()?;
+        fs::rename(&tmp, &target)?;
+        fs::File::open(&dir)?.sync_all()
+    };
+    if let Err(e) = copy() {
+        let _ = fs::remove_file(&tmp);
+        return Err(CommandError::Io {
+            what: "cannot install into",
+            path: dir,
+            source: e,
+        });
+    }
+    Ok(target)
+}
+
+/// `plugins remove`: deletes every file whose plugin id is `id` (or that
+/// carries the conventional file name of `id`).
+pub fn remove(id: &str, dir: Option<&Path>) -> Result<Vec<PathBuf>, CommandError> {
+    let dir = paths::plugins_dir(dir)?;
+    let conventional = dir.join(library_file_name(id));
+    let mut removed = Vec::new();
+    for f in plugin_dir::scan(&dir, &serde_json::Map::new())? {
+        if f.manifest.as_ref().is_some_and(|m| m.id == id) || f.file == conventional {
+            fs::remove_file(&f.file).map_err(io("cannot remove", &f.file))?;
+            removed.push(f.file);
+        }
+    }
+    if removed.is_empty() {
+        return Err(CommandError::Refused(format!(
+            "no plugin {id:?} is installed in {}",
+            dir.display()
+        )));
+    }
+    Ok(removed)
+}
+
+/// `doctor`: host checks plus every loaded plugin's own checks. Returns
+/// whether nothing failed.
+pub fn doctor(
+    plugins: Option<&Path>,
+    data: Option<&Path>,
+    as_json: bool,
+) -> Result<bool, CommandError> {
+    let mut checks: Vec<(String, DoctorCheck)> = Vec::new();
+    let host = |c| ("host".to_owned(), c);
+    let plugins_dir = paths::plugins_dir(plugins)?;
+    let data_dir = paths::data_dir(data)?;
+    match plugin_dir::check_dir(&plugins_dir) {
+        Ok(()) => checks.push(host(DoctorCheck::ok(
+            "plugins directory",
+            plugins_dir.display().to_string(),
+        ))),
+        Err(plugin_dir::DirError::Read { .. }) => checks.push(host(DoctorCheck::warn(
+            "plugins directory",
+            format!(
+                "{} does not exist yet (install a plugin)",
+                plugins_dir.display()
+            ),
+        ))),
+        Err(e) => checks.push(host(DoctorCheck::fail("plugins directory", e.to_string()))),
+    }
+    match fs::create_dir_all(&data_dir).and_then(|_| {
+        let probe = data_dir.join(".doctor-probe");
+        fs::write(&probe, b"ok")?;
+        fs::remove_file(probe)
+    }) {
+        Ok(()) => checks.push(host(DoctorCheck::ok(
+            "data directory",
+            format!("{} is writable", data_dir.display()),
+        ))),
+        Err(e) => checks.push(host(DoctorCheck::fail(
+            "data directory",
+            format!("{}: {e}", data_dir.display()),
+        ))),
+    }
+    let files = plugin_dir::scan(&plugins_dir, &serde_json::Map::new()).unwrap_or_default();
+    if files.is_empty() {
+        checks.push(host(DoctorCheck::warn(
+            "plugins",
+            "no plugins are installed; the host will serve no devices",
+        )));
+    }
+    for f in &files {
+        let name = f
+            .file
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        match (&f.status, &f.plugin) {
+            (Status::Loaded, Some(p)) => {
+                checks.push(host(DoctorCheck::ok(
+                    format!("plugin {}", p.id()),
+                    format!("{name} loaded, {} device(s)", f.devices.len()),
+                )));
+                for c in p.doctor() {
+                    checks.push((p.id().to_owned(), c));
+                }
+            }
+            (Status::Refused(reason), _) => checks.push(host(DoctorCheck::fail(
+                format!("plugin file {name}"),
+                reason.clone(),
+            ))),
+            _ => {}
+        }
+    }
+    let ok = !checks.iter().any(|(_, c)| c.status == CheckStatus::Fail);
+    let mut out = std::io::stdout().lock();
+    if as_json {
+        let doc: Vec<_> = checks
+            .iter()
+            .map(|(source, c)| json!({ "source": source, "name": c.name, "status": c.status, "detail": c.detail }))
+            .collect();
+        let _ = writeln!(
+            out,
+            "{}",
+            serde_json::to_string_pretty(&json!({ "ok": ok, "checks": doc })).unwrap_or_default()
+        );
+    } else {
+        for (source, c) in &checks {
+            let mark = match c.status {
+                CheckStatus::Ok => "ok  ",
+                CheckStatus::Warn => "warn",
+                CheckStatus::Fail => "FAIL",
+            };
+            let _ = writeln!(out, "[{mark}] {source}: {}: {}", c.name, c.detail);
+        }
+    }
+    Ok(ok)
+}

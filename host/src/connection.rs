@@ -1,0 +1,279 @@
+//! One protocol connection: its handshake phase, negotiated context,
+//! device selection, active Session and in-flight requests.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use devicerail_protocol::{
+    ConnectionId, DeviceId, ErrorCode, FeatureSet, HelloResult, MAX_FRAME_BYTES, PeerInfo,
+    ProtocolVersion, RpcError, RpcFailure, RpcId, RpcSuccess, SessionId, TransportInfo,
+};
+use serde::Serialize;
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use crate::transport::OutputQueue;
+
+/// What `system.hello` settled.
+#[derive(Debug, Clone)]
+pub struct Negotiated {
+    pub version: ProtocolVersion,
+    pub features: FeatureSet,
+    pub client: PeerInfo,
+    pub hello: HelloResult,
+}
+
+impl Negotiated {
+    pub fn has(&self, f: devicerail_protocol::Feature) -> bool {
+        self.features.contains(f)
+    }
+}
+
+/// The connection state machine.
+#[derive(Debug, Clone)]
+pub enum Phase {
+    AwaitingHello,
+    Ready(Arc<Negotiated>),
+}
+
+/// The connection's active Session and the work still running in it.
+#[derive(Debug)]
+pub struct ActiveSession {
+    pub id: SessionId,
+    busy: AtomicUsize,
+    /// Ids of media streams still open in this Session.
+    pub open_streams: Mutex<Vec<devicerail_protocol::MediaStreamId>>,
+}
+
+impl ActiveSession {
+    pub fn new(id: SessionId) -> Arc<Self> {
+        Arc::new(Self {
+            id,
+            busy: AtomicUsize::new(0),
+            open_streams: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// Marks one Action/observation as in flight until the guard drops.
+    pub fn enter(self: &Arc<Self>) -> BusyGuard {
+        self.busy.fetch_add(1, Ordering::AcqRel);
+        BusyGuard(self.clone())
+    }
+
+    pub fn busy(&self) -> usize {
+        self.busy.load(Ordering::Acquire)
+    }
+}
+
+/// Keeps a Session busy.
+#[derive(Debug)]
+pub struct BusyGuard(Arc<ActiveSession>);
+
+impl Drop for BusyGuard {
+    fn drop(&mut self) {
+        self.0.busy.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// One accepted, unfinished request.
+#[derive(Debug)]
+struct InflightEntry {
+    cancel: CancellationToken,
+    /// Set once the result is known; cancel then reports `notFound` while
+    /// the id stays reserved until the response is queued.
+    completed: bool,
+}
+
+/// Outcome of `request.cancel` on the table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CancelOutcome {
+    Requested,
+    AlreadyRequested,
+    NotFound,
+}
+
+/// Reserved request ids of one connection.
+#[derive(Debug, Default)]
+pub struct Inflight {
+    table: Mutex<HashMap<RpcId, InflightEntry>>,
+}
+
+impl Inflight {
+    fn lock(&self) -> MutexGuard<'_, HashMap<RpcId, InflightEntry>> {
+        self.table.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn contains(&self, id: &RpcId) -> bool {
+        self.lock().contains_key(id)
+    }
+
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.lock().is_empty()
+    }
+
+    /// Reserves `id` with a fresh cancellation token (child of `parent`),
+    /// unless `limit` requests are already reserved.
+    pub fn reserve(
+        &self,
+        id: &RpcId,
+        parent: &CancellationToken,
+        limit: usize,
+    ) -> Result<CancellationToken, RpcError> {
+        let mut t = self.lock();
+        if t.contains_key(id) {
+            return Err(ErrorCode::RequestIdInUse.rpc(
+                format!("request id {id} is reserved by an unfinished request"),
+                json!({ "requestId": id }),
+            ));
+        }
+        if t.len() >= limit {
+            return Err(ErrorCode::TooManyRequests.rpc(
+                format!("the connection already has {limit} requests in flight"),
+                json!({ "limit": limit }),
+            ));
+        }
+        let cancel = parent.child_token();
+        t.insert(
+            id.clone(),
+            InflightEntry {
+                cancel: cancel.clone(),
+                completed: false,
+            },
+        );
+        Ok(cancel)
+    }
+
+    pub fn complete(&self, id: &RpcId) {
+        if let Some(e) = self.lock().get_mut(id) {
+            e.completed = true;
+        }
+    }
+
+    pub fn release(&self, id: &RpcId) {
+        self.lock().remove(id);
+    }
+
+    pub fn cancel(&self, id: &RpcId) -> CancelOutcome {
+        match self.lock().get(id) {
+            Some(e) if !e.completed => {
+                if e.cancel.is_cancelled() {
+                    CancelOutcome::AlreadyRequested
+                } else {
+                    e.cancel.cancel();
+                    CancelOutcome::Requested
+                }
+            }
+            _ => CancelOutcome::NotFound,
+        }
+    }
+}
+
+/// One protocol connection.
+pub struct Connection {
+    pub id: ConnectionId,
+    pub transport: TransportInfo,
+    out: OutputQueue,
+    phase: Mutex<Phase>,
+    selected: Mutex<Option<DeviceId>>,
+    session: Mutex<Option<Arc<ActiveSession>>>,
+    pub inflight: Inflight,
+}
+
+impl Connection {
+    pub fn new(transport: TransportInfo, out: OutputQueue) -> Arc<Self> {
+        Arc::new(Self {
+            id: ConnectionId::new_v4(),
+            transport,
+            out,
+            phase: Mutex::new(Phase::AwaitingHello),
+            selected: Mutex::new(None),
+            session: Mutex::new(None),
+            inflight: Inflight::default(),
+        })
+    }
+
+    pub fn phase(&self) -> Phase {
+        self.phase.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    pub fn set_ready(&self, negotiated: Negotiated) {
+        *self.phase.lock().unwrap_or_else(|p| p.into_inner()) = Phase::Ready(Arc::new(negotiated));
+    }
+
+    pub fn selected(&self) -> Option<DeviceId> {
+        self.selected
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    pub fn select(&self, id: DeviceId) {
+        *self.selected.lock().unwrap_or_else(|p| p.into_inner()) = Some(id);
+    }
+
+    pub fn session(&self) -> Option<Arc<ActiveSession>> {
+        self.session
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    pub fn set_session(&self, s: Option<Arc<ActiveSession>>) {
+        *self.session.lock().unwrap_or_else(|p| p.into_inner()) = s;
+    }
+
+    /// Queues a frame (waits while the output queue is full).
+    pub async fn send_frame(&self, frame: Vec<u8>) {
+        // The writer only stops at shutdown, after every sender is gone.
+        let _ = self.out.send(frame).await;
+    }
+
+    /// Serializes a success response; a result that cannot fit in one
+    /// frame becomes `response_frame_too_large`.
+    pub fn encode_result<T: Serialize>(id: &RpcId, result: &T) -> Vec<u8> {
+        match serde_json::to_vec(&RpcSuccess::new(id.clone(), result)) {
+            Ok(v) if v.len() <= MAX_FRAME_BYTES => v,
+            Ok(v) => Self::encode_error(
+                Some(id),
+                &ErrorCode::ResponseFrameTooLarge.rpc(
+                    format!(
+                        "the result is {} bytes, over the {MAX_FRAME_BYTES}-byte frame limit",
+                        v.len()
+                    ),
+                    json!({ "resultBytes": v.len(), "limitBytes": MAX_FRAME_BYTES }),
+                ),
+            ),
+            Err(e) => Self::encode_error(
+                Some(id),
+                &ErrorCode::InternalError.rpc(
+                    format!("could not serialize the result: {e}"),
+                    serde_json::Value::Null,
+                ),
+            ),
+        }
+    }
+
+    pub fn encode_error(id: Option<&RpcId>, error: &RpcError) -> Vec<u8> {
+        let failure = RpcFailure::new(id.cloned(), error.clone());
+        serde_json::to_vec(&failure).unwrap_or_else(|_| {
+            br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"internal error","data":{"code":"internal_error","message":"internal error","retryable":false,"details":null}}}"#.to_vec()
+        })
+    }
+
+    pub async fn respond<T: Serialize>(&self, id: &RpcId, result: Result<T, RpcError>) {
+        let frame = match result {
+            Ok(v) => Self::encode_result(id, &v),
+            Err(e) => Self::encode_error(Some(id), &e),
+        };
+        self.send_frame(frame).await;
+    }
+
+    pub async fn respond_error(&self, id: Option<&RpcId>, error: RpcError) {
+        self.send_frame(Self::encode_error(id, &error)).await;
+    }
+}

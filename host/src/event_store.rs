@@ -1,0 +1,915 @@
+//! The durable, append-only event store (SQLite in WAL mode, fsync on
+//! every commit).
+//!
+//! One writer thread owns the write connection and assigns sequences; it
+//! drains every queued command into one transaction (group commit), so an
+//! fsync is shared by all appends that arrived meanwhile. A caller gets its
+//! event only after the commit is durable: an event acknowledged in a
+//! response survives `kill -9` and power loss. Readers use their own
+//! connections. Event JSON is stored exactly as first serialized, so
+//! exports after a restart are byte-identical.
+//!
+//! Why SQLite (through rusqlite, bundled): decades of crash-safety testing,
+//! WAL gives concurrent readers with one writer, a single inspectable file,
+//! and no server. Events live on disk, not in memory.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{Receiver, SyncSender, TryRecvError, sync_channel};
+use std::sync::{Arc, Mutex};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use devicerail_protocol::{
+    AssetRef, DeviceId, EventId, EventSequence, ObservationId, RpcId, SafeU64, SessionId,
+    SessionInfo, SessionOutcome, SessionState, TestEvent, TestEventPayload,
+};
+use rusqlite::{Connection, OptionalExtension, params};
+use serde_json::value::RawValue;
+use tokio::sync::{oneshot, watch};
+
+/// Largest number of commands folded into one commit.
+const MAX_BATCH: usize = 1024;
+/// Queue depth between the host and the writer thread.
+const QUEUE: usize = 4096;
+
+/// Wall-clock milliseconds since the Unix epoch.
+pub fn now_ms() -> SafeU64 {
+    let ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or(0);
+    SafeU64::saturating(u64::try_from(ms).unwrap_or(u64::MAX))
+}
+
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum StoreError {
+    #[error("no session {0}")]
+    NotFound(SessionId),
+    #[error("session {0} has ended")]
+    Ended(SessionId),
+    #[error("session {0} is still active")]
+    Active(SessionId),
+    #[error("the event store failed: {0}")]
+    Storage(String),
+    #[error("the event store is shut down")]
+    Closed,
+}
+
+impl From<rusqlite::Error> for StoreError {
+    fn from(e: rusqlite::Error) -> Self {
+        Self::Storage(e.to_string())
+    }
+}
+
+/// One fact to append.
+#[derive(Debug, Clone)]
+pub struct NewEvent {
+    pub request_id: Option<RpcId>,
+    pub device_id: Option<DeviceId>,
+    pub payload: TestEventPayload,
+    /// Evidence this event makes reachable from its session.
+    pub evidence: Vec<AssetRef>,
+    /// A UI snapshot this event stores: (observation, blob sha256).
+    pub ui_snapshot: Option<(ObservationId, String)>,
+}
+
+impl NewEvent {
+    pub fn new(payload: TestEventPayload) -> Self {
+        Self {
+            request_id: None,
+            device_id: None,
+            payload,
+            evidence: Vec::new(),
+            ui_snapshot: None,
+        }
+    }
+}
+
+/// A committed event with its stored JSON.
+#[derive(Debug, Clone)]
+pub struct StoredEvent {
+    pub event: TestEvent,
+    pub json: Arc<str>,
+}
+
+enum Command {
+    Start {
+        request_id: Option<RpcId>,
+        reply: oneshot::Sender<Result<(SessionInfo, StoredEvent), StoreError>>,
+    },
+    Append {
+        session: SessionId,
+        events: Vec<NewEvent>,
+        reply: oneshot::Sender<Result<Vec<StoredEvent>, StoreError>>,
+    },
+    End {
+        session: SessionId,
+        outcome: SessionOutcome,
+        reason: Option<String>,
+        request_id: Option<RpcId>,
+        reply: oneshot::Sender<Result<(SessionInfo, StoredEvent), StoreError>>,
+    },
+    Delete {
+        session: SessionId,
+        reply: oneshot::Sender<Result<Vec<String>, StoreError>>,
+    },
+}
+
+/// Sessions recovered at open: they were active when the host stopped.
+#[derive(Debug, Clone, Default)]
+pub struct Recovery {
+    pub closed: Vec<SessionId>,
+}
+
+/// Handle to the store; cheap to clone.
+#[derive(Clone)]
+pub struct EventStore {
+    tx: SyncSender<Command>,
+    readers: Arc<Mutex<Vec<Connection>>>,
+    path: PathBuf,
+    watchers: Arc<Mutex<HashMap<SessionId, watch::Sender<u64>>>>,
+}
+
+fn open_connection(path: &Path) -> Result<Connection, StoreError> {
+    let conn = Connection::open(path)?;
+    conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.pragma_update(None, "synchronous", "FULL")?;
+    conn.pragma_update(None, "foreign_keys", "OFF")?;
+    Ok(conn)
+}
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS sessions (
+    ord INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE,
+    state TEXT NOT NULL,
+    started_at_ms INTEGER NOT NULL,
+    ended_at_ms INTEGER,
+    last_sequence INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS events (
+    session_ord INTEGER NOT NULL,
+    sequence INTEGER NOT NULL,
+    json TEXT NOT NULL,
+    PRIMARY KEY (session_ord, sequence)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS session_evidence (
+    session_ord INTEGER NOT NULL,
+    asset_id TEXT NOT NULL,
+    sha256 TEXT,
+    json TEXT NOT NULL,
+    PRIMARY KEY (session_ord, asset_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS session_evidence_sha ON session_evidence (sha256);
+CREATE TABLE IF NOT EXISTS ui_snapshots (
+    session_ord INTEGER NOT NULL,
+    observation_id TEXT NOT NULL,
+    sha256 TEXT NOT NULL,
+    PRIMARY KEY (session_ord, observation_id)
+) WITHOUT ROWID;
+";
+
+fn seq(n: u64) -> Result<EventSequence, StoreError> {
+    EventSequence::try_new(n).map_err(|e| StoreError::Storage(e.to_string()))
+}
+
+fn parse_session_row(
+    id: String,
+    state: String,
+    started: i64,
+    ended: Option<i64>,
+    last: i64,
+) -> Result<SessionInfo, StoreError> {
+    let id: SessionId = id
+        .parse()
+        .map_err(|e: uuid::Error| StoreError::Storage(e.to_string()))?;
+    let state = if state == "active" {
+        SessionState::Active
+    } else {
+        SessionState::Ended
+    };
+    let ms = |v: i64| SafeU64::saturating(u64::try_from(v).unwrap_or(0));
+    let last = seq(u64::try_from(last).unwrap_or(0))?;
+    Ok(SessionInfo {
+        id,
+        state,
+        started_at_ms: ms(started),
+        ended_at_ms: ended.map(ms),
+        event_count: last,
+        last_sequence: last,
+    })
+}
+
+impl EventStore {
+    /// Opens `<data_dir>/events.sqlite3`, closes sessions left active by a
+    /// previous run, and starts the writer thread.
+    pub fn open(data_dir: &Path) -> Result<(Self, Recovery), StoreError> {
+        let path = data_dir.join("events.sqlite3");
+        let conn = open_connection(&path)?;
+        conn.execute_batch(SCHEMA)?;
+        let mut writer = Writer {
+            conn,
+            active: HashMap::new(),
+        };
+        let recovery = writer.recover()?;
+        let (tx, rx) = sync_channel(QUEUE);
+        let watchers: Arc<Mutex<HashMap<SessionId, watch::Sender<u64>>>> = Arc::default();
+        let w = watchers.clone();
+        std::thread::Builder::new()
+            .name("event-store-writer".into())
+            .spawn(move || writer.run(rx, w))
+            .map_err(|e| StoreError::Storage(format!("cannot start the writer thread: {e}")))?;
+        Ok((
+            Self {
+                tx,
+                readers: Arc::default(),
+                path,
+                watchers,
+            },
+            recovery,
+        ))
+    }
+
+    async fn call<T>(
+        &self,
+        make: impl FnOnce(oneshot::Sender<Result<T, StoreError>>) -> Command,
+    ) -> Result<T, StoreError> {
+        let (reply, rx) = oneshot::channel();
+        let tx = self.tx.clone();
+        let cmd = make(reply);
+        // The queue is bounded; a full queue applies backpressure off the
+        // async workers.
+        match tx.try_send(cmd) {
+            Ok(()) => {}
+            Err(std::sync::mpsc::TrySendError::Full(cmd)) => {
+                tokio::task::spawn_blocking(move || tx.send(cmd))
+                    .await
+                    .map_err(|_| StoreError::Closed)?
+                    .map_err(|_| StoreError::Closed)?;
+            }
+            Err(std::sync::mpsc::TrySendError::Disconnected(_)) => return Err(StoreError::Closed),
+        }
+        rx.await.map_err(|_| StoreError::Closed)?
+    }
+
+    /// Creates a session with its `sessionStarted` event (sequence 1).
+    pub async fn start_session(
+        &self,
+        request_id: Option<RpcId>,
+    ) -> Result<(SessionInfo, StoredEvent), StoreError> {
+        self.call(|reply| Command::Start { request_id, reply })
+            .await
+    }
+
+    /// Appends events to an active session, in order, durably.
+    pub async fn append(
+        &self,
+        session: SessionId,
+        events: Vec<NewEvent>,
+    ) -> Result<Vec<StoredEvent>, StoreError> {
+        self.call(|reply| Command::Append {
+            session,
+            events,
+            reply,
+        })
+        .await
+    }
+
+    /// Appends one event.
+    pub async fn append_one(
+        &self,
+        session: SessionId,
+        event: NewEvent,
+    ) -> Result<StoredEvent, StoreError> {
+        let mut v = self.append(session, vec![event]).await?;
+        v.pop().ok_or(StoreError::Closed)
+    }
+
+    /// Appends `sessionEnded` and seals the log.
+    pub async fn end_session(
+        &self,
+        session: SessionId,
+        outcome: SessionOutcome,
+        reason: Option<String>,
+        request_id: Option<RpcId>,
+    ) -> Result<(SessionInfo, StoredEvent), StoreError> {
+        self.call(|reply| Command::End {
+            session,
+            outcome,
+            reason,
+            request_id,
+            reply,
+        })
+        .await
+    }
+
+    /// Deletes one ended session; returns the Evidence digests nothing
+    /// references any more.
+    pub async fn delete_session(&self, session: SessionId) -> Result<Vec<String>, StoreError> {
+        self.call(|reply| Command::Delete { session, reply }).await
+    }
+
+    /// A receiver of the session's last committed sequence (for streams).
+    pub fn watch(&self, session: SessionId, current: u64) -> watch::Receiver<u64> {
+        let mut w = self.watchers.lock().unwrap_or_else(|p| p.into_inner());
+        w.entry(session)
+            .or_insert_with(|| watch::channel(current).0)
+            .subscribe()
+    }
+
+    async fn read<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, StoreError> {
+        let readers = self.readers.clone();
+        let path = self.path.clone();
+        tokio::task::spawn_blocking(move || {
+            let conn = readers.lock().unwrap_or_else(|p| p.into_inner()).pop();
+            let conn = match conn {
+                Some(c) => c,
+                None => {
+                    let c = Connection::open_with_flags(
+                        &path,
+                        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY
+                            | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+                    )?;
+                    c.busy_timeout(std::time::Duration::from_secs(5))?;
+                    c
+                }
+            };
+            let out = f(&conn);
+            readers.lock().unwrap_or_else(|p| p.into_inner()).push(conn);
+            out
+        })
+        .await
+        .map_err(|e| StoreError::Storage(e.to_string()))?
+    }
+
+    /// Every session, oldest first.
+    pub async fn sessions(&self) -> Result<Vec<SessionInfo>, StoreError> {
+        self.read(|c| {
+            let mut stmt =
+                c.prepare_cached("SELECT id, state, started_at_ms, ended_at_ms, last_sequence FROM sessions ORDER BY ord")?;
+            let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))?;
+            rows.map(|r| {
+                let (id, state, started, ended, last) = r?;
+                parse_session_row(id, state, started, ended, last)
+            })
+            .collect()
+        })
+        .await
+    }
+
+    /// One session.
+    pub async fn session(&self, id: SessionId) -> Result<Option<SessionInfo>, StoreError> {
+        self.read(move |c| session_info(c, &id)).await
+    }
+
+    /// Stored event JSON of `session` after `after` (exclusive), at most
+    /// `limit` events.
+    pub async fn events(
+        &self,
+        session: SessionId,
+        after: u64,
+        limit: Option<u64>,
+    ) -> Result<Vec<Box<RawValue>>, StoreError> {
+        self.read(move |c| {
+            let Some(ord) = session_ord(c, &session)? else {
+                return Err(StoreError::NotFound(session));
+            };
+            let limit = limit.map_or(-1, |l| i64::try_from(l).unwrap_or(i64::MAX));
+            let mut stmt = c.prepare_cached(
+                "SELECT json FROM events WHERE session_ord = ?1 AND sequence > ?2 ORDER BY sequence LIMIT ?3",
+            )?;
+            let rows = stmt.query_map(params![ord, i64::try_from(after).unwrap_or(i64::MAX), limit], |r| {
+                r.get::<_, String>(0)
+            })?;
+            rows.map(|r| RawValue::from_string(r?).map_err(|e| StoreError::Storage(e.to_string()))).collect()
+        })
+        .await
+    }
+
+    /// The stored reference of an Evidence id reachable from `session`.
+    pub async fn evidence_ref(
+        &self,
+        session: SessionId,
+        asset_id: String,
+    ) -> Result<Option<AssetRef>, StoreError> {
+        self.read(move |c| {
+            let json: Option<String> = c
+                .query_row(
+                    "SELECT e.json FROM session_evidence e JOIN sessions s ON s.ord = e.session_ord
+                     WHERE s.id = ?1 AND e.asset_id = ?2",
+                    params![session.to_string(), asset_id],
+                    |r| r.get(0),
+                )
+                .optional()?;
+            json.map(|j| serde_json::from_str(&j).map_err(|e| StoreError::Storage(e.to_string())))
+                .transpose()
+        })
+        .await
+    }
+
+    /// The UI snapshot blob of an Observation in `session`.
+    pub async fn ui_snapshot(
+        &self,
+        session: SessionId,
+        observation: ObservationId,
+    ) -> Result<Option<String>, StoreError> {
+        self.read(move |c| {
+            Ok(c.query_row(
+                "SELECT u.sha256 FROM ui_snapshots u JOIN sessions s ON s.ord = u.session_ord
+                 WHERE s.id = ?1 AND u.observation_id = ?2",
+                params![session.to_string(), observation.to_string()],
+                |r| r.get(0),
+            )
+            .optional()?)
+        })
+        .await
+    }
+}
+
+fn session_ord(c: &Connection, id: &SessionId) -> Result<Option<i64>, StoreError> {
+    Ok(c.query_row(
+        "SELECT ord FROM sessions WHERE id = ?1",
+        [id.to_string()],
+        |r| r.get(0),
+    )
+    .optional()?)
+}
+
+fn session_info(c: &Connection, id: &SessionId) -> Result<Option<SessionInfo>, StoreError> {
+    let row: Option<(String, String, i64, Option<i64>, i64)> = c
+        .query_row(
+            "SELECT id, state, started_at_ms, ended_at_ms, last_sequence FROM sessions WHERE id = ?1",
+            [id.to_string()],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+        )
+        .optional()?;
+    row.map(|(id, state, started, ended, last)| parse_session_row(id, state, started, ended, last))
+        .transpose()
+}
+
+struct Active {
+    ord: i64,
+    last: u64,
+}
+
+struct Writer {
+    conn: Connection,
+    active: HashMap<SessionId, Active>,
+}
+
+/// A reply to send once the batch has committed.
+enum Done {
+    Start(
+        oneshot::Sender<Result<(SessionInfo, StoredEvent), StoreError>>,
+        Result<(SessionInfo, StoredEvent), StoreError>,
+    ),
+    Append(
+        oneshot::Sender<Result<Vec<StoredEvent>, StoreError>>,
+        Result<Vec<StoredEvent>, StoreError>,
+    ),
+    End(
+        oneshot::Sender<Result<(SessionInfo, StoredEvent), StoreError>>,
+        Result<(SessionInfo, StoredEvent), StoreError>,
+    ),
+    Delete(
+        oneshot::Sender<Result<Vec<String>, StoreError>>,
+        Result<Vec<String>, StoreError>,
+    ),
+}
+
+impl Done {
+    fn fail(self, e: StoreError) -> Self {
+        match self {
+            Done::Start(r, _) => Done::Start(r, Err(e)),
+            Done::Append(r, _) => Done::Append(r, Err(e)),
+            Done::End(r, _) => Done::End(r, Err(e)),
+            Done::Delete(r, _) => Done::Delete(r, Err(e)),
+        }
+    }
+
+    fn send(self) {
+        // A caller that went away no longer needs its answer.
+        match self {
+            Done::Start(r, v) => drop(r.send(v)),
+            Done::Append(r, v) => drop(r.send(v)),
+            Done::End(r, v) => drop(r.send(v)),
+            Done::Delete(r, v) => drop(r.send(v)),
+        }
+    }
+}
+
+impl Writer {
+    /// Closes sessions a previous process left active.
+    fn recover(&mut self) -> Result<Recovery, StoreError> {
+        let ids: Vec<String> = {
+            let mut stmt = self
+                .conn
+                .prepare("SELECT id FROM sessions WHERE state = 'active' ORDER BY ord")?;
+            stmt.query_map([], |r| r.get(0))?
+                .collect::<Result<_, _>>()?
+        };
+        let mut closed = Vec::new();
+        for id in ids {
+            let session: SessionId = id
+                .parse()
+                .map_err(|e: uuid::Error| StoreError::Storage(e.to_string()))?;
+            self.load_active(&session)?;
+            self.conn.execute_batch("BEGIN IMMEDIATE")?;
+            let r = self.end(
+                session,
+                SessionOutcome::Shutdown,
+                Some("the host stopped while this session was active; closed when the host restarted".into()),
+                None,
+            );
+            match r {
+                Ok(_) => self.conn.execute_batch("COMMIT")?,
+                Err(e) => {
+                    self.conn.execute_batch("ROLLBACK")?;
+                    return Err(e);
+                }
+            }
+            self.active.remove(&session);
+            tracing::warn!(session = %session, "closed a session left active by a previous run (outcome shutdown)");
+            closed.push(session);
+        }
+        Ok(Recovery { closed })
+    }
+
+    fn load_active(&mut self, session: &SessionId) -> Result<(), StoreError> {
+        if self.active.contains_key(session) {
+            return Ok(());
+        }
+        let row: Option<(i64, String, i64)> = self
+            .conn
+            .query_row(
+                "SELECT ord, state, last_sequence FROM sessions WHERE id = ?1",
+                [session.to_string()],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .optional()?;
+        match row {
+            None => Err(StoreError::NotFound(*session)),
+            Some((_, state, _)) if state != "active" => Err(StoreError::Ended(*session)),
+            Some((ord, _, last)) => {
+                self.active.insert(
+                    *session,
+                    Active {
+                        ord,
+                        last: u64::try_from(last).unwrap_or(0),
+                    },
+                );
+                Ok(())
+            }
+        }
+    }
+
+    fn run(
+        mut self,
+        rx: Receiver<Command>,
+        watchers: Arc<Mutex<HashMap<SessionId, watch::Sender<u64>>>>,
+    ) {
+        while let Ok(first) = rx.recv() {
+            let mut batch = vec![first];
+            while batch.len() < MAX_BATCH {
+                match rx.try_recv() {
+                    Ok(c) => batch.push(c),
+                    Err(TryRecvError::Empty | TryRecvError::Disconnected) => break,
+                }
+            }
+            let done = self.apply_batch(batch);
+            let mut touched: Vec<(SessionId, u64)> = Vec::new();
+            for d in &done {
+                match d {
+                    Done::Start(_, Ok((info, _))) | Done::End(_, Ok((info, _))) => {
+                        touched.push((info.id, info.last_sequence.get()));
+                    }
+                    Done::Append(_, Ok(events)) => {
+                        if let Some(last) = events.last() {
+                            touched.push((last.event.session_id, last.event.sequence.get()));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            for d in done {
+                d.send();
+            }
+            if !touched.is_empty() {
+                let w = watchers.lock().unwrap_or_else(|p| p.into_inner());
+                for (session, last) in touched {
+                    if let Some(tx) = w.get(&session) {
+                        tx.send_replace(last);
+                    }
+                }
+            }
+        }
+        tracing::debug!("event store writer stopped");
+    }
+
+    fn apply_batch(&mut self, batch: Vec<Command>) -> Vec<Done> {
+        if let Err(e) = self.conn.execute_batch("BEGIN IMMEDIATE") {
+            let err = StoreError::from(e);
+            return batch
+                .into_iter()
+                .map(|c| Self::placeholder(c).fail(err.clone()))
+                .collect();
+        }
+        let snapshot: HashMap<SessionId, (i64, u64)> = self
+            .active
+            .iter()
+            .map(|(k, v)| (*k, (v.ord, v.last)))
+            .collect();
+        let mut done = Vec::with_capacity(batch.len());
+        for cmd in batch {
+            let _ = self.conn.execute_batch("SAVEPOINT cmd");
+            let before: HashMap<SessionId, (i64, u64)> = self
+                .active
+                .iter()
+                .map(|(k, v)| (*k, (v.ord, v.last)))
+                .collect();
+            let d = self.apply(cmd);
+            let failed = match &d {
+                Done::Start(_, r) | Done::End(_, r) => r.is_err(),
+                Done::Append(_, r) => r.is_err(),
+                Done::Delete(_, r) => r.is_err(),
+            };
+            if failed {
+                let _ = self.conn.execute_batch("ROLLBACK TO cmd; RELEASE cmd");
+                self.active = before
+                    .into_iter()
+                    .map(|(k, (ord, last))| (k, Active { ord, last }))
+                    .collect();
+            } else {
+                let _ = self.conn.execute_batch("RELEASE cmd");
+            }
+            done.push(d);
+        }
+        if let Err(e) = self.conn.execute_batch("COMMIT") {
+            let _ = self.conn.execute_batch("ROLLBACK");
+            self.active = snapshot
+                .into_iter()
+                .map(|(k, (ord, last))| (k, Active { ord, last }))
+                .collect();
+            let err = StoreError::from(e);
+            tracing::error!("event store commit failed: {err}");
+            return done.into_iter().map(|d| d.fail(err.clone())).collect();
+        }
+        done
+    }
+
+    fn placeholder(cmd: Command) -> Done {
+        match cmd {
+            Command::Start { reply, .. } => Done::Start(reply, Err(StoreError::Closed)),
+            Command::Append { reply, .. } => Done::Append(reply, Err(StoreError::Closed)),
+            Command::End { reply, .. } => Done::End(reply, Err(StoreError::Closed)),
+            Command::Delete { reply, .. } => Done::Delete(reply, Err(StoreError::Closed)),
+        }
+    }
+
+    fn apply(&mut self, cmd: Command) -> Done {
+        match cmd {
+            Command::Start { request_id, reply } => Done::Start(reply, self.start(request_id)),
+            Command::Append {
+                session,
+                events,
+                reply,
+            } => Done::Append(reply, self.append(session, events)),
+            Command::End {
+                session,
+                outcome,
+                reason,
+                request_id,
+                reply,
+            } => {
+                let r = self.end(session, outcome, reason, request_id);
+                if r.is_ok() {
+                    self.active.remove(&session);
+                }
+                Done::End(reply, r)
+            }
+            Command::Delete { session, reply } => Done::Delete(reply, self.delete(session)),
+        }
+    }
+
+    fn start(
+        &mut self,
+        request_id: Option<RpcId>,
+    ) -> Result<(SessionInfo, StoredEvent), StoreError> {
+        let id = SessionId::new_v7();
+        let at = now_ms();
+        self.conn.execute(
+            "INSERT INTO sessions (id, state, started_at_ms, ended_at_ms, last_sequence) VALUES (?1, 'active', ?2, NULL, 0)",
+            params![id.to_string(), at.get() as i64],
+        )?;
+        let ord = self.conn.last_insert_rowid();
+        self.active.insert(id, Active { ord, last: 0 });
+        let mut first = NewEvent::new(TestEventPayload::SessionStarted);
+        first.request_id = request_id;
+        let mut stored = self.append(id, vec![first])?;
+        let event = stored
+            .pop()
+            .ok_or_else(|| StoreError::Storage("no event".into()))?;
+        let info = SessionInfo {
+            id,
+            state: SessionState::Active,
+            started_at_ms: at,
+            ended_at_ms: None,
+            event_count: event.event.sequence,
+            last_sequence: event.event.sequence,
+        };
+        Ok((info, event))
+    }
+
+    fn append(
+        &mut self,
+        session: SessionId,
+        events: Vec<NewEvent>,
+    ) -> Result<Vec<StoredEvent>, StoreError> {
+        self.load_active(&session)?;
+        let (ord, mut last) = match self.active.get(&session) {
+            Some(a) => (a.ord, a.last),
+            None => return Err(StoreError::NotFound(session)),
+        };
+        let mut out = Vec::with_capacity(events.len());
+        for e in events {
+            last += 1;
+            let event = TestEvent {
+                event_id: EventId::new_v7(),
+                session_id: session,
+                sequence: seq(last)?,
+                request_id: e.request_id,
+                device_id: e.device_id,
+                at_ms: now_ms(),
+                payload: e.payload,
+            };
+            let json =
+                serde_json::to_string(&event).map_err(|e| StoreError::Storage(e.to_string()))?;
+            self.conn
+                .prepare_cached(
+                    "INSERT INTO events (session_ord, sequence, json) VALUES (?1, ?2, ?3)",
+                )?
+                .execute(params![ord, last as i64, json])?;
+            for asset in &e.evidence {
+                let asset_json =
+                    serde_json::to_string(asset).map_err(|e| StoreError::Storage(e.to_string()))?;
+                self.conn
+                    .prepare_cached(
+                        "INSERT OR IGNORE INTO session_evidence (session_ord, asset_id, sha256, json) VALUES (?1, ?2, ?3, ?4)",
+                    )?
+                    .execute(params![ord, asset.id, asset.sha256, asset_json])?;
+            }
+            if let Some((observation, sha)) = &e.ui_snapshot {
+                self.conn
+                    .prepare_cached(
+                        "INSERT OR REPLACE INTO ui_snapshots (session_ord, observation_id, sha256) VALUES (?1, ?2, ?3)",
+                    )?
+                    .execute(params![ord, observation.to_string(), sha])?;
+            }
+            out.push(StoredEvent {
+                event,
+                json: json.into(),
+            });
+        }
+        self.conn
+            .prepare_cached("UPDATE sessions SET last_sequence = ?1 WHERE ord = ?2")?
+            .execute(params![last as i64, ord])?;
+        if let Some(a) = self.active.get_mut(&session) {
+            a.last = last;
+        }
+        Ok(out)
+    }
+
+    fn end(
+        &mut self,
+        session: SessionId,
+        outcome: SessionOutcome,
+        reason: Option<String>,
+        request_id: Option<RpcId>,
+    ) -> Result<(SessionInfo, StoredEvent), StoreError> {
+        let mut ev = NewEvent::new(TestEventPayload::SessionEnded { outcome, reason });
+        ev.request_id = request_id;
+        let mut stored = self.append(session, vec![ev])?;
+        let event = stored
+            .pop()
+            .ok_or_else(|| StoreError::Storage("no event".into()))?;
+        let ended = event.event.at_ms;
+        self.conn.execute(
+            "UPDATE sessions SET state = 'ended', ended_at_ms = ?1 WHERE id = ?2",
+            params![ended.get() as i64, session.to_string()],
+        )?;
+        let info = session_info(&self.conn, &session)?.ok_or(StoreError::NotFound(session))?;
+        Ok((info, event))
+    }
+
+    fn delete(&mut self, session: SessionId) -> Result<Vec<String>, StoreError> {
+        let row: Option<(i64, String)> = self
+            .conn
+            .query_row(
+                "SELECT ord, state FROM sessions WHERE id = ?1",
+                [session.to_string()],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?;
+        let Some((ord, state)) = row else {
+            return Err(StoreError::NotFound(session));
+        };
+        if state == "active" {
+            return Err(StoreError::Active(session));
+        }
+        let shas: Vec<String> = {
+            let mut stmt = self.conn.prepare(
+                "SELECT sha256 FROM session_evidence WHERE session_ord = ?1 AND sha256 IS NOT NULL
+                 UNION SELECT sha256 FROM ui_snapshots WHERE session_ord = ?1",
+            )?;
+            stmt.query_map([ord], |r| r.get(0))?
+                .collect::<Result<_, _>>()?
+        };
+        self.conn
+            .execute("DELETE FROM events WHERE session_ord = ?1", [ord])?;
+        self.conn
+            .execute("DELETE FROM session_evidence WHERE session_ord = ?1", [ord])?;
+        self.conn
+            .execute("DELETE FROM ui_snapshots WHERE session_ord = ?1", [ord])?;
+        self.conn
+            .execute("DELETE FROM sessions WHERE ord = ?1", [ord])?;
+        let mut orphans = Vec::new();
+        for sha in shas {
+            let used: i64 = self.conn.query_row(
+                "SELECT (SELECT COUNT(*) FROM session_evidence WHERE sha256 = ?1)
+                      + (SELECT COUNT(*) FROM ui_snapshots WHERE sha256 = ?1)",
+                [&sha],
+                |r| r.get(0),
+            )?;
+            if used == 0 {
+                orphans.push(sha);
+            }
+        }
+        Ok(orphans)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn sequences_are_contiguous_and_survive_reopen() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (store, _) = EventStore::open(dir.path()).expect("open");
+        let (info, first) = store.start_session(None).await.expect("start");
+        assert_eq!(first.event.sequence.get(), 1);
+        let mut handles = Vec::new();
+        for _ in 0..50 {
+            let s = store.clone();
+            handles.push(tokio::spawn(async move {
+                s.append_one(info.id, NewEvent::new(TestEventPayload::SessionStarted))
+                    .await
+            }));
+        }
+        let mut seqs: Vec<u64> = Vec::new();
+        for h in handles {
+            seqs.push(h.await.expect("join").expect("append").event.sequence.get());
+        }
+        seqs.sort_unstable();
+        assert_eq!(seqs, (2..=51).collect::<Vec<_>>());
+        let events = store.events(info.id, 0, None).await.expect("events");
+        assert_eq!(events.len(), 51);
+        drop(store);
+        // Reopen: the active session is closed with outcome shutdown.
+        let (store, recovery) = EventStore::open(dir.path()).expect("reopen");
+        assert_eq!(recovery.closed, vec![info.id]);
+        let info = store.session(info.id).await.expect("read").expect("exists");
+        assert_eq!(info.state, SessionState::Ended);
+        assert_eq!(info.last_sequence.get(), 52);
+        let again = store.events(info.id, 0, None).await.expect("events");
+        assert_eq!(
+            again[..51].iter().map(|r| r.get()).collect::<Vec<_>>(),
+            events.iter().map(|r| r.get()).collect::<Vec<_>>()
+        );
+    }
+
+    #[tokio::test]
+    async fn ended_sessions_refuse_appends_and_can_be_deleted() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (store, _) = EventStore::open(dir.path()).expect("open");
+        let (info, _) = store.start_session(None).await.expect("start");
+        assert!(matches!(
+            store.delete_session(info.id).await,
+            Err(StoreError::Active(_))
+        ));
+        store
+            .end_session(info.id, SessionOutcome::Completed, None, None)
+            .await
+            .expect("end");
+        let r = store
+            .append_one(info.id, NewEvent::new(TestEventPayload::SessionStarted))
+            .await;
+        assert!(matches!(r, Err(StoreError::Ended(_))));
+        store.delete_session(info.id).await.expect("delete");
+        assert!(store.session(info.id).await.expect("read").is_none());
+    }
+}

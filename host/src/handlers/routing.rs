@@ -1,0 +1,94 @@
+//! `devices.list`, `device.select`, and resolving a request's route.
+
+use std::sync::Arc;
+
+use devicerail_protocol::{
+    DeviceId, DeviceSelectParams, DeviceSelectResult, DevicesListResult, ErrorCode, Feature,
+    RpcError,
+};
+use serde_json::json;
+
+use crate::connection::Connection;
+use crate::dispatch::Call;
+use crate::registry::Route;
+use crate::state::Host;
+
+/// The device this connection routes to right now, if any.
+pub fn current_device(host: &Host, conn: &Connection) -> Option<DeviceId> {
+    conn.selected().or_else(|| host.registry.sole_device())
+}
+
+/// The route a device request captures when accepted: the selection, else
+/// the sole registered device.
+pub fn resolve(host: &Host, conn: &Connection) -> Result<Route, RpcError> {
+    if let Some(selected) = conn.selected() {
+        return host.registry.route(&selected).ok_or_else(|| {
+            ErrorCode::DeviceNotFound.rpc(
+                format!("the selected device {selected} is no longer registered"),
+                json!({ "deviceId": selected }),
+            )
+        });
+    }
+    match host.registry.sole_device() {
+        Some(only) => host.registry.route(&only).ok_or_else(|| not_registered(&only)),
+        None if host.registry.device_count() == 0 => {
+            Err(ErrorCode::DeviceNotFound.rpc("no device is registered", json!({ "registered": 0 })))
+        }
+        None => Err(ErrorCode::DeviceSelectionRequired.rpc(
+            "several devices are registered; select one with device.select",
+            json!({ "devices": host.registry.devices().iter().map(|d| d.id.clone()).collect::<Vec<_>>() }),
+        )),
+    }
+}
+
+fn not_registered(id: &DeviceId) -> RpcError {
+    ErrorCode::DeviceNotFound.rpc(
+        format!("no registered device {id}"),
+        json!({ "deviceId": id }),
+    )
+}
+
+/// `devices.list`.
+pub fn devices_list(call: &Call) -> DevicesListResult {
+    let selected = call
+        .neg
+        .has(Feature::DeviceRouting)
+        .then(|| call.conn.selected());
+    DevicesListResult {
+        devices: call.host.registry.devices(),
+        selected_device_id: selected,
+    }
+}
+
+/// `device.select`: an unknown id keeps the previous selection.
+pub async fn device_select(call: &mut Call) -> Result<DeviceSelectResult, RpcError> {
+    let p: DeviceSelectParams = call.params()?;
+    let registry = call.host.registry.clone();
+    if registry.device(&p.device_id).is_none() {
+        // The device may have appeared since the last background refresh.
+        let r = registry.clone();
+        let _ = tokio::task::spawn_blocking(move || r.refresh_blocking()).await;
+    }
+    let info = registry
+        .device(&p.device_id)
+        .ok_or_else(|| not_registered(&p.device_id))?;
+    call.conn.select(p.device_id);
+    Ok(DeviceSelectResult { device: info })
+}
+
+/// Keeps the cached device list fresh.
+pub fn spawn_refresher(host: Arc<Host>, every: std::time::Duration) {
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(every);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        tick.tick().await;
+        loop {
+            tokio::select! {
+                _ = host.shutdown.cancelled() => return,
+                _ = tick.tick() => {}
+            }
+            let r = host.registry.clone();
+            let _ = tokio::task::spawn_blocking(move || r.refresh_blocking()).await;
+        }
+    });
+}

@@ -1,0 +1,65 @@
+//! One host per data directory: an exclusive `flock` on `<data>/host.lock`
+//! held for the process lifetime. A second host fails at start.
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, thiserror::Error)]
+pub enum LockError {
+    #[error("data directory {dir} is already in use by another DeviceRail host{pid}")]
+    Busy { dir: PathBuf, pid: String },
+    #[error("cannot lock data directory {dir}: {source}")]
+    Io {
+        dir: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// Held while the host runs; the lock is released when dropped or when the
+/// process dies.
+#[derive(Debug)]
+pub struct DataDirLock {
+    _file: File,
+}
+
+pub fn lock(dir: &Path) -> Result<DataDirLock, LockError> {
+    let io = |source| LockError::Io {
+        dir: dir.to_path_buf(),
+        source,
+    };
+    std::fs::create_dir_all(dir).map_err(io)?;
+    let mut file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(dir.join("host.lock"))
+        .map_err(io)?;
+    // SAFETY: flock on a file descriptor we own; no memory is involved.
+    let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    if rc != 0 {
+        let err = std::io::Error::last_os_error();
+        if err.raw_os_error() == Some(libc::EWOULDBLOCK) {
+            let mut text = String::new();
+            let _ = file.read_to_string(&mut text);
+            let pid = text.trim();
+            let pid = if pid.is_empty() {
+                String::new()
+            } else {
+                format!(" (pid {pid})")
+            };
+            return Err(LockError::Busy {
+                dir: dir.to_path_buf(),
+                pid,
+            });
+        }
+        return Err(io(err));
+    }
+    file.set_len(0).map_err(io)?;
+    file.seek(SeekFrom::Start(0)).map_err(io)?;
+    write!(file, "{}", std::process::id()).map_err(io)?;
+    file.sync_all().map_err(io)?;
+    Ok(DataDirLock { _file: file })
+}

@@ -1,0 +1,160 @@
+//! The `devicerail` command line.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use devicerail_host::state::ScreenshotPolicy;
+use devicerail_host::{commands, serve};
+
+#[derive(Parser)]
+#[command(
+    name = "devicerail",
+    version,
+    about = "DeviceRail Host: drive phones, simulators and browsers over one JSON-RPC protocol"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve the protocol on stdin/stdout (NDJSON).
+    Serve {
+        /// Plugins directory (default: $DEVICERAIL_PLUGINS_DIR, else the platform data dir).
+        #[arg(long)]
+        plugins_dir: Option<PathBuf>,
+        /// Data directory for sessions, events and Evidence (default: $DEVICERAIL_DATA_DIR, else the platform data dir).
+        #[arg(long)]
+        data_dir: Option<PathBuf>,
+        /// Whether observations capture screenshots.
+        #[arg(
+            long,
+            value_enum,
+            env = "DEVICERAIL_SCREENSHOT_POLICY",
+            default_value = "capture"
+        )]
+        screenshot_policy: ScreenshotPolicy,
+    },
+    /// Manage driver plugins.
+    Plugins {
+        #[command(subcommand)]
+        command: PluginsCommand,
+    },
+    /// Check the environment: directories, plugins and each driver's own checks.
+    Doctor {
+        #[arg(long)]
+        plugins_dir: Option<PathBuf>,
+        #[arg(long)]
+        data_dir: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Subcommand)]
+enum PluginsCommand {
+    /// List plugin files with their status (loaded or refused, with the reason) and devices.
+    List {
+        #[arg(long)]
+        plugins_dir: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check a plugin library and copy it into the plugins directory.
+    Install {
+        file: PathBuf,
+        #[arg(long)]
+        plugins_dir: Option<PathBuf>,
+        /// Replace an installed plugin with the same id.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Remove an installed plugin by id.
+    Remove {
+        id: String,
+        #[arg(long)]
+        plugins_dir: Option<PathBuf>,
+    },
+}
+
+fn init_logging(default: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(filter)
+        .with_ansi(ansi)
+        .with_target(false)
+        .init();
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Serve {
+            plugins_dir,
+            data_dir,
+            screenshot_policy,
+        } => {
+            init_logging("info");
+            match serve::serve(serve::ServeOptions {
+                plugins_dir,
+                data_dir,
+                screenshot_policy,
+            }) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    tracing::error!("{e}");
+                    eprintln!("devicerail serve: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        Command::Plugins { command } => {
+            init_logging("warn");
+            let result = match command {
+                PluginsCommand::List { plugins_dir, json } => {
+                    commands::list(plugins_dir.as_deref(), json)
+                }
+                PluginsCommand::Install {
+                    file,
+                    plugins_dir,
+                    force,
+                } => commands::install(&file, plugins_dir.as_deref(), force)
+                    .map(|p| println!("installed {}", p.display())),
+                PluginsCommand::Remove { id, plugins_dir } => {
+                    commands::remove(&id, plugins_dir.as_deref()).map(|files| {
+                        files
+                            .iter()
+                            .for_each(|f| println!("removed {}", f.display()))
+                    })
+                }
+            };
+            match result {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("devicerail plugins: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        Command::Doctor {
+            plugins_dir,
+            data_dir,
+            json,
+        } => {
+            init_logging("warn");
+            match commands::doctor(plugins_dir.as_deref(), data_dir.as_deref(), json) {
+                Ok(true) => ExitCode::SUCCESS,
+                Ok(false) => ExitCode::FAILURE,
+                Err(e) => {
+                    eprintln!("devicerail doctor: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+    }
+}

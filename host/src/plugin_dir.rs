@@ -1,0 +1,308 @@
+//! Scanning a plugins directory: which files are candidates, which are
+//! refused before they are ever opened (permissions, symlinks), and the
+//! outcome of loading each one. A bad file never stops the others.
+
+use std::collections::HashMap;
+use std::fs;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use devicerail_plugin_api::loader::{self, LoadedPlugin};
+use devicerail_plugin_api::{CallContext, Driver, PluginManifest};
+use devicerail_protocol::DeviceInfo;
+
+/// How long a plugin may take to list its devices while loading.
+pub const LIST_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// The outcome for one file.
+#[derive(Debug, Clone)]
+pub enum Status {
+    Loaded,
+    Refused(String),
+}
+
+/// One scanned file.
+#[derive(Clone)]
+pub struct PluginFile {
+    pub file: PathBuf,
+    pub status: Status,
+    pub manifest: Option<PluginManifest>,
+    pub devices: Vec<DeviceInfo>,
+    pub plugin: Option<Arc<LoadedPlugin>>,
+}
+
+impl std::fmt::Debug for PluginFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PluginFile")
+            .field("file", &self.file)
+            .field("status", &self.status)
+            .finish()
+    }
+}
+
+impl PluginFile {
+    fn refused(file: PathBuf, reason: impl Into<String>) -> Self {
+        Self {
+            file,
+            status: Status::Refused(reason.into()),
+            manifest: None,
+            devices: Vec::new(),
+            plugin: None,
+        }
+    }
+
+    pub fn is_loaded(&self) -> bool {
+        matches!(self.status, Status::Loaded)
+    }
+}
+
+/// A directory-level problem: nothing in it is loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum DirError {
+    #[error(
+        "plugins directory {0} is writable by group or others; refusing to load anything from it"
+    )]
+    Insecure(PathBuf),
+    #[error("cannot read plugins directory {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// Whether a file name looks like a plugin library.
+pub fn is_library_name(name: &str) -> bool {
+    !name.starts_with('.')
+        && [".so", ".dylib", ".dll"]
+            .iter()
+            .any(|ext| name.ends_with(ext))
+}
+
+/// Checks a candidate before it is opened: regular file (symlinks must
+/// resolve inside `dir`), not writable by group or others, owned by this
+/// user or root.
+pub fn check_file(dir: &Path, file: &Path) -> Result<PathBuf, String> {
+    let link_meta = fs::symlink_metadata(file).map_err(|e| format!("cannot stat: {e}"))?;
+    let target = if link_meta.file_type().is_symlink() {
+        let target = fs::canonicalize(file).map_err(|e| format!("broken symlink: {e}"))?;
+        let canon_dir = fs::canonicalize(dir)
+            .map_err(|e| format!("cannot resolve the plugins directory: {e}"))?;
+        if !target.starts_with(&canon_dir) {
+            return Err(format!(
+                "symlink leads outside the plugins directory (to {})",
+                target.display()
+            ));
+        }
+        target
+    } else {
+        file.to_path_buf()
+    };
+    let meta = fs::metadata(&target).map_err(|e| format!("cannot stat: {e}"))?;
+    if !meta.is_file() {
+        return Err("not a regular file".into());
+    }
+    check_owner_and_mode(&meta)?;
+    Ok(target)
+}
+
+fn check_owner_and_mode(meta: &fs::Metadata) -> Result<(), String> {
+    let mode = meta.mode();
+    if mode & 0o022 != 0 {
+        return Err(format!(
+            "writable by group or others (mode {:o})",
+            mode & 0o7777
+        ));
+    }
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let euid = unsafe { libc::geteuid() };
+    if meta.uid() != euid && meta.uid() != 0 {
+        return Err(format!(
+            "owned by uid {}, not by the daemon's user ({euid}) or root",
+            meta.uid()
+        ));
+    }
+    Ok(())
+}
+
+/// Checks the directory itself.
+pub fn check_dir(dir: &Path) -> Result<(), DirError> {
+    let meta = fs::metadata(dir).map_err(|source| DirError::Read {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    if meta.mode() & 0o022 != 0 {
+        return Err(DirError::Insecure(dir.to_path_buf()));
+    }
+    Ok(())
+}
+
+/// The candidate files of `dir`, sorted by name. A missing directory has
+/// none.
+pub fn candidates(dir: &Path) -> Result<Vec<PathBuf>, DirError> {
+    let entries = match fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(source) => {
+            return Err(DirError::Read {
+                path: dir.to_path_buf(),
+                source,
+            });
+        }
+    };
+    check_dir(dir)?;
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_str().is_some_and(is_library_name))
+        .map(|e| e.path())
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+/// Lists a plugin's devices on a helper thread, bounded by `LIST_TIMEOUT`,
+/// so a hanging plugin is refused instead of hanging the host.
+pub fn list_devices_bounded(plugin: &Arc<LoadedPlugin>) -> Result<Vec<DeviceInfo>, String> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let p = plugin.clone();
+    std::thread::Builder::new()
+        .name(format!("list-{}", plugin.id()))
+        .spawn(move || {
+            let ctx = CallContext::new(Some(std::time::Instant::now() + LIST_TIMEOUT));
+            let _ = tx.send(p.list_devices(&ctx));
+        })
+        .map_err(|e| format!("cannot spawn a thread: {e}"))?;
+    match rx.recv_timeout(LIST_TIMEOUT + Duration::from_secs(1)) {
+        Ok(Ok(devices)) => Ok(devices),
+        Ok(Err(e)) => Err(format!("listing devices failed: {e}")),
+        Err(_) => Err(format!(
+            "did not list its devices within {}s",
+            LIST_TIMEOUT.as_secs()
+        )),
+    }
+}
+
+/// Opens one file (already checked) and lists its devices.
+pub fn load_file(file: &Path, settings: &serde_json::Map<String, serde_json::Value>) -> PluginFile {
+    let plugin = match loader::load(file, settings) {
+        Ok(p) => Arc::new(p),
+        Err(e) => return PluginFile::refused(file.to_path_buf(), e.to_string()),
+    };
+    let manifest = plugin.manifest().clone();
+    match list_devices_bounded(&plugin) {
+        Ok(devices) => PluginFile {
+            file: file.to_path_buf(),
+            status: Status::Loaded,
+            manifest: Some(manifest),
+            devices,
+            plugin: Some(plugin),
+        },
+        Err(reason) => PluginFile {
+            manifest: Some(manifest),
+            ..PluginFile::refused(file.to_path_buf(), reason)
+        },
+    }
+}
+
+/// Scans `dir`: every candidate ends `loaded` or `refused: <reason>`.
+/// Plugin ids and device ids must be unique; later files lose.
+pub fn scan(
+    dir: &Path,
+    settings: &serde_json::Map<String, serde_json::Value>,
+) -> Result<Vec<PluginFile>, DirError> {
+    let mut out = Vec::new();
+    let mut ids: HashMap<String, PathBuf> = HashMap::new();
+    let mut device_owner: HashMap<String, String> = HashMap::new();
+    for file in candidates(dir)? {
+        let checked = match check_file(dir, &file) {
+            Ok(p) => p,
+            Err(reason) => {
+                tracing::warn!(file = %file.display(), "plugin refused: {reason}");
+                out.push(PluginFile::refused(file, reason));
+                continue;
+            }
+        };
+        let mut entry = load_file(&checked, settings);
+        entry.file = file.clone();
+        if let (Status::Loaded, Some(m)) = (&entry.status, &entry.manifest) {
+            if let Some(first) = ids.get(&m.id) {
+                entry = PluginFile {
+                    manifest: entry.manifest.clone(),
+                    ..PluginFile::refused(
+                        file.clone(),
+                        format!(
+                            "duplicate plugin id {:?} (already loaded from {})",
+                            m.id,
+                            first.display()
+                        ),
+                    )
+                };
+            } else if let Some((dev, owner)) = entry.devices.iter().find_map(|d| {
+                device_owner
+                    .get(d.id.as_str())
+                    .map(|o| (d.id.clone(), o.clone()))
+            }) {
+                entry = PluginFile {
+                    manifest: entry.manifest.clone(),
+                    ..PluginFile::refused(
+                        file.clone(),
+                        format!("device id {dev} is already provided by plugin {owner:?}"),
+                    )
+                };
+            } else {
+                ids.insert(m.id.clone(), file.clone());
+                for d in &entry.devices {
+                    device_owner.insert(d.id.to_string(), m.id.clone());
+                }
+            }
+        }
+        match &entry.status {
+            Status::Loaded => tracing::info!(
+                file = %file.display(),
+                plugin = entry.manifest.as_ref().map(|m| m.id.as_str()).unwrap_or(""),
+                devices = entry.devices.len(),
+                "plugin loaded"
+            ),
+            Status::Refused(reason) => {
+                tracing::warn!(file = %file.display(), "plugin refused: {reason}")
+            }
+        }
+        out.push(entry);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn library_names() {
+        assert!(is_library_name("libdevicerail_plugin_mock.so"));
+        assert!(is_library_name("x.dylib"));
+        assert!(!is_library_name(".tmp-install.so"));
+        assert!(!is_library_name("README.md"));
+    }
+
+    #[test]
+    fn refuses_writable_and_outside_symlinks() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let outside = tempfile::tempdir().expect("tempdir");
+        let f = dir.path().join("a.so");
+        fs::write(&f, b"x").expect("write");
+        fs::set_permissions(&f, fs::Permissions::from_mode(0o666)).expect("chmod");
+        assert!(check_file(dir.path(), &f).is_err_and(|e| e.contains("writable")));
+        fs::set_permissions(&f, fs::Permissions::from_mode(0o644)).expect("chmod");
+        assert!(check_file(dir.path(), &f).is_ok());
+        let target = outside.path().join("b.so");
+        fs::write(&target, b"x").expect("write");
+        let link = dir.path().join("b.so");
+        std::os::unix::fs::symlink(&target, &link).expect("symlink");
+        assert!(check_file(dir.path(), &link).is_err_and(|e| e.contains("outside")));
+        let inside = dir.path().join("c.so");
+        std::os::unix::fs::symlink(&f, &inside).expect("symlink");
+        assert!(check_file(dir.path(), &inside).is_ok());
+    }
+}

@@ -1,0 +1,198 @@
+//! Turns what a driver saw into a protocol Observation: stores the PNG and
+//! the UI tree as content-addressed Evidence and applies the screenshot
+//! policy and omission reasons.
+
+use std::sync::Arc;
+
+use devicerail_plugin_api::DriverObservation;
+use devicerail_protocol::{
+    AssetRef, Bounded, BoundedVec, DeviceId, ErrorCode, Observation, ObservationId, PNG_MEDIA_TYPE,
+    RpcError, ScreenshotOmissionReason, UI_TREE_MEDIA_TYPE, UiSnapshot, UiSnapshotOmissionReason,
+    UiSnapshotRef,
+};
+use serde_json::json;
+
+use crate::event_store::now_ms;
+use crate::state::Host;
+
+/// What the host wanted of the screenshot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shot {
+    /// Requested from the driver.
+    Wanted,
+    /// Deliberately not taken, for this reason.
+    Omitted(ScreenshotOmissionReason),
+    /// Not part of this observation at all.
+    NotRequested,
+}
+
+/// What the host wanted of the UI tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tree {
+    Wanted,
+    Omitted(UiSnapshotOmissionReason),
+    NotRequested,
+}
+
+/// An Observation ready to record.
+#[derive(Debug, Clone)]
+pub struct Captured {
+    pub observation: Observation,
+    /// Evidence the observation references.
+    pub evidence: Vec<AssetRef>,
+    /// The stored UI snapshot: (observation, blob digest).
+    pub ui_snapshot: Option<(ObservationId, String)>,
+}
+
+/// Width and height from a PNG's IHDR chunk, if `bytes` is a PNG.
+pub fn png_dimensions(bytes: &[u8]) -> Option<(u32, u32)> {
+    const SIGNATURE: &[u8] = b"\x89PNG\r\n\x1a\n";
+    if bytes.len() < 24 || &bytes[..8] != SIGNATURE || &bytes[12..16] != b"IHDR" {
+        return None;
+    }
+    let w = u32::from_be_bytes([bytes[16], bytes[17], bytes[18], bytes[19]]);
+    let h = u32::from_be_bytes([bytes[20], bytes[21], bytes[22], bytes[23]]);
+    Some((w, h))
+}
+
+fn violation(what: impl std::fmt::Display) -> RpcError {
+    ErrorCode::DriverProtocolViolation.rpc(
+        format!("the driver returned {what}"),
+        serde_json::Value::Null,
+    )
+}
+
+fn storage(e: impl std::fmt::Display) -> RpcError {
+    ErrorCode::StorageFailure.rpc(
+        format!("could not store Evidence: {e}"),
+        serde_json::Value::Null,
+    )
+}
+
+/// Builds and stores one Observation.
+pub async fn capture(
+    host: &Arc<Host>,
+    id: ObservationId,
+    device: &DeviceId,
+    obs: DriverObservation,
+    shot: Shot,
+    tree: Tree,
+) -> Result<Captured, RpcError> {
+    let captured_at_ms = now_ms();
+    let DriverObservation {
+        viewport,
+        png,
+        ui_tree,
+        metadata,
+    } = obs;
+    let png = match (shot, png) {
+        (Shot::Wanted, Some(bytes)) => {
+            match png_dimensions(&bytes) {
+                None => return Err(violation("a screenshot that is not a PNG")),
+                Some(dims) if dims != (viewport.width, viewport.height) => tracing::warn!(
+                    device = %device,
+                    "screenshot is {}x{} but the viewport is {}x{}",
+                    dims.0,
+                    dims.1,
+                    viewport.width,
+                    viewport.height
+                ),
+                Some(_) => {}
+            }
+            Some(bytes)
+        }
+        (Shot::Wanted, None) => return Err(violation("no screenshot although one was requested")),
+        _ => None,
+    };
+    let snapshot = match (tree, ui_tree) {
+        (Tree::Wanted, Some(t)) => {
+            let roots = BoundedVec::new(t.root_stable_node_ids)
+                .map_err(|e| violation(format!("a UI tree: {e}")))?;
+            let nodes =
+                BoundedVec::new(t.nodes).map_err(|e| violation(format!("a UI tree: {e}")))?;
+            let s = UiSnapshot {
+                format_version: Bounded::MIN,
+                observation_id: id,
+                context: t.context,
+                root_stable_node_ids: roots,
+                nodes,
+            };
+            s.validate()
+                .map_err(|e| violation(format!("an invalid UI tree: {e}")))?;
+            Some(s)
+        }
+        (Tree::Wanted, None) => None,
+        _ => None,
+    };
+    let ui_omission = match (tree, &snapshot) {
+        (Tree::Wanted, None) => Some(UiSnapshotOmissionReason::DriverUnsupported),
+        (Tree::Omitted(r), _) => Some(r),
+        _ => None,
+    };
+    let evidence = host.evidence.clone();
+    let stored = tokio::task::spawn_blocking(move || -> Result<_, String> {
+        let shot = png
+            .map(|bytes| evidence.put(&bytes, PNG_MEDIA_TYPE))
+            .transpose()
+            .map_err(|e| e.to_string())?;
+        let ui = match snapshot {
+            Some(s) => {
+                let bytes = serde_json::to_vec(&s).map_err(|e| e.to_string())?;
+                let asset = evidence
+                    .put(&bytes, UI_TREE_MEDIA_TYPE)
+                    .map_err(|e| e.to_string())?;
+                Some((s, bytes.len(), asset))
+            }
+            None => None,
+        };
+        Ok((shot, ui))
+    })
+    .await
+    .map_err(storage)?
+    .map_err(storage)?;
+    let (screenshot, ui) = stored;
+    let mut evidence = Vec::new();
+    if let Some(a) = &screenshot {
+        evidence.push(a.clone());
+    }
+    let mut ui_snapshot = None;
+    let ui_ref = match ui {
+        Some((s, len, asset)) => {
+            evidence.push(asset.clone());
+            ui_snapshot = asset.sha256.clone().map(|sha| (id, sha));
+            Some(UiSnapshotRef {
+                format_version: Bounded::MIN,
+                context: s.context.clone(),
+                node_count: Bounded::try_new(s.nodes.len() as u64).map_err(violation)?,
+                byte_length: Bounded::try_new(len as u64).map_err(violation)?,
+                evidence: asset,
+            })
+        }
+        None => None,
+    };
+    let screenshot_omission = match shot {
+        Shot::Omitted(r) => Some(r),
+        _ => None,
+    };
+    let observation = Observation {
+        id,
+        device_id: device.clone(),
+        captured_at_ms,
+        viewport,
+        screenshot,
+        screenshot_omission,
+        ui_snapshot: ui_ref,
+        ui_snapshot_omission: ui_omission,
+        metadata,
+    };
+    Ok(Captured {
+        observation,
+        evidence,
+        ui_snapshot,
+    })
+}
+
+/// Details for errors about one device.
+pub fn device_details(device: &DeviceId) -> serde_json::Value {
+    json!({ "deviceId": device })
+}

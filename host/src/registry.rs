@@ -1,0 +1,185 @@
+//! The device registry: loaded plugins, the cached device list, and which
+//! plugin owns each device id. Listing is cached (refreshed in the
+//! background and after connect/disconnect) so `devices.list` never waits
+//! on a driver.
+
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant};
+
+use devicerail_plugin_api::{CallContext, Driver};
+use devicerail_protocol::{DeviceId, DeviceInfo};
+
+/// How long one background listing of a plugin may take.
+const REFRESH_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// One loaded driver.
+pub struct PluginSlot {
+    pub id: String,
+    pub driver: Arc<dyn Driver>,
+}
+
+/// A resolved route: the device and the driver that owns it.
+#[derive(Clone)]
+pub struct Route {
+    pub device: DeviceId,
+    pub plugin: String,
+    pub driver: Arc<dyn Driver>,
+}
+
+impl std::fmt::Debug for Route {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Route")
+            .field("device", &self.device)
+            .field("plugin", &self.plugin)
+            .finish()
+    }
+}
+
+#[derive(Default)]
+struct Cache {
+    devices: Vec<DeviceInfo>,
+    owner: HashMap<DeviceId, usize>,
+}
+
+/// Plugins plus the cached, de-duplicated device list.
+pub struct Registry {
+    plugins: Vec<PluginSlot>,
+    cache: RwLock<Cache>,
+}
+
+impl Registry {
+    /// A registry over `plugins` with their initial device lists.
+    pub fn new(plugins: Vec<(PluginSlot, Vec<DeviceInfo>)>) -> Self {
+        let lists: Vec<Option<Vec<DeviceInfo>>> =
+            plugins.iter().map(|(_, d)| Some(d.clone())).collect();
+        let plugins: Vec<PluginSlot> = plugins.into_iter().map(|(p, _)| p).collect();
+        let registry = Self {
+            plugins,
+            cache: RwLock::new(Cache::default()),
+        };
+        registry.install(lists);
+        registry
+    }
+
+    pub fn plugins(&self) -> &[PluginSlot] {
+        &self.plugins
+    }
+
+    fn install(&self, lists: Vec<Option<Vec<DeviceInfo>>>) {
+        let mut cache = self.cache.write().unwrap_or_else(|p| p.into_inner());
+        // A plugin whose listing failed keeps its previous devices.
+        let previous: Vec<Vec<DeviceInfo>> = (0..self.plugins.len())
+            .map(|i| {
+                cache
+                    .devices
+                    .iter()
+                    .filter(|d| cache.owner.get(&d.id) == Some(&i))
+                    .cloned()
+                    .collect()
+            })
+            .collect();
+        let mut devices = Vec::new();
+        let mut owner: HashMap<DeviceId, usize> = HashMap::new();
+        for (i, list) in lists.into_iter().enumerate() {
+            let list = list.unwrap_or_else(|| previous.get(i).cloned().unwrap_or_default());
+            for d in list {
+                if let Some(&first) = owner.get(&d.id) {
+                    tracing::warn!(
+                        device = %d.id,
+                        plugin = %self.plugins[i].id,
+                        owner = %self.plugins[first].id,
+                        "device id already provided by another plugin; ignoring the duplicate"
+                    );
+                    continue;
+                }
+                owner.insert(d.id.clone(), i);
+                devices.push(d);
+            }
+        }
+        *cache = Cache { devices, owner };
+    }
+
+    /// Re-lists every plugin (blocking; bounded per plugin).
+    pub fn refresh_blocking(&self) {
+        let lists = self
+            .plugins
+            .iter()
+            .map(|p| {
+                let ctx = CallContext::new(Some(Instant::now() + REFRESH_TIMEOUT));
+                match p.driver.list_devices(&ctx) {
+                    Ok(list) => Some(list),
+                    Err(e) => {
+                        tracing::warn!(plugin = %p.id, "listing devices failed: {e}");
+                        None
+                    }
+                }
+            })
+            .collect();
+        self.install(lists);
+    }
+
+    /// The cached device list, in plugin order.
+    pub fn devices(&self) -> Vec<DeviceInfo> {
+        self.cache
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .devices
+            .clone()
+    }
+
+    /// Number of cached devices.
+    pub fn device_count(&self) -> usize {
+        self.cache
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .devices
+            .len()
+    }
+
+    /// The cached info of one device.
+    pub fn device(&self, id: &DeviceId) -> Option<DeviceInfo> {
+        self.cache
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .devices
+            .iter()
+            .find(|d| &d.id == id)
+            .cloned()
+    }
+
+    /// The sole device, when exactly one is registered.
+    pub fn sole_device(&self) -> Option<DeviceId> {
+        let cache = self.cache.read().unwrap_or_else(|p| p.into_inner());
+        match cache.devices.as_slice() {
+            [only] => Some(only.id.clone()),
+            _ => None,
+        }
+    }
+
+    /// The route to a device id.
+    pub fn route(&self, id: &DeviceId) -> Option<Route> {
+        let cache = self.cache.read().unwrap_or_else(|p| p.into_inner());
+        cache.owner.get(id).map(|&i| Route {
+            device: id.clone(),
+            plugin: self.plugins[i].id.clone(),
+            driver: self.plugins[i].driver.clone(),
+        })
+    }
+
+    /// Records a device's fresh info (after connect/disconnect).
+    pub fn update(&self, info: &DeviceInfo) {
+        let mut cache = self.cache.write().unwrap_or_else(|p| p.into_inner());
+        if let Some(d) = cache.devices.iter_mut().find(|d| d.id == info.id) {
+            *d = info.clone();
+        }
+    }
+
+    /// Marks a device as disconnected in the cache.
+    pub fn mark_disconnected(&self, id: &DeviceId) {
+        let mut cache = self.cache.write().unwrap_or_else(|p| p.into_inner());
+        if let Some(d) = cache.devices.iter_mut().find(|d| &d.id == id) {
+            d.connected = false;
+        }
+    }
+}

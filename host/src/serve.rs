@@ -1,0 +1,244 @@
+//! `devicerail serve`: the stdio daemon.
+//!
+//! Start-up: move the protocol to a private copy of stdout and point fd 1
+//! at stderr (so nothing a plugin or its child processes print can corrupt
+//! the stream), lock the data dir, recover the event store, load plugins.
+//! Shutdown (EOF, SIGINT, SIGTERM): stop admission, cancel in-flight work
+//! (terminal events are still recorded), end the active session with
+//! outcome `shutdown`, disconnect devices, flush, exit 0.
+
+use std::fs::File;
+use std::os::fd::{FromRawFd, OwnedFd};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use devicerail_protocol::{Feature, SessionOutcome, TransportInfo};
+use tokio_util::sync::CancellationToken;
+
+use crate::connection::Connection;
+use crate::dispatch::{frame_too_large, handle_line};
+use crate::event_store::EventStore;
+use crate::evidence::EvidenceStore;
+use crate::handlers::routing;
+use crate::lockfile;
+use crate::paths;
+use crate::plugin_dir;
+use crate::registry::{PluginSlot, Registry};
+use crate::state::{Host, HostConfig, ScreenshotPolicy};
+use crate::transport::{Frame, FrameReader, spawn_writer};
+
+/// How often the device list is refreshed in the background.
+const REFRESH_EVERY: Duration = Duration::from_secs(2);
+/// Output queue depth (frames).
+const OUTPUT_QUEUE: usize = 4096;
+
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    pub plugins_dir: Option<PathBuf>,
+    pub data_dir: Option<PathBuf>,
+    pub screenshot_policy: ScreenshotPolicy,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error(transparent)]
+    Paths(#[from] paths::PathError),
+    #[error(transparent)]
+    Lock(#[from] lockfile::LockError),
+    #[error("cannot open the event store: {0}")]
+    Store(#[from] crate::event_store::StoreError),
+    #[error("cannot open the evidence store in {dir}: {source}")]
+    Evidence {
+        dir: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Plugins(#[from] plugin_dir::DirError),
+    #[error("cannot set up stdio: {0}")]
+    Stdio(std::io::Error),
+    #[error("cannot start the async runtime: {0}")]
+    Runtime(std::io::Error),
+}
+
+/// Duplicates stdout for the protocol (close-on-exec, so child processes
+/// never inherit it) and redirects fd 1 to stderr.
+fn take_stdout() -> Result<File, ServeError> {
+    // SAFETY: plain fd syscalls on the process's own standard descriptors.
+    unsafe {
+        let proto = libc::fcntl(1, libc::F_DUPFD_CLOEXEC, 3);
+        if proto < 0 {
+            return Err(ServeError::Stdio(std::io::Error::last_os_error()));
+        }
+        if libc::dup2(2, 1) < 0 {
+            return Err(ServeError::Stdio(std::io::Error::last_os_error()));
+        }
+        Ok(File::from(OwnedFd::from_raw_fd(proto)))
+    }
+}
+
+/// Runs the daemon until shutdown.
+pub fn serve(opts: ServeOptions) -> Result<(), ServeError> {
+    let proto_out = take_stdout()?;
+    let plugins_dir = paths::plugins_dir(opts.plugins_dir.as_deref())?;
+    let data_dir = paths::data_dir(opts.data_dir.as_deref())?;
+    let _lock = lockfile::lock(&data_dir)?;
+    let (store, recovery) = EventStore::open(&data_dir)?;
+    if !recovery.closed.is_empty() {
+        tracing::warn!(
+            sessions = recovery.closed.len(),
+            "closed sessions left active by a previous run"
+        );
+    }
+    let evidence = EvidenceStore::open(&data_dir).map_err(|source| ServeError::Evidence {
+        dir: data_dir.clone(),
+        source,
+    })?;
+    let files = plugin_dir::scan(&plugins_dir, &serde_json::Map::new())?;
+    let loaded = files.iter().filter(|f| f.is_loaded()).count();
+    tracing::info!(plugins_dir = %plugins_dir.display(), data_dir = %data_dir.display(), loaded, refused = files.len() - loaded, "starting");
+    let slots = files
+        .into_iter()
+        .filter_map(|f| {
+            let devices = f.devices;
+            let plugin = f.plugin?;
+            let id = plugin.id().to_owned();
+            Some((
+                PluginSlot {
+                    id,
+                    driver: plugin as Arc<dyn devicerail_plugin_api::Driver>,
+                },
+                devices,
+            ))
+        })
+        .collect();
+    let registry = Arc::new(Registry::new(slots));
+    let mut config = HostConfig::new(opts.screenshot_policy);
+    // The streaming planes are not served yet: never advertise them.
+    config.stdio_features = config
+        .stdio_features
+        .iter()
+        .filter(|f| !matches!(f, Feature::EventsStream | Feature::MediaStream))
+        .collect();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(ServeError::Runtime)?;
+    let host = Host::new(config, registry, store, evidence);
+    let result = rt.block_on(run(host, proto_out));
+    rt.shutdown_timeout(Duration::from_millis(200));
+    result
+}
+
+async fn run(host: Arc<Host>, proto_out: File) -> Result<(), ServeError> {
+    let (out, writer) = spawn_writer(proto_out, OUTPUT_QUEUE);
+    let conn = Connection::new(TransportInfo::stdio(), out);
+    routing::spawn_refresher(host.clone(), REFRESH_EVERY);
+    let stop_reading = CancellationToken::new();
+    spawn_signal_watch(stop_reading.clone());
+    let mut reader = FrameReader::new(tokio::io::BufReader::with_capacity(
+        64 * 1024,
+        tokio::io::stdin(),
+    ));
+    loop {
+        let frame = tokio::select! {
+            biased;
+            _ = stop_reading.cancelled() => break,
+            f = reader.next() => f,
+        };
+        match frame {
+            Ok(Frame::Line(line)) => handle_line(&host, &conn, line).await,
+            Ok(Frame::TooLarge { len }) => conn.respond_error(None, frame_too_large(len)).await,
+            Ok(Frame::Eof) => {
+                tracing::info!("stdin closed");
+                break;
+            }
+            Err(e) => {
+                tracing::warn!("reading stdin failed: {e}");
+                break;
+            }
+        }
+    }
+    shutdown(&host, &conn).await;
+    drop(conn);
+    drop(host);
+    match tokio::task::spawn_blocking(move || writer.join()).await {
+        Ok(Ok(Ok(()))) => {}
+        Ok(Ok(Err(e))) => tracing::warn!("writing stdout failed: {e}"),
+        _ => tracing::warn!("the output writer ended abnormally"),
+    }
+    tracing::info!("stopped");
+    Ok(())
+}
+
+fn spawn_signal_watch(stop: CancellationToken) {
+    tokio::spawn(async move {
+        use tokio::signal::unix::{SignalKind, signal};
+        let (Ok(mut term), Ok(mut int)) = (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::interrupt()),
+        ) else {
+            tracing::warn!("cannot install signal handlers");
+            return;
+        };
+        tokio::select! {
+            _ = term.recv() => tracing::info!("SIGTERM received"),
+            _ = int.recv() => tracing::info!("SIGINT received"),
+        }
+        stop.cancel();
+    });
+}
+
+async fn shutdown(host: &Arc<Host>, conn: &Arc<Connection>) {
+    host.shutdown.cancel();
+    let limit =
+        tokio::time::Instant::now() + host.config.cleanup_grace * 2 + Duration::from_secs(1);
+    while !conn.inflight.is_empty() && tokio::time::Instant::now() < limit {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    if !conn.inflight.is_empty() {
+        tracing::warn!(
+            pending = conn.inflight.len(),
+            "in-flight requests did not finish before shutdown"
+        );
+    }
+    if let Some(active) = conn.session() {
+        match host
+            .store
+            .end_session(
+                active.id,
+                SessionOutcome::Shutdown,
+                Some("the host shut down".into()),
+                None,
+            )
+            .await
+        {
+            Ok(_) => {
+                tracing::info!(session = %active.id, "active session ended with outcome shutdown")
+            }
+            Err(e) => {
+                tracing::error!(session = %active.id, "could not end the active session: {e}")
+            }
+        }
+        conn.set_session(None);
+    }
+    for device in host.connected_devices() {
+        let Some(route) = host.registry.route(&device) else {
+            continue;
+        };
+        let d = device.clone();
+        let call = tokio::task::spawn_blocking(move || {
+            let ctx = devicerail_plugin_api::CallContext::new(Some(
+                std::time::Instant::now() + Duration::from_secs(5),
+            ));
+            route.driver.disconnect(&ctx, &d)
+        });
+        match tokio::time::timeout(Duration::from_secs(6), call).await {
+            Ok(Ok(Ok(()))) => tracing::info!(device = %device, "device disconnected at shutdown"),
+            Ok(Ok(Err(e))) => {
+                tracing::warn!(device = %device, "disconnect at shutdown failed: {e}")
+            }
+            _ => tracing::warn!(device = %device, "disconnect at shutdown did not finish"),
+        }
+    }
+}

@@ -1,0 +1,139 @@
+//! State shared by every connection of one host process.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use devicerail_plugin_api::DeviceCapabilities;
+use devicerail_protocol::{DeviceId, FeatureSet, MediaStreamId, PeerInfo, StreamEpoch};
+use tokio_util::sync::CancellationToken;
+
+use crate::event_store::EventStore;
+use crate::evidence::EvidenceStore;
+use crate::registry::Registry;
+
+/// Whether observations carry screenshots.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ScreenshotPolicy {
+    /// Capture screenshots (except for protected Actions).
+    Capture,
+    /// Never capture; observations say `screenshotOmission: policy`.
+    Omit,
+}
+
+/// Limits and policies of one host.
+#[derive(Debug, Clone)]
+pub struct HostConfig {
+    pub screenshot_policy: ScreenshotPolicy,
+    /// Device requests one connection may have in flight.
+    pub max_inflight: usize,
+    /// How long an interrupted driver call may take to return before the
+    /// terminal event is recorded anyway.
+    pub cleanup_grace: Duration,
+    /// Budget of host-initiated driver calls without a request deadline
+    /// (after-Action observations, capability lookups).
+    pub internal_call_timeout: Duration,
+    /// Features served on stdio connections.
+    pub stdio_features: FeatureSet,
+    pub server: PeerInfo,
+}
+
+impl HostConfig {
+    pub fn new(screenshot_policy: ScreenshotPolicy) -> Self {
+        Self {
+            screenshot_policy,
+            max_inflight: 1024,
+            cleanup_grace: Duration::from_secs(2),
+            internal_call_timeout: Duration::from_secs(30),
+            stdio_features: FeatureSet::stdio(),
+            server: PeerInfo {
+                name: "devicerail-host".into(),
+                version: env!("CARGO_PKG_VERSION").into(),
+            },
+        }
+    }
+}
+
+/// Everything connections share.
+pub struct Host {
+    pub config: HostConfig,
+    pub registry: Arc<Registry>,
+    pub store: EventStore,
+    pub evidence: EvidenceStore,
+    /// Cancelled when the host shuts down.
+    pub shutdown: CancellationToken,
+    /// Identifies this daemon lifetime for stream cursors.
+    pub epoch: StreamEpoch,
+    capabilities: Mutex<HashMap<DeviceId, Arc<DeviceCapabilities>>>,
+    /// Devices this host connected (disconnected at shutdown).
+    connected: Mutex<HashSet<DeviceId>>,
+    /// Media stream ids used in this daemon lifetime.
+    pub media_ids: Mutex<HashSet<MediaStreamId>>,
+}
+
+impl Host {
+    pub fn new(
+        config: HostConfig,
+        registry: Arc<Registry>,
+        store: EventStore,
+        evidence: EvidenceStore,
+    ) -> Arc<Self> {
+        Arc::new(Self {
+            config,
+            registry,
+            store,
+            evidence,
+            shutdown: CancellationToken::new(),
+            epoch: StreamEpoch::new_v4(),
+            capabilities: Mutex::default(),
+            connected: Mutex::default(),
+            media_ids: Mutex::default(),
+        })
+    }
+
+    pub fn cached_capabilities(&self, device: &DeviceId) -> Option<Arc<DeviceCapabilities>> {
+        self.capabilities
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(device)
+            .cloned()
+    }
+
+    pub fn cache_capabilities(
+        &self,
+        device: &DeviceId,
+        caps: DeviceCapabilities,
+    ) -> Arc<DeviceCapabilities> {
+        let caps = Arc::new(caps);
+        self.capabilities
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(device.clone(), caps.clone());
+        caps
+    }
+
+    pub fn forget_capabilities(&self, device: &DeviceId) {
+        self.capabilities
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(device);
+    }
+
+    pub fn note_connected(&self, device: &DeviceId, connected: bool) {
+        let mut set = self.connected.lock().unwrap_or_else(|p| p.into_inner());
+        if connected {
+            set.insert(device.clone());
+        } else {
+            set.remove(device);
+        }
+    }
+
+    pub fn connected_devices(&self) -> Vec<DeviceId> {
+        self.connected
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .cloned()
+            .collect()
+    }
+}
