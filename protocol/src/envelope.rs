@@ -283,13 +283,33 @@ pub struct RpcSuccess<R = Value> {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RpcFailure {
     pub jsonrpc: JsonRpcVersion,
+    /// Always present; `null` only when the request's id was unreadable.
     #[serde(deserialize_with = "nullable_id")]
+    #[schemars(with = "NullableRpcId")]
     pub id: Option<RpcId>,
     pub error: RpcError,
 }
 
 fn nullable_id<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<RpcId>, D::Error> {
     Option::<RpcId>::deserialize(d)
+}
+
+/// Schema of [`RpcFailure::id`]: an id or `null`, but never absent (a plain
+/// `Option` would make the member optional in the schema, while
+/// `nullable_id` requires it).
+struct NullableRpcId;
+
+impl schemars::JsonSchema for NullableRpcId {
+    fn inline_schema() -> bool {
+        true
+    }
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "NullableRpcId".into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let id = generator.subschema_for::<RpcId>();
+        schemars::json_schema!({ "anyOf": [id, { "type": "null" }] })
+    }
 }
 
 impl RpcFailure {

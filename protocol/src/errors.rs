@@ -45,6 +45,8 @@ impl ErrorInfo {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RpcError {
     /// JSON-RPC numeric code.
+    // schemars states no bounds for `i32`; state the type's range.
+    #[schemars(range(min = i32::MIN, max = i32::MAX))]
     pub code: i32,
     pub message: String,
     pub data: ErrorInfo,

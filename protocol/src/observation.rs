@@ -17,8 +17,12 @@ pub const UI_TREE_MEDIA_TYPE: &str = "application/vnd.devicerail.ui-tree+json;ve
 #[serde(rename_all = "camelCase")]
 pub struct Viewport {
     /// Width in physical pixels.
+    // schemars states only `minimum` for `u32`; the upper bound is part of
+    // the contract too.
+    #[schemars(range(max = u32::MAX))]
     pub width: u32,
     /// Height in physical pixels.
+    #[schemars(range(max = u32::MAX))]
     pub height: u32,
     /// Physical pixels per logical point.
     pub scale_factor: f64,

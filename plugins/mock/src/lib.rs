@@ -4,9 +4,12 @@
 //! tree and rendered PNG change as Actions run. It serves DeviceRail Host
 //! out of the box and is the reference driver of the conformance kit.
 //!
-//! With `DEVICERAIL_MOCK_FAULTS=1` (read at plugin init) the action space
-//! also offers fault injection: `failAction`, `sleep {ms}` (polls
-//! cancellation) and `panic`. Never enabled by default.
+//! Environment (read at plugin init):
+//! * `DEVICERAIL_MOCK_FAULTS=1` adds fault injection Actions: `failAction`,
+//!   `sleep {ms}` (polls cancellation and the deadline) and `panic`. Never
+//!   enabled by default.
+//! * `DEVICERAIL_MOCK_DEVICES=N` (1–16, default 1) serves `mock-1` …
+//!   `mock-N`, each with its own state, for multi-device routing.
 
 pub mod render;
 pub mod ui;
@@ -28,10 +31,12 @@ use serde_json::{Value, json};
 
 use crate::ui::{AppState, Field, HEIGHT, Kind, SCALE, WIDTH};
 
-/// The mock's only device id.
+/// The id of the first (by default the only) mock device.
 pub const DEVICE_ID: &str = "mock-1";
 /// Environment variable that enables fault injection Actions.
 pub const FAULTS_ENV: &str = "DEVICERAIL_MOCK_FAULTS";
+/// Environment variable with the number of mock devices (1–16).
+pub const DEVICES_ENV: &str = "DEVICERAIL_MOCK_DEVICES";
 
 struct Device {
     state: AppState,
@@ -42,48 +47,63 @@ struct Device {
 
 /// The mock driver.
 pub struct MockDriver {
-    device: Mutex<Device>,
+    devices: Vec<(DeviceId, Mutex<Device>)>,
     faults: bool,
 }
 
 impl MockDriver {
-    /// A driver with fault injection as `DEVICERAIL_MOCK_FAULTS` says.
+    /// A driver configured by `DEVICERAIL_MOCK_FAULTS` and
+    /// `DEVICERAIL_MOCK_DEVICES`.
     pub fn new(_config: &PluginConfig) -> Result<Self, String> {
-        Ok(Self::with_faults(
-            std::env::var(FAULTS_ENV).is_ok_and(|v| v == "1"),
-        ))
+        let count = match std::env::var(DEVICES_ENV) {
+            Err(_) => 1,
+            Ok(v) => match v.parse::<usize>() {
+                Ok(n) if (1..=16).contains(&n) => n,
+                _ => {
+                    return Err(format!(
+                        "{DEVICES_ENV} must be a number from 1 to 16, not {v:?}"
+                    ));
+                }
+            },
+        };
+        let faults = std::env::var(FAULTS_ENV).is_ok_and(|v| v == "1");
+        Ok(Self::with_devices(count, faults))
     }
 
+    /// One device, `mock-1`.
     pub fn with_faults(faults: bool) -> Self {
-        Self {
-            device: Mutex::new(Device {
-                state: AppState::default(),
-                connected: false,
-                png_cache: None,
-            }),
-            faults,
-        }
+        Self::with_devices(1, faults)
     }
 
-    fn lock(&self) -> MutexGuard<'_, Device> {
+    /// `count` devices, `mock-1` … `mock-<count>`.
+    pub fn with_devices(count: usize, faults: bool) -> Self {
+        let devices = (1..=count.max(1))
+            .map(|i| {
+                let device = Device {
+                    state: AppState::default(),
+                    connected: false,
+                    png_cache: None,
+                };
+                (DeviceId::new(format!("mock-{i}")), Mutex::new(device))
+            })
+            .collect();
+        Self { devices, faults }
+    }
+
+    fn lock(&self, device: &DeviceId) -> DriverResult<MutexGuard<'_, Device>> {
+        let slot = self
+            .devices
+            .iter()
+            .find(|(id, _)| id == device)
+            .map(|(_, d)| d)
+            .ok_or_else(|| DriverError::device_not_found(device))?;
         // A panic while holding the lock (fault injection) must not wedge
         // the device: the state is always left consistent between steps.
-        self.device
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    fn check_device(device: &DeviceId) -> DriverResult<()> {
-        if device.as_str() == DEVICE_ID {
-            Ok(())
-        } else {
-            Err(DriverError::device_not_found(device))
-        }
+        Ok(slot.lock().unwrap_or_else(|poisoned| poisoned.into_inner()))
     }
 
     fn connected(&self, device: &DeviceId) -> DriverResult<MutexGuard<'_, Device>> {
-        Self::check_device(device)?;
-        let guard = self.lock();
+        let guard = self.lock(device)?;
         if guard.connected {
             Ok(guard)
         } else {
@@ -91,10 +111,15 @@ impl MockDriver {
         }
     }
 
-    fn info(connected: bool) -> DeviceInfo {
+    fn info(id: &DeviceId, connected: bool) -> DeviceInfo {
+        let name = if id.as_str() == DEVICE_ID {
+            "Mock Device".to_owned()
+        } else {
+            format!("Mock Device {id}")
+        };
         DeviceInfo {
-            id: DeviceId::new(DEVICE_ID),
-            name: "Mock Device".into(),
+            id: id.clone(),
+            name,
             platform: Platform::Mock,
             os_version: Some("1.0".into()),
             connected,
@@ -255,9 +280,10 @@ struct SleepArgs {
 #[serde(deny_unknown_fields)]
 struct NoArgs {}
 
-/// `semantic::UiBackend` over one locked device.
+/// `semantic::UiBackend` over one device.
 struct Backend<'a> {
     driver: &'a MockDriver,
+    device: &'a DeviceId,
 }
 
 impl Backend<'_> {
@@ -277,7 +303,7 @@ impl Backend<'_> {
 
 impl UiBackend for Backend<'_> {
     fn snapshot(&self, _ctx: &CallContext) -> DriverResult<DriverObservation> {
-        let mut device = self.driver.lock();
+        let mut device = self.driver.lock(self.device)?;
         MockDriver::observation(
             &mut device,
             &ObserveRequest {
@@ -289,12 +315,12 @@ impl UiBackend for Backend<'_> {
 
     fn tap_node(&self, _ctx: &CallContext, node: &UiNode) -> DriverResult<Mode> {
         let (x, y) = node.bounds.map(|b| b.center()).unwrap_or_default();
-        self.driver.lock().state.tap(x, y);
+        self.driver.lock(self.device)?.state.tap(x, y);
         Ok(Mode::NativeSemantic)
     }
 
     fn clear_node(&self, _ctx: &CallContext, node: &UiNode) -> DriverResult<Mode> {
-        let mut device = self.driver.lock();
+        let mut device = self.driver.lock(self.device)?;
         let field = Self::field_of(node, &device.state)?;
         device.state.field_mut(field).clear();
         device.state.focus = Some(field);
@@ -303,7 +329,7 @@ impl UiBackend for Backend<'_> {
     }
 
     fn set_node_value(&self, _ctx: &CallContext, node: &UiNode, value: &str) -> DriverResult<Mode> {
-        let mut device = self.driver.lock();
+        let mut device = self.driver.lock(self.device)?;
         let field = Self::field_of(node, &device.state)?;
         *device.state.field_mut(field) = value.to_owned();
         device.state.focus = Some(field);
@@ -314,31 +340,32 @@ impl UiBackend for Backend<'_> {
 
 impl Driver for MockDriver {
     fn list_devices(&self, _ctx: &CallContext) -> DriverResult<Vec<DeviceInfo>> {
-        Ok(vec![Self::info(self.lock().connected)])
+        self.devices
+            .iter()
+            .map(|(id, _)| Ok(Self::info(id, self.lock(id)?.connected)))
+            .collect()
     }
 
     fn connect(&self, _ctx: &CallContext, device: &DeviceId) -> DriverResult<DeviceInfo> {
-        Self::check_device(device)?;
-        let mut d = self.lock();
+        let mut d = self.lock(device)?;
         if !d.connected {
             d.connected = true;
-            tracing::info!(device = DEVICE_ID, "mock device connected");
+            tracing::info!(device = %device, "mock device connected");
         }
-        Ok(Self::info(true))
+        Ok(Self::info(device, true))
     }
 
     fn disconnect(&self, _ctx: &CallContext, device: &DeviceId) -> DriverResult<()> {
-        Self::check_device(device)?;
-        let mut d = self.lock();
+        let mut d = self.lock(device)?;
         if d.connected {
             d.connected = false;
-            tracing::info!(device = DEVICE_ID, "mock device disconnected");
+            tracing::info!(device = %device, "mock device disconnected");
         }
         Ok(())
     }
 
     fn health(&self, _ctx: &CallContext, device: &DeviceId) -> DriverResult<DeviceHealth> {
-        Self::check_device(device)?;
+        drop(self.lock(device)?);
         Ok(DeviceHealth {
             healthy: true,
             detail: "the mock device is always healthy".into(),
@@ -350,7 +377,7 @@ impl Driver for MockDriver {
         _ctx: &CallContext,
         device: &DeviceId,
     ) -> DriverResult<DeviceCapabilities> {
-        Self::check_device(device)?;
+        drop(self.lock(device)?);
         Ok(DeviceCapabilities {
             actions: self.definitions(),
             ui_tree: true,
@@ -376,7 +403,10 @@ impl Driver for MockDriver {
         drop(self.connected(device)?);
         ctx.check()?;
         if semantic::is_semantic(&call.name) {
-            let backend = Backend { driver: self };
+            let backend = Backend {
+                driver: self,
+                device,
+            };
             return semantic::execute(&backend, ctx, call)
                 .unwrap_or_else(|| Err(DriverError::unknown_action(&call.name)));
         }
@@ -389,12 +419,12 @@ impl Driver for MockDriver {
                         "the point is outside the viewport",
                     ));
                 }
-                let hit = self.lock().state.tap(f64::from(a.x), f64::from(a.y));
+                let hit = self.lock(device)?.state.tap(f64::from(a.x), f64::from(a.y));
                 Ok(ActionOutput::new(json!({ "accepted": true, "hit": hit })))
             }
             "inputText" | "inputSecret" => {
                 let a: TextArgs = semantic::parse_arguments(call)?;
-                let mut d = self.lock();
+                let mut d = self.lock(device)?;
                 let Some(field) = d.state.focus else {
                     return Err(DriverError::action_failed(
                         "no text field has focus; tap one first",
@@ -409,7 +439,7 @@ impl Driver for MockDriver {
             }
             "scroll" => {
                 let a: ScrollArgs = semantic::parse_arguments(call)?;
-                let mut d = self.lock();
+                let mut d = self.lock(device)?;
                 d.state.scroll_y = (d.state.scroll_y + i64::from(a.delta_y)).clamp(0, 2000);
                 d.state.touch();
                 Ok(ActionOutput::new(
@@ -435,12 +465,11 @@ impl Driver for MockDriver {
     }
 
     fn doctor(&self) -> Vec<DoctorCheck> {
+        let faults = if self.faults { "on" } else { "off" };
+        let count = self.devices.len();
         vec![DoctorCheck::ok(
-            "mock device",
-            format!(
-                "{DEVICE_ID} ready (faults {})",
-                if self.faults { "on" } else { "off" }
-            ),
+            "mock devices",
+            format!("{count} device(s) ready (faults {faults})"),
         )]
     }
 }

@@ -1,0 +1,57 @@
+//! Helpers shared by the schema crate's tests.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+/// Reads and parses a JSON file, panicking with its path on failure.
+pub fn read_json(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{} does not parse: {e}", path.display()))
+}
+
+/// A Draft 2020-12 validator that also checks `format` (uuid, ...).
+pub fn validator(schema: &Value) -> Result<jsonschema::Validator, String> {
+    jsonschema::options()
+        .should_validate_formats(true)
+        .build(schema)
+        .map_err(|e| format!("schema does not compile: {e}"))
+}
+
+/// Every validation error of `instance`, one line each.
+pub fn errors(validator: &jsonschema::Validator, instance: &Value) -> Vec<String> {
+    validator
+        .iter_errors(instance)
+        .map(|e| {
+            format!(
+                "{} (at {:?}, schema {:?})",
+                e,
+                e.instance_path().as_str(),
+                e.schema_path().as_str()
+            )
+        })
+        .collect()
+}
+
+/// A project schema file (`schema/v1/x.schema.json`) by its repository path.
+pub fn project_schema(repo_path: &str) -> Value {
+    read_json(&devicerail_schema_gen::workspace_root().join(repo_path))
+}
+
+/// The reference folder, or `None` after printing why the caller skips.
+pub fn reference_dir(test: &str) -> Option<PathBuf> {
+    match std::env::var_os("DEVICERAIL_REFERENCE_DIR") {
+        Some(dir) => Some(PathBuf::from(dir)),
+        None => {
+            println!("{test}: skipped: DEVICERAIL_REFERENCE_DIR is not set");
+            None
+        }
+    }
+}
+
+/// The file name at the end of a manifest `schema` path.
+pub fn schema_file_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
