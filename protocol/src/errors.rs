@@ -104,7 +104,6 @@ catalog! {
     // JSON-RPC level.
     ParseError = "parse_error", -32700, false, "The frame is not valid JSON (or not UTF-8).";
     InvalidRequest = "invalid_request", -32600, false, "The JSON-RPC envelope is invalid or unsupported.";
-    FrameTooLarge = "frame_too_large", -32600, false, "An input frame exceeded the 1 MiB limit and was discarded.";
     MethodNotFound = "method_not_found", -32601, false, "The method does not exist, or its feature or version was not negotiated.";
     InvalidParams = "invalid_params", -32602, false, "The parameters do not match the method's contract.";
     FeatureNotNegotiated = "feature_not_negotiated", -32602, false, "A control field or protected action needs a feature this connection did not negotiate.";

@@ -1,0 +1,252 @@
+//! Request control: deadlines, cancellation, reserved ids, the in-flight
+//! bound, and driver failures (errors and panics) that the host survives.
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use support::{Options, TestHost, error_code, rpc_code};
+
+fn faulty() -> TestHost {
+    let mut h = TestHost::with(Options {
+        faults: true,
+        ..Options::default()
+    });
+    h.ready_session();
+    h
+}
+
+fn send_execute(h: &mut TestHost, id: Value, params: Value, timeout_ms: Option<u64>) {
+    let mut msg =
+        json!({ "jsonrpc": "2.0", "id": id, "method": "device.execute", "params": params });
+    if let Some(t) = timeout_ms {
+        msg["timeoutMs"] = json!(t);
+    }
+    h.send(&msg);
+}
+
+fn last_outcome(h: &mut TestHost) -> Value {
+    let events = h.ok("events.list", None);
+    let completed = events
+        .as_array()
+        .expect("events")
+        .iter()
+        .rev()
+        .find(|e| e["payload"]["type"] == "actionCompleted")
+        .cloned();
+    completed.expect("actionCompleted")["payload"]["outcome"].clone()
+}
+
+#[test]
+fn request_timeout_records_a_timed_out_action() {
+    let mut h = faulty();
+    let started = Instant::now();
+    send_execute(
+        &mut h,
+        json!("slow"),
+        TestHost::action("sleep", json!({ "ms": 10_000 })),
+        Some(200),
+    );
+    let r = h.response(&json!("slow"));
+    assert_eq!(error_code(&r).as_deref(), Some("request_timed_out"), "{r}");
+    assert_eq!(rpc_code(&r), -32008);
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "the deadline must interrupt the driver"
+    );
+    let outcome = last_outcome(&mut h);
+    assert_eq!(outcome["outcome"], "timedOut");
+    assert_eq!(outcome["timeoutMs"], 200);
+    assert_eq!(outcome["error"]["code"], "action_timeout");
+    assert_eq!(outcome["error"]["retryable"], true);
+}
+
+#[test]
+fn the_earlier_deadline_wins() {
+    let mut h = faulty();
+    let mut p = TestHost::action("sleep", json!({ "ms": 10_000 }));
+    p["actionTimeoutMs"] = json!(150);
+    send_execute(&mut h, json!("a"), p, Some(5_000));
+    let r = h.response(&json!("a"));
+    assert_eq!(error_code(&r).as_deref(), Some("action_timed_out"), "{r}");
+    assert_eq!(last_outcome(&mut h)["timeoutMs"], 150);
+    let mut p = TestHost::action("sleep", json!({ "ms": 10_000 }));
+    p["actionTimeoutMs"] = json!(5_000);
+    send_execute(&mut h, json!("b"), p, Some(150));
+    let r = h.response(&json!("b"));
+    assert_eq!(error_code(&r).as_deref(), Some("request_timed_out"), "{r}");
+    assert_eq!(last_outcome(&mut h)["timeoutMs"], 150);
+    // Within budget: success.
+    let mut p = TestHost::action("sleep", json!({ "ms": 10 }));
+    p["actionTimeoutMs"] = json!(5_000);
+    send_execute(&mut h, json!("c"), p, Some(5_000));
+    assert!(h.response(&json!("c")).get("result").is_some());
+}
+
+#[test]
+fn cancellation_reaches_the_driver_and_is_recorded() {
+    let mut h = faulty();
+    send_execute(
+        &mut h,
+        json!("victim"),
+        TestHost::action("sleep", json!({ "ms": 30_000 })),
+        None,
+    );
+    std::thread::sleep(Duration::from_millis(150));
+    let started = Instant::now();
+    let c = h.ok("request.cancel", Some(json!({ "requestId": "victim" })));
+    assert_eq!(c, json!({ "requestId": "victim", "status": "requested" }));
+    let again = h.call("request.cancel", Some(json!({ "requestId": "victim" })));
+    let status = again["result"]["status"].clone();
+    assert!(
+        status == "alreadyRequested" || status == "notFound",
+        "{again}"
+    );
+    let r = h.response(&json!("victim"));
+    assert_eq!(error_code(&r).as_deref(), Some("request_cancelled"), "{r}");
+    assert_eq!(rpc_code(&r), -32007);
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "the driver saw the cancellation flag"
+    );
+    let outcome = last_outcome(&mut h);
+    assert_eq!(outcome["outcome"], "cancelled");
+    assert_eq!(outcome["error"]["code"], "action_cancelled");
+    assert_eq!(
+        h.ok("request.cancel", Some(json!({ "requestId": "victim" })))["status"],
+        "notFound"
+    );
+    assert_eq!(
+        h.ok("request.cancel", Some(json!({ "requestId": 424242 })))["status"],
+        "notFound"
+    );
+    // The session can end now that nothing is in flight.
+    assert_eq!(h.ok("session.end", None)["state"], "ended");
+}
+
+#[test]
+fn observe_honours_its_deadline_and_cancellation_targets_only_device_work() {
+    let mut h = faulty();
+    let id = json!("obs");
+    h.send(&json!({ "jsonrpc": "2.0", "id": id, "method": "device.observe", "timeoutMs": 30_000 }));
+    assert!(h.response(&id).get("result").is_some());
+    assert_eq!(
+        h.ok("request.cancel", Some(json!({ "requestId": "obs" })))["status"],
+        "notFound"
+    );
+}
+
+#[test]
+fn reserved_ids_are_refused() {
+    let mut h = faulty();
+    send_execute(
+        &mut h,
+        json!(7),
+        TestHost::action("sleep", json!({ "ms": 500 })),
+        None,
+    );
+    send_execute(
+        &mut h,
+        json!(7),
+        TestHost::action("tap", json!({ "x": 1, "y": 1 })),
+        None,
+    );
+    let first = h.recv();
+    assert_eq!(
+        error_code(&first).as_deref(),
+        Some("request_id_in_use"),
+        "{first}"
+    );
+    assert_eq!(rpc_code(&first), -32009);
+    h.send(&json!({ "jsonrpc": "2.0", "id": 7, "method": "devices.list" }));
+    let dup = h.recv();
+    assert_eq!(
+        error_code(&dup).as_deref(),
+        Some("request_id_in_use"),
+        "control methods check reserved ids too"
+    );
+    let done = h.recv();
+    assert!(done.get("result").is_some(), "{done}");
+    // Released once answered.
+    h.send(&json!({ "jsonrpc": "2.0", "id": 7, "method": "devices.list" }));
+    assert!(h.recv().get("result").is_some());
+}
+
+#[test]
+fn driver_failures_and_panics_are_contained() {
+    let mut h = faulty();
+    let r = h.call(
+        "device.execute",
+        Some(TestHost::action("failAction", json!({}))),
+    );
+    assert_eq!(error_code(&r).as_deref(), Some("action_failed"));
+    assert_eq!(rpc_code(&r), -32000);
+    assert_eq!(last_outcome(&mut h)["outcome"], "failed");
+    for _ in 0..3 {
+        let r = h.call("device.execute", Some(TestHost::action("panic", json!({}))));
+        assert_eq!(error_code(&r).as_deref(), Some("driver_panicked"), "{r}");
+        assert_eq!(rpc_code(&r), -32000);
+        let outcome = last_outcome(&mut h);
+        assert_eq!(outcome["outcome"], "failed");
+        assert_eq!(outcome["error"]["code"], "driver_panicked");
+    }
+    // The device and the host still work.
+    assert!(h.ok("device.observe", None)["screenshot"].is_object());
+    assert!(
+        h.ok(
+            "device.execute",
+            Some(TestHost::action("tap", json!({ "x": 10, "y": 10 })))
+        )
+        .is_object()
+    );
+}
+
+#[test]
+fn ten_thousand_pipelined_requests_without_reading() {
+    let mut h = faulty();
+    // Write everything before reading anything: the host must apply
+    // backpressure, answer too_many_requests past its bound, and survive.
+    let total = 10_000;
+    let mut batch = Vec::with_capacity(total * 160);
+    for i in 0..total {
+        let msg = json!({ "jsonrpc": "2.0", "id": format!("p{i}"), "method": "device.execute",
+            "params": TestHost::action("sleep", json!({ "ms": 100 })) });
+        batch.extend(serde_json::to_vec(&msg).expect("encode"));
+        batch.push(b'\n');
+    }
+    // Write from a thread so this test can read concurrently afterwards.
+    let bytes = batch;
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    let mut pipe = h.take_stdin_pipe();
+    let t = std::thread::spawn(move || {
+        use std::io::Write;
+        let r = pipe.write_all(&bytes).and_then(|_| pipe.flush());
+        let _ = done_tx.send(());
+        (r, pipe)
+    });
+    // Give the host time to fill its queues without anyone reading.
+    std::thread::sleep(Duration::from_millis(1500));
+    let mut ok = 0;
+    let mut busy = 0;
+    for _ in 0..total {
+        let r = h.recv();
+        match error_code(&r).as_deref() {
+            None => ok += 1,
+            Some("too_many_requests") => {
+                assert_eq!(rpc_code(&r), -32010);
+                busy += 1
+            }
+            Some(other) => panic!("unexpected error {other}: {r}"),
+        }
+    }
+    let _ = done_rx.recv_timeout(Duration::from_secs(60));
+    let (result, pipe) = t.join().expect("writer thread");
+    result.expect("all requests written");
+    h.put_stdin_pipe(pipe);
+    assert_eq!(ok + busy, total);
+    assert!(busy > 0, "the in-flight bound must have been reached");
+    assert!(ok >= 1024, "at least the bound's worth succeeded ({ok})");
+    println!("pipelined: {ok} succeeded, {busy} too_many_requests");
+    assert!(h.ok("devices.list", None)["devices"].is_array());
+}

@@ -1,0 +1,183 @@
+//! Durability and shutdown: acknowledged events survive `kill -9`, a
+//! session active at a crash is closed on restart, one host per data dir,
+//! and orderly shutdown on EOF/SIGTERM/SIGINT.
+
+mod support;
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use support::{Options, TestHost};
+
+fn restart(root: &std::path::Path) -> TestHost {
+    TestHost::with(Options {
+        root: Some(root.to_path_buf()),
+        faults: true,
+        ..Options::default()
+    })
+}
+
+#[test]
+fn acknowledged_events_survive_kill_9() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path().to_path_buf();
+    let mut h = restart(&root);
+    h.hello();
+    h.ok("device.connect", None);
+    // An ended session, exported before the crash.
+    let ended = h.ok("session.start", None)["id"].clone();
+    h.ok("device.observe", None);
+    h.ok(
+        "device.execute",
+        Some(TestHost::action("tap", json!({ "x": 100, "y": 300 }))),
+    );
+    h.ok("session.end", None);
+    let before = h.ok("session.export", Some(json!({ "sessionId": ended })));
+    // An active session with acknowledged events, then a crash.
+    let active = h.ok("session.start", None)["id"].clone();
+    let mut acknowledged = Vec::new();
+    for _ in 0..20 {
+        acknowledged.push(h.ok("device.observe", None)["id"].clone());
+    }
+    h.kill9();
+
+    let mut h = restart(&root);
+    h.hello();
+    let sessions = h.ok("sessions.list", None);
+    let list = sessions.as_array().expect("sessions");
+    assert_eq!(list.len(), 2);
+    assert!(list.iter().all(|s| s["state"] == "ended"), "{sessions}");
+    let after = h.ok("session.export", Some(json!({ "sessionId": ended })));
+    assert_eq!(
+        after, before,
+        "an ended session exports unchanged after a crash"
+    );
+    let recovered = h.ok("session.export", Some(json!({ "sessionId": active })));
+    let events = recovered["events"].as_array().expect("events");
+    let observed: Vec<Value> = events
+        .iter()
+        .filter(|e| e["payload"]["type"] == "observationCaptured")
+        .map(|e| e["payload"]["observation"]["id"].clone())
+        .collect();
+    assert_eq!(
+        observed, acknowledged,
+        "every acknowledged event survived, in order"
+    );
+    let last = events.last().expect("events");
+    assert_eq!(last["payload"]["type"], "sessionEnded");
+    assert_eq!(last["payload"]["outcome"], "shutdown");
+    assert_eq!(recovered["session"]["lastSequence"], events.len());
+    for (i, e) in events.iter().enumerate() {
+        assert_eq!(e["sequence"], i + 1, "no gaps");
+    }
+}
+
+#[test]
+fn a_second_host_on_the_same_data_dir_fails_at_start() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let mut first = restart(tmp.path());
+    first.hello();
+    let mut second = restart(tmp.path());
+    let status = second.wait();
+    assert!(!status.success());
+    let err = second.stderr_text();
+    assert!(
+        err.contains("already in use by another DeviceRail host"),
+        "{err}"
+    );
+    assert!(
+        first.ok("devices.list", None)["devices"].is_array(),
+        "the first host is unaffected"
+    );
+}
+
+fn shutdown_ends_everything(stop: impl FnOnce(&mut TestHost)) {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path().to_path_buf();
+    let mut h = restart(&root);
+    let session = h.ready_session();
+    h.ok(
+        "device.execute",
+        Some(TestHost::action("tap", json!({ "x": 100, "y": 300 }))),
+    );
+    let slow = h.request(
+        "device.execute",
+        Some(TestHost::action("sleep", json!({ "ms": 60_000 }))),
+    );
+    std::thread::sleep(Duration::from_millis(200));
+    stop(&mut h);
+    let r = h.response(&slow);
+    assert_eq!(
+        support::error_code(&r).as_deref(),
+        Some("request_cancelled"),
+        "{r}"
+    );
+    let status = h.wait();
+    assert!(
+        status.success(),
+        "exit status {status:?}; stderr:\n{}",
+        h.stderr_text()
+    );
+    drop(h);
+    let mut h = restart(&root);
+    h.hello();
+    let export = h.ok("session.export", Some(json!({ "sessionId": session })));
+    let events = export["events"].as_array().expect("events");
+    let kinds: Vec<&str> = events
+        .iter()
+        .filter_map(|e| e["payload"]["type"].as_str())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "sessionStarted",
+            "actionStarted",
+            "actionCompleted",
+            "actionStarted",
+            "actionCompleted",
+            "sessionEnded"
+        ]
+    );
+    assert_eq!(events[4]["payload"]["outcome"]["outcome"], "cancelled");
+    assert_eq!(events[5]["payload"]["outcome"], "shutdown");
+    assert_eq!(h.ok("devices.list", None)["devices"][0]["connected"], false);
+}
+
+#[test]
+fn eof_shuts_down_cleanly() {
+    shutdown_ends_everything(|h| h.close_stdin());
+}
+
+#[test]
+fn sigterm_shuts_down_cleanly() {
+    shutdown_ends_everything(|h| h.signal(libc::SIGTERM));
+}
+
+#[test]
+fn sigint_shuts_down_cleanly() {
+    shutdown_ends_everything(|h| h.signal(libc::SIGINT));
+}
+
+#[test]
+fn relative_paths_resolve_against_the_working_directory() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    support::plugins_dir_with_mock(tmp.path());
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_devicerail"))
+        .args([
+            "serve",
+            "--plugins-dir",
+            "plugins",
+            "--data-dir",
+            "rel-data",
+        ])
+        .current_dir(tmp.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn");
+    drop(child.stdin.take());
+    let status = child.wait().expect("wait");
+    assert!(status.success());
+    assert!(tmp.path().join("rel-data/events.sqlite3").exists());
+}

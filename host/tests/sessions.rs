@@ -1,0 +1,391 @@
+//! Sessions and the event log: lifecycle, listing, paging, export (legacy
+//! and paged), deletion, UI snapshots and verdicts.
+
+mod support;
+
+use serde_json::{Value, json};
+use support::{TestHost, error_code, rpc_code};
+
+fn types(events: &Value) -> Vec<String> {
+    events
+        .as_array()
+        .expect("events")
+        .iter()
+        .map(|e| e["payload"]["type"].as_str().unwrap_or("?").to_owned())
+        .collect()
+}
+
+#[test]
+fn lifecycle_and_session_errors() {
+    let mut h = TestHost::start();
+    h.hello();
+    h.ok("device.connect", None);
+    assert_eq!(h.err("session.current", None), "session_required");
+    let r = h.call("device.observe", None);
+    assert_eq!(error_code(&r).as_deref(), Some("session_required"));
+    assert_eq!(rpc_code(&r), -32005);
+    assert_eq!(
+        h.err(
+            "device.execute",
+            Some(TestHost::action("tap", json!({ "x": 1, "y": 1 })))
+        ),
+        "session_required"
+    );
+    assert_eq!(h.err("session.end", None), "session_required");
+    let s = h.ok("session.start", None);
+    assert_eq!(s["state"], "active");
+    assert_eq!(s["eventCount"], 1);
+    assert_eq!(s["lastSequence"], 1);
+    assert_eq!(s["endedAtMs"], Value::Null);
+    assert_eq!(
+        h.ok("session.current", None),
+        json!({ "sessionId": s["id"] })
+    );
+    assert_eq!(h.err("session.start", None), "session_already_active");
+    h.ok("device.observe", None);
+    let ended = h.ok(
+        "session.end",
+        Some(json!({ "outcome": "failed", "reason": "checked" })),
+    );
+    assert_eq!(ended["state"], "ended");
+    assert_eq!(ended["lastSequence"], 3);
+    assert!(ended["endedAtMs"].as_u64().is_some());
+    let events = h.ok("events.list", Some(json!({ "sessionId": s["id"] })));
+    assert_eq!(
+        types(&events),
+        ["sessionStarted", "observationCaptured", "sessionEnded"]
+    );
+    let last = &events[2];
+    assert_eq!(
+        last["payload"],
+        json!({ "type": "sessionEnded", "outcome": "failed", "reason": "checked" })
+    );
+    for (i, e) in events.as_array().expect("events").iter().enumerate() {
+        assert_eq!(e["sequence"], i + 1);
+        assert_eq!(e["sessionId"], s["id"]);
+    }
+    assert_eq!(events[1]["deviceId"], "mock-1");
+    assert!(events[1]["requestId"].is_number());
+    // After the end the connection has no active session again.
+    assert_eq!(h.err("session.current", None), "session_required");
+}
+
+#[test]
+fn session_end_waits_for_in_flight_actions() {
+    let mut h = TestHost::with(support::Options {
+        faults: true,
+        ..Default::default()
+    });
+    h.ready_session();
+    let slow = h.request(
+        "device.execute",
+        Some(TestHost::action("sleep", json!({ "ms": 400 }))),
+    );
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    let r = h.call("session.end", None);
+    assert_eq!(error_code(&r).as_deref(), Some("session_busy"), "{r}");
+    assert_eq!(rpc_code(&r), -32006);
+    assert_eq!(r["error"]["data"]["retryable"], true);
+    assert!(h.response(&slow).get("result").is_some());
+    assert_eq!(h.ok("session.end", None)["state"], "ended");
+}
+
+#[test]
+fn paging_and_export() {
+    let mut h = TestHost::start();
+    let id = h.ready_session();
+    for _ in 0..5 {
+        h.ok("device.observe", None);
+    }
+    // events.list paging on the active session.
+    let page = h.ok(
+        "events.list",
+        Some(json!({ "afterSequence": 2, "limit": 2 })),
+    );
+    assert_eq!(
+        page.as_array()
+            .map(|p| p.iter().map(|e| e["sequence"].clone()).collect::<Vec<_>>()),
+        Some(vec![json!(3), json!(4)])
+    );
+    assert_eq!(
+        h.ok("events.list", Some(json!({ "afterSequence": 6 }))),
+        json!([])
+    );
+    assert_eq!(
+        h.err("events.list", Some(json!({ "afterSequence": 7 }))),
+        "sequence_out_of_range"
+    );
+    // Paged export needs an ended session.
+    assert_eq!(
+        h.err("session.export", Some(json!({ "limit": 2 }))),
+        "session_not_ended"
+    );
+    let legacy_active = h.ok("session.export", None);
+    assert_eq!(legacy_active["events"].as_array().map(Vec::len), Some(6));
+    assert!(legacy_active.get("nextAfterSequence").is_none());
+    h.ok("session.end", None);
+    let full = h.ok("session.export", Some(json!({ "sessionId": id })));
+    assert_eq!(full["session"]["state"], "ended");
+    let all = full["events"].as_array().expect("events").clone();
+    assert_eq!(all.len(), 7);
+    // Walk the pages with nextAfterSequence until it is omitted.
+    let mut collected = Vec::new();
+    let mut after: Option<u64> = None;
+    loop {
+        let mut params = json!({ "sessionId": id, "limit": 3 });
+        if let Some(a) = after {
+            params["afterSequence"] = json!(a);
+        }
+        let page = h.ok("session.export", Some(params));
+        collected.extend(page["events"].as_array().expect("events").iter().cloned());
+        match page.get("nextAfterSequence") {
+            Some(n) => {
+                assert_eq!(Some(n), collected.last().map(|e| &e["sequence"]));
+                after = n.as_u64();
+            }
+            None => break,
+        }
+    }
+    assert_eq!(collected, all);
+    assert_eq!(
+        h.err(
+            "session.export",
+            Some(json!({ "sessionId": id, "limit": 2, "afterSequence": 8 }))
+        ),
+        "sequence_out_of_range"
+    );
+    assert_eq!(
+        h.err(
+            "session.export",
+            Some(json!({ "sessionId": id, "afterSequence": 2 }))
+        ),
+        "invalid_params"
+    );
+    assert_eq!(
+        h.err(
+            "session.export",
+            Some(json!({ "sessionId": "00000000-0000-4000-8000-000000000000" }))
+        ),
+        "session_not_found"
+    );
+}
+
+#[test]
+fn paged_export_needs_its_feature() {
+    let mut h = TestHost::start();
+    h.hello_with(
+        json!([{ "major": 1, "minMinor": 0, "maxMinor": 5 }]),
+        &[],
+        &["events.snapshot.v1"],
+    );
+    h.ok("session.start", None);
+    h.ok("session.end", None);
+    let r = h.call("session.export", Some(json!({ "limit": 1 })));
+    assert_eq!(
+        error_code(&r).as_deref(),
+        Some("session_required"),
+        "no active session and no id: {r}"
+    );
+    let id = h.ok("sessions.list", None)[0]["id"].clone();
+    let r = h.call(
+        "session.export",
+        Some(json!({ "sessionId": id, "limit": 1 })),
+    );
+    assert_eq!(error_code(&r).as_deref(), Some("feature_not_negotiated"));
+    assert_eq!(
+        r["error"]["data"]["details"]["requiredFeature"],
+        "session.export.page.v1"
+    );
+    assert_eq!(
+        h.ok("session.export", Some(json!({ "sessionId": id })))["events"]
+            .as_array()
+            .map(Vec::len),
+        Some(2)
+    );
+}
+
+#[test]
+fn sessions_list_and_deletion() {
+    let mut h = TestHost::start();
+    h.hello();
+    let a = h.ok("session.start", None)["id"].clone();
+    assert_eq!(
+        h.err("events.clear", Some(json!({ "sessionId": a }))),
+        "session_not_ended"
+    );
+    h.ok("session.end", None);
+    let b = h.ok("session.start", None)["id"].clone();
+    let list = h.ok("sessions.list", None);
+    assert_eq!(
+        list.as_array()
+            .map(|l| l.iter().map(|s| s["id"].clone()).collect::<Vec<_>>()),
+        Some(vec![a.clone(), b.clone()])
+    );
+    assert_eq!(list[0]["state"], "ended");
+    assert_eq!(list[1]["state"], "active");
+    assert_eq!(
+        h.ok("events.clear", Some(json!({ "sessionId": a }))),
+        json!({ "deleted": true, "sessionId": a })
+    );
+    assert_eq!(
+        h.err("events.clear", Some(json!({ "sessionId": a }))),
+        "session_not_found"
+    );
+    assert_eq!(
+        h.err("events.list", Some(json!({ "sessionId": a }))),
+        "session_not_found"
+    );
+    assert_eq!(
+        h.ok("sessions.list", None).as_array().map(Vec::len),
+        Some(1)
+    );
+    assert_eq!(
+        h.err("events.clear", None),
+        "session_not_ended",
+        "defaults to the active session"
+    );
+}
+
+#[test]
+fn ui_snapshots_resolve_only_in_the_active_session() {
+    let mut h = TestHost::start();
+    h.ready_session();
+    let obs = h.ok("device.observe", None);
+    let snap_ref = &obs["uiSnapshot"];
+    assert_eq!(snap_ref["formatVersion"], 1);
+    assert_eq!(
+        snap_ref["evidence"]["mediaType"],
+        "application/vnd.devicerail.ui-tree+json;version=1"
+    );
+    assert_eq!(snap_ref["context"]["contextKind"], "native");
+    let snap = h.ok(
+        "ui.snapshot.get",
+        Some(json!({ "observationId": obs["id"] })),
+    );
+    assert_eq!(snap["observationId"], obs["id"]);
+    assert_eq!(
+        snap["nodes"].as_array().map(Vec::len),
+        snap_ref["nodeCount"].as_u64().map(|n| n as usize)
+    );
+    assert_eq!(snap["rootStableNodeIds"], json!(["app"]));
+    let button = snap["nodes"]
+        .as_array()
+        .expect("nodes")
+        .iter()
+        .find(|n| n["stableNodeId"] == "sign-in")
+        .cloned();
+    assert_eq!(button.expect("sign-in")["role"], "button");
+    assert_eq!(
+        h.err(
+            "ui.snapshot.get",
+            Some(json!({ "observationId": "00000000-0000-4000-8000-000000000000" }))
+        ),
+        "ui_snapshot_not_found"
+    );
+    h.ok("session.end", None);
+    assert_eq!(
+        h.err(
+            "ui.snapshot.get",
+            Some(json!({ "observationId": obs["id"] }))
+        ),
+        "session_required"
+    );
+    h.ok("session.start", None);
+    assert_eq!(
+        h.err(
+            "ui.snapshot.get",
+            Some(json!({ "observationId": obs["id"] }))
+        ),
+        "ui_snapshot_not_found",
+        "another session"
+    );
+}
+
+#[test]
+fn verdicts_need_evidence_of_the_active_session() {
+    let mut h = TestHost::start();
+    h.ready_session();
+    let obs = h.ok("device.observe", None);
+    let shot = obs["screenshot"].clone();
+    let r = h.ok("verdict.record", Some(json!({ "verdict": { "status": "pass", "summary": "login form shown", "evidence": [shot] } })));
+    let event = &r["event"];
+    assert_eq!(event["payload"]["type"], "verdictRecorded");
+    assert_eq!(event["payload"]["verdict"]["status"], "pass");
+    assert_eq!(event["payload"]["verdict"]["evidence"][0], shot);
+    assert_eq!(event["sequence"], 3);
+    assert_eq!(event["deviceId"], "mock-1");
+    let mut forged = shot.clone();
+    forged["id"] = json!("sha256:ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff");
+    assert_eq!(
+        h.err(
+            "verdict.record",
+            Some(json!({ "verdict": { "status": "fail", "summary": "x", "evidence": [forged] } }))
+        ),
+        "evidence_not_in_session"
+    );
+    let mut tampered = shot.clone();
+    tampered["uri"] = json!("file:///etc/passwd");
+    assert_eq!(
+        h.err(
+            "verdict.record",
+            Some(
+                json!({ "verdict": { "status": "fail", "summary": "x", "evidence": [tampered] } })
+            )
+        ),
+        "evidence_not_in_session"
+    );
+    h.ok("session.end", None);
+    h.ok("session.start", None);
+    assert_eq!(
+        h.err(
+            "verdict.record",
+            Some(json!({ "verdict": { "status": "pass", "summary": "x", "evidence": [shot] } }))
+        ),
+        "evidence_not_in_session",
+        "evidence of an earlier session"
+    );
+    let r = h.ok(
+        "verdict.record",
+        Some(json!({ "verdict": { "status": "unknown", "summary": "no evidence" } })),
+    );
+    assert_eq!(r["event"]["payload"]["verdict"]["evidence"], json!([]));
+}
+
+#[test]
+fn results_over_one_frame_are_refused_but_pages_work() {
+    let mut h = TestHost::start();
+    let id = h.ready_session();
+    // About 800 bytes per observation event: 1,600 of them exceed 1 MiB.
+    for _ in 0..4 {
+        let ids: Vec<Value> = (0..400)
+            .map(|_| h.request("device.observe", None))
+            .collect();
+        for i in ids {
+            assert!(h.response(&i).get("result").is_some());
+        }
+    }
+    h.ok("session.end", None);
+    let r = h.call("session.export", Some(json!({ "sessionId": id })));
+    assert_eq!(
+        error_code(&r).as_deref(),
+        Some("response_frame_too_large"),
+        "{}",
+        &r.to_string()[..200.min(r.to_string().len())]
+    );
+    assert_eq!(rpc_code(&r), -32012);
+    let mut total = 0;
+    let mut after = 0u64;
+    loop {
+        let mut params = json!({ "sessionId": id, "limit": 500 });
+        if after > 0 {
+            params["afterSequence"] = json!(after);
+        }
+        let page = h.ok("session.export", Some(params));
+        total += page["events"].as_array().map(Vec::len).unwrap_or(0);
+        match page.get("nextAfterSequence").and_then(Value::as_u64) {
+            Some(n) => after = n,
+            None => break,
+        }
+    }
+    assert_eq!(total, 1602);
+}
