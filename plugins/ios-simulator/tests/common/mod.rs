@@ -1,0 +1,166 @@
+//! Shared test rig: fake simulators + a fake WebDriverAgent + the real
+//! plugin cdylib loaded with settings pointing at them, and a capture of
+//! every log line the plugin emits.
+
+#![allow(dead_code)]
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::{Mutex, Once, OnceLock};
+use std::time::{Duration, Instant};
+
+use devicerail_ios_simulator_fakes::sim_state::SE_UDID;
+use devicerail_ios_simulator_fakes::{FakeSimulators, FakeWda, FakeWdaOptions};
+use devicerail_plugin_api::conformance::build_workspace_plugin;
+use devicerail_plugin_api::loader::{self, LoadedPlugin};
+use devicerail_plugin_api::protocol::{ActionCall, CallId, DeviceId};
+use devicerail_plugin_api::{
+    ActionOutput, CallContext, Driver, DriverObservation, DriverResult, ObserveRequest,
+};
+use serde_json::{Map, Value, json};
+
+pub const PACKAGE: &str = "devicerail-plugin-ios-simulator";
+pub const PLUGIN_ID: &str = "ios-simulator";
+
+static LOGS: Mutex<Vec<u8>> = Mutex::new(Vec::new());
+
+struct Capture;
+
+impl Write for Capture {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        LOGS.lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Installs a TRACE-level subscriber capturing everything (the host side
+/// of the plugin's log forwarding) before any plugin is loaded.
+pub fn init_logging() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let _ = tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::TRACE)
+            .with_ansi(false)
+            .with_writer(|| Capture)
+            .try_init();
+    });
+}
+
+/// Everything logged so far in this test process.
+pub fn logs() -> String {
+    String::from_utf8_lossy(&LOGS.lock().unwrap_or_else(|p| p.into_inner())).into_owned()
+}
+
+/// The plugin library, built once per test process.
+pub fn plugin_path() -> PathBuf {
+    static PATH: OnceLock<PathBuf> = OnceLock::new();
+    PATH.get_or_init(|| build_workspace_plugin(PACKAGE, PLUGIN_ID))
+        .clone()
+}
+
+/// Loads a fresh driver instance from the real cdylib.
+pub fn load(settings: Value) -> LoadedPlugin {
+    init_logging();
+    let settings: Map<String, Value> = match settings {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    };
+    loader::load(&plugin_path(), &settings)
+        .unwrap_or_else(|e| panic!("the plugin did not load: {e}"))
+}
+
+/// Fake simulators, a fake WDA attached to the iPhone SE, and the plugin.
+pub struct Rig {
+    pub sims: FakeSimulators,
+    pub wda: FakeWda,
+    pub plugin: LoadedPlugin,
+}
+
+impl Rig {
+    pub fn new() -> Self {
+        Self::with(FakeWdaOptions::default(), json!({}))
+    }
+
+    /// `extra` settings are merged over the rig's own.
+    pub fn with(opts: FakeWdaOptions, extra: Value) -> Self {
+        init_logging();
+        let sims = FakeSimulators::new().expect("fake simulators");
+        let wda = sims.wda(SE_UDID, opts).expect("fake WDA");
+        let mut settings = json!({
+            "xcrun": sims.xcrun().display().to_string(),
+            "wdaUrl": wda.url(),
+        });
+        if let (Some(base), Value::Object(more)) = (settings.as_object_mut(), extra) {
+            base.extend(more);
+        }
+        let plugin = load(settings);
+        Self { sims, wda, plugin }
+    }
+
+    pub fn se() -> DeviceId {
+        DeviceId::new(SE_UDID)
+    }
+
+    /// Connects the iPhone SE.
+    pub fn connected() -> Self {
+        let rig = Self::new();
+        rig.connect();
+        rig
+    }
+
+    pub fn connect(&self) {
+        self.plugin
+            .connect(&CallContext::unbounded(), &Self::se())
+            .expect("the iPhone SE connects");
+    }
+
+    pub fn exec(&self, name: &str, arguments: Value) -> DriverResult<ActionOutput> {
+        self.exec_ctx(&CallContext::unbounded(), name, arguments)
+    }
+
+    pub fn exec_ctx(
+        &self,
+        ctx: &CallContext,
+        name: &str,
+        arguments: Value,
+    ) -> DriverResult<ActionOutput> {
+        self.plugin
+            .execute(ctx, &Self::se(), &call(name, arguments))
+    }
+
+    pub fn ok(&self, name: &str, arguments: Value) -> ActionOutput {
+        self.exec(name, arguments.clone())
+            .unwrap_or_else(|e| panic!("{name} {arguments} failed: {e}"))
+    }
+
+    pub fn observe(&self, screenshot: bool, ui_tree: bool) -> DriverObservation {
+        self.plugin
+            .observe(
+                &CallContext::unbounded(),
+                &Self::se(),
+                &ObserveRequest {
+                    screenshot,
+                    ui_tree,
+                },
+            )
+            .unwrap_or_else(|e| panic!("observe failed: {e}"))
+    }
+}
+
+pub fn call(name: &str, arguments: Value) -> ActionCall {
+    ActionCall {
+        id: CallId::new_v4(),
+        name: name.into(),
+        arguments,
+    }
+}
+
+/// A context whose deadline is `ms` from now.
+pub fn within(ms: u64) -> CallContext {
+    CallContext::new(Some(Instant::now() + Duration::from_millis(ms)))
+}
