@@ -1,0 +1,951 @@
+//! The fake device's software: a launcher, a small login app and a
+//! browser, the programs the Android driver runs (`input`, `screencap`,
+//! `uiautomator`, `wm`, `getprop`, `am`, `monkey`, `dumpsys`, `cat`, ...),
+//! and a log of every `input` invocation.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+
+use crate::shell::{Output, Programs};
+
+/// Package of the login app.
+pub const LOGIN_PACKAGE: &str = "com.example.login";
+/// Package of the launcher.
+pub const LAUNCHER_PACKAGE: &str = "com.android.launcher3";
+/// Package of the browser `am start -a VIEW` opens.
+pub const BROWSER_PACKAGE: &str = "com.android.chrome";
+
+/// Static facts of the fake device.
+#[derive(Debug, Clone)]
+pub struct DeviceProfile {
+    pub model: String,
+    pub product: String,
+    pub device: String,
+    /// `ro.build.version.release`.
+    pub release: String,
+    /// `ro.build.version.sdk`.
+    pub sdk: u32,
+    /// Physical display size in natural orientation.
+    pub width: u32,
+    pub height: u32,
+    pub density: u32,
+    /// `wm size WxH` override (what the screen then really renders).
+    pub override_size: Option<(u32, u32)>,
+    pub override_density: Option<u32>,
+    /// 16 (Android 12+, with a colour-space word) or 12; anything else
+    /// makes a header no real device writes (for fallback tests).
+    pub raw_header_len: usize,
+    /// Whether dumps carry the `visible-to-user` attribute (newer
+    /// releases do).
+    pub visible_to_user_attr: bool,
+}
+
+impl Default for DeviceProfile {
+    fn default() -> Self {
+        Self {
+            model: "Fake Pixel".into(),
+            product: "fake_pixel".into(),
+            device: "fakepixel".into(),
+            release: "14".into(),
+            sdk: 34,
+            width: 720,
+            height: 1280,
+            density: 320,
+            override_size: None,
+            override_density: None,
+            raw_header_len: 16,
+            visible_to_user_attr: true,
+        }
+    }
+}
+
+impl DeviceProfile {
+    /// The size the screen renders at (the override wins).
+    pub fn screen_size(&self) -> (u32, u32) {
+        self.override_size.unwrap_or((self.width, self.height))
+    }
+}
+
+/// What the foreground shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Screen {
+    Launcher,
+    Login,
+    Home,
+    Browser { url: String },
+}
+
+/// An editable field of the login form.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Field {
+    Username,
+    Password,
+}
+
+/// Where an `input` invocation came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputSource {
+    /// A command line (`shell:`/`exec:` destination).
+    CommandLine,
+    /// A line the driver sent on the stream's stdin.
+    Stdin,
+}
+
+/// One `input ...` invocation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InputCall {
+    pub source: InputSource,
+    /// `input`'s arguments, e.g. `["tap", "10", "20"]`.
+    pub args: Vec<String>,
+}
+
+/// The mutable state of the device.
+#[derive(Debug, Clone)]
+pub struct AppState {
+    pub screen: Screen,
+    pub username: String,
+    pub password: String,
+    pub remember: bool,
+    pub focus: Option<Field>,
+    pub status: String,
+    pub signed_in_as: String,
+    /// Bumped on every visible change; keys the screenshot caches.
+    pub revision: u64,
+    pub inputs: Vec<InputCall>,
+    /// Every other program run, as its argv.
+    pub programs: Vec<Vec<String>>,
+    pub files: HashMap<String, Vec<u8>>,
+}
+
+impl Default for AppState {
+    fn default() -> Self {
+        Self {
+            screen: Screen::Login,
+            username: String::new(),
+            password: String::new(),
+            remember: false,
+            focus: None,
+            status: "Please sign in".into(),
+            signed_in_as: String::new(),
+            revision: 1,
+            inputs: Vec::new(),
+            programs: Vec::new(),
+            files: HashMap::new(),
+        }
+    }
+}
+
+/// What tapping a node does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tap {
+    Focus(Field),
+    ToggleRemember,
+    SignIn,
+    SignOut,
+    LaunchLogin,
+}
+
+/// One laid-out view, as `uiautomator dump` reports it.
+#[derive(Debug, Clone, Default)]
+pub struct ViewNode {
+    pub class: &'static str,
+    pub resource_id: String,
+    pub text: String,
+    pub content_desc: String,
+    pub package: &'static str,
+    pub clickable: bool,
+    pub enabled: bool,
+    pub focusable: bool,
+    pub focused: bool,
+    pub password: bool,
+    pub checkable: bool,
+    pub checked: bool,
+    pub scrollable: bool,
+    pub visible: bool,
+    pub bounds: (u32, u32, u32, u32),
+    pub children: Vec<ViewNode>,
+    tap: Option<Tap>,
+    color: [u8; 4],
+}
+
+impl ViewNode {
+    fn new(class: &'static str, package: &'static str, bounds: (u32, u32, u32, u32)) -> Self {
+        Self {
+            class,
+            package,
+            enabled: true,
+            visible: true,
+            bounds,
+            color: [0, 0, 0, 0],
+            ..Self::default()
+        }
+    }
+
+    fn id(mut self, id: &str) -> Self {
+        self.resource_id = format!("{}:id/{id}", self.package);
+        self
+    }
+
+    fn text(mut self, text: impl Into<String>) -> Self {
+        self.text = text.into();
+        self
+    }
+
+    fn tap(mut self, tap: Tap) -> Self {
+        self.tap = Some(tap);
+        self.clickable = true;
+        self.focusable = true;
+        self
+    }
+
+    fn color(mut self, rgb: [u8; 3]) -> Self {
+        self.color = [rgb[0], rgb[1], rgb[2], 255];
+        self
+    }
+
+    fn with(mut self, children: Vec<ViewNode>) -> Self {
+        self.children = children;
+        self
+    }
+
+    fn contains(&self, x: u32, y: u32) -> bool {
+        let (x1, y1, x2, y2) = self.bounds;
+        x >= x1 && x < x2 && y >= y1 && y < y2
+    }
+}
+
+fn rect(w: u32, h: u32, x1: f64, y1: f64, x2: f64, y2: f64) -> (u32, u32, u32, u32) {
+    let sx = |f: f64| (f * f64::from(w)).round() as u32;
+    let sy = |f: f64| (f * f64::from(h)).round() as u32;
+    (sx(x1), sy(y1), sx(x2), sy(y2))
+}
+
+impl AppState {
+    /// The foreground package.
+    pub fn package(&self) -> &'static str {
+        match self.screen {
+            Screen::Launcher => LAUNCHER_PACKAGE,
+            Screen::Login | Screen::Home => LOGIN_PACKAGE,
+            Screen::Browser { .. } => BROWSER_PACKAGE,
+        }
+    }
+
+    /// The focused window, as `dumpsys window` names it.
+    pub fn activity(&self) -> String {
+        match self.screen {
+            Screen::Launcher => format!("{LAUNCHER_PACKAGE}/{LAUNCHER_PACKAGE}.Launcher"),
+            Screen::Login => format!("{LOGIN_PACKAGE}/.LoginActivity"),
+            Screen::Home => format!("{LOGIN_PACKAGE}/.HomeActivity"),
+            Screen::Browser { .. } => {
+                format!("{BROWSER_PACKAGE}/com.google.android.apps.chrome.Main")
+            }
+        }
+    }
+
+    fn touch(&mut self) {
+        self.revision += 1;
+    }
+
+    fn field_mut(&mut self, field: Field) -> &mut String {
+        match field {
+            Field::Username => &mut self.username,
+            Field::Password => &mut self.password,
+        }
+    }
+
+    /// The view hierarchy of the current screen on a `w`×`h` display.
+    pub fn hierarchy(&self, w: u32, h: u32) -> ViewNode {
+        let pkg = self.package();
+        let r = |x1, y1, x2, y2| rect(w, h, x1, y1, x2, y2);
+        let root = ViewNode::new("android.widget.FrameLayout", pkg, (0, 0, w, h));
+        match &self.screen {
+            Screen::Launcher => root.color([30, 60, 90]).with(vec![
+                ViewNode::new("android.widget.TextView", pkg, r(0.1, 0.1, 0.9, 0.16))
+                    .id("clock")
+                    .text("12:00"),
+                ViewNode {
+                    content_desc: "Example Login".into(),
+                    ..ViewNode::new("android.widget.TextView", pkg, r(0.1, 0.4, 0.4, 0.5))
+                        .text("Login")
+                        .tap(Tap::LaunchLogin)
+                        .color([200, 200, 60])
+                },
+            ]),
+            Screen::Login => {
+                let field = |f: Field, id: &str, y1: f64, value: &str, password: bool| {
+                    let shown = if password {
+                        "•".repeat(value.chars().count())
+                    } else {
+                        value.to_owned()
+                    };
+                    let focused = self.focus == Some(f);
+                    ViewNode {
+                        focused,
+                        password,
+                        ..ViewNode::new("android.widget.EditText", pkg, r(0.1, y1, 0.9, y1 + 0.07))
+                            .id(id)
+                            .text(shown)
+                            .tap(Tap::Focus(f))
+                            .color(if focused {
+                                [255, 255, 200]
+                            } else {
+                                [240, 240, 240]
+                            })
+                    }
+                };
+                root.color([250, 250, 250]).with(vec![
+                    ViewNode::new("android.widget.LinearLayout", pkg, r(0.0, 0.05, 1.0, 1.0))
+                        .id("form")
+                        .with(vec![
+                            ViewNode::new("android.widget.TextView", pkg, r(0.1, 0.1, 0.9, 0.16))
+                                .id("title")
+                                .text("Sign in to Example"),
+                            field(Field::Username, "username", 0.2, &self.username, false),
+                            field(Field::Password, "password", 0.3, &self.password, true),
+                            ViewNode {
+                                checkable: true,
+                                checked: self.remember,
+                                ..ViewNode::new(
+                                    "android.widget.CheckBox",
+                                    pkg,
+                                    r(0.1, 0.4, 0.6, 0.45),
+                                )
+                                .id("remember")
+                                .text("Remember me")
+                                .tap(Tap::ToggleRemember)
+                                .color(if self.remember {
+                                    [60, 160, 60]
+                                } else {
+                                    [180, 180, 180]
+                                })
+                            },
+                            ViewNode::new("android.widget.Button", pkg, r(0.1, 0.5, 0.9, 0.57))
+                                .id("sign_in")
+                                .text("Sign in")
+                                .tap(Tap::SignIn)
+                                .color([30, 100, 220]),
+                            ViewNode {
+                                enabled: false,
+                                ..ViewNode::new(
+                                    "android.widget.Button",
+                                    pkg,
+                                    r(0.1, 0.6, 0.9, 0.65),
+                                )
+                                .id("help")
+                                .text("Help")
+                                .color([200, 200, 200])
+                            },
+                            ViewNode::new("android.widget.TextView", pkg, r(0.1, 0.7, 0.9, 0.75))
+                                .id("status")
+                                .text(self.status.clone()),
+                            ViewNode {
+                                scrollable: true,
+                                ..ViewNode::new(
+                                    "android.widget.ScrollView",
+                                    pkg,
+                                    r(0.0, 0.8, 1.0, 1.0),
+                                )
+                                .id("footer")
+                                .with(vec![ViewNode {
+                                    visible: false,
+                                    ..ViewNode::new(
+                                        "android.widget.TextView",
+                                        pkg,
+                                        r(0.1, 0.95, 0.9, 1.0),
+                                    )
+                                    .id("terms")
+                                    .text("Terms & \"Conditions\" <v2>")
+                                }])
+                            },
+                        ]),
+                    ViewNode::new("android.widget.ImageView", pkg, r(0.4, 0.0, 0.6, 0.05))
+                        .id("logo")
+                        .color([220, 60, 60]),
+                ])
+            }
+            Screen::Home => root.color([230, 245, 230]).with(vec![
+                ViewNode::new("android.widget.TextView", pkg, r(0.1, 0.1, 0.9, 0.16))
+                    .id("greeting")
+                    .text(format!("Hello, {}", self.signed_in_as)),
+                ViewNode::new("android.widget.Switch", pkg, r(0.1, 0.2, 0.9, 0.25))
+                    .id("remembered")
+                    .text("Remembered"),
+                ViewNode::new("android.widget.Button", pkg, r(0.1, 0.3, 0.9, 0.37))
+                    .id("sign_out")
+                    .text("Sign out")
+                    .tap(Tap::SignOut)
+                    .color([220, 80, 30]),
+            ]),
+            Screen::Browser { url } => root.color([255, 255, 255]).with(vec![
+                ViewNode::new("android.widget.EditText", pkg, r(0.0, 0.05, 1.0, 0.1))
+                    .id("url_bar")
+                    .text(url.clone())
+                    .color([235, 235, 235]),
+            ]),
+        }
+    }
+
+    /// Applies a tap at screen pixel `(x, y)`.
+    pub fn tap(&mut self, w: u32, h: u32, x: u32, y: u32) {
+        fn hit(node: &ViewNode, x: u32, y: u32) -> Option<Tap> {
+            if !node.contains(x, y) {
+                return None;
+            }
+            node.children
+                .iter()
+                .rev()
+                .find_map(|c| hit(c, x, y))
+                .or(if node.enabled { node.tap } else { None })
+        }
+        let Some(tap) = hit(&self.hierarchy(w, h), x, y) else {
+            return;
+        };
+        match tap {
+            Tap::Focus(f) => self.focus = Some(f),
+            Tap::ToggleRemember => self.remember = !self.remember,
+            Tap::SignIn => {
+                if self.username.is_empty() {
+                    self.status = "Enter a username".into();
+                } else {
+                    self.signed_in_as = self.username.clone();
+                    self.screen = Screen::Home;
+                    self.focus = None;
+                }
+            }
+            Tap::SignOut => {
+                self.screen = Screen::Login;
+                self.password.clear();
+                self.status = "Signed out".into();
+            }
+            Tap::LaunchLogin => self.screen = Screen::Login,
+        }
+        self.touch();
+    }
+
+    fn key(&mut self, code: u32) {
+        match code {
+            // BACK
+            4 => {
+                self.screen = match self.screen {
+                    Screen::Home | Screen::Browser { .. } => Screen::Login,
+                    _ => Screen::Launcher,
+                };
+                self.focus = None;
+            }
+            // HOME
+            3 => {
+                self.screen = Screen::Launcher;
+                self.focus = None;
+            }
+            // TAB
+            61 if self.focus == Some(Field::Username) => self.focus = Some(Field::Password),
+            // DEL
+            67 => {
+                if let Some(f) = self.focus {
+                    self.field_mut(f).pop();
+                }
+            }
+            // ENTER, MOVE_HOME, MOVE_END and the rest change nothing here.
+            _ => {}
+        }
+        self.touch();
+    }
+}
+
+/// Decodes `input text`'s argument the way Android's input command does:
+/// `%s` becomes a space (scanning left to right, a `%` arms the escape for
+/// the next character). Returns `None` for characters the virtual
+/// keyboard's key map cannot produce (the real command then throws).
+pub fn decode_input_text(arg: &str) -> Option<String> {
+    let mut buf: Vec<char> = arg.chars().collect();
+    let mut escape = false;
+    let mut i = 0;
+    while i < buf.len() {
+        if escape {
+            escape = false;
+            if buf[i] == 's' {
+                buf[i] = ' ';
+                buf.remove(i - 1);
+                i -= 1;
+            }
+        }
+        if buf[i] == '%' {
+            escape = true;
+        }
+        i += 1;
+    }
+    buf.iter()
+        .all(|c| (' '..='~').contains(c))
+        .then(|| buf.into_iter().collect())
+}
+
+/// Key names `input keyevent` accepts besides numbers.
+fn keycode(name: &str) -> Option<u32> {
+    if let Ok(n) = name.parse() {
+        return Some(n);
+    }
+    Some(match name.trim_start_matches("KEYCODE_") {
+        "HOME" => 3,
+        "BACK" => 4,
+        "TAB" => 61,
+        "ENTER" => 66,
+        "DEL" => 67,
+        "MOVE_HOME" => 122,
+        "MOVE_END" => 123,
+        _ => return None,
+    })
+}
+
+/// Escapes an XML attribute value.
+fn xml_escape(s: &str, out: &mut String) {
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            '\n' => out.push_str("&#10;"),
+            c => out.push(c),
+        }
+    }
+}
+
+/// The whole device: profile, state, screenshot caches.
+#[derive(Debug, Clone)]
+pub struct Device {
+    pub profile: DeviceProfile,
+    pub state: AppState,
+    raw_cache: Option<(u64, std::sync::Arc<Vec<u8>>)>,
+    png_cache: Option<(u64, std::sync::Arc<Vec<u8>>)>,
+}
+
+impl Device {
+    pub fn new(profile: DeviceProfile) -> Self {
+        Self {
+            profile,
+            state: AppState::default(),
+            raw_cache: None,
+            png_cache: None,
+        }
+    }
+
+    /// `uiautomator dump` XML of the current screen.
+    pub fn dump_xml(&self) -> String {
+        let (w, h) = self.profile.screen_size();
+        let mut out = String::from(
+            "<?xml version='1.0' encoding='UTF-8' standalone='yes' ?><hierarchy rotation=\"0\">",
+        );
+        self.write_node(&self.state.hierarchy(w, h), 0, &mut out);
+        out.push_str("</hierarchy>");
+        out
+    }
+
+    fn write_node(&self, node: &ViewNode, index: usize, out: &mut String) {
+        let b = |v: bool| if v { "true" } else { "false" };
+        let _ = write!(out, "<node index=\"{index}\" text=\"");
+        xml_escape(&node.text, out);
+        out.push_str("\" resource-id=\"");
+        xml_escape(&node.resource_id, out);
+        let _ = write!(
+            out,
+            "\" class=\"{}\" package=\"{}\" content-desc=\"",
+            node.class, node.package
+        );
+        xml_escape(&node.content_desc, out);
+        let _ = write!(
+            out,
+            "\" checkable=\"{}\" checked=\"{}\" clickable=\"{}\" enabled=\"{}\" focusable=\"{}\" focused=\"{}\" scrollable=\"{}\" long-clickable=\"false\" password=\"{}\" selected=\"false\"",
+            b(node.checkable),
+            b(node.checked),
+            b(node.clickable),
+            b(node.enabled),
+            b(node.focusable),
+            b(node.focused),
+            b(node.scrollable),
+            b(node.password),
+        );
+        if self.profile.visible_to_user_attr {
+            let _ = write!(out, " visible-to-user=\"{}\"", b(node.visible));
+        }
+        let (x1, y1, x2, y2) = node.bounds;
+        let _ = write!(out, " bounds=\"[{x1},{y1}][{x2},{y2}]\"");
+        if node.children.is_empty() {
+            out.push_str(" />");
+        } else {
+            out.push('>');
+            for (i, c) in node.children.iter().enumerate() {
+                self.write_node(c, i, out);
+            }
+            out.push_str("</node>");
+        }
+    }
+
+    /// RGBA pixels of the current screen.
+    pub fn render(&self) -> Vec<u8> {
+        let (w, h) = self.profile.screen_size();
+        let mut px = vec![0u8; (w as usize) * (h as usize) * 4];
+        fn paint(node: &ViewNode, px: &mut [u8], w: u32, h: u32) {
+            if node.color[3] != 0 && node.visible {
+                let (x1, y1, x2, y2) = node.bounds;
+                let (x2, y2) = (x2.min(w), y2.min(h));
+                for y in y1..y2 {
+                    let row = (y as usize) * (w as usize) * 4;
+                    for x in x1..x2 {
+                        let i = row + (x as usize) * 4;
+                        px[i..i + 4].copy_from_slice(&node.color);
+                    }
+                }
+            }
+            for c in &node.children {
+                paint(c, px, w, h);
+            }
+        }
+        paint(&self.state.hierarchy(w, h), &mut px, w, h);
+        px
+    }
+
+    /// `screencap` (no `-p`): header + RGBA_8888 pixels.
+    pub fn screencap_raw(&mut self) -> std::sync::Arc<Vec<u8>> {
+        let rev = self.state.revision;
+        if let Some((r, data)) = &self.raw_cache
+            && *r == rev
+        {
+            return data.clone();
+        }
+        let (w, h) = self.profile.screen_size();
+        let pixels = self.render();
+        let mut out = Vec::with_capacity(16 + pixels.len());
+        out.extend_from_slice(&w.to_le_bytes());
+        out.extend_from_slice(&h.to_le_bytes());
+        out.extend_from_slice(&1u32.to_le_bytes()); // PIXEL_FORMAT_RGBA_8888
+        if self.profile.raw_header_len >= 16 {
+            out.extend_from_slice(&0u32.to_le_bytes()); // sRGB
+        }
+        // Longer headers than real ones exist only to test fallbacks.
+        out.resize(self.profile.raw_header_len.max(12), 0);
+        out.extend_from_slice(&pixels);
+        let data = std::sync::Arc::new(out);
+        self.raw_cache = Some((rev, data.clone()));
+        data
+    }
+
+    /// `screencap -p`: a PNG of the current screen.
+    pub fn screencap_png(&mut self) -> std::sync::Arc<Vec<u8>> {
+        let rev = self.state.revision;
+        if let Some((r, data)) = &self.png_cache
+            && *r == rev
+        {
+            return data.clone();
+        }
+        let (w, h) = self.profile.screen_size();
+        let pixels = self.render();
+        let mut png = Vec::new();
+        let encoder = image::codecs::png::PngEncoder::new(&mut png);
+        let _ = image::ImageEncoder::write_image(
+            encoder,
+            &pixels,
+            w,
+            h,
+            image::ExtendedColorType::Rgba8,
+        );
+        let data = std::sync::Arc::new(png);
+        self.png_cache = Some((rev, data.clone()));
+        data
+    }
+
+    fn dumpsys_window(&self) -> String {
+        let a = self.state.activity();
+        format!(
+            "WINDOW MANAGER WINDOWS (dumpsys window windows)\n  Window #0 Window{{5e1f00 u0 {a}}}:\n    mDisplayId=0\n  mCurrentFocus=Window{{5e1f00 u0 {a}}}\n  mFocusedApp=ActivityRecord{{9c2d1 u0 {a} t12}}\n"
+        )
+    }
+
+    /// Runs `input` with `args`.
+    pub fn input(&mut self, source: InputSource, args: &[String]) -> Output {
+        self.state.inputs.push(InputCall {
+            source,
+            args: args.to_vec(),
+        });
+        let (w, h) = self.profile.screen_size();
+        let num = |i: usize| args.get(i).and_then(|a| a.parse::<f64>().ok());
+        let usage = || Output::fail(1, "Error: Unknown command or bad arguments\n");
+        match args.first().map(String::as_str) {
+            Some("tap") => match (num(1), num(2)) {
+                (Some(x), Some(y)) if x >= 0.0 && y >= 0.0 => {
+                    self.state.tap(w, h, x as u32, y as u32);
+                    Output::ok(Vec::new())
+                }
+                _ => usage(),
+            },
+            Some("swipe") => {
+                if (1..=4).all(|i| num(i).is_some()) && args.len() <= 6 {
+                    self.state.touch();
+                    Output::ok(Vec::new())
+                } else {
+                    usage()
+                }
+            }
+            Some("text") if args.len() == 2 => match decode_input_text(&args[1]) {
+                Some(text) => {
+                    if let Some(f) = self.state.focus {
+                        self.state.field_mut(f).push_str(&text);
+                    }
+                    self.state.touch();
+                    Output::ok(Vec::new())
+                }
+                None => Output::fail(
+                    255,
+                    "Exception occurred while executing 'text':\njava.lang.NullPointerException: Attempt to get length of null array\n",
+                ),
+            },
+            Some("keyevent") => {
+                let codes: Option<Vec<u32>> = args[1..]
+                    .iter()
+                    .filter(|a| *a != "--longpress")
+                    .map(|a| keycode(a))
+                    .collect();
+                match codes {
+                    Some(codes) if !codes.is_empty() => {
+                        for c in codes {
+                            self.state.key(c);
+                        }
+                        Output::ok(Vec::new())
+                    }
+                    _ => usage(),
+                }
+            }
+            _ => usage(),
+        }
+    }
+
+    fn am(&mut self, args: &[String]) -> Output {
+        let get = |flag: &str| {
+            args.iter()
+                .position(|a| a == flag)
+                .and_then(|i| args.get(i + 1))
+                .cloned()
+        };
+        if args.first().map(String::as_str) != Some("start") {
+            return Output::fail(1, "Error: unknown command\n");
+        }
+        if get("-a").as_deref() == Some("android.intent.action.VIEW")
+            && let Some(url) = get("-d")
+        {
+            self.state.screen = Screen::Browser { url: url.clone() };
+            self.state.focus = None;
+            self.state.touch();
+            return Output::ok(format!(
+                "Starting: Intent {{ act=android.intent.action.VIEW dat={url} }}\n"
+            ));
+        }
+        if let Some(component) = get("-n") {
+            if component.starts_with(&format!("{LOGIN_PACKAGE}/")) {
+                self.state.screen = Screen::Login;
+                self.state.touch();
+                return Output::ok(format!("Starting: Intent {{ cmp={component} }}\n"));
+            }
+            return Output::ok(format!(
+                "Starting: Intent {{ cmp={component} }}\nError type 3\nError: Activity class {{{component}}} does not exist.\n"
+            ));
+        }
+        Output::fail(1, "Error: bad intent\n")
+    }
+
+    fn monkey(&mut self, args: &[String]) -> Output {
+        let pkg = args
+            .iter()
+            .position(|a| a == "-p")
+            .and_then(|i| args.get(i + 1));
+        let launcher = args
+            .windows(2)
+            .any(|w| w[0] == "-c" && w[1] == "android.intent.category.LAUNCHER");
+        match pkg.map(String::as_str) {
+            Some(LOGIN_PACKAGE) if launcher => {
+                self.state.screen = Screen::Login;
+                self.state.touch();
+                Output::ok(
+                    "  bash arg: -p\n  bash arg: com.example.login\nEvents injected: 1\n## Network stats: elapsed time=12ms (0ms mobile, 0ms wifi, 12ms not connected)\n",
+                )
+            }
+            Some(LAUNCHER_PACKAGE) if launcher => {
+                self.state.screen = Screen::Launcher;
+                self.state.touch();
+                Output::ok("Events injected: 1\n")
+            }
+            Some(_) => Output {
+                stdout: b"** No activities found to run, monkey aborted.\n".to_vec(),
+                stderr: Vec::new(),
+                status: 252,
+            },
+            None => Output::fail(1, "usage: monkey [-p ALLOWED_PACKAGE ...]\n"),
+        }
+    }
+
+    fn getprop(&self, args: &[String]) -> Output {
+        let p = &self.profile;
+        let props = [
+            ("ro.product.model", p.model.clone()),
+            ("ro.product.name", p.product.clone()),
+            ("ro.product.device", p.device.clone()),
+            ("ro.build.version.release", p.release.clone()),
+            ("ro.build.version.sdk", p.sdk.to_string()),
+        ];
+        match args.first() {
+            Some(name) => Output::ok(format!(
+                "{}\n",
+                props
+                    .iter()
+                    .find(|(k, _)| k == name)
+                    .map(|(_, v)| v.as_str())
+                    .unwrap_or("")
+            )),
+            None => Output::ok(
+                props
+                    .iter()
+                    .map(|(k, v)| format!("[{k}]: [{v}]\n"))
+                    .collect::<String>(),
+            ),
+        }
+    }
+
+    fn wm(&self, args: &[String]) -> Output {
+        let p = &self.profile;
+        match args.first().map(String::as_str) {
+            Some("size") if args.len() == 1 => {
+                let mut s = format!("Physical size: {}x{}\n", p.width, p.height);
+                if let Some((w, h)) = p.override_size {
+                    let _ = writeln!(s, "Override size: {w}x{h}");
+                }
+                Output::ok(s)
+            }
+            Some("density") if args.len() == 1 => {
+                let mut s = format!("Physical density: {}\n", p.density);
+                if let Some(d) = p.override_density {
+                    let _ = writeln!(s, "Override density: {d}");
+                }
+                Output::ok(s)
+            }
+            _ => Output::fail(1, "Error: unknown wm command\n"),
+        }
+    }
+}
+
+impl Programs for Device {
+    fn run(&mut self, argv: &[String], stdin: &[u8]) -> Output {
+        let (cmd, args) = match argv.split_first() {
+            Some((c, a)) => (c.as_str(), a),
+            None => return Output::ok(Vec::new()),
+        };
+        if cmd != "input" {
+            self.state.programs.push(argv.to_vec());
+        }
+        match cmd {
+            "echo" => Output::ok(format!("{}\n", args.join(" "))),
+            "true" => Output::ok(Vec::new()),
+            "false" => Output::fail(1, Vec::new()),
+            "input" => self.input(InputSource::CommandLine, args),
+            "getprop" => self.getprop(args),
+            "wm" => self.wm(args),
+            "screencap" => match args {
+                [] => Output::ok(self.screencap_raw().as_ref().clone()),
+                [p] if p == "-p" => Output::ok(self.screencap_png().as_ref().clone()),
+                _ => Output::fail(1, "usage: screencap [-hp] [-d display-id] [FILENAME]\n"),
+            },
+            "uiautomator" => match args {
+                [d, path] if d == "dump" => {
+                    let xml = self.dump_xml();
+                    self.write_file(path, xml.as_bytes());
+                    Output::ok(format!("UI hierchary dumped to: {path}\n"))
+                }
+                _ => Output::fail(1, "Usage: uiautomator <subcommand> [options]\n"),
+            },
+            "cat" => {
+                if args.is_empty() {
+                    return Output::ok(stdin.to_vec());
+                }
+                let mut out = Output::default();
+                for path in args {
+                    match self.state.files.get(path) {
+                        Some(data) => out.stdout.extend_from_slice(data),
+                        None => {
+                            out.stderr.extend_from_slice(
+                                format!("cat: {path}: No such file or directory\n").as_bytes(),
+                            );
+                            out.status = 1;
+                        }
+                    }
+                }
+                out
+            }
+            "rm" => {
+                for path in args.iter().filter(|a| !a.starts_with('-')) {
+                    self.state.files.remove(path);
+                }
+                Output::ok(Vec::new())
+            }
+            "dumpsys" => match args.first().map(String::as_str) {
+                Some("window") => Output::ok(self.dumpsys_window()),
+                _ => Output::ok(Vec::new()),
+            },
+            "grep" => {
+                let pattern = args.iter().find(|a| !a.starts_with('-'));
+                let Some(pattern) = pattern else {
+                    return Output::fail(2, "usage: grep PATTERN\n");
+                };
+                let text = String::from_utf8_lossy(stdin);
+                let hits: String = text
+                    .lines()
+                    .filter(|l| l.contains(pattern.as_str()))
+                    .map(|l| format!("{l}\n"))
+                    .collect();
+                Output {
+                    status: if hits.is_empty() { 1 } else { 0 },
+                    stdout: hits.into_bytes(),
+                    stderr: Vec::new(),
+                }
+            }
+            "am" => self.am(args),
+            "monkey" => self.monkey(args),
+            _ => Output::fail(
+                127,
+                format!("/system/bin/sh: {cmd}: inaccessible or not found\n"),
+            ),
+        }
+    }
+
+    fn write_file(&mut self, path: &str, data: &[u8]) {
+        self.state.files.insert(path.to_owned(), data.to_vec());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn input_text_decoding_matches_android() {
+        assert_eq!(decode_input_text("a%sb").as_deref(), Some("a b"));
+        assert_eq!(decode_input_text("%%s").as_deref(), Some("% "));
+        assert_eq!(decode_input_text("%s%s").as_deref(), Some("  "));
+        assert_eq!(decode_input_text("100%").as_deref(), Some("100%"));
+        assert_eq!(decode_input_text("%x").as_deref(), Some("%x"));
+        assert_eq!(decode_input_text("é"), None);
+    }
+
+    #[test]
+    fn login_flow() {
+        let mut d = Device::new(DeviceProfile::default());
+        let (w, h) = d.profile.screen_size();
+        // Username field centre.
+        d.state.tap(w, h, w / 2, (0.235 * f64::from(h)) as u32);
+        assert_eq!(d.state.focus, Some(Field::Username));
+        d.input(InputSource::CommandLine, &["text".into(), "ann%sb".into()]);
+        assert_eq!(d.state.username, "ann b");
+        d.state.tap(w, h, w / 2, (0.535 * f64::from(h)) as u32);
+        assert_eq!(d.state.screen, Screen::Home);
+        assert!(d.dump_xml().contains("Hello, ann b"));
+        let raw = d.screencap_raw();
+        assert_eq!(raw.len(), 16 + (w * h * 4) as usize);
+    }
+}

@@ -1,0 +1,912 @@
+//! `AndroidDriver`: the `Driver` over the adb server.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use devicerail_plugin_api::protocol::{
+    ActionCall, DeviceId, DeviceInfo, IdString, Platform, UiContextKind, UiContextRef, UiNode,
+    Viewport,
+};
+use devicerail_plugin_api::semantic::{self, Mode, UiBackend};
+use devicerail_plugin_api::{
+    ActionOutput, CallContext, DeviceCapabilities, DeviceHealth, DoctorCheck, Driver, DriverError,
+    DriverObservation, DriverResult, ObserveRequest, PluginConfig, UiTree,
+};
+use serde_json::{Value, json};
+
+use crate::actions::{self, DEFAULT_LONG_PRESS_MS, DEFAULT_SWIPE_MS, MAX_GESTURE_MS, MAX_TEXT};
+use crate::adb::{Adb, AdbError, ListedDevice, ShellOutput};
+use crate::config::{Config, ScreenshotMode};
+use crate::observe::{self, Screenshot};
+use crate::screen::Display;
+use crate::text::{self, KEYCODE_DEL, KEYCODE_MOVE_END, SECRET_LOOP};
+use crate::uitree;
+
+/// What the driver remembers about one serial.
+#[derive(Debug, Default)]
+struct DeviceEntry {
+    connected: bool,
+    /// Changes on every connect; part of the document epoch.
+    connection: u64,
+    model: Option<String>,
+    release: Option<String>,
+    display: Option<Display>,
+    /// Quarter turns, from the last dump or screenshot.
+    rotation: u32,
+    /// Set once the preferred screenshot method failed on this device.
+    screenshot_fallback: bool,
+    /// Serializes `uiautomator dump` (one dump file per device).
+    dump_gate: Arc<Mutex<()>>,
+}
+
+/// A UI tree with what it was built from.
+#[derive(Debug, Clone)]
+struct Snapshot {
+    tree: UiTree,
+    parsed: uitree::Parsed,
+    /// `(component, package)` of the focused window.
+    focus: Option<(String, String)>,
+}
+
+/// A copy of what one call needs.
+#[derive(Debug, Clone)]
+struct Session {
+    connection: u64,
+    display: Option<Display>,
+    rotation: u32,
+    screenshot: ScreenshotMode,
+    dump_gate: Arc<Mutex<()>>,
+}
+
+/// The Android driver.
+#[derive(Debug)]
+pub struct AndroidDriver {
+    adb: Adb,
+    devices: Mutex<HashMap<String, DeviceEntry>>,
+    connections: AtomicU64,
+}
+
+/// Why a non-`device` state cannot be used.
+pub fn state_reason(state: &str) -> String {
+    match state {
+        "offline" => {
+            "the device is offline: adb cannot talk to it (reconnect it or restart adbd)".into()
+        }
+        "unauthorized" => {
+            "the device is unauthorized: accept the USB debugging prompt on the device".into()
+        }
+        "authorizing" => "the device is still deciding whether to trust this computer".into(),
+        "connecting" => "adb is still connecting to the device".into(),
+        "bootloader" | "recovery" | "sideload" | "rescue" => {
+            format!("the device is in {state} mode, not running Android")
+        }
+        s if s.starts_with("no permissions") || s == "noperm" => {
+            format!("adb has no permission to open the device ({s}); check the udev rules")
+        }
+        "host" => "the entry is another adb host, not a device".into(),
+        other => format!("the device is {other}"),
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn server_error(e: AdbError) -> DriverError {
+    match e {
+        AdbError::Cancelled => DriverError::cancelled(),
+        AdbError::Deadline => DriverError::deadline_exceeded(),
+        other => DriverError::custom("adb_server_unavailable", other.to_string(), true),
+    }
+}
+
+fn observe_error(device: &DeviceId, e: observe::ObserveError) -> DriverError {
+    match e {
+        observe::ObserveError::Adb(a) => a.into_driver(device),
+        other => DriverError::action_failed(other.to_string()),
+    }
+}
+
+fn id(s: &str) -> DriverResult<IdString> {
+    IdString::truncating(s).ok_or_else(|| DriverError::failure(format!("empty identifier {s:?}")))
+}
+
+impl AndroidDriver {
+    /// A driver configured from settings and the environment.
+    pub fn new(config: &PluginConfig) -> Result<Self, String> {
+        let config = Config::load(&config.settings).map_err(|e| e.to_string())?;
+        Ok(Self::with_config(config))
+    }
+
+    pub fn with_config(config: Config) -> Self {
+        let seed = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0);
+        Self {
+            adb: Adb::new(config),
+            devices: Mutex::new(HashMap::new()),
+            // Epochs differ across daemon lifetimes too.
+            connections: AtomicU64::new((seed & 0xffff_ffff) << 16),
+        }
+    }
+
+    /// The adb access this driver uses.
+    pub fn adb(&self) -> &Adb {
+        &self.adb
+    }
+
+    fn listed(&self, ctx: &CallContext) -> DriverResult<Vec<ListedDevice>> {
+        self.adb.devices(ctx).map_err(server_error)
+    }
+
+    fn session(&self, device: &DeviceId) -> DriverResult<Session> {
+        let map = lock(&self.devices);
+        match map.get(device.as_str()) {
+            Some(e) if e.connected => Ok(Session {
+                connection: e.connection,
+                display: e.display,
+                rotation: e.rotation,
+                screenshot: match (self.adb.config().screenshot, e.screenshot_fallback) {
+                    (m, false) => m,
+                    (ScreenshotMode::Raw, true) => ScreenshotMode::Png,
+                    (ScreenshotMode::Png, true) => ScreenshotMode::Raw,
+                },
+                dump_gate: e.dump_gate.clone(),
+            }),
+            Some(_) => Err(DriverError::not_connected(device)),
+            None => Err(DriverError::not_connected(device)),
+        }
+    }
+
+    fn update(&self, device: &DeviceId, f: impl FnOnce(&mut DeviceEntry)) {
+        if let Some(e) = lock(&self.devices).get_mut(device.as_str()) {
+            f(e);
+        }
+    }
+
+    /// Runs a command line and requires status 0.
+    fn run(
+        &self,
+        ctx: &CallContext,
+        device: &DeviceId,
+        command: &str,
+        what: &str,
+    ) -> DriverResult<ShellOutput> {
+        tracing::debug!(device = %device, command, "adb shell");
+        self.adb
+            .shell(ctx, device.as_str(), command)
+            .and_then(|o| o.success(what))
+            .map_err(|e| e.into_driver(device))
+    }
+
+    fn info(&self, listed: &ListedDevice) -> DeviceInfo {
+        let map = lock(&self.devices);
+        let entry = map.get(&listed.serial);
+        let model = entry
+            .and_then(|e| e.model.clone())
+            .or_else(|| listed.model.clone());
+        let base = model.unwrap_or_else(|| listed.serial.clone());
+        let usable = listed.state == "device";
+        DeviceInfo {
+            id: DeviceId::new(listed.serial.clone()),
+            name: if usable {
+                base
+            } else {
+                format!("{base} ({}: {})", listed.state, state_reason(&listed.state))
+            },
+            platform: Platform::Android,
+            os_version: entry.and_then(|e| e.release.clone()),
+            connected: usable && entry.is_some_and(|e| e.connected),
+        }
+    }
+
+    /// Reads model, release and display in one round trip.
+    fn probe(
+        &self,
+        ctx: &CallContext,
+        device: &DeviceId,
+    ) -> DriverResult<(Option<String>, Option<String>, Option<Display>)> {
+        let out = self.run(
+            ctx,
+            device,
+            "getprop ro.product.model; getprop ro.build.version.release; wm size; wm density",
+            "reading device properties",
+        )?;
+        let text = out.text();
+        let mut lines = text.lines();
+        let some = |s: Option<&str>| {
+            s.map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned)
+        };
+        let model = some(lines.next());
+        let release = some(lines.next());
+        Ok((model, release, observe::parse_display(&text)))
+    }
+
+    fn ensure_display(
+        &self,
+        ctx: &CallContext,
+        device: &DeviceId,
+        session: &Session,
+    ) -> DriverResult<Display> {
+        if let Some(d) = session.display {
+            return Ok(d);
+        }
+        let d = observe::display(&self.adb, ctx, device.as_str())
+            .map_err(|e| e.into_driver(device))?
+            .ok_or_else(|| DriverError::failure("`wm size` reported no display size"))?;
+        self.update(device, |e| e.display = Some(d));
+        Ok(d)
+    }
+
+    /// The UI tree now.
+    fn ui_tree(
+        &self,
+        ctx: &CallContext,
+        device: &DeviceId,
+        session: &Session,
+    ) -> DriverResult<Snapshot> {
+        let dump = {
+            let _gate = lock(&session.dump_gate);
+            observe::dump(&self.adb, ctx, device.as_str()).map_err(|e| observe_error(device, e))?
+        };
+        let parsed =
+            observe::parse(&dump).map_err(|e| DriverError::action_failed(e.to_string()))?;
+        let focus_pkg = dump.focus.as_ref().map(|(_, p)| p.as_str());
+        let package = uitree::context_package(&parsed, focus_pkg).to_owned();
+        let epoch = uitree::document_epoch(
+            session.connection,
+            dump.focus.as_ref().map(|(c, _)| c.as_str()),
+            parsed.structure,
+        );
+        let tree = UiTree {
+            context: UiContextRef {
+                context_kind: UiContextKind::Native,
+                context_id: id(&package)?,
+                document_epoch: id(&epoch)?,
+            },
+            root_stable_node_ids: parsed.roots.clone(),
+            nodes: parsed.nodes.clone(),
+        };
+        Ok(Snapshot {
+            tree,
+            parsed,
+            focus: dump.focus,
+        })
+    }
+
+    fn observe_connected(
+        &self,
+        ctx: &CallContext,
+        device: &DeviceId,
+        request: &ObserveRequest,
+    ) -> DriverResult<DriverObservation> {
+        let session = self.session(device)?;
+        let serial = device.as_str();
+        let shot = |ctx: &CallContext| {
+            observe::screenshot(&self.adb, ctx, serial, session.screenshot)
+                .map_err(|e| observe_error(device, e))
+        };
+        // Screenshot and dump are independent streams: run them together.
+        let (png, ui): (Option<Screenshot>, Option<_>) = match (request.screenshot, request.ui_tree)
+        {
+            (true, true) => {
+                let (png, ui) = std::thread::scope(|s| {
+                    let shot_ctx = ctx.clone();
+                    let handle = s.spawn(move || shot(&shot_ctx));
+                    let ui = self.ui_tree(ctx, device, &session);
+                    let png = handle.join().unwrap_or_else(|_| {
+                        Err(DriverError::failure("the screenshot thread panicked"))
+                    });
+                    (png, ui)
+                });
+                (Some(png?), Some(ui?))
+            }
+            (true, false) => (Some(shot(ctx)?), None),
+            (false, true) => (None, Some(self.ui_tree(ctx, device, &session)?)),
+            (false, false) => (None, None),
+        };
+        if let Some(p) = &png
+            && p.mode != self.adb.config().screenshot
+        {
+            self.update(device, |e| e.screenshot_fallback = true);
+        }
+        let display = match (&png, session.display) {
+            (_, Some(d)) => d,
+            (Some(p), None) => Display {
+                width: p.width,
+                height: p.height,
+                density: 160,
+            },
+            (None, None) => self.ensure_display(ctx, device, &session)?,
+        };
+        let mut rotation = session.rotation;
+        if let Some(snap) = &ui {
+            rotation = snap.parsed.rotation % 4;
+        }
+        let (width, height) = match &png {
+            Some(p) => {
+                if (p.width, p.height) == display.rotated(0) {
+                    rotation &= !1;
+                } else if (p.width, p.height) == display.rotated(1) {
+                    rotation |= 1;
+                } else {
+                    // `wm size` changed since it was read: the frame wins.
+                    let resized = Display {
+                        width: p.width,
+                        height: p.height,
+                        density: display.density,
+                    };
+                    rotation = 0;
+                    self.update(device, |e| e.display = Some(resized));
+                }
+                (p.width, p.height)
+            }
+            None => display.rotated(rotation),
+        };
+        if rotation != session.rotation {
+            self.update(device, |e| e.rotation = rotation);
+        }
+        let mut obs = DriverObservation::new(Viewport {
+            width,
+            height,
+            scale_factor: display.scale_factor(),
+        });
+        obs.metadata.insert("serial".into(), json!(serial));
+        obs.metadata.insert("rotation".into(), json!(rotation));
+        obs.metadata.insert(
+            "orientation".into(),
+            json!(if rotation % 2 == 1 {
+                "landscape"
+            } else {
+                "portrait"
+            }),
+        );
+        if let Some(p) = png {
+            obs.metadata
+                .insert("screenshotSource".into(), json!(p.mode.as_str()));
+            obs.png = Some(p.png);
+        }
+        if let Some(Snapshot {
+            tree,
+            parsed,
+            focus,
+        }) = ui
+        {
+            obs.metadata
+                .insert("package".into(), json!(tree.context.context_id.as_str()));
+            if let Some((component, _)) = focus {
+                obs.metadata
+                    .insert("focusedWindow".into(), json!(component));
+            }
+            if parsed.truncated {
+                obs.metadata.insert("uiTreeTruncated".into(), json!(true));
+            }
+            obs.ui_tree = Some(tree);
+        }
+        Ok(obs)
+    }
+
+    /// The current viewport size, when known without a round trip.
+    fn known_size(&self, device: &DeviceId) -> Option<(u32, u32)> {
+        let map = lock(&self.devices);
+        let e = map.get(device.as_str())?;
+        e.display.map(|d| d.rotated(e.rotation))
+    }
+
+    fn check_point(
+        &self,
+        call: &ActionCall,
+        device: &DeviceId,
+        points: &[(u32, u32)],
+    ) -> DriverResult<()> {
+        if let Some((w, h)) = self.known_size(device)
+            && let Some((x, y)) = points.iter().find(|(x, y)| *x >= w || *y >= h)
+        {
+            return Err(DriverError::invalid_arguments(
+                &call.name,
+                format!("point ({x}, {y}) is outside the {w}x{h} screen"),
+            ));
+        }
+        Ok(())
+    }
+
+    fn type_text(
+        &self,
+        ctx: &CallContext,
+        device: &DeviceId,
+        call: &ActionCall,
+    ) -> DriverResult<Value> {
+        let a: actions::TextArgs = semantic::parse_arguments(call)?;
+        check_len(call, &a.text)?;
+        let steps =
+            text::plan(&a.text).map_err(|e| DriverError::invalid_arguments(&call.name, e))?;
+        let lines = text::command_lines(&steps);
+        for line in &lines {
+            ctx.check()?;
+            self.run(ctx, device, line, "input text")?;
+        }
+        Ok(json!({ "typedChars": a.text.chars().count(), "commands": lines.len() }))
+    }
+
+    fn type_secret(
+        &self,
+        ctx: &CallContext,
+        device: &DeviceId,
+        call: &ActionCall,
+    ) -> DriverResult<Value> {
+        // Argument errors must not quote the secret.
+        let a: actions::TextArgs = semantic::parse_arguments(call).map_err(|_| {
+            DriverError::invalid_arguments(
+                &call.name,
+                "expected an object with one string field `text`",
+            )
+        })?;
+        check_len(call, &a.text)?;
+        let steps = text::plan(&a.text).map_err(|e| {
+            DriverError::invalid_arguments(
+                &call.name,
+                format!(
+                    "the character at position {} cannot be typed with `input text`: only printable ASCII, newline and tab can",
+                    e.index
+                ),
+            )
+        })?;
+        let stdin = text::stdin_script(&steps);
+        tracing::debug!(device = %device, steps = steps.len(), "typing a secret through exec: stdin");
+        let out = self
+            .adb
+            .exec_with_stdin(ctx, device.as_str(), SECRET_LOOP, stdin)
+            .map_err(|e| e.into_driver(device))?;
+        if out.status != 0 {
+            return Err(DriverError::action_failed(format!(
+                "typing the secret failed: input exited with status {}",
+                out.status
+            )));
+        }
+        Ok(json!({ "typedChars": a.text.chars().count() }))
+    }
+
+    fn execute_connected(
+        &self,
+        ctx: &CallContext,
+        device: &DeviceId,
+        call: &ActionCall,
+    ) -> DriverResult<ActionOutput> {
+        if semantic::is_semantic(&call.name) {
+            let backend = Backend {
+                driver: self,
+                device,
+            };
+            return semantic::execute(&backend, ctx, call)
+                .unwrap_or_else(|| Err(DriverError::unknown_action(&call.name)));
+        }
+        let output = match call.name.as_str() {
+            "tap" => {
+                let a: actions::TapArgs = semantic::parse_arguments(call)?;
+                self.check_point(call, device, &[(a.x, a.y)])?;
+                self.run(ctx, device, &actions::tap_command(a.x, a.y), "input tap")?;
+                json!({ "x": a.x, "y": a.y })
+            }
+            "longPress" => {
+                let a: actions::LongPressArgs = semantic::parse_arguments(call)?;
+                let ms = gesture_ms(call, a.duration_ms, DEFAULT_LONG_PRESS_MS)?;
+                self.check_point(call, device, &[(a.x, a.y)])?;
+                self.run(
+                    ctx,
+                    device,
+                    &actions::swipe_command(a.x, a.y, a.x, a.y, ms),
+                    "input swipe",
+                )?;
+                json!({ "x": a.x, "y": a.y, "durationMs": ms })
+            }
+            "swipe" => {
+                let a: actions::SwipeArgs = semantic::parse_arguments(call)?;
+                let ms = gesture_ms(call, a.duration_ms, DEFAULT_SWIPE_MS)?;
+                self.check_point(call, device, &[(a.from_x, a.from_y), (a.to_x, a.to_y)])?;
+                self.run(
+                    ctx,
+                    device,
+                    &actions::swipe_command(a.from_x, a.from_y, a.to_x, a.to_y, ms),
+                    "input swipe",
+                )?;
+                json!({ "durationMs": ms })
+            }
+            "inputText" => self.type_text(ctx, device, call)?,
+            "inputSecret" => self.type_secret(ctx, device, call)?,
+            "pressKey" => {
+                let a: actions::KeyArgs = semantic::parse_arguments(call)?;
+                let code = crate::keys::keycode(&a.key).ok_or_else(|| {
+                    DriverError::invalid_arguments(
+                        &call.name,
+                        format!(
+                            "unknown key {:?}; known: {}",
+                            a.key,
+                            crate::keys::names().collect::<Vec<_>>().join(", ")
+                        ),
+                    )
+                })?;
+                self.run(
+                    ctx,
+                    device,
+                    &actions::key_command(&[code]),
+                    "input keyevent",
+                )?;
+                json!({ "key": a.key, "keyCode": code })
+            }
+            "back" | "home" => {
+                let _: actions::NoArgs = semantic::parse_arguments(call)?;
+                let code = if call.name == "back" { 4 } else { 3 };
+                self.run(
+                    ctx,
+                    device,
+                    &actions::key_command(&[code]),
+                    "input keyevent",
+                )?;
+                json!({ "keyCode": code })
+            }
+            "launchApp" => {
+                let a: actions::LaunchArgs = semantic::parse_arguments(call)?;
+                if !actions::valid_package(&a.app_id) {
+                    return Err(DriverError::invalid_arguments(
+                        &call.name,
+                        format!(
+                            "{:?} is not a package name such as com.example.app",
+                            a.app_id
+                        ),
+                    ));
+                }
+                let out = self
+                    .adb
+                    .shell(ctx, device.as_str(), &actions::launch_command(&a.app_id))
+                    .map_err(|e| e.into_driver(device))?;
+                let text = out.text();
+                if text.contains("No activities found") || out.status != 0 {
+                    return Err(DriverError::action_failed(format!(
+                        "{} has no launchable activity (is it installed?)",
+                        a.app_id
+                    ))
+                    .with_details(json!({ "appId": a.app_id, "status": out.status })));
+                }
+                json!({ "appId": a.app_id })
+            }
+            "openUrl" => {
+                let a: actions::UrlArgs = semantic::parse_arguments(call)?;
+                actions::check_url(&a.url)
+                    .map_err(|r| DriverError::invalid_arguments(&call.name, r))?;
+                let out = self.run(ctx, device, &actions::open_url_command(&a.url), "am start")?;
+                let text = out.text();
+                if let Some(line) = text.lines().find(|l| l.starts_with("Error")) {
+                    return Err(DriverError::action_failed(format!(
+                        "am start could not open the URL: {}",
+                        line.trim()
+                    )));
+                }
+                json!({ "url": a.url })
+            }
+            _ => return Err(DriverError::unknown_action(&call.name)),
+        };
+        Ok(ActionOutput::new(output))
+    }
+}
+
+fn check_len(call: &ActionCall, text: &str) -> DriverResult<()> {
+    if text.chars().count() > MAX_TEXT {
+        return Err(DriverError::invalid_arguments(
+            &call.name,
+            format!("the text is longer than {MAX_TEXT} characters"),
+        ));
+    }
+    Ok(())
+}
+
+fn gesture_ms(call: &ActionCall, given: Option<u32>, default: u32) -> DriverResult<u32> {
+    match given.unwrap_or(default) {
+        ms @ 1..=MAX_GESTURE_MS => Ok(ms),
+        _ => Err(DriverError::invalid_arguments(
+            &call.name,
+            format!("durationMs must be 1..={MAX_GESTURE_MS}"),
+        )),
+    }
+}
+
+/// The semantic Actions' view of one connected device. Interactions are
+/// input events at the node (Android's accessibility actions need an
+/// on-device service), so they report `coordinateFallback`.
+struct Backend<'a> {
+    driver: &'a AndroidDriver,
+    device: &'a DeviceId,
+}
+
+const FALLBACK: Mode = Mode::CoordinateFallback(
+    devicerail_plugin_api::protocol::CoordinateFallbackReason::SemanticInteractionUnavailable,
+);
+
+impl Backend<'_> {
+    /// The centre of the node's on-screen part, in pixels.
+    fn point(&self, node: &UiNode) -> DriverResult<(u32, u32)> {
+        let b = node
+            .bounds
+            .ok_or_else(|| DriverError::action_failed("the element has no bounds"))?;
+        let (w, h) = self
+            .driver
+            .known_size(self.device)
+            .map(|(w, h)| (f64::from(w), f64::from(h)))
+            .unwrap_or((f64::MAX, f64::MAX));
+        let (x1, y1) = (b.x.max(0.0), b.y.max(0.0));
+        let (x2, y2) = ((b.x + b.width.get()).min(w), (b.y + b.height.get()).min(h));
+        if x2 <= x1 || y2 <= y1 {
+            return Err(DriverError::action_failed("the element is off screen"));
+        }
+        Ok((((x1 + x2) / 2.0) as u32, ((y1 + y2) / 2.0) as u32))
+    }
+
+    /// Focus the field and delete its current value.
+    fn clear_steps(&self, node: &UiNode) -> DriverResult<Vec<String>> {
+        let (x, y) = self.point(node)?;
+        let mut cmds = vec![actions::tap_command(x, y)];
+        let len = node
+            .value
+            .as_deref()
+            .or(node.text.as_deref())
+            .map_or(0, |v| v.chars().count());
+        if len > 0 {
+            cmds.push(actions::key_command(&[KEYCODE_MOVE_END]));
+            for chunk in vec![KEYCODE_DEL; len].chunks(64) {
+                cmds.push(actions::key_command(chunk));
+            }
+        }
+        Ok(cmds)
+    }
+
+    fn run_all(&self, ctx: &CallContext, cmds: &[String], what: &str) -> DriverResult<()> {
+        let mut line = String::new();
+        for cmd in cmds {
+            if !line.is_empty() && line.len() + cmd.len() > text::MAX_LINE {
+                self.driver.run(ctx, self.device, &line, what)?;
+                line.clear();
+            }
+            if !line.is_empty() {
+                line.push_str(" && ");
+            }
+            line.push_str(cmd);
+        }
+        if !line.is_empty() {
+            self.driver.run(ctx, self.device, &line, what)?;
+        }
+        Ok(())
+    }
+}
+
+impl UiBackend for Backend<'_> {
+    fn snapshot(&self, ctx: &CallContext) -> DriverResult<DriverObservation> {
+        self.driver.observe_connected(
+            ctx,
+            self.device,
+            &ObserveRequest {
+                screenshot: false,
+                ui_tree: true,
+            },
+        )
+    }
+
+    fn tap_node(&self, ctx: &CallContext, node: &UiNode) -> DriverResult<Mode> {
+        let (x, y) = self.point(node)?;
+        self.driver
+            .run(ctx, self.device, &actions::tap_command(x, y), "input tap")?;
+        Ok(FALLBACK)
+    }
+
+    fn clear_node(&self, ctx: &CallContext, node: &UiNode) -> DriverResult<Mode> {
+        let cmds = self.clear_steps(node)?;
+        self.run_all(ctx, &cmds, "clearing the field")?;
+        Ok(FALLBACK)
+    }
+
+    fn set_node_value(&self, ctx: &CallContext, node: &UiNode, value: &str) -> DriverResult<Mode> {
+        let steps =
+            text::plan(value).map_err(|e| DriverError::invalid_arguments("setElementValue", e))?;
+        let mut cmds = self.clear_steps(node)?;
+        cmds.extend(steps.iter().map(text::step_command));
+        self.run_all(ctx, &cmds, "setting the field")?;
+        Ok(FALLBACK)
+    }
+}
+
+impl Driver for AndroidDriver {
+    fn list_devices(&self, ctx: &CallContext) -> DriverResult<Vec<DeviceInfo>> {
+        let listed = self.listed(ctx)?;
+        for d in listed.iter().filter(|d| d.state == "device") {
+            let known = lock(&self.devices)
+                .get(&d.serial)
+                .is_some_and(|e| e.model.is_some());
+            if known {
+                continue;
+            }
+            let device = DeviceId::new(d.serial.clone());
+            match self.probe(ctx, &device) {
+                Ok((model, release, display)) => {
+                    let mut map = lock(&self.devices);
+                    let e = map.entry(d.serial.clone()).or_default();
+                    e.model = model;
+                    e.release = release;
+                    if e.display.is_none() {
+                        e.display = display;
+                    }
+                }
+                Err(e) if e.is_cancellation() || e.is_deadline() => return Err(e),
+                Err(e) => {
+                    tracing::warn!(serial = %d.serial, error = %e, "could not read device properties")
+                }
+            }
+        }
+        Ok(listed.iter().map(|d| self.info(d)).collect())
+    }
+
+    fn connect(&self, ctx: &CallContext, device: &DeviceId) -> DriverResult<DeviceInfo> {
+        ctx.check()?;
+        let listed = self.listed(ctx)?;
+        let Some(d) = listed.into_iter().find(|d| d.serial == device.as_str()) else {
+            return Err(DriverError::device_not_found(device));
+        };
+        if d.state != "device" {
+            return Err(DriverError::device_unavailable(device, state_reason(&d.state))
+                .with_details(json!({ "deviceId": device, "state": d.state, "reason": state_reason(&d.state) })));
+        }
+        let (model, release, display) = self.probe(ctx, device)?;
+        let connection = self.connections.fetch_add(1, Ordering::Relaxed) + 1;
+        {
+            let mut map = lock(&self.devices);
+            let e = map.entry(d.serial.clone()).or_default();
+            e.connected = true;
+            e.connection = connection;
+            e.model = model;
+            e.release = release;
+            e.display = display;
+            e.rotation = 0;
+            e.screenshot_fallback = false;
+        }
+        tracing::info!(device = %device, "android device connected");
+        Ok(self.info(&ListedDevice {
+            state: "device".into(),
+            ..d
+        }))
+    }
+
+    fn disconnect(&self, _ctx: &CallContext, device: &DeviceId) -> DriverResult<()> {
+        if let Some(e) = lock(&self.devices).get_mut(device.as_str())
+            && e.connected
+        {
+            e.connected = false;
+            tracing::info!(device = %device, "android device disconnected");
+        }
+        Ok(())
+    }
+
+    fn health(&self, ctx: &CallContext, device: &DeviceId) -> DriverResult<DeviceHealth> {
+        let listed = self.listed(ctx)?;
+        let Some(d) = listed.iter().find(|d| d.serial == device.as_str()) else {
+            return Ok(DeviceHealth {
+                healthy: false,
+                detail: "the adb server does not list the device".into(),
+            });
+        };
+        if d.state != "device" {
+            return Ok(DeviceHealth {
+                healthy: false,
+                detail: state_reason(&d.state),
+            });
+        }
+        let started = Instant::now();
+        Ok(match self.adb.shell(ctx, device.as_str(), "true") {
+            Ok(_) => DeviceHealth {
+                healthy: true,
+                detail: format!("the shell answers in {} ms", started.elapsed().as_millis()),
+            },
+            Err(AdbError::Cancelled) => return Err(DriverError::cancelled()),
+            Err(AdbError::Deadline) => return Err(DriverError::deadline_exceeded()),
+            Err(e) => DeviceHealth {
+                healthy: false,
+                detail: e.to_string(),
+            },
+        })
+    }
+
+    fn capabilities(
+        &self,
+        ctx: &CallContext,
+        device: &DeviceId,
+    ) -> DriverResult<DeviceCapabilities> {
+        let known = lock(&self.devices).contains_key(device.as_str());
+        if !known
+            && !self
+                .listed(ctx)?
+                .iter()
+                .any(|d| d.serial == device.as_str())
+        {
+            return Err(DriverError::device_not_found(device));
+        }
+        Ok(DeviceCapabilities {
+            actions: actions::definitions(),
+            ui_tree: true,
+        })
+    }
+
+    fn observe(
+        &self,
+        ctx: &CallContext,
+        device: &DeviceId,
+        request: &ObserveRequest,
+    ) -> DriverResult<DriverObservation> {
+        ctx.check()?;
+        self.observe_connected(ctx, device, request)
+    }
+
+    fn execute(
+        &self,
+        ctx: &CallContext,
+        device: &DeviceId,
+        call: &ActionCall,
+    ) -> DriverResult<ActionOutput> {
+        ctx.check()?;
+        self.session(device)?;
+        self.execute_connected(ctx, device, call)
+    }
+
+    fn doctor(&self) -> Vec<DoctorCheck> {
+        let ctx = CallContext::new(Some(Instant::now() + Duration::from_secs(5)));
+        let config = self.adb.config();
+        let mut checks = Vec::new();
+        match self.adb.server_version(&ctx) {
+            Ok(v) => checks.push(DoctorCheck::ok(
+                "adb server",
+                format!("reachable at {} (protocol version {v})", config.server),
+            )),
+            Err(e) => checks.push(DoctorCheck::fail(
+                "adb server",
+                format!(
+                    "{e}; start it with `adb -P {} start-server`{}",
+                    config.server.port(),
+                    if config.start_server {
+                        " (the plugin tries this itself for loopback addresses)"
+                    } else {
+                        ""
+                    }
+                ),
+            )),
+        }
+        match self.adb.devices(&ctx) {
+            Ok(list) if list.is_empty() => checks.push(DoctorCheck::warn(
+                "android devices",
+                "no devices: connect one by USB or with `adb connect HOST:PORT`",
+            )),
+            Ok(list) => {
+                let mut by_state: Vec<String> = list
+                    .iter()
+                    .map(|d| format!("{} ({})", d.serial, d.state))
+                    .collect();
+                by_state.sort();
+                let usable = list.iter().filter(|d| d.state == "device").count();
+                let line = format!("{usable} of {} usable: {}", list.len(), by_state.join(", "));
+                checks.push(if usable > 0 {
+                    DoctorCheck::ok("android devices", line)
+                } else {
+                    DoctorCheck::warn("android devices", line)
+                });
+            }
+            Err(_) => {}
+        }
+        checks.push(DoctorCheck::ok(
+            "android screenshots",
+            format!(
+                "{} first, the other method as fallback",
+                config.screenshot.as_str()
+            ),
+        ));
+        checks
+    }
+}

@@ -1,0 +1,180 @@
+//! Taking screenshots and UI dumps on one device.
+
+use crate::adb::{Adb, AdbError, excerpt};
+use crate::config::ScreenshotMode;
+use crate::screen::{self, Display};
+use crate::uitree::{self, Parsed, UiParseError};
+use devicerail_plugin_api::CallContext;
+
+/// Where `uiautomator dump` writes (one file per device, guarded by the
+/// device's snapshot lock).
+pub const UI_DUMP_PATH: &str = "/data/local/tmp/devicerail-ui.xml";
+/// Separates the focus lines from the XML in the snapshot's output.
+pub const XML_SECTION: &str = "__devicerail_xml__";
+
+/// A screenshot, PNG-encoded.
+#[derive(Debug, Clone)]
+pub struct Screenshot {
+    pub png: Vec<u8>,
+    pub width: u32,
+    pub height: u32,
+    /// How it was taken.
+    pub mode: ScreenshotMode,
+}
+
+/// Why a screenshot or dump failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ObserveError {
+    #[error(transparent)]
+    Adb(#[from] AdbError),
+    #[error("screencap output is unusable: {0}")]
+    Screenshot(String),
+    #[error("uiautomator dump failed: {0}")]
+    Dump(String),
+    #[error(transparent)]
+    Parse(#[from] UiParseError),
+}
+
+impl ObserveError {
+    /// Whether the other screenshot method may still work.
+    fn is_format(&self) -> bool {
+        matches!(
+            self,
+            Self::Screenshot(_) | Self::Adb(AdbError::Failed { .. })
+        )
+    }
+}
+
+/// `screencap` (raw) decoded and PNG-encoded here.
+pub fn screenshot_raw(
+    adb: &Adb,
+    ctx: &CallContext,
+    serial: &str,
+) -> Result<Screenshot, ObserveError> {
+    let out = adb.shell(ctx, serial, "screencap")?.success("screencap")?;
+    let frame =
+        screen::decode_raw(&out.stdout).map_err(|e| ObserveError::Screenshot(e.to_string()))?;
+    ctx.check().map_err(|e| {
+        if e.is_cancellation() {
+            AdbError::Cancelled
+        } else {
+            AdbError::Deadline
+        }
+    })?;
+    let png = screen::encode_png(&frame).map_err(|e| ObserveError::Screenshot(e.to_string()))?;
+    Ok(Screenshot {
+        png,
+        width: frame.width,
+        height: frame.height,
+        mode: ScreenshotMode::Raw,
+    })
+}
+
+/// `screencap -p`: PNG from the device.
+pub fn screenshot_png(
+    adb: &Adb,
+    ctx: &CallContext,
+    serial: &str,
+) -> Result<Screenshot, ObserveError> {
+    let out = adb
+        .shell(ctx, serial, "screencap -p")?
+        .success("screencap -p")?;
+    let (width, height) = screen::png_size(&out.stdout).ok_or_else(|| {
+        ObserveError::Screenshot(format!(
+            "not a PNG ({} bytes: {})",
+            out.stdout.len(),
+            excerpt(&out.stdout[..out.stdout.len().min(64)])
+        ))
+    })?;
+    Ok(Screenshot {
+        png: out.stdout,
+        width,
+        height,
+        mode: ScreenshotMode::Png,
+    })
+}
+
+type Shooter = fn(&Adb, &CallContext, &str) -> Result<Screenshot, ObserveError>;
+
+/// A screenshot the preferred way, falling back to the other way when the
+/// first one's output is unusable.
+pub fn screenshot(
+    adb: &Adb,
+    ctx: &CallContext,
+    serial: &str,
+    prefer: ScreenshotMode,
+) -> Result<Screenshot, ObserveError> {
+    let (first, second): (Shooter, Shooter) = match prefer {
+        ScreenshotMode::Raw => (screenshot_raw, screenshot_png),
+        ScreenshotMode::Png => (screenshot_png, screenshot_raw),
+    };
+    match first(adb, ctx, serial) {
+        Err(e) if e.is_format() => {
+            tracing::warn!(serial, error = %e, "screenshot failed; trying the other method");
+            second(adb, ctx, serial)
+        }
+        other => other,
+    }
+}
+
+/// The raw material of a UI snapshot.
+#[derive(Debug, Clone)]
+pub struct Dump {
+    pub xml: String,
+    /// `(component, package)` of the focused window.
+    pub focus: Option<(String, String)>,
+}
+
+/// The snapshot command: the focused window, then the XML.
+pub fn dump_command() -> String {
+    format!(
+        "dumpsys window windows | grep mCurrentFocus; echo {XML_SECTION}; uiautomator dump {UI_DUMP_PATH} >&2 && cat {UI_DUMP_PATH}"
+    )
+}
+
+/// Runs `uiautomator dump` and reads the focused window in one round trip.
+pub fn dump(adb: &Adb, ctx: &CallContext, serial: &str) -> Result<Dump, ObserveError> {
+    let out = adb.shell(ctx, serial, &dump_command())?;
+    if out.status != 0 {
+        return Err(ObserveError::Dump(format!(
+            "status {}: {}",
+            out.status,
+            excerpt(if out.stderr.is_empty() {
+                &out.stdout
+            } else {
+                &out.stderr
+            })
+        )));
+    }
+    let text = out.text();
+    let section = format!("{XML_SECTION}\n");
+    let (head, xml) = text
+        .split_once(&section)
+        .ok_or_else(|| ObserveError::Dump("the output lacks the XML section".into()))?;
+    Ok(Dump {
+        xml: xml.to_owned(),
+        focus: uitree::parse_focus(head),
+    })
+}
+
+/// Reads `wm size` and `wm density`.
+pub fn display(adb: &Adb, ctx: &CallContext, serial: &str) -> Result<Option<Display>, AdbError> {
+    let out = adb.shell(ctx, serial, "wm size; wm density")?;
+    Ok(parse_display(&out.text()))
+}
+
+/// The display from `wm size` + `wm density` output.
+pub fn parse_display(text: &str) -> Option<Display> {
+    let (width, height) = screen::parse_wm_size(text)?;
+    let density = screen::parse_wm_density(text).unwrap_or(160);
+    Some(Display {
+        width,
+        height,
+        density,
+    })
+}
+
+/// Parses a dump (re-exported for benches).
+pub fn parse(dump: &Dump) -> Result<Parsed, UiParseError> {
+    uitree::parse(&dump.xml)
+}

@@ -1,0 +1,99 @@
+//! Shared rig of the plugin tests: a private real adb server, fake
+//! devices attached to it, and the plugin loaded from its cdylib with the
+//! server's address in its settings.
+
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use devicerail_android_fake_adb::{AdbServer, Availability, FakeAdbDevice, FakeConfig};
+use devicerail_plugin_api::CallContext;
+use devicerail_plugin_api::conformance::build_workspace_plugin;
+use devicerail_plugin_api::loader::{self, LoadedPlugin};
+use devicerail_plugin_api::protocol::{ActionCall, CallId};
+use serde_json::{Value, json};
+
+/// Builds the cdylib once per test binary.
+pub fn library() -> PathBuf {
+    static PATH: OnceLock<PathBuf> = OnceLock::new();
+    PATH.get_or_init(|| build_workspace_plugin("devicerail-plugin-android", "android"))
+        .clone()
+}
+
+/// A private adb server; fails loudly when adb is missing (install the
+/// `adb` package), unless `DEVICERAIL_SKIP_ADB_TESTS=1`.
+pub fn server() -> Option<AdbServer> {
+    if std::env::var("DEVICERAIL_SKIP_ADB_TESTS").is_ok_and(|v| v == "1") {
+        eprintln!("DEVICERAIL_SKIP_ADB_TESTS=1: skipping a test that needs adb");
+        return None;
+    }
+    assert!(
+        devicerail_android_fake_adb::adb_available(),
+        "these tests need the real adb server: apt-get install adb (or set DEVICERAIL_SKIP_ADB_TESTS=1)"
+    );
+    Some(AdbServer::start().expect("a private adb server starts"))
+}
+
+/// Loads the plugin pointed at `server`, with extra settings.
+pub fn plugin_with(server: &AdbServer, extra: Value) -> LoadedPlugin {
+    let mut settings = json!({
+        "adbServer": server.socket_spec(),
+        "startServer": false,
+        "commandTimeoutMs": 15000,
+    });
+    if let (Some(s), Some(e)) = (settings.as_object_mut(), extra.as_object()) {
+        s.extend(e.clone());
+    }
+    let path = library();
+    loader::load(&path, settings.as_object().expect("object"))
+        .unwrap_or_else(|e| panic!("{} did not load: {e}", path.display()))
+}
+
+pub fn plugin(server: &AdbServer) -> LoadedPlugin {
+    plugin_with(server, json!({}))
+}
+
+/// Starts a fake and attaches it to the server in the state its
+/// availability implies.
+pub fn attach(server: &AdbServer, config: FakeConfig) -> (FakeAdbDevice, String) {
+    let availability = config.availability;
+    let fake = FakeAdbDevice::start(config).expect("fake device starts");
+    let serial = match availability {
+        Availability::Online => server.attach(fake.port(), "device"),
+        Availability::Unauthorized => server.attach(fake.port(), "unauthorized"),
+        Availability::Offline => {
+            server
+                .connect_detached(fake.port())
+                .expect("adb connect runs");
+            server
+                .wait_for_state(
+                    &fake.serial(),
+                    "offline",
+                    std::time::Duration::from_secs(15),
+                )
+                .map(|_| fake.serial())
+        }
+    }
+    .expect("the server lists the fake");
+    (fake, serial)
+}
+
+/// One online fake with the default profile.
+pub fn online(server: &AdbServer) -> (FakeAdbDevice, String) {
+    attach(server, FakeConfig::default())
+}
+
+pub fn call(name: &str, arguments: Value) -> ActionCall {
+    ActionCall {
+        id: CallId::new_v4(),
+        name: name.into(),
+        arguments,
+    }
+}
+
+pub fn ctx() -> CallContext {
+    CallContext::new(Some(
+        std::time::Instant::now() + std::time::Duration::from_secs(30),
+    ))
+}
