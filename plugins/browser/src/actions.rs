@@ -1,0 +1,468 @@
+//! The action space: definitions with JSON Schemas, argument types, and the
+//! non-semantic Actions (navigation, pointer, keyboard, scrolling).
+//!
+//! Coordinates in arguments are screenshot pixels; they are divided by the
+//! device scale factor before they reach DevTools (CSS pixels).
+
+use std::time::Duration;
+
+use devicerail_plugin_api::protocol::{ActionCall, ActionDefinition, ActionProtection, DeviceId};
+use devicerail_plugin_api::semantic;
+use devicerail_plugin_api::{ActionOutput, CallContext, DriverError, DriverResult};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::connection::Connection;
+use crate::errors::{budget, from_cdp};
+use crate::keys;
+use crate::scripts;
+
+/// Longest text `inputText`/`inputSecret` accept.
+pub const MAX_TEXT: usize = 65_536;
+/// Longest URL `navigate` accepts.
+pub const MAX_URL: usize = 8_192;
+/// Largest scroll delta, in screenshot pixels.
+pub const MAX_DELTA: i64 = 100_000;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UrlArgs {
+    url: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NoArgs {}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TapArgs {
+    x: f64,
+    y: f64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TextArgs {
+    text: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct KeyArgs {
+    key: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct ScrollArgs {
+    delta_x: i64,
+    delta_y: i64,
+}
+
+/// Parses arguments; a non-object (or missing) value is refused.
+fn args<T: serde::de::DeserializeOwned>(call: &ActionCall) -> DriverResult<T> {
+    match &call.arguments {
+        Value::Object(_) => semantic::parse_arguments(call),
+        Value::Null => semantic::parse_arguments(call),
+        other => Err(DriverError::invalid_arguments(
+            &call.name,
+            format!("arguments must be an object, not {other}"),
+        )),
+    }
+}
+
+/// Every Action of a browser device with viewport `width` x `height`
+/// screenshot pixels.
+pub fn definitions(width: u32, height: u32) -> Vec<ActionDefinition> {
+    let def = |name: &str, description: &str, schema: Value| ActionDefinition {
+        name: name.into(),
+        description: description.into(),
+        input_schema: schema,
+        protection: None,
+    };
+    let none = json!({ "type": "object", "additionalProperties": false });
+    let text = json!({
+        "type": "object",
+        "properties": { "text": { "type": "string", "maxLength": MAX_TEXT } },
+        "required": ["text"],
+        "additionalProperties": false
+    });
+    let mut keys_doc = keys::named_keys().join(", ");
+    keys_doc.push_str(", or one character");
+    let mut defs = vec![
+        def(
+            "navigate",
+            "Load a URL in the page and wait until it has loaded.",
+            json!({
+                "type": "object",
+                "properties": { "url": { "type": "string", "minLength": 1, "maxLength": MAX_URL } },
+                "required": ["url"],
+                "additionalProperties": false
+            }),
+        ),
+        def(
+            "back",
+            "Go one step back in the page's history.",
+            none.clone(),
+        ),
+        def(
+            "forward",
+            "Go one step forward in the page's history.",
+            none.clone(),
+        ),
+        def(
+            "reload",
+            "Reload the page and wait until it has loaded.",
+            none,
+        ),
+        def(
+            "tap",
+            "Click a point of the viewport, in screenshot pixels.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "x": { "type": "number", "minimum": 0, "exclusiveMaximum": width },
+                    "y": { "type": "number", "minimum": 0, "exclusiveMaximum": height }
+                },
+                "required": ["x", "y"],
+                "additionalProperties": false
+            }),
+        ),
+        def(
+            "inputText",
+            "Type text into the focused editable element.",
+            text.clone(),
+        ),
+        ActionDefinition {
+            protection: Some(ActionProtection::Protected),
+            ..def(
+                "inputSecret",
+                "Type a secret into the focused editable element; never recorded or logged.",
+                text,
+            )
+        },
+        def(
+            "pressKey",
+            &format!("Press and release one key: {keys_doc}."),
+            json!({
+                "type": "object",
+                "properties": { "key": { "type": "string", "minLength": 1, "maxLength": 16 } },
+                "required": ["key"],
+                "additionalProperties": false
+            }),
+        ),
+        def(
+            "scroll",
+            "Scroll with the mouse wheel at the viewport center by a delta in screenshot pixels.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "deltaX": { "type": "integer", "minimum": -MAX_DELTA, "maximum": MAX_DELTA },
+                    "deltaY": { "type": "integer", "minimum": -MAX_DELTA, "maximum": MAX_DELTA }
+                },
+                "required": ["deltaX", "deltaY"],
+                "additionalProperties": false
+            }),
+        ),
+    ];
+    defs.extend(semantic::definitions());
+    defs
+}
+
+/// Whether `url` has a scheme (`http:`, `file:`, `about:`, `data:` ...).
+fn has_scheme(url: &str) -> bool {
+    let Some((scheme, _)) = url.split_once(':') else {
+        return false;
+    };
+    let mut chars = scheme.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+}
+
+/// Runs a non-semantic Action; `None` when `call` names none.
+pub async fn execute(
+    conn: &mut Connection,
+    ctx: &CallContext,
+    device: &DeviceId,
+    call: &ActionCall,
+) -> Option<DriverResult<ActionOutput>> {
+    let cdp = |e| from_cdp(ctx, device, e);
+    let result = match call.name.as_str() {
+        "navigate" => navigate(conn, ctx, device, call).await,
+        "back" | "forward" => history(conn, ctx, device, call).await,
+        "reload" => match args::<NoArgs>(call) {
+            Err(e) => Err(e),
+            Ok(NoArgs {}) => {
+                let mut events = conn.subscribe();
+                match conn.page(budget(ctx)).reload().await {
+                    Err(e) => Err(cdp(e)),
+                    Ok(()) => finish_navigation(conn, ctx, device, &mut events, None).await,
+                }
+            }
+        },
+        "tap" => tap(conn, ctx, device, call).await,
+        "inputText" | "inputSecret" => input_text(conn, ctx, device, call).await,
+        "pressKey" => match args::<KeyArgs>(call) {
+            Err(e) => Err(e),
+            Ok(a) => match keys::stroke(&a.key) {
+                None => Err(DriverError::invalid_arguments(
+                    &call.name,
+                    format!(
+                        "unsupported key {:?}; use {} or one character",
+                        a.key,
+                        keys::named_keys().join(", ")
+                    ),
+                )),
+                Some(stroke) => conn
+                    .page(budget(ctx))
+                    .press_key(&stroke)
+                    .await
+                    .map(|()| ActionOutput::new(json!({ "accepted": true, "key": a.key })))
+                    .map_err(cdp),
+            },
+        },
+        "scroll" => scroll(conn, ctx, device, call).await,
+        _ => return None,
+    };
+    Some(result)
+}
+
+async fn navigate(
+    conn: &mut Connection,
+    ctx: &CallContext,
+    device: &DeviceId,
+    call: &ActionCall,
+) -> DriverResult<ActionOutput> {
+    let a: UrlArgs = args(call)?;
+    if a.url.is_empty() || a.url.chars().count() > MAX_URL || !has_scheme(&a.url) {
+        return Err(DriverError::invalid_arguments(
+            &call.name,
+            "url must be an absolute URL with a scheme (http://, https://, file:, data:, about:)",
+        ));
+    }
+    let mut events = conn.subscribe();
+    let nav = conn
+        .page(budget(ctx))
+        .navigate(&a.url)
+        .await
+        .map_err(|e| from_cdp(ctx, device, e))?;
+    conn.epoch.invalidate();
+    if let Some(error) = nav.error_text.filter(|t| !t.is_empty()) {
+        return Err(
+            DriverError::action_failed(format!("navigation to {} failed: {error}", a.url))
+                .with_details(json!({ "url": a.url, "errorText": error })),
+        );
+    }
+    match nav.loader_id {
+        // Same-document navigation: nothing to load.
+        None => {
+            let (url, title) = conn
+                .location(budget(ctx))
+                .await
+                .map_err(|e| from_cdp(ctx, device, e))?;
+            Ok(ActionOutput::new(json!({ "url": url, "title": title })))
+        }
+        Some(loader) => finish_navigation(conn, ctx, device, &mut events, Some(&loader)).await,
+    }
+}
+
+async fn history(
+    conn: &mut Connection,
+    ctx: &CallContext,
+    device: &DeviceId,
+    call: &ActionCall,
+) -> DriverResult<ActionOutput> {
+    let NoArgs {} = args(call)?;
+    let page = conn.page(budget(ctx));
+    let h = page
+        .navigation_history()
+        .await
+        .map_err(|e| from_cdp(ctx, device, e))?;
+    let step = if call.name == "back" { -1 } else { 1 };
+    let target = usize::try_from(h.current_index + step)
+        .ok()
+        .and_then(|i| h.entries.get(i));
+    let Some(entry) = target else {
+        return Err(DriverError::action_failed(format!(
+            "there is no {} page in the history",
+            if step < 0 { "previous" } else { "next" }
+        )));
+    };
+    let mut events = conn.subscribe();
+    page.navigate_to_history_entry(entry.id)
+        .await
+        .map_err(|e| from_cdp(ctx, device, e))?;
+    finish_navigation(conn, ctx, device, &mut events, None).await
+}
+
+/// Waits for the commit and the load, then reports where the page is.
+async fn finish_navigation(
+    conn: &mut Connection,
+    ctx: &CallContext,
+    device: &DeviceId,
+    events: &mut tokio::sync::broadcast::Receiver<std::sync::Arc<crate::cdp::CdpEvent>>,
+    loader: Option<&str>,
+) -> DriverResult<ActionOutput> {
+    let b = budget(ctx);
+    let waited = tokio::time::timeout(b, async {
+        conn.wait_committed(events, loader).await?;
+        conn.wait_loaded(b).await
+    })
+    .await;
+    conn.epoch.invalidate();
+    match waited {
+        Err(_) if ctx.is_expired() => return Err(DriverError::deadline_exceeded()),
+        Err(_) => {
+            return Err(DriverError::action_failed(format!(
+                "the page did not finish loading within {b:?}"
+            )));
+        }
+        Ok(Err(e)) => return Err(from_cdp(ctx, device, e)),
+        Ok(Ok(())) => {}
+    }
+    let (url, title) = conn
+        .location(budget(ctx))
+        .await
+        .map_err(|e| from_cdp(ctx, device, e))?;
+    Ok(ActionOutput::new(json!({ "url": url, "title": title })))
+}
+
+async fn tap(
+    conn: &mut Connection,
+    ctx: &CallContext,
+    device: &DeviceId,
+    call: &ActionCall,
+) -> DriverResult<ActionOutput> {
+    let a: TapArgs = args(call)?;
+    let vp = conn.viewport();
+    let inside = |v: f64, max: u32| v.is_finite() && v >= 0.0 && v < f64::from(max);
+    if !inside(a.x, vp.width) || !inside(a.y, vp.height) {
+        return Err(DriverError::invalid_arguments(
+            &call.name,
+            format!(
+                "({}, {}) is outside the {}x{} viewport",
+                a.x, a.y, vp.width, vp.height
+            ),
+        ));
+    }
+    let s = conn.spec.scale;
+    conn.page(budget(ctx))
+        .click(a.x / s, a.y / s)
+        .await
+        .map_err(|e| from_cdp(ctx, device, e))?;
+    Ok(ActionOutput::new(json!({ "accepted": true })))
+}
+
+async fn input_text(
+    conn: &mut Connection,
+    ctx: &CallContext,
+    device: &DeviceId,
+    call: &ActionCall,
+) -> DriverResult<ActionOutput> {
+    let a: TextArgs = args(call)?;
+    let typed = a.text.chars().count();
+    if typed > MAX_TEXT {
+        return Err(DriverError::invalid_arguments(
+            &call.name,
+            format!("text is longer than {MAX_TEXT} characters"),
+        ));
+    }
+    let page = conn.page(budget(ctx));
+    let editable: bool = page
+        .evaluate(scripts::FOCUS_IS_EDITABLE)
+        .await
+        .map_err(|e| from_cdp(ctx, device, e))?;
+    if !editable {
+        return Err(DriverError::action_failed(
+            "no editable element has focus; tap one first",
+        ));
+    }
+    page.insert_text(&a.text)
+        .await
+        .map_err(|e| from_cdp(ctx, device, e))?;
+    // The count only: the text itself is never echoed (it may be secret).
+    Ok(ActionOutput::new(
+        json!({ "accepted": true, "typedChars": typed }),
+    ))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ScrollPosition {
+    scroll_x: f64,
+    scroll_y: f64,
+}
+
+async fn scroll(
+    conn: &mut Connection,
+    ctx: &CallContext,
+    device: &DeviceId,
+    call: &ActionCall,
+) -> DriverResult<ActionOutput> {
+    let a: ScrollArgs = args(call)?;
+    if a.delta_x.abs() > MAX_DELTA || a.delta_y.abs() > MAX_DELTA {
+        return Err(DriverError::invalid_arguments(
+            &call.name,
+            format!("deltas are limited to ±{MAX_DELTA}"),
+        ));
+    }
+    let s = conn.spec.scale;
+    let (cx, cy) = (
+        f64::from(conn.spec.width) / 2.0,
+        f64::from(conn.spec.height) / 2.0,
+    );
+    let page = conn.page(budget(ctx));
+    page.wheel(cx, cy, a.delta_x as f64 / s, a.delta_y as f64 / s)
+        .await
+        .map_err(|e| from_cdp(ctx, device, e))?;
+    let pos: ScrollPosition = page
+        .evaluate(&scripts::settle_scroll())
+        .await
+        .map_err(|e| from_cdp(ctx, device, e))?;
+    Ok(ActionOutput::new(json!({
+        "accepted": true,
+        "deltaX": a.delta_x,
+        "deltaY": a.delta_y,
+        "scrollX": pos.scroll_x * s,
+        "scrollY": pos.scroll_y * s,
+    })))
+}
+
+/// A short pause used between polls by waiting Actions.
+pub const POLL: Duration = Duration::from_millis(50);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schemes() {
+        for ok in [
+            "http://x",
+            "https://a.b/c",
+            "about:blank",
+            "data:text/html,x",
+            "file:///tmp/x",
+        ] {
+            assert!(has_scheme(ok), "{ok}");
+        }
+        for bad in ["", "example.com", "/path", "1http://x", "://x"] {
+            assert!(!has_scheme(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn definitions_are_unique_and_secret_is_protected() {
+        let defs = definitions(1280, 800);
+        let mut names: Vec<&str> = defs.iter().map(|d| d.name.as_str()).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), defs.len());
+        assert!(
+            defs.iter()
+                .any(|d| d.name == "inputSecret" && d.is_protected())
+        );
+        assert!(defs.iter().any(|d| d.name == "waitForElement"));
+    }
+}

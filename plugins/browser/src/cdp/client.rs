@@ -1,0 +1,325 @@
+//! The DevTools transport: one WebSocket, JSON requests with increasing
+//! ids, answers matched to their request, and events fanned out to
+//! subscribers. Sessions of attached targets share the connection
+//! ("flat" mode): a request names its `sessionId`, events carry it.
+//!
+//! Parameters are never logged (they may carry protected text); only
+//! method names and ids are, at trace level.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures_util::{SinkExt, StreamExt};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use tokio::sync::{broadcast, mpsc, oneshot};
+use tokio_tungstenite::tungstenite::Message;
+
+use super::error::CdpError;
+
+/// Events buffered per subscriber before it starts losing the oldest.
+const EVENT_BUFFER: usize = 1024;
+
+/// One DevTools event.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CdpEvent {
+    pub method: String,
+    pub params: Value,
+    /// The session of the target that sent it (`None`: the browser).
+    pub session_id: Option<String>,
+}
+
+type Reply = oneshot::Sender<Result<Value, CdpError>>;
+
+struct Pending {
+    method: String,
+    reply: Reply,
+}
+
+struct Shared {
+    next_id: AtomicU64,
+    pending: Mutex<HashMap<u64, Pending>>,
+    /// Set once the connection is gone; new requests fail at once.
+    closed: Mutex<Option<String>>,
+    events: broadcast::Sender<Arc<CdpEvent>>,
+}
+
+impl Shared {
+    fn lock_pending(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Pending>> {
+        self.pending.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn closed_reason(&self) -> Option<String> {
+        self.closed
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Marks the connection closed and fails every request in flight.
+    fn close(&self, reason: String) {
+        {
+            let mut closed = self.closed.lock().unwrap_or_else(|p| p.into_inner());
+            if closed.is_none() {
+                *closed = Some(reason.clone());
+            }
+        }
+        let drained: Vec<Pending> = self.lock_pending().drain().map(|(_, p)| p).collect();
+        for p in drained {
+            let _ = p.reply.send(Err(CdpError::Closed(reason.clone())));
+        }
+    }
+}
+
+/// A connected DevTools client. Cheap to clone; all clones share the
+/// connection, which closes when the last clone is dropped.
+#[derive(Clone)]
+pub struct CdpClient {
+    shared: Arc<Shared>,
+    outgoing: mpsc::UnboundedSender<Message>,
+    _guard: Arc<CloseOnDrop>,
+}
+
+/// Stops the connection tasks when the last client clone goes away.
+struct CloseOnDrop {
+    stop: Mutex<Option<oneshot::Sender<()>>>,
+}
+
+impl Drop for CloseOnDrop {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+/// An incoming frame: an answer (`id`) or an event (`method`).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Incoming {
+    #[serde(default)]
+    id: Option<u64>,
+    #[serde(default)]
+    result: Option<Value>,
+    #[serde(default)]
+    error: Option<WireError>,
+    #[serde(default)]
+    method: Option<String>,
+    #[serde(default)]
+    params: Option<Value>,
+    #[serde(default)]
+    session_id: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct WireError {
+    #[serde(default)]
+    code: i64,
+    #[serde(default)]
+    message: String,
+    #[serde(default)]
+    data: Option<Value>,
+}
+
+impl CdpClient {
+    /// Connects to a browser or page WebSocket endpoint (`ws://...`). Must
+    /// run inside a tokio runtime, which then drives the connection.
+    pub async fn connect(ws_url: &str, timeout: Duration) -> Result<Self, CdpError> {
+        let connect_err = |reason: String| CdpError::Connect {
+            url: ws_url.to_owned(),
+            reason,
+        };
+        let (stream, _response) =
+            tokio::time::timeout(timeout, tokio_tungstenite::connect_async(ws_url))
+                .await
+                .map_err(|_| connect_err(format!("no handshake within {timeout:?}")))?
+                .map_err(|e| connect_err(e.to_string()))?;
+        let (mut sink, mut source) = stream.split();
+        let (events, _) = broadcast::channel(EVENT_BUFFER);
+        let shared = Arc::new(Shared {
+            next_id: AtomicU64::new(1),
+            pending: Mutex::new(HashMap::new()),
+            closed: Mutex::new(None),
+            events,
+        });
+        let (outgoing, mut queue) = mpsc::unbounded_channel::<Message>();
+        let (stop_tx, mut stop_rx) = oneshot::channel::<()>();
+
+        let writer_shared = shared.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    msg = queue.recv() => match msg {
+                        Some(msg) => {
+                            if let Err(e) = sink.send(msg).await {
+                                writer_shared.close(format!("send failed: {e}"));
+                                break;
+                            }
+                        }
+                        None => break,
+                    },
+                    _ = &mut stop_rx => {
+                        let _ = sink.send(Message::Close(None)).await;
+                        writer_shared.close("the client was dropped".into());
+                        break;
+                    }
+                }
+            }
+        });
+
+        let reader_shared = shared.clone();
+        tokio::spawn(async move {
+            let reason = loop {
+                match source.next().await {
+                    Some(Ok(Message::Text(text))) => dispatch(&reader_shared, text.as_str()),
+                    Some(Ok(Message::Binary(bytes))) => {
+                        if let Ok(text) = std::str::from_utf8(&bytes) {
+                            dispatch(&reader_shared, text);
+                        }
+                    }
+                    Some(Ok(Message::Close(frame))) => {
+                        break format!(
+                            "the browser closed the connection{}",
+                            frame
+                                .map(|f| format!(" ({})", f.reason))
+                                .unwrap_or_default()
+                        );
+                    }
+                    Some(Ok(_)) => {}
+                    Some(Err(e)) => break format!("read failed: {e}"),
+                    None => break "the connection ended".to_owned(),
+                }
+            };
+            tracing::debug!("DevTools connection closed: {reason}");
+            reader_shared.close(reason);
+        });
+
+        Ok(Self {
+            shared,
+            outgoing,
+            _guard: Arc::new(CloseOnDrop {
+                stop: Mutex::new(Some(stop_tx)),
+            }),
+        })
+    }
+
+    /// Why the connection is closed, if it is.
+    pub fn closed(&self) -> Option<String> {
+        self.shared.closed_reason()
+    }
+
+    /// A receiver of every event from now on.
+    pub fn subscribe(&self) -> broadcast::Receiver<Arc<CdpEvent>> {
+        self.shared.events.subscribe()
+    }
+
+    /// Sends one request and waits for its answer (`timeout: None`: no
+    /// limit besides the connection's life).
+    pub async fn call_raw(
+        &self,
+        session_id: Option<&str>,
+        method: &str,
+        params: Value,
+        timeout: Option<Duration>,
+    ) -> Result<Value, CdpError> {
+        if let Some(reason) = self.shared.closed_reason() {
+            return Err(CdpError::Closed(reason));
+        }
+        let id = self.shared.next_id.fetch_add(1, Ordering::Relaxed);
+        let mut frame = serde_json::json!({ "id": id, "method": method, "params": params });
+        if let Some(session) = session_id {
+            frame["sessionId"] = Value::String(session.to_owned());
+        }
+        let (reply, answer) = oneshot::channel();
+        self.shared.lock_pending().insert(
+            id,
+            Pending {
+                method: method.to_owned(),
+                reply,
+            },
+        );
+        tracing::trace!(id, method, "DevTools request");
+        if self
+            .outgoing
+            .send(Message::Text(frame.to_string().into()))
+            .is_err()
+        {
+            self.shared.lock_pending().remove(&id);
+            return Err(CdpError::Closed("the writer stopped".into()));
+        }
+        let result = match timeout {
+            None => answer.await,
+            Some(budget) => match tokio::time::timeout(budget, answer).await {
+                Ok(r) => r,
+                Err(_) => {
+                    self.shared.lock_pending().remove(&id);
+                    return Err(CdpError::Timeout {
+                        method: method.to_owned(),
+                        budget,
+                    });
+                }
+            },
+        };
+        match result {
+            Ok(r) => r,
+            Err(_) => Err(CdpError::Closed(
+                self.shared
+                    .closed_reason()
+                    .unwrap_or_else(|| "the reply was dropped".into()),
+            )),
+        }
+    }
+
+    /// Sends one request and decodes its result.
+    pub async fn call<R: DeserializeOwned>(
+        &self,
+        session_id: Option<&str>,
+        method: &str,
+        params: Value,
+        timeout: Option<Duration>,
+    ) -> Result<R, CdpError> {
+        let value = self.call_raw(session_id, method, params, timeout).await?;
+        serde_json::from_value(value).map_err(|e| CdpError::Decode {
+            method: method.to_owned(),
+            reason: e.to_string(),
+        })
+    }
+}
+
+fn dispatch(shared: &Shared, text: &str) {
+    let incoming: Incoming = match serde_json::from_str(text) {
+        Ok(m) => m,
+        Err(e) => {
+            tracing::warn!("undecodable DevTools frame: {e}");
+            return;
+        }
+    };
+    if let Some(id) = incoming.id {
+        let Some(pending) = shared.lock_pending().remove(&id) else {
+            // The caller gave up (timeout) before the answer came.
+            return;
+        };
+        let outcome = match incoming.error {
+            Some(err) => Err(CdpError::Protocol {
+                method: pending.method,
+                code: err.code,
+                message: match err.data {
+                    Some(Value::String(data)) => format!("{}: {data}", err.message),
+                    _ => err.message,
+                },
+            }),
+            None => Ok(incoming.result.unwrap_or(Value::Null)),
+        };
+        let _ = pending.reply.send(outcome);
+    } else if let Some(method) = incoming.method {
+        // No subscriber is fine: events are only wanted while waiting.
+        let _ = shared.events.send(Arc::new(CdpEvent {
+            method,
+            params: incoming.params.unwrap_or(Value::Null),
+            session_id: incoming.session_id,
+        }));
+    }
+}

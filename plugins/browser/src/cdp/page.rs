@@ -1,0 +1,91 @@
+//! `Page` domain: navigation, history and screenshots.
+
+use base64::Engine as _;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::error::CdpError;
+use super::session::CdpSession;
+
+/// The answer of `Page.navigate`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Navigated {
+    pub frame_id: String,
+    /// Absent for same-document navigations.
+    #[serde(default)]
+    pub loader_id: Option<String>,
+    #[serde(default)]
+    pub error_text: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HistoryEntry {
+    pub id: i64,
+    #[serde(default)]
+    pub url: String,
+    #[serde(default)]
+    pub title: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NavigationHistory {
+    pub current_index: i64,
+    pub entries: Vec<HistoryEntry>,
+}
+
+#[derive(Deserialize)]
+struct Screenshot {
+    data: String,
+}
+
+impl CdpSession {
+    pub async fn page_enable(&self) -> Result<(), CdpError> {
+        self.run("Page.enable", json!({})).await
+    }
+
+    pub async fn navigate(&self, url: &str) -> Result<Navigated, CdpError> {
+        self.send("Page.navigate", json!({ "url": url })).await
+    }
+
+    pub async fn reload(&self) -> Result<(), CdpError> {
+        self.run("Page.reload", json!({ "ignoreCache": false }))
+            .await
+    }
+
+    pub async fn navigation_history(&self) -> Result<NavigationHistory, CdpError> {
+        self.send("Page.getNavigationHistory", json!({})).await
+    }
+
+    pub async fn navigate_to_history_entry(&self, entry_id: i64) -> Result<(), CdpError> {
+        self.run(
+            "Page.navigateToHistoryEntry",
+            json!({ "entryId": entry_id }),
+        )
+        .await
+    }
+
+    /// `Page.captureScreenshot` as base64 text, exactly as the browser sent it.
+    pub async fn capture_screenshot_base64(&self) -> Result<String, CdpError> {
+        let shot: Screenshot = self
+            .send(
+                "Page.captureScreenshot",
+                json!({ "format": "png", "captureBeyondViewport": false, "fromSurface": true }),
+            )
+            .await?;
+        Ok(shot.data)
+    }
+
+    /// `Page.captureScreenshot` as PNG bytes.
+    pub async fn capture_screenshot_png(&self) -> Result<Vec<u8>, CdpError> {
+        let data = self.capture_screenshot_base64().await?;
+        base64::engine::general_purpose::STANDARD
+            .decode(data.as_bytes())
+            .map_err(|e| CdpError::Decode {
+                method: "Page.captureScreenshot".into(),
+                reason: format!("the image is not base64: {e}"),
+            })
+    }
+}

@@ -1,0 +1,405 @@
+//! [`BrowserDriver`]: the `Driver` implementation. One device per
+//! configured browser; each device's calls are serialized by its own lock,
+//! and all DevTools I/O runs on the driver's private tokio runtime.
+
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use devicerail_plugin_api::protocol::{ActionCall, DeviceId, DeviceInfo, Platform};
+use devicerail_plugin_api::{
+    ActionOutput, CallContext, DeviceCapabilities, DeviceHealth, DoctorCheck, Driver, DriverError,
+    DriverObservation, DriverResult, ObserveRequest, PluginConfig,
+};
+
+use crate::binary;
+use crate::config::{BrowserSpec, DriverConfig, EnvDefaults, Source};
+use crate::connection::Connection;
+use crate::endpoint;
+use crate::errors::{budget, from_cdp};
+use crate::launch::{self, LaunchError, LaunchOptions, Spawner};
+use crate::{actions, web_semantic};
+
+/// Caps the `log` facade (which the plugin's log forwarding bridges to
+/// the host) at `info`: the WebSocket library logs every frame, payload
+/// included, at trace level, and frames carry typed text (`inputSecret`)
+/// and DOM snapshots with form values. The driver's own records go through
+/// `tracing` and are unaffected.
+fn quiet_transport_logs() {
+    use tracing_log::log;
+    if log::max_level() > log::LevelFilter::Info {
+        log::set_max_level(log::LevelFilter::Info);
+    }
+}
+
+/// How often a blocked call looks at its cancellation flag.
+const CANCEL_POLL: Duration = Duration::from_millis(10);
+
+struct Device {
+    spec: BrowserSpec,
+    connected: AtomicBool,
+    product: Mutex<Option<String>>,
+    conn: Mutex<Option<Connection>>,
+}
+
+impl Device {
+    fn lock(&self) -> MutexGuard<'_, Option<Connection>> {
+        self.conn.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn info(&self) -> DeviceInfo {
+        DeviceInfo {
+            id: DeviceId::new(&self.spec.id),
+            name: self.spec.name.clone(),
+            platform: Platform::Web,
+            os_version: self
+                .product
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone(),
+            connected: self.connected.load(Ordering::Acquire),
+        }
+    }
+}
+
+/// The browser driver.
+pub struct BrowserDriver {
+    runtime: tokio::runtime::Runtime,
+    spawner: Spawner,
+    devices: Vec<Device>,
+}
+
+impl BrowserDriver {
+    /// A driver configured by host settings and `DEVICERAIL_BROWSER_*`.
+    pub fn new(config: &PluginConfig) -> Result<Self, String> {
+        let env = EnvDefaults::from_env().map_err(|e| e.to_string())?;
+        let config =
+            DriverConfig::from_settings(&config.settings, &env).map_err(|e| e.to_string())?;
+        Self::with_config(config)
+    }
+
+    pub fn with_config(config: DriverConfig) -> Result<Self, String> {
+        quiet_transport_logs();
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("devicerail-browser-io")
+            .enable_all()
+            .build()
+            .map_err(|e| format!("could not start the I/O runtime: {e}"))?;
+        let spawner = Spawner::new().map_err(|e| format!("could not start the spawner: {e}"))?;
+        let devices = config
+            .browsers
+            .into_iter()
+            .map(|spec| Device {
+                spec,
+                connected: AtomicBool::new(false),
+                product: Mutex::new(None),
+                conn: Mutex::new(None),
+            })
+            .collect();
+        Ok(Self {
+            runtime,
+            spawner,
+            devices,
+        })
+    }
+
+    fn device(&self, id: &DeviceId) -> DriverResult<&Device> {
+        self.devices
+            .iter()
+            .find(|d| d.spec.id == id.as_str())
+            .ok_or_else(|| DriverError::device_not_found(id))
+    }
+
+    /// Runs `fut` on the runtime, ending early on cancellation or deadline.
+    fn block<T>(
+        &self,
+        ctx: &CallContext,
+        fut: impl Future<Output = DriverResult<T>>,
+    ) -> DriverResult<T> {
+        ctx.check()?;
+        self.runtime.block_on(async {
+            let cancelled = async {
+                loop {
+                    if ctx.is_cancelled() {
+                        return DriverError::cancelled();
+                    }
+                    tokio::time::sleep(CANCEL_POLL).await;
+                }
+            };
+            let expired = async {
+                match ctx.deadline() {
+                    Some(d) => {
+                        tokio::time::sleep_until(d.into()).await;
+                        DriverError::deadline_exceeded()
+                    }
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                r = fut => r,
+                e = cancelled => Err(e),
+                e = expired => Err(e),
+            }
+        })
+    }
+
+    /// The live connection of `device`, or the typed reason there is none.
+    fn live<'d>(
+        device: &'d Device,
+        id: &DeviceId,
+    ) -> DriverResult<MutexGuard<'d, Option<Connection>>> {
+        let guard = device.lock();
+        match guard.as_ref() {
+            None => Err(DriverError::not_connected(id)),
+            Some(conn) => match conn.client.closed() {
+                Some(reason) => Err(DriverError::device_unavailable(
+                    id,
+                    format!("the browser connection closed: {reason}"),
+                )),
+                None => Ok(guard),
+            },
+        }
+    }
+
+    fn open(&self, ctx: &CallContext, device: &Device, id: &DeviceId) -> DriverResult<Connection> {
+        let spec = device.spec.clone();
+        match &spec.source {
+            Source::Launch {
+                binary,
+                headless,
+                args,
+            } => {
+                let binary = binary::find(binary.as_deref())
+                    .map_err(|e| DriverError::device_unavailable(id, e.to_string()))?;
+                let opts = LaunchOptions {
+                    binary,
+                    headless: *headless,
+                    window: (spec.width, spec.height),
+                    extra_args: args.clone(),
+                };
+                let mut deadline = Instant::now() + spec.launch_timeout;
+                if let Some(d) = ctx.deadline() {
+                    deadline = deadline.min(d);
+                }
+                let launched =
+                    launch::launch(&self.spawner, &opts, deadline, &|| ctx.is_cancelled())
+                        .map_err(|e| match e {
+                            LaunchError::Cancelled => DriverError::cancelled(),
+                            LaunchError::Timeout(_) if ctx.is_expired() => {
+                                DriverError::deadline_exceeded()
+                            }
+                            e => DriverError::device_unavailable(id, e.to_string()),
+                        })?;
+                let ws_url = launched.ws_url().to_owned();
+                self.block(ctx, async {
+                    Connection::open(spec, Some(launched), &ws_url, budget(ctx))
+                        .await
+                        .map_err(|e| from_cdp(ctx, id, e))
+                })
+            }
+            Source::Attach { endpoint } => {
+                let endpoint = endpoint.clone();
+                self.block(ctx, async {
+                    let ws_url = endpoint::resolve(&endpoint, budget(ctx))
+                        .await
+                        .map_err(|e| from_cdp(ctx, id, e))?;
+                    Connection::open(spec, None, &ws_url, budget(ctx))
+                        .await
+                        .map_err(|e| from_cdp(ctx, id, e))
+                })
+            }
+        }
+    }
+
+    fn close(&self, ctx: &CallContext, mut conn: Connection) {
+        let _ = self.block(ctx, async {
+            conn.close(budget(ctx)).await;
+            Ok(())
+        });
+        tracing::info!(device = %conn.spec.id, "browser device disconnected");
+        // Dropping stops a launched browser and removes its profile.
+        drop(conn);
+    }
+}
+
+impl Driver for BrowserDriver {
+    fn list_devices(&self, _ctx: &CallContext) -> DriverResult<Vec<DeviceInfo>> {
+        Ok(self.devices.iter().map(Device::info).collect())
+    }
+
+    fn connect(&self, ctx: &CallContext, id: &DeviceId) -> DriverResult<DeviceInfo> {
+        ctx.check()?;
+        let device = self.device(id)?;
+        let mut guard = device.lock();
+        if let Some(conn) = guard.as_ref() {
+            if conn.client.closed().is_none() {
+                return Ok(device.info());
+            }
+            tracing::warn!(device = %id, "the browser connection was lost; reconnecting");
+            if let Some(old) = guard.take() {
+                self.close(ctx, old);
+            }
+            device.connected.store(false, Ordering::Release);
+        }
+        let conn = self.open(ctx, device, id)?;
+        *device.product.lock().unwrap_or_else(|p| p.into_inner()) = Some(conn.product.clone());
+        *guard = Some(conn);
+        device.connected.store(true, Ordering::Release);
+        drop(guard);
+        Ok(device.info())
+    }
+
+    fn disconnect(&self, ctx: &CallContext, id: &DeviceId) -> DriverResult<()> {
+        let device = self.device(id)?;
+        let mut guard = device.lock();
+        device.connected.store(false, Ordering::Release);
+        if let Some(conn) = guard.take() {
+            // Closing must not be skipped because the call was cancelled.
+            self.close(&CallContext::new(ctx.deadline()), conn);
+        }
+        Ok(())
+    }
+
+    fn health(&self, ctx: &CallContext, id: &DeviceId) -> DriverResult<DeviceHealth> {
+        let device = self.device(id)?;
+        let guard = match Self::live(device, id) {
+            Ok(g) => g,
+            Err(e) => {
+                return Ok(DeviceHealth {
+                    healthy: false,
+                    detail: e.message,
+                });
+            }
+        };
+        let Some(conn) = guard.as_ref() else {
+            return Err(DriverError::not_connected(id));
+        };
+        let probe = self.block(ctx, async {
+            conn.browser
+                .with_timeout(Some(budget(ctx).min(Duration::from_secs(5))))
+                .browser_version()
+                .await
+                .map_err(|e| from_cdp(ctx, id, e))
+        });
+        Ok(match probe {
+            Ok(v) => DeviceHealth {
+                healthy: true,
+                detail: format!("{} answers on DevTools", v.product),
+            },
+            Err(e) => DeviceHealth {
+                healthy: false,
+                detail: e.message,
+            },
+        })
+    }
+
+    fn capabilities(&self, _ctx: &CallContext, id: &DeviceId) -> DriverResult<DeviceCapabilities> {
+        let device = self.device(id)?;
+        let s = &device.spec;
+        Ok(DeviceCapabilities {
+            actions: actions::definitions(
+                crate::connection::px(s.width, s.scale),
+                crate::connection::px(s.height, s.scale),
+            ),
+            ui_tree: true,
+        })
+    }
+
+    fn observe(
+        &self,
+        ctx: &CallContext,
+        id: &DeviceId,
+        request: &ObserveRequest,
+    ) -> DriverResult<DriverObservation> {
+        ctx.check()?;
+        let device = self.device(id)?;
+        let mut guard = Self::live(device, id)?;
+        let Some(conn) = guard.as_mut() else {
+            return Err(DriverError::not_connected(id));
+        };
+        self.block(ctx, async {
+            let mut attempt = 0;
+            loop {
+                let captured = conn
+                    .capture(budget(ctx), request.screenshot, request.ui_tree)
+                    .await
+                    .map_err(|e| from_cdp(ctx, id, e))?;
+                match conn.observation(captured) {
+                    Ok(obs) => return Ok(obs),
+                    // A renderer swap can drop the viewport override once.
+                    Err(e) if attempt == 0 => {
+                        tracing::debug!("re-applying the viewport after: {e}");
+                        conn.reapply_viewport(budget(ctx))
+                            .await
+                            .map_err(|e| from_cdp(ctx, id, e))?;
+                        attempt += 1;
+                    }
+                    Err(e) => return Err(from_cdp(ctx, id, e)),
+                }
+            }
+        })
+    }
+
+    fn execute(
+        &self,
+        ctx: &CallContext,
+        id: &DeviceId,
+        call: &ActionCall,
+    ) -> DriverResult<ActionOutput> {
+        ctx.check()?;
+        let device = self.device(id)?;
+        let mut guard = Self::live(device, id)?;
+        let Some(conn) = guard.as_mut() else {
+            return Err(DriverError::not_connected(id));
+        };
+        // Never log arguments: protected Actions carry secrets.
+        tracing::debug!(device = %id, action = %call.name, call_id = %call.id, "executing");
+        self.block(ctx, async {
+            if let Some(r) = web_semantic::execute(conn, ctx, id, call).await {
+                return r;
+            }
+            if let Some(r) = actions::execute(conn, ctx, id, call).await {
+                return r;
+            }
+            Err(DriverError::unknown_action(&call.name))
+        })
+    }
+
+    fn doctor(&self) -> Vec<DoctorCheck> {
+        let mut checks = Vec::new();
+        for device in &self.devices {
+            let name = format!("browser {}", device.spec.id);
+            match &device.spec.source {
+                Source::Launch { binary, .. } => match binary::find(binary.as_deref()) {
+                    Err(e) => checks.push(DoctorCheck::fail(name, e.to_string())),
+                    Ok(path) => match binary::version(&path) {
+                        Ok(v) => {
+                            checks.push(DoctorCheck::ok(name, format!("{}: {v}", path.display())))
+                        }
+                        Err(e) => checks.push(DoctorCheck::fail(name, e.to_string())),
+                    },
+                },
+                Source::Attach { endpoint } => {
+                    let resolved = self
+                        .runtime
+                        .block_on(endpoint::resolve(endpoint, Duration::from_secs(3)));
+                    checks.push(match resolved {
+                        Ok(ws) => DoctorCheck::ok(name, format!("{endpoint} answers: {ws}")),
+                        Err(e) => DoctorCheck::warn(name, e.to_string()),
+                    });
+                }
+            }
+        }
+        checks.push(DoctorCheck::ok(
+            "browser sandbox",
+            if launch::running_as_root() {
+                "running as root: launched browsers get --no-sandbox"
+            } else {
+                "launched browsers keep their sandbox"
+            },
+        ));
+        checks
+    }
+}
