@@ -159,7 +159,13 @@ impl IosSimulatorDriver {
             Ok(())
         }
         .and_then(|()| self.simctl.wait_booted(ctx, &sim.udid, cap));
-        booted.map_err(|e| errors::simctl(ctx, Some(&device), e))?;
+        booted.map_err(|e| match e {
+            // A refused boot leaves the device unusable, not an Action failed.
+            SimctlError::Failed { .. } => {
+                DriverError::device_unavailable(&device, format!("the simulator did not boot: {e}"))
+            }
+            e => errors::simctl(ctx, Some(&device), e),
+        })?;
         tracing::info!(
             device = %sim.udid,
             elapsed_ms = started.elapsed().as_millis() as u64,
@@ -254,7 +260,8 @@ impl IosSimulatorDriver {
         self.unavailable(ctx, conn, e)
     }
 
-    fn screenshot_from(
+    /// A PNG from one source, checked to be a PNG.
+    pub fn screenshot_from(
         &self,
         ctx: &CallContext,
         conn: &Connection,

@@ -389,13 +389,16 @@ impl Wda {
         }
     }
 
-    /// `POST /session/{id}/wda/tap` at a point in points.
+    /// `POST /session/{id}/wda/tap` at a point in points; builds that
+    /// only know the older `/wda/tap/0` route get that one.
     pub fn tap(&self, ctx: &CallContext, session: &str, x: f64, y: f64) -> Result<(), WdaError> {
-        self.post_unit(
-            ctx,
-            &format!("/session/{session}/wda/tap"),
-            &json!({ "x": x, "y": y }),
-        )
+        let body = json!({ "x": x, "y": y });
+        match self.post_unit(ctx, &format!("/session/{session}/wda/tap"), &body) {
+            Err(e) if e.w3c_code() == Some("unknown command") => {
+                self.post_unit(ctx, &format!("/session/{session}/wda/tap/0"), &body)
+            }
+            other => other,
+        }
     }
 
     /// A one-finger swipe as W3C pointer actions, in points.

@@ -271,6 +271,18 @@ fn older_wda_builds_with_long_type_names_normalize_the_same() {
         node(tree(&obs), "password").role.as_str(),
         "secureTextField"
     );
+    // Taps go to the old route.
+    rig.ok("tap", json!({ "x": 375, "y": 244 }));
+    assert!(
+        rig.wda
+            .requests()
+            .iter()
+            .any(|r| r.path.ends_with("/wda/tap/0"))
+    );
+    assert_eq!(
+        rig.wda.app().focus,
+        Some(devicerail_ios_simulator_fakes::wda::app::Field::Username)
+    );
 }
 
 #[test]

@@ -37,7 +37,8 @@ pub struct FakeWdaOptions {
     pub sim: Option<(PathBuf, String)>,
     /// Extra table rows on the login screen (large trees for benches).
     pub extra_rows: usize,
-    /// Report `XCUIElementTypeButton` instead of `Button` (older WDA builds).
+    /// Report `XCUIElementTypeButton` instead of `Button` and serve taps
+    /// only on the old `/wda/tap/0` route (older WDA builds).
     pub long_types: bool,
 }
 
@@ -566,7 +567,13 @@ fn handle(shared: &Shared, req: &Request) -> Option<Response> {
             inner.shot_cache = Some((key, b64.clone()));
             ok(b64, sid)
         }
-        ("POST", true, ["wda", "tap"]) => {
+        ("POST", true, ["wda", "tap"]) if shared.opts.long_types => err(
+            404,
+            "unknown command",
+            &format!("Unhandled endpoint: {} -- {}", req.path, method),
+            sid,
+        ),
+        ("POST", true, ["wda", "tap"] | ["wda", "tap", "0"]) => {
             let (Some(x), Some(y)) = (body["x"].as_f64(), body["y"].as_f64()) else {
                 return err(400, "invalid argument", "x and y are required", sid);
             };
