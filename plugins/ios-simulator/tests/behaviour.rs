@@ -658,6 +658,14 @@ fn semantic_errors_are_typed() {
         code(rig.exec("findElement", json!({ "selector": { "css": "#x" } }))),
         "invalid_arguments"
     );
+    // Web content cannot be edited semantically (no element matches it).
+    assert_eq!(
+        code(rig.exec(
+            "setElementValue",
+            json!({ "target": { "kind": "selector", "selector": { "role": "link" } }, "value": "x" })
+        )),
+        "action_failed"
+    );
     let timed = rig.exec_ctx(
         &within(300),
         "waitForElement",
@@ -684,6 +692,18 @@ fn unmatched_elements_fall_back_to_a_coordinate_tap() {
         other => panic!("expected a coordinate fallback, got {other:?}"),
     }
     assert!(rig.wda.app().terms);
+    // An element with neither identifier nor label is found by its type.
+    let logo = rig.ok("tapElement", sel(json!({ "role": "image" })));
+    assert!(matches!(
+        logo.execution,
+        Some(ActionExecution::NativeSemantic { .. })
+    ));
+    assert!(
+        rig.wda
+            .requests()
+            .iter()
+            .any(|r| r.path.ends_with("/elements") && r.body.contains("class chain"))
+    );
     // Two "Details" buttons: the node's rectangle picks the right element.
     let obs = rig.observe(false, true);
     let details = by_name(tree(&obs), "Details");

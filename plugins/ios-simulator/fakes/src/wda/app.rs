@@ -296,6 +296,8 @@ impl AppState {
                     .label("Terms accepted by reading"),
             );
         }
+        // Neither identifier nor label: only its type finds it.
+        out.push(El::new("logo", "Image", [160.0, 596.0, 56.0, 56.0]));
         let mut version = El::new("version", "StaticText", [20.0, h + 40.0, 100.0, 20.0])
             .id("version")
             .label("v1.0");
@@ -404,7 +406,7 @@ pub fn fills(root: &El, scale: f64) -> Vec<Fill> {
                 "StaticText" => 3,
                 "Switch" if e.value.as_deref() == Some("1") => 5,
                 "Switch" | "Cell" => 4,
-                "Icon" => 7,
+                "Icon" | "Image" => 7,
                 _ => return None,
             };
             let [x, y, w, h] = e.rect;
