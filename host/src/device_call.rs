@@ -2,10 +2,11 @@
 //! request's deadline, its cancellation and host shutdown. The plugin sees
 //! all three through its `CallContext` cancellation flag.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use devicerail_plugin_api::{CallContext, Driver, DriverError, DriverResult};
+
+use crate::registry::Route;
 use devicerail_protocol::ErrorCode;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
@@ -95,21 +96,30 @@ impl<T> Interrupted<T> {
     }
 }
 
+fn interrupted_before_start<T: Send + 'static>(
+    why: Interrupt,
+    ctx: &CallContext,
+) -> Interrupted<T> {
+    ctx.cancel();
+    let handle = tokio::spawn(async { Err(DriverError::cancelled()) });
+    Interrupted { why, handle }
+}
+
 /// Runs `f` on the blocking pool. The driver's cancellation flag is set on
 /// any interrupt; an interrupted call returns its handle so the caller can
-/// wait for a bounded cleanup.
+/// wait for a bounded cleanup. (Concurrency per plugin is bounded by the
+/// caller holding one of the route's permits for the whole request.)
 pub async fn run<T: Send + 'static>(
-    driver: Arc<dyn Driver>,
+    route: &Route,
     ctx: CallContext,
     stop: &Stop,
     f: impl FnOnce(&dyn Driver, &CallContext) -> DriverResult<T> + Send + 'static,
 ) -> Result<DriverResult<T>, Interrupted<T>> {
     if let Some(why) = stop.fired() {
-        ctx.cancel();
-        let handle = tokio::spawn(async { Err(DriverError::cancelled()) });
-        return Err(Interrupted { why, handle });
+        return Err(interrupted_before_start(why, &ctx));
     }
     let flag = ctx.clone();
+    let driver = route.driver.clone();
     let mut handle = tokio::task::spawn_blocking(move || f(driver.as_ref(), &ctx));
     tokio::select! {
         r = &mut handle => Ok(r.unwrap_or_else(|e| Err(DriverError::new(

@@ -12,11 +12,26 @@ use devicerail_protocol::{DeviceId, DeviceInfo};
 
 /// How long one background listing of a plugin may take.
 const REFRESH_TIMEOUT: Duration = Duration::from_secs(10);
+/// Driver calls one plugin may have running at once; further calls wait
+/// (still bounded by their deadlines). This bounds threads and memory when
+/// a client pipelines thousands of device requests.
+pub const PLUGIN_CONCURRENCY: usize = 16;
 
 /// One loaded driver.
 pub struct PluginSlot {
     pub id: String,
     pub driver: Arc<dyn Driver>,
+    pub permits: Arc<tokio::sync::Semaphore>,
+}
+
+impl PluginSlot {
+    pub fn new(id: String, driver: Arc<dyn Driver>) -> Self {
+        Self {
+            id,
+            driver,
+            permits: Arc::new(tokio::sync::Semaphore::new(PLUGIN_CONCURRENCY)),
+        }
+    }
 }
 
 /// A resolved route: the device and the driver that owns it.
@@ -25,6 +40,8 @@ pub struct Route {
     pub device: DeviceId,
     pub plugin: String,
     pub driver: Arc<dyn Driver>,
+    /// The owning plugin's call permits.
+    pub permits: Arc<tokio::sync::Semaphore>,
 }
 
 impl std::fmt::Debug for Route {
@@ -164,6 +181,7 @@ impl Registry {
             device: id.clone(),
             plugin: self.plugins[i].id.clone(),
             driver: self.plugins[i].driver.clone(),
+            permits: self.plugins[i].permits.clone(),
         })
     }
 

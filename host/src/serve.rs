@@ -32,6 +32,8 @@ use crate::transport::{Frame, FrameReader, spawn_writer};
 const REFRESH_EVERY: Duration = Duration::from_secs(2);
 /// Output queue depth (frames).
 const OUTPUT_QUEUE: usize = 4096;
+/// Threads for blocking work (driver calls, store reads, file I/O).
+const MAX_BLOCKING_THREADS: usize = 64;
 
 #[derive(Debug, Clone)]
 pub struct ServeOptions {
@@ -103,13 +105,8 @@ pub fn serve(opts: ServeOptions) -> Result<(), ServeError> {
             let devices = f.devices;
             let plugin = f.plugin?;
             let id = plugin.id().to_owned();
-            Some((
-                PluginSlot {
-                    id,
-                    driver: plugin as Arc<dyn devicerail_plugin_api::Driver>,
-                },
-                devices,
-            ))
+            let driver: Arc<dyn devicerail_plugin_api::Driver> = plugin;
+            Some((PluginSlot::new(id, driver), devices))
         })
         .collect();
     let registry = Arc::new(Registry::new(slots));
@@ -122,6 +119,7 @@ pub fn serve(opts: ServeOptions) -> Result<(), ServeError> {
         .collect();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
+        .max_blocking_threads(MAX_BLOCKING_THREADS)
         .build()
         .map_err(ServeError::Runtime)?;
     let host = Host::new(config, registry, store, evidence);

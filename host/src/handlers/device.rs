@@ -61,14 +61,20 @@ impl Accepted {
     }
 }
 
-/// Accepts a device request inline and runs it on its own task.
+/// Accepts a device request inline and runs it on its own task. The task
+/// first takes one of the plugin's permits (waiting within the request's
+/// deadline), so the memory and threads of a flood of pipelined requests
+/// stay bounded.
 pub async fn accept(mut call: Call) {
     let id = call.id.clone();
     let conn = call.conn.clone();
     match admit(&mut call) {
         Ok((accepted, work, busy)) => {
             tokio::spawn(async move {
-                let frame = run(&accepted, work).await;
+                let frame = match permit(&accepted).await {
+                    Ok(_permit) => run(&accepted, work).await,
+                    Err(e) => Connection::encode_error(Some(&accepted.id), &e),
+                };
                 drop(busy);
                 accepted.conn.inflight.complete(&accepted.id);
                 accepted.conn.send_frame(frame).await;
@@ -76,6 +82,15 @@ pub async fn accept(mut call: Call) {
             });
         }
         Err(e) => conn.respond_error(Some(&id), e).await,
+    }
+}
+
+async fn permit(a: &Accepted) -> Result<tokio::sync::OwnedSemaphorePermit, RpcError> {
+    tokio::select! {
+        p = a.route.permits.clone().acquire_owned() => {
+            p.map_err(|_| interrupt_error(Interrupt::Shutdown, a.timeout_ms))
+        }
+        why = a.stop.wait() => Err(interrupt_error(why, a.timeout_ms)),
     }
 }
 
@@ -195,7 +210,7 @@ pub async fn call_driver<T: Send + 'static>(
     + Send
     + 'static,
 ) -> Result<T, RpcError> {
-    match device_call::run(a.route.driver.clone(), ctx, &a.stop, f).await {
+    match device_call::run(&a.route, ctx, &a.stop, f).await {
         Ok(Ok(v)) => Ok(v),
         Ok(Err(e)) => Err(failed_call(a, e)),
         Err(interrupted) => Err(interrupt_error(interrupted.why, a.timeout_ms)),

@@ -129,7 +129,7 @@ pub async fn execute(a: &Accepted, p: DeviceExecuteParams) -> Result<ActionResul
         .with_request_id(a.id.to_string());
     let device = a.route.device.clone();
     let driver_call = call.clone();
-    let terminal = match device_call::run(a.route.driver.clone(), ctx, &stop, move |d, ctx| {
+    let terminal = match device_call::run(&a.route, ctx, &stop, move |d, ctx| {
         d.execute(ctx, &device, &driver_call)
     })
     .await
@@ -391,7 +391,7 @@ async fn after_observation(a: &Accepted, redact: bool) -> Option<(Observation, V
         .with_observation_id(observation_id)
         .with_request_id(a.id.to_string());
     let device = a.route.device.clone();
-    let obs = match device_call::run(a.route.driver.clone(), ctx, &stop, move |d, ctx| {
+    let obs = match device_call::run(&a.route, ctx, &stop, move |d, ctx| {
         d.observe(ctx, &device, &request)
     })
     .await
