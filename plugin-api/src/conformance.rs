@@ -474,8 +474,26 @@ pub fn profile_dir() -> PathBuf {
 }
 
 /// Builds a workspace plugin crate with cargo (a no-op when up to date)
-/// and returns the path of its library in the test binary's profile.
+/// and returns the path of its library in the test binary's profile. Each
+/// package is built at most once per process.
 pub fn build_workspace_plugin(package: &str, plugin_id: &str) -> PathBuf {
+    static BUILT: std::sync::OnceLock<
+        std::sync::Mutex<std::collections::HashMap<String, PathBuf>>,
+    > = std::sync::OnceLock::new();
+    let built = BUILT.get_or_init(Default::default);
+    // Holding the lock across the build also keeps concurrent tests of one
+    // binary from racing cargo against itself.
+    let mut built = built.lock().unwrap_or_else(|p| p.into_inner());
+    let key = format!("{package}/{plugin_id}");
+    if let Some(path) = built.get(&key) {
+        return path.clone();
+    }
+    let path = build_uncached(package, plugin_id);
+    built.insert(key, path.clone());
+    path
+}
+
+fn build_uncached(package: &str, plugin_id: &str) -> PathBuf {
     let dir = profile_dir();
     let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
     cmd.args(["build", "--quiet", "-p", package]);
@@ -497,7 +515,15 @@ pub fn build_workspace_plugin(package: &str, plugin_id: &str) -> PathBuf {
 
 /// Builds and loads a workspace plugin.
 pub fn load_workspace_plugin(package: &str, plugin_id: &str) -> LoadedPlugin {
+    load_workspace_plugin_with(package, plugin_id, &serde_json::Map::new())
+}
+
+/// Builds and loads a workspace plugin with host-provided settings.
+pub fn load_workspace_plugin_with(
+    package: &str,
+    plugin_id: &str,
+    settings: &serde_json::Map<String, Value>,
+) -> LoadedPlugin {
     let path = build_workspace_plugin(package, plugin_id);
-    loader::load(&path, &serde_json::Map::new())
-        .unwrap_or_else(|e| panic!("{} did not load: {e}", path.display()))
+    loader::load(&path, settings).unwrap_or_else(|e| panic!("{} did not load: {e}", path.display()))
 }

@@ -1,7 +1,9 @@
 //! Plugin-side tracing: a plugin library has its own copy of `tracing`'s
 //! globals, so the export glue installs a subscriber that forwards every
 //! event to the host's log sink, which re-emits it tagged with the plugin
-//! id. `log` records (from dependencies) are bridged too.
+//! id. `log` records (from dependencies) are bridged too, but never above
+//! DEBUG: dependencies' TRACE output can dump raw I/O (HTTP clients log
+//! request bytes, which would include protected text).
 
 use std::fmt::Write as _;
 
@@ -94,19 +96,22 @@ pub(crate) fn install(plugin_id: &'static str, sink: FfiHostLogBox, max_level: u
     let filter = filter_for(max_level);
     let subscriber = tracing_subscriber::registry().with(Forward { sink }.with_filter(filter));
     if tracing::subscriber::set_global_default(subscriber).is_ok() {
+        let bridged = match filter.into_level() {
+            Some(Level::ERROR) => 1,
+            Some(Level::WARN) => 2,
+            Some(Level::INFO) => 3,
+            Some(Level::DEBUG | Level::TRACE) => MAX_BRIDGED_LOG_LEVEL,
+            None => 0,
+        };
         let _ = tracing_log::LogTracer::builder()
-            .with_max_level(match filter.into_level() {
-                Some(Level::ERROR) => log_level(1),
-                Some(Level::WARN) => log_level(2),
-                Some(Level::INFO) => log_level(3),
-                Some(Level::DEBUG) => log_level(4),
-                Some(Level::TRACE) => log_level(5),
-                None => log_level(0),
-            })
+            .with_max_level(log_level(bridged))
             .init();
         tracing::debug!(plugin = plugin_id, "plugin log forwarding installed");
     }
 }
+
+/// The most verbose `log` level bridged from dependencies (DEBUG).
+const MAX_BRIDGED_LOG_LEVEL: u8 = 4;
 
 fn log_level(n: u8) -> tracing_log::log::LevelFilter {
     use tracing_log::log::LevelFilter as L;

@@ -59,7 +59,7 @@ pub struct UiContextSelector {
     pub context_id: Option<IdString>,
 }
 
-/// A rectangle in viewport points.
+/// A rectangle in screenshot pixels (the space of `Viewport.width`/`height`).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct UiRect {
