@@ -81,6 +81,7 @@ impl Connection {
         let page = CdpSession::attached(client.clone(), session_id);
         let scoped = page.with_timeout(Some(budget));
         scoped.page_enable().await?;
+        scoped.bring_to_front().await?;
         scoped.accessibility_enable().await?;
         scoped.set_focus_emulation(true).await?;
         scoped

@@ -6,8 +6,8 @@
 //! * ignored AX nodes, inline text boxes, anonymous `generic` containers
 //!   and the inner editor of text fields are dropped; their children move
 //!   up to the nearest kept ancestor;
-//! * a static text whose text equals its parent's name is folded into the
-//!   parent (`text`), so `button "OK"` is one node, not two;
+//! * a static text whose text equals its parent's name is dropped (a
+//!   selector's `text` matches names too), so `button "OK"` is one node;
 //! * roles keep the AX vocabulary, first letter lower-cased (`button`,
 //!   `textbox`, `link`, `heading`, `staticText`, `rootWebArea`, ...);
 //! * `identifier` is `data-testid`, else the DOM `id`;
@@ -267,11 +267,8 @@ pub fn build(ax: &[AxNode], dom: &DomSnapshot, viewport: Viewport) -> BuiltTree 
                 same.then_some(p)
             });
             match folded {
-                Some(p) => {
-                    if drafts[p].node.text.is_none() {
-                        drafts[p].node.text = draft.text;
-                    }
-                }
+                // Selectors' `text` also matches names: nothing is lost.
+                Some(_) => {}
                 None => {
                     drafts.push(Draft {
                         node: draft,
@@ -381,10 +378,10 @@ fn draft_node(
         fact.and_then(|f| f.bounds).map(|(x, y, w, h)| {
             let s = geometry.scale;
             UiRect::new(
-                (x - geometry.scroll_x) * s,
-                (y - geometry.scroll_y) * s,
-                w * s,
-                h * s,
+                round((x - geometry.scroll_x) * s),
+                round((y - geometry.scroll_y) * s),
+                round(w * s),
+                round(h * s),
             )
         })
     };
@@ -411,6 +408,11 @@ fn draft_node(
         enabled,
         hittable: None,
     }
+}
+
+/// Hundredths of a pixel are plenty, and keep the JSON short.
+fn round(v: f64) -> f64 {
+    (v * 100.0).round() / 100.0
 }
 
 fn id_string(id: &str) -> IdString {
@@ -459,5 +461,186 @@ fn serialized_len(nodes: &[UiNode]) -> usize {
     match serde_json::to_writer(&mut count, nodes) {
         Ok(()) => count.0,
         Err(_) => usize::MAX / 2,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use devicerail_plugin_api::protocol::{
+        Bounded, BoundedVec, ObservationId, UiContextKind, UiContextRef, UiSnapshot,
+    };
+    use serde_json::json;
+
+    /// A page: `<h1>Hi</h1><div><button id=ok>OK</button></div>
+    /// <input type=password data-testid=pw value=abc>`, scrolled by 10px.
+    fn fixture() -> (Vec<AxNode>, DomSnapshot) {
+        let ax = json!([
+            { "nodeId": "1", "role": { "type": "role", "value": "RootWebArea" }, "name": { "type": "computedString", "value": "Page" }, "childIds": ["2"], "backendDOMNodeId": 1,
+              "properties": [{ "name": "focusable", "value": { "type": "booleanOrUndefined", "value": true } }] },
+            { "nodeId": "2", "ignored": true, "role": { "type": "role", "value": "none" }, "parentId": "1", "childIds": ["3", "5", "8"], "backendDOMNodeId": 2 },
+            { "nodeId": "3", "role": { "type": "role", "value": "heading" }, "name": { "type": "computedString", "value": "Hi" }, "parentId": "2", "childIds": ["4"], "backendDOMNodeId": 3 },
+            { "nodeId": "4", "role": { "type": "role", "value": "StaticText" }, "name": { "type": "computedString", "value": "Hi" }, "parentId": "3", "childIds": ["-9"], "backendDOMNodeId": 4 },
+            { "nodeId": "-9", "role": { "type": "role", "value": "InlineTextBox" }, "name": { "type": "computedString", "value": "Hi" }, "parentId": "4" },
+            { "nodeId": "5", "role": { "type": "role", "value": "generic" }, "name": { "type": "computedString", "value": "" }, "parentId": "2", "childIds": ["6"], "backendDOMNodeId": 5 },
+            { "nodeId": "6", "role": { "type": "role", "value": "button" }, "name": { "type": "computedString", "value": "OK" }, "parentId": "5", "childIds": ["7"], "backendDOMNodeId": 6,
+              "properties": [{ "name": "focusable", "value": { "type": "booleanOrUndefined", "value": true } }] },
+            { "nodeId": "7", "role": { "type": "role", "value": "StaticText" }, "name": { "type": "computedString", "value": "OK" }, "parentId": "6", "backendDOMNodeId": 7 },
+            { "nodeId": "8", "role": { "type": "role", "value": "textbox" }, "value": { "type": "string", "value": "abc" }, "parentId": "2", "childIds": ["9"], "backendDOMNodeId": 8,
+              "properties": [{ "name": "disabled", "value": { "type": "boolean", "value": true } }, { "name": "editable", "value": { "type": "token", "value": "plaintext" } }] },
+            { "nodeId": "9", "role": { "type": "role", "value": "generic" }, "parentId": "8", "childIds": [], "backendDOMNodeId": 9,
+              "properties": [{ "name": "editable", "value": { "type": "token", "value": "plaintext" } }] }
+        ]);
+        // strings: 0 url, 1 title, 2 frame, 3 #document, 4 BODY, 5 H1, 6 #text,
+        // 7 DIV, 8 BUTTON, 9 id, 10 ok, 11 INPUT, 12 type, 13 password,
+        // 14 data-testid, 15 pw
+        let dom = json!({
+            "strings": ["http://x/", "Page", "FRAME1", "#document", "BODY", "H1", "#text", "DIV", "BUTTON", "id", "ok", "INPUT", "type", "password", "data-testid", "pw"],
+            "documents": [{
+                "documentURL": 0, "title": 1, "frameId": 2, "scrollOffsetX": 0, "scrollOffsetY": 10,
+                "nodes": {
+                    "parentIndex": [-1, 0, 1, 2, 1, 4, 5, 6, 1],
+                    "nodeType": [9, 1, 1, 3, 1, 1, 3, 3, 1],
+                    "nodeName": [3, 4, 5, 6, 7, 8, 6, 6, 11],
+                    "backendNodeId": [1, 2, 3, 4, 5, 6, 7, 10, 8],
+                    "attributes": [[], [], [], [], [], [9, 10], [], [], [12, 13, 14, 15]]
+                },
+                "layout": {
+                    "nodeIndex": [0, 2, 3, 5, 6, 8],
+                    "bounds": [[0, 0, 100, 50], [8, 8, 84, 20], [8, 8, 12, 18], [8, 40, 30, 20], [10, 42, 20, 16], [8, 70, 50, 20]]
+                }
+            }]
+        });
+        (
+            serde_json::from_value(ax).expect("ax"),
+            serde_json::from_value(dom).expect("dom"),
+        )
+    }
+
+    fn built() -> BuiltTree {
+        let (ax, dom) = fixture();
+        build(
+            &ax,
+            &dom,
+            Viewport {
+                css_width: 100,
+                css_height: 50,
+                scale: 2.0,
+            },
+        )
+    }
+
+    #[test]
+    fn normalizes_the_accessibility_tree() {
+        let t = built();
+        let summary: Vec<(String, String, Option<String>)> = t
+            .nodes
+            .iter()
+            .map(|n| {
+                (
+                    n.stable_node_id.as_str().to_owned(),
+                    n.role.as_str().to_owned(),
+                    n.parent_stable_node_id
+                        .as_ref()
+                        .map(|p| p.as_str().to_owned()),
+                )
+            })
+            .collect();
+        // Ignored, inline text, anonymous generic, folded text and the
+        // inner editor are gone; children moved up.
+        assert_eq!(
+            summary,
+            vec![
+                ("n1".into(), "rootWebArea".into(), None),
+                ("n3".into(), "heading".into(), Some("n1".into())),
+                ("n6".into(), "button".into(), Some("n1".into())),
+                ("n8".into(), "textbox".into(), Some("n1".into())),
+            ]
+        );
+        assert_eq!(t.roots, vec!["n1".to_owned()]);
+        assert_eq!(t.title, "Page");
+        assert_eq!(
+            t.document,
+            DocumentIdentity {
+                frame_id: "FRAME1".into(),
+                document_node: 1,
+                url: "http://x/".into()
+            }
+        );
+    }
+
+    #[test]
+    fn fields_bounds_and_states() {
+        let t = built();
+        let by = |id: &str| {
+            t.nodes
+                .iter()
+                .find(|n| n.stable_node_id.as_str() == id)
+                .expect(id)
+        };
+        let root = by("n1");
+        assert_eq!(
+            root.bounds,
+            Some(UiRect::new(0.0, 0.0, 200.0, 100.0)),
+            "the root is the viewport"
+        );
+        let button = by("n6");
+        assert_eq!(button.name.as_deref(), Some("OK"));
+        assert_eq!(button.identifier.as_deref(), Some("ok"));
+        // (8, 40 - 10 scroll) CSS px at scale 2.
+        assert_eq!(button.bounds, Some(UiRect::new(16.0, 60.0, 60.0, 40.0)));
+        assert_eq!(button.enabled, Some(true));
+        assert_eq!(button.hittable, None, "never guessed");
+        let heading = by("n3");
+        assert_eq!(heading.enabled, None, "not a widget");
+        let field = by("n8");
+        assert_eq!(field.identifier.as_deref(), Some("pw"), "data-testid wins");
+        assert_eq!(
+            field.value.as_deref(),
+            Some("\u{2022}\u{2022}\u{2022}"),
+            "passwords stay masked"
+        );
+        assert_eq!(field.enabled, Some(false));
+    }
+
+    #[test]
+    fn the_tree_is_a_valid_snapshot_and_stable_ids_round_trip() {
+        let t = built();
+        let snapshot = UiSnapshot {
+            format_version: Bounded::MIN,
+            observation_id: ObservationId::new_v7(),
+            context: UiContextRef {
+                context_kind: UiContextKind::Web,
+                context_id: id_string("FRAME1"),
+                document_epoch: id_string("c1.d1"),
+            },
+            root_stable_node_ids: BoundedVec::new(t.roots.clone()).expect("roots"),
+            nodes: BoundedVec::new(t.nodes.clone()).expect("nodes"),
+        };
+        assert_eq!(snapshot.validate(), Ok(()));
+        assert_eq!(backend_of_stable_id(&stable_id_for_backend(42)), Some(42));
+        assert_eq!(backend_of_stable_id("ax-5"), None);
+    }
+
+    #[test]
+    fn large_trees_are_cut_to_the_bounds_in_preorder() {
+        let mut nodes: Vec<UiNode> = (0..12_000)
+            .map(|i| UiNode {
+                stable_node_id: id_string(&format!("n{i}")),
+                parent_stable_node_id: (i > 0).then(|| id_string("n0")),
+                role: RoleString::truncating("staticText").expect("role"),
+                name: None,
+                value: None,
+                identifier: None,
+                text: NodeText::truncating(&"x".repeat(100)),
+                bounds: None,
+                enabled: None,
+                hittable: None,
+            })
+            .collect();
+        assert!(enforce_bounds(&mut nodes));
+        assert!(nodes.len() <= MAX_UI_NODES);
+        assert!(serialized_len(&nodes) <= MAX_UI_SNAPSHOT_BYTES - ENVELOPE_RESERVE);
+        assert_eq!(nodes[0].stable_node_id.as_str(), "n0");
     }
 }

@@ -323,3 +323,135 @@ fn dispatch(shared: &Shared, text: &str) {
         }));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! Against a fake DevTools endpoint speaking the real wire format.
+
+    use super::*;
+    use tokio::net::TcpListener;
+
+    /// Accepts one WebSocket client and answers with `script`: for each
+    /// request, the frames to send back (`{id}` is replaced by its id).
+    async fn fake_devtools(script: Vec<Vec<&'static str>>) -> String {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let url = format!(
+            "ws://{}/devtools/browser/fake",
+            listener.local_addr().expect("addr")
+        );
+        tokio::spawn(async move {
+            let (tcp, _) = listener.accept().await.expect("accept");
+            let mut ws = tokio_tungstenite::accept_async(tcp)
+                .await
+                .expect("handshake");
+            let mut held: Vec<String> = Vec::new();
+            for answers in script {
+                let Some(Ok(Message::Text(req))) = ws.next().await else {
+                    return;
+                };
+                let v: Value = serde_json::from_str(req.as_str()).expect("json request");
+                let id = v["id"].as_u64().expect("id");
+                for a in answers {
+                    match a {
+                        "HOLD" => held.push(id.to_string()),
+                        "CLOSE" => {
+                            let _ = ws.close(None).await;
+                            return;
+                        }
+                        "SILENT" => {}
+                        frame => {
+                            let mut f = frame.replace("{id}", &id.to_string());
+                            if f.contains("{held}") {
+                                f = f.replace("{held}", &held.remove(0));
+                            }
+                            ws.send(Message::Text(f.into())).await.expect("send");
+                        }
+                    }
+                }
+            }
+            // Keep the connection open until the client goes away.
+            while ws.next().await.is_some() {}
+        });
+        url
+    }
+
+    const T: Option<Duration> = Some(Duration::from_secs(5));
+
+    #[tokio::test]
+    async fn answers_are_matched_to_requests_and_events_fan_out() {
+        let url = fake_devtools(vec![
+            vec!["HOLD"],
+            vec![
+                r#"{"method":"Page.loadEventFired","params":{"timestamp":1},"sessionId":"S1"}"#,
+                r#"{"id":{id},"result":{"second":true}}"#,
+                r#"{"id":{held},"result":{"first":true}}"#,
+            ],
+            vec![r#"{"id":{id},"error":{"code":-32000,"message":"No node with given id found"}}"#],
+        ])
+        .await;
+        let client = CdpClient::connect(&url, Duration::from_secs(5))
+            .await
+            .expect("connect");
+        let mut events = client.subscribe();
+        let first = client.call_raw(None, "A.first", json_params(), T);
+        let second = async {
+            // Sent after the first, answered before it.
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            client
+                .call_raw(Some("S1"), "A.second", json_params(), T)
+                .await
+        };
+        let (a, b) = tokio::join!(first, second);
+        assert_eq!(a.expect("first"), serde_json::json!({ "first": true }));
+        assert_eq!(b.expect("second"), serde_json::json!({ "second": true }));
+        let event = events.recv().await.expect("event");
+        assert_eq!(event.method, "Page.loadEventFired");
+        assert_eq!(event.session_id.as_deref(), Some("S1"));
+        let err = client
+            .call_raw(None, "DOM.resolveNode", json_params(), T)
+            .await;
+        assert!(
+            matches!(&err, Err(CdpError::Protocol { code: -32000, method, .. }) if method == "DOM.resolveNode"),
+            "{err:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn silence_is_a_timeout_and_a_close_fails_what_is_pending() {
+        let url = fake_devtools(vec![vec!["SILENT"], vec!["CLOSE"]]).await;
+        let client = CdpClient::connect(&url, Duration::from_secs(5))
+            .await
+            .expect("connect");
+        let slow = client
+            .call_raw(
+                None,
+                "Page.captureScreenshot",
+                json_params(),
+                Some(Duration::from_millis(100)),
+            )
+            .await;
+        assert!(matches!(slow, Err(CdpError::Timeout { .. })), "{slow:?}");
+        let closed = client
+            .call_raw(None, "Browser.getVersion", json_params(), T)
+            .await;
+        assert!(matches!(closed, Err(CdpError::Closed(_))), "{closed:?}");
+        assert!(client.closed().is_some());
+        let after = client
+            .call_raw(None, "Browser.getVersion", json_params(), T)
+            .await;
+        assert!(matches!(after, Err(CdpError::Closed(_))), "{after:?}");
+    }
+
+    #[tokio::test]
+    async fn an_endpoint_that_is_not_there_is_a_connect_error() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let url = format!("ws://{}/", listener.local_addr().expect("addr"));
+        drop(listener);
+        let r = CdpClient::connect(&url, Duration::from_secs(2)).await;
+        assert!(matches!(r, Err(CdpError::Connect { .. })));
+    }
+
+    fn json_params() -> Value {
+        serde_json::json!({})
+    }
+}

@@ -50,6 +50,12 @@ impl CdpSession {
         self.send("Page.navigate", json!({ "url": url })).await
     }
 
+    /// Makes the page the active tab: background tabs produce no frames,
+    /// so their screenshots never complete.
+    pub async fn bring_to_front(&self) -> Result<(), CdpError> {
+        self.run("Page.bringToFront", json!({})).await
+    }
+
     pub async fn reload(&self) -> Result<(), CdpError> {
         self.run("Page.reload", json!({ "ignoreCache": false }))
             .await
