@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 
 use adb_client::server::DeviceLong;
 use adb_client::server_device::ADBServerDevice;
-use adb_client::{ADBDeviceExt, RustADBError};
+use adb_client::{ADBDeviceExt, HostFeatures, RustADBError};
 use devicerail_plugin_api::protocol::DeviceId;
 use devicerail_plugin_api::{CallContext, DriverError};
 
@@ -377,6 +377,36 @@ impl Adb {
             stderr: err,
             status,
         })
+    }
+
+    /// Whether the device speaks shell protocol v2 (separate stdout and
+    /// stderr, no terminal). Without it `adb_client` falls back to
+    /// `shell:`, which runs under a terminal on the device.
+    pub fn shell_v2(&self, ctx: &CallContext, serial: &str) -> Result<bool, AdbError> {
+        let (addr, serial) = (self.config.server, serial.to_owned());
+        let features = bounded(ctx, self.budget(ctx), move || {
+            ADBServerDevice::new(serial, Some(addr)).host_features()
+        })?
+        .map_err(|e| classify(addr, e))?;
+        Ok(features.contains(&HostFeatures::ShellV2))
+    }
+
+    /// Runs a command whose stdout is binary: through shell v2 when the
+    /// device has it, else through `exec:` (raw, no terminal to turn `\n`
+    /// into `\r\n`).
+    pub fn shell_binary(
+        &self,
+        ctx: &CallContext,
+        serial: &str,
+        command: &str,
+        shell_v2: bool,
+    ) -> Result<ShellOutput, AdbError> {
+        if shell_v2 {
+            self.shell(ctx, serial, command)
+        } else {
+            let line = format!("{command}; echo {RC_MARKER}$?");
+            self.exec_with_stdin(ctx, serial, &line, Vec::new())
+        }
     }
 
     /// Runs `command` through `exec:` (raw, no terminal), feeds it `stdin`

@@ -24,6 +24,11 @@ use crate::screen::Display;
 use crate::text::{self, KEYCODE_DEL, KEYCODE_MOVE_END, SECRET_LOOP};
 use crate::uitree;
 
+/// Budget of reading a new device's properties while listing.
+const PROBE_BUDGET: Duration = Duration::from_secs(5);
+/// Least time between two such attempts for one device.
+const PROBE_RETRY: Duration = Duration::from_secs(30);
+
 /// What the driver remembers about one serial.
 #[derive(Debug, Default)]
 struct DeviceEntry {
@@ -37,8 +42,12 @@ struct DeviceEntry {
     rotation: u32,
     /// Set once the preferred screenshot method failed on this device.
     screenshot_fallback: bool,
+    /// Whether the device speaks shell protocol v2.
+    shell_v2: bool,
     /// Serializes `uiautomator dump` (one dump file per device).
     dump_gate: Arc<Mutex<()>>,
+    /// When listing last tried to read the properties.
+    probed_at: Option<Instant>,
 }
 
 /// A UI tree with what it was built from.
@@ -57,6 +66,7 @@ struct Session {
     display: Option<Display>,
     rotation: u32,
     screenshot: ScreenshotMode,
+    shell_v2: bool,
     dump_gate: Arc<Mutex<()>>,
 }
 
@@ -154,6 +164,7 @@ impl AndroidDriver {
                     (ScreenshotMode::Raw, true) => ScreenshotMode::Png,
                     (ScreenshotMode::Png, true) => ScreenshotMode::Raw,
                 },
+                shell_v2: e.shell_v2,
                 dump_gate: e.dump_gate.clone(),
             }),
             Some(_) => Err(DriverError::not_connected(device)),
@@ -288,7 +299,7 @@ impl AndroidDriver {
         let session = self.session(device)?;
         let serial = device.as_str();
         let shot = |ctx: &CallContext| {
-            observe::screenshot(&self.adb, ctx, serial, session.screenshot)
+            observe::screenshot(&self.adb, ctx, serial, session.screenshot, session.shell_v2)
                 .map_err(|e| observe_error(device, e))
         };
         // Screenshot and dump are independent streams: run them together.
@@ -721,14 +732,27 @@ impl Driver for AndroidDriver {
     fn list_devices(&self, ctx: &CallContext) -> DriverResult<Vec<DeviceInfo>> {
         let listed = self.listed(ctx)?;
         for d in listed.iter().filter(|d| d.state == "device") {
-            let known = lock(&self.devices)
-                .get(&d.serial)
-                .is_some_and(|e| e.model.is_some());
-            if known {
-                continue;
+            {
+                let mut map = lock(&self.devices);
+                let e = map.entry(d.serial.clone()).or_default();
+                let recently = e.probed_at.is_some_and(|t| t.elapsed() < PROBE_RETRY);
+                if e.model.is_some() || recently {
+                    continue;
+                }
+                e.probed_at = Some(Instant::now());
             }
             let device = DeviceId::new(d.serial.clone());
-            match self.probe(ctx, &device) {
+            // A hung device must not hold every listing for the full
+            // command timeout.
+            let probe_ctx = CallContext::from_parts(
+                Some(ctx.deadline().map_or(Instant::now() + PROBE_BUDGET, |d| {
+                    d.min(Instant::now() + PROBE_BUDGET)
+                })),
+                ctx.cancel_flag().clone(),
+                ctx.observation_id(),
+                ctx.request_id().to_owned(),
+            );
+            match self.probe(&probe_ctx, &device) {
                 Ok((model, release, display)) => {
                     let mut map = lock(&self.devices);
                     let e = map.entry(d.serial.clone()).or_default();
@@ -738,7 +762,8 @@ impl Driver for AndroidDriver {
                         e.display = display;
                     }
                 }
-                Err(e) if e.is_cancellation() || e.is_deadline() => return Err(e),
+                Err(e) if e.is_cancellation() => return Err(e),
+                Err(e) if e.is_deadline() && ctx.is_expired() => return Err(e),
                 Err(e) => {
                     tracing::warn!(serial = %d.serial, error = %e, "could not read device properties")
                 }
@@ -758,6 +783,10 @@ impl Driver for AndroidDriver {
                 .with_details(json!({ "deviceId": device, "state": d.state, "reason": state_reason(&d.state) })));
         }
         let (model, release, display) = self.probe(ctx, device)?;
+        let shell_v2 = self
+            .adb
+            .shell_v2(ctx, device.as_str())
+            .map_err(|e| e.into_driver(device))?;
         let connection = self.connections.fetch_add(1, Ordering::Relaxed) + 1;
         {
             let mut map = lock(&self.devices);
@@ -769,6 +798,7 @@ impl Driver for AndroidDriver {
             e.display = display;
             e.rotation = 0;
             e.screenshot_fallback = false;
+            e.shell_v2 = shell_v2;
         }
         tracing::info!(device = %device, "android device connected");
         Ok(self.info(&ListedDevice {

@@ -50,8 +50,11 @@ pub fn screenshot_raw(
     adb: &Adb,
     ctx: &CallContext,
     serial: &str,
+    shell_v2: bool,
 ) -> Result<Screenshot, ObserveError> {
-    let out = adb.shell(ctx, serial, "screencap")?.success("screencap")?;
+    let out = adb
+        .shell_binary(ctx, serial, "screencap", shell_v2)?
+        .success("screencap")?;
     let frame =
         screen::decode_raw(&out.stdout).map_err(|e| ObserveError::Screenshot(e.to_string()))?;
     ctx.check().map_err(|e| {
@@ -75,9 +78,10 @@ pub fn screenshot_png(
     adb: &Adb,
     ctx: &CallContext,
     serial: &str,
+    shell_v2: bool,
 ) -> Result<Screenshot, ObserveError> {
     let out = adb
-        .shell(ctx, serial, "screencap -p")?
+        .shell_binary(ctx, serial, "screencap -p", shell_v2)?
         .success("screencap -p")?;
     let (width, height) = screen::png_size(&out.stdout).ok_or_else(|| {
         ObserveError::Screenshot(format!(
@@ -94,7 +98,7 @@ pub fn screenshot_png(
     })
 }
 
-type Shooter = fn(&Adb, &CallContext, &str) -> Result<Screenshot, ObserveError>;
+type Shooter = fn(&Adb, &CallContext, &str, bool) -> Result<Screenshot, ObserveError>;
 
 /// A screenshot the preferred way, falling back to the other way when the
 /// first one's output is unusable.
@@ -103,15 +107,16 @@ pub fn screenshot(
     ctx: &CallContext,
     serial: &str,
     prefer: ScreenshotMode,
+    shell_v2: bool,
 ) -> Result<Screenshot, ObserveError> {
     let (first, second): (Shooter, Shooter) = match prefer {
         ScreenshotMode::Raw => (screenshot_raw, screenshot_png),
         ScreenshotMode::Png => (screenshot_png, screenshot_raw),
     };
-    match first(adb, ctx, serial) {
+    match first(adb, ctx, serial, shell_v2) {
         Err(e) if e.is_format() => {
             tracing::warn!(serial, error = %e, "screenshot failed; trying the other method");
-            second(adb, ctx, serial)
+            second(adb, ctx, serial, shell_v2)
         }
         other => other,
     }
@@ -147,12 +152,23 @@ pub fn dump(adb: &Adb, ctx: &CallContext, serial: &str) -> Result<Dump, ObserveE
         )));
     }
     let text = out.text();
-    let section = format!("{XML_SECTION}\n");
-    let (head, xml) = text
-        .split_once(&section)
+    let (head, rest) = text
+        .split_once(XML_SECTION)
         .ok_or_else(|| ObserveError::Dump("the output lacks the XML section".into()))?;
+    // Without shell v2, uiautomator's own message (stderr) precedes the
+    // XML in the same stream.
+    let xml = rest
+        .find("<?xml")
+        .or_else(|| rest.find("<hierarchy"))
+        .map(|i| &rest[i..])
+        .ok_or_else(|| {
+            ObserveError::Dump(format!(
+                "no XML in the output: {}",
+                excerpt(rest.as_bytes())
+            ))
+        })?;
     Ok(Dump {
-        xml: xml.to_owned(),
+        xml: xml.trim_end().to_owned(),
         focus: uitree::parse_focus(head),
     })
 }

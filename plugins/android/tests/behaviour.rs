@@ -840,3 +840,56 @@ fn an_unreachable_server_gives_typed_errors() {
         "{doctor:?}"
     );
 }
+
+#[test]
+fn a_legacy_device_without_shell_v2_uses_shell_and_exec() {
+    let Some(server) = support::server() else {
+        return;
+    };
+    // Android 6: protocol 0x01000000 (checksums on), 4 KiB payloads, no
+    // shell_v2.
+    let (fake, serial) = support::attach(
+        &server,
+        FakeConfig {
+            version: devicerail_android_fake_adb::packet::A_VERSION_MIN,
+            max_payload: 4096,
+            features: Vec::new(),
+            profile: DeviceProfile {
+                release: "6.0.1".into(),
+                sdk: 23,
+                raw_header_len: 12,
+                visible_to_user_attr: false,
+                ..DeviceProfile::default()
+            },
+            ..FakeConfig::default()
+        },
+    );
+    let plugin = support::plugin(&server);
+    devicerail_plugin_api::conformance::Suite::new(&plugin)
+        .device(&serial)
+        .run()
+        .assert_passed();
+    let device = DeviceId::new(serial);
+    plugin.connect(&ctx(), &device).expect("connects");
+    fake.clear_logs();
+    let obs = plugin.observe(&ctx(), &device, &BOTH).expect("observes");
+    assert_eq!((obs.viewport.width, obs.viewport.height), (720, 1280));
+    let calls = fake.calls();
+    let shot = calls
+        .iter()
+        .find(|c| c.command.starts_with("screencap"))
+        .expect("a screenshot");
+    assert_eq!(shot.kind, "exec", "binary output avoids the terminal");
+    let dump = calls
+        .iter()
+        .find(|c| c.command.contains("uiautomator"))
+        .expect("a dump");
+    assert_eq!(dump.kind, "shell");
+    plugin
+        .execute(
+            &ctx(),
+            &device,
+            &call("inputText", json!({ "text": "legacy ok" })),
+        )
+        .expect("types");
+}

@@ -38,6 +38,9 @@ pub struct DeviceProfile {
     /// Whether dumps carry the `visible-to-user` attribute (newer
     /// releases do).
     pub visible_to_user_attr: bool,
+    /// Paint photo-like noise and gradients, so screenshots compress like
+    /// real screens rather than flat boxes (benches).
+    pub textured: bool,
 }
 
 impl Default for DeviceProfile {
@@ -55,6 +58,7 @@ impl Default for DeviceProfile {
             override_density: None,
             raw_header_len: 16,
             visible_to_user_attr: true,
+            textured: false,
         }
     }
 }
@@ -242,7 +246,8 @@ impl AppState {
         }
     }
 
-    fn touch(&mut self) {
+    /// Marks a visible change (invalidates screenshot caches).
+    pub fn touch(&mut self) {
         self.revision += 1;
     }
 
@@ -511,6 +516,31 @@ fn xml_escape(s: &str, out: &mut String) {
     }
 }
 
+/// Gradients everywhere and noise in the lower third, like a feed with
+/// photos.
+fn texture(px: &mut [u8], w: u32, h: u32, seed: u64) {
+    let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    for y in 0..h {
+        for x in 0..w {
+            let i = ((y * w + x) * 4) as usize;
+            let shade = ((x + y) % 64) as u8;
+            if y > h * 2 / 3 {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                let n = state.to_le_bytes();
+                px[i] = px[i].wrapping_add(n[0] >> 1).wrapping_add(shade);
+                px[i + 1] = px[i + 1].wrapping_add(n[1] >> 1);
+                px[i + 2] = px[i + 2].wrapping_add(n[2] >> 1);
+            } else {
+                px[i] = px[i].wrapping_sub(shade / 4);
+                px[i + 1] = px[i + 1].wrapping_sub(shade / 4);
+            }
+            px[i + 3] = 255;
+        }
+    }
+}
+
 /// The whole device: profile, state, screenshot caches.
 #[derive(Debug, Clone)]
 pub struct Device {
@@ -602,6 +632,9 @@ impl Device {
             }
         }
         paint(&self.state.hierarchy(w, h), &mut px, w, h);
+        if self.profile.textured {
+            texture(&mut px, w, h, self.state.revision);
+        }
         px
     }
 
@@ -775,8 +808,8 @@ impl Device {
             }
             Some(_) => Output {
                 stdout: b"** No activities found to run, monkey aborted.\n".to_vec(),
-                stderr: Vec::new(),
                 status: 252,
+                ..Output::default()
             },
             None => Output::fail(1, "usage: monkey [-p ALLOWED_PACKAGE ...]\n"),
         }
@@ -902,7 +935,7 @@ impl Programs for Device {
                 Output {
                     status: if hits.is_empty() { 1 } else { 0 },
                     stdout: hits.into_bytes(),
-                    stderr: Vec::new(),
+                    ..Output::default()
                 }
             }
             "am" => self.am(args),

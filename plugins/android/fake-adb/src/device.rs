@@ -519,11 +519,7 @@ impl StreamCtx {
         };
         let mut acks = stdin.acks;
         let bytes = match framing {
-            Framing::Raw => {
-                let mut b = out.stdout;
-                b.extend_from_slice(&out.stderr);
-                b
-            }
+            Framing::Raw => out.merged,
             Framing::ShellV2 => {
                 let mut b = Vec::new();
                 for (id, data) in [(SHELL_STDOUT, &out.stdout), (SHELL_STDERR, &out.stderr)] {
@@ -663,5 +659,7 @@ fn run_line_loop(shared: &Shared, stdin: &mut Stdin<'_>) -> shell::Output {
             break;
         }
     }
-    shell::Output::ok(format!("__rc={status}\n"))
+    let mut out = shell::Output::ok(format!("__rc={status}\n"));
+    out.merged = out.stdout.clone();
+    out
 }

@@ -18,6 +18,6 @@ pub mod packet;
 pub mod server;
 pub mod shell;
 
-pub use app::{AppState, DeviceProfile, Field, InputCall, InputSource, Screen};
+pub use app::{AppState, Device, DeviceProfile, Field, InputCall, InputSource, Screen};
 pub use device::{Availability, FakeAdbDevice, FakeConfig, ServiceCall};
 pub use server::{AdbServer, adb_available};

@@ -13,22 +13,25 @@ pub struct Output {
     pub stdout: Vec<u8>,
     pub stderr: Vec<u8>,
     pub status: i32,
+    /// Both streams in the order commands wrote them, as a terminal or a
+    /// raw `exec:` stream delivers them (filled by [`run`]).
+    pub merged: Vec<u8>,
 }
 
 impl Output {
     pub fn ok(stdout: impl Into<Vec<u8>>) -> Self {
         Self {
             stdout: stdout.into(),
-            stderr: Vec::new(),
             status: 0,
+            ..Self::default()
         }
     }
 
     pub fn fail(status: i32, stderr: impl Into<Vec<u8>>) -> Self {
         Self {
-            stdout: Vec::new(),
             stderr: stderr.into(),
             status,
+            ..Self::default()
         }
     }
 }
@@ -376,7 +379,11 @@ fn run_simple(programs: &mut dyn Programs, env: &mut Env, cmd: &Simple, stdin: &
 pub fn run(programs: &mut dyn Programs, line: &str, stdin: &[u8]) -> Output {
     let list = match lex(line).and_then(parse) {
         Ok(l) => l,
-        Err(e) => return Output::fail(2, format!("{e}\n")),
+        Err(e) => {
+            let mut out = Output::fail(2, format!("{e}\n"));
+            out.merged = out.stderr.clone();
+            return out;
+        }
     };
     let mut env = Env::default();
     let mut total = Output::default();
@@ -394,9 +401,11 @@ pub fn run(programs: &mut dyn Programs, line: &str, stdin: &[u8]) -> Output {
         for (i, cmd) in pipeline.iter().enumerate() {
             let out = run_simple(programs, &mut env, cmd, &input);
             total.stderr.extend_from_slice(&out.stderr);
+            total.merged.extend_from_slice(&out.stderr);
             env.status = out.status;
             if i == last {
                 total.stdout.extend_from_slice(&out.stdout);
+                total.merged.extend_from_slice(&out.stdout);
             } else {
                 input = out.stdout;
             }

@@ -83,6 +83,11 @@ fn exec_stdin_reaches_the_device() {
         .expect("write");
     let out = child.wait_with_output().expect("exec-in ends");
     assert!(out.status.success());
+    // exec-in returns once stdin is sent; the device may still be typing.
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while fake.state().username != "ab c" && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
     assert_eq!(fake.state().username, "ab c");
     assert_eq!(fake.stdin_received(), b"tab%sc\n.\n");
     assert!(!fake.command_lines().iter().any(|c| c.contains("ab%sc")));
