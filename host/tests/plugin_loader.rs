@@ -164,3 +164,26 @@ fn two_copies_of_the_mock_load_independently() {
         "the copies share state: {listed:?} (they must be separate library instances)"
     );
 }
+
+/// Loader bug (`first_lines` in plugin-api's loader): the reason keeps the
+/// first six lines of abi_stable's report, which are the header of the
+/// compared layout (`Compared <this>: --- Type Layout --- type:PrefixRef<'a,
+/// PluginMod> ...`) and never say what differs. The difference is at the
+/// end of the report (`Error:mismatched package Expected:
+/// devicerail-plugin-api Found: devicerail-test-plugin-bad-layout`).
+#[test]
+#[ignore = "loader bug: IncompatibleLayout keeps abi_stable's layout header, not the mismatch"]
+fn a_layout_refusal_says_what_differs() {
+    let path = build_workspace_plugin("devicerail-test-plugin-bad-layout", "test-bad-layout");
+    let e = refusal(&path);
+    let LoadError::IncompatibleLayout(detail) = &e else {
+        panic!("expected IncompatibleLayout, got {e:?}");
+    };
+    assert!(
+        detail.contains("mismatched package")
+            && detail.contains("devicerail-plugin-api")
+            && detail.contains("devicerail-test-plugin-bad-layout"),
+        "the reason does not say what differs: {detail}"
+    );
+    assert!(!detail.contains("--- Type Layout ---"), "{detail}");
+}

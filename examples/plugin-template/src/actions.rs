@@ -1,0 +1,202 @@
+//! The hello device's action space: the definitions the host advertises
+//! and the parsing that turns a call into a validated [`Action`]. Every
+//! action checks its arguments; anything else is `invalid_arguments`.
+
+use devicerail_plugin_api::protocol::{ActionCall, ActionDefinition};
+use devicerail_plugin_api::semantic::parse_arguments;
+use devicerail_plugin_api::{DriverError, DriverResult};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+/// Longest name `greet` accepts, in characters.
+pub const MAX_NAME_CHARS: usize = 64;
+
+/// One validated action.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// Tap a point, in screenshot pixels.
+    Tap { x: u32, y: u32 },
+    /// Paint the background.
+    SetColor { rgb: [u8; 3] },
+    /// Return a greeting; changes nothing on screen.
+    Greet { name: String },
+}
+
+/// The action space of a `width` × `height` screen.
+pub fn definitions(width: u32, height: u32) -> Vec<ActionDefinition> {
+    let def = |name: &str, description: &str, input_schema: Value| ActionDefinition {
+        name: name.into(),
+        description: description.into(),
+        input_schema,
+        protection: None,
+    };
+    vec![
+        def(
+            "tap",
+            "Tap a point in screenshot pixels; a marker appears there.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "x": { "type": "integer", "minimum": 0, "maximum": width - 1 },
+                    "y": { "type": "integer", "minimum": 0, "maximum": height - 1 }
+                },
+                "required": ["x", "y"],
+                "additionalProperties": false
+            }),
+        ),
+        def(
+            "setColor",
+            "Paint the background with a #rrggbb colour.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "color": { "type": "string", "pattern": "^#[0-9a-fA-F]{6}$" }
+                },
+                "required": ["color"],
+                "additionalProperties": false
+            }),
+        ),
+        def(
+            "greet",
+            "Return a greeting for a name.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "name": { "type": "string", "minLength": 1, "maxLength": MAX_NAME_CHARS }
+                },
+                "required": ["name"],
+                "additionalProperties": false
+            }),
+        ),
+    ]
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TapArgs {
+    x: u32,
+    y: u32,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SetColorArgs {
+    color: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GreetArgs {
+    name: String,
+}
+
+/// Parses `#rrggbb`.
+pub fn parse_color(text: &str) -> Option<[u8; 3]> {
+    let hex = text.strip_prefix('#')?;
+    if hex.len() != 6 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    let channel = |i: usize| u8::from_str_radix(&hex[i..i + 2], 16).ok();
+    Some([channel(0)?, channel(2)?, channel(4)?])
+}
+
+/// The colour as `#rrggbb`.
+pub fn format_color(rgb: [u8; 3]) -> String {
+    format!("#{:02x}{:02x}{:02x}", rgb[0], rgb[1], rgb[2])
+}
+
+/// Validates `call` against the action space of a `width` × `height`
+/// screen.
+pub fn parse(call: &ActionCall, width: u32, height: u32) -> DriverResult<Action> {
+    let invalid = |reason: &str| DriverError::invalid_arguments(&call.name, reason);
+    match call.name.as_str() {
+        "tap" => {
+            let a: TapArgs = parse_arguments(call)?;
+            if a.x >= width || a.y >= height {
+                return Err(invalid("the point is outside the screen"));
+            }
+            Ok(Action::Tap { x: a.x, y: a.y })
+        }
+        "setColor" => {
+            let a: SetColorArgs = parse_arguments(call)?;
+            let rgb = parse_color(&a.color).ok_or_else(|| invalid("color must be #rrggbb"))?;
+            Ok(Action::SetColor { rgb })
+        }
+        "greet" => {
+            let a: GreetArgs = parse_arguments(call)?;
+            let chars = a.name.chars().count();
+            if a.name.trim().is_empty() || chars > MAX_NAME_CHARS {
+                return Err(invalid("name must be 1 to 64 characters"));
+            }
+            Ok(Action::Greet { name: a.name })
+        }
+        other => Err(DriverError::unknown_action(other)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use devicerail_plugin_api::protocol::{CallId, ErrorCode};
+
+    fn call(name: &str, arguments: Value) -> ActionCall {
+        ActionCall {
+            id: CallId::new_v4(),
+            name: name.into(),
+            arguments,
+        }
+    }
+
+    fn code(r: DriverResult<Action>) -> String {
+        r.map_or_else(|e| e.code, |a| format!("ok {a:?}"))
+    }
+
+    #[test]
+    fn valid_calls_parse() {
+        assert_eq!(
+            parse(&call("tap", json!({ "x": 9, "y": 19 })), 10, 20),
+            Ok(Action::Tap { x: 9, y: 19 })
+        );
+        assert_eq!(
+            parse(&call("setColor", json!({ "color": "#FF8000" })), 10, 20),
+            Ok(Action::SetColor { rgb: [255, 128, 0] })
+        );
+        assert_eq!(
+            parse(&call("greet", json!({ "name": "Ada" })), 10, 20),
+            Ok(Action::Greet { name: "Ada".into() })
+        );
+    }
+
+    #[test]
+    fn bad_arguments_are_invalid_arguments() {
+        let invalid = ErrorCode::InvalidArguments.as_str();
+        for (name, args) in [
+            ("tap", json!({ "x": 10, "y": 0 })),
+            ("tap", json!({ "x": -1, "y": 0 })),
+            ("tap", json!({ "x": 1 })),
+            ("tap", json!({ "x": 1, "y": 1, "z": 1 })),
+            ("setColor", json!({ "color": "red" })),
+            ("setColor", json!({ "color": "#12345g" })),
+            ("greet", json!({ "name": "  " })),
+            ("greet", json!({ "name": "x".repeat(65) })),
+            ("greet", json!("not an object")),
+        ] {
+            assert_eq!(
+                code(parse(&call(name, args.clone()), 10, 20)),
+                invalid,
+                "{name} {args}"
+            );
+        }
+        assert_eq!(
+            code(parse(&call("fly", json!({})), 10, 20)),
+            ErrorCode::UnknownAction.as_str()
+        );
+    }
+
+    #[test]
+    fn colours_round_trip() {
+        assert_eq!(parse_color("#0a0B0c"), Some([10, 11, 12]));
+        assert_eq!(format_color([10, 11, 12]), "#0a0b0c");
+        assert_eq!(parse_color("#ééé"), None);
+    }
+}

@@ -1,0 +1,325 @@
+//! ABI overhead of one `execute` round trip with small JSON: the mock's
+//! `scroll` and `tap` through the loaded release cdylib (`LoadedPlugin` as
+//! a `Driver`, i.e. JSON text and `abi_stable` types across the boundary)
+//! against a direct call on `MockDriver` (the same crate as an rlib).
+//!
+//! `no-JSON call` is the floor under every call: an idle `disconnect`
+//! crosses the boundary without any JSON. The `abi parts now` group times,
+//! in isolation, the work the boundary adds per `execute`, mirroring
+//! `loader::LoadedPlugin::execute` and the export adapter: encoding the
+//! `ActionCall` (host), building the FFI context (host) and converting it
+//! back (plugin), decoding the call (plugin), encoding the result wire JSON
+//! (plugin) and decoding it (host). `abi parts proposed` times the same
+//! steps with binary ids, a borrowed request id and separate JSON texts for
+//! the arguments and the output.
+//!
+//! ```text
+//! cargo bench -p devicerail-plugin-mock --bench abi
+//! ```
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use criterion::{BatchSize, Bencher, Criterion, criterion_group, criterion_main};
+use devicerail_plugin_api::conformance::load_workspace_plugin;
+use devicerail_plugin_api::ffi::FfiCallContext;
+use devicerail_plugin_api::protocol::{
+    ActionCall, ActionExecution, CallId, DeviceId, ObservationId,
+};
+use devicerail_plugin_api::{CallContext, Driver};
+use devicerail_plugin_mock::MockDriver;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+fn call(name: &str, arguments: Value) -> ActionCall {
+    ActionCall {
+        id: CallId::new_v4(),
+        name: name.into(),
+        arguments,
+    }
+}
+
+/// The calls under test. The tap point hits no element, so repeated taps
+/// leave the mock's state alone; scrolling back and forth keeps it bounded.
+fn calls() -> [(&'static str, ActionCall); 2] {
+    [
+        (
+            "scroll",
+            call("scroll", json!({ "deltaX": 0, "deltaY": 1 })),
+        ),
+        ("tap", call("tap", json!({ "x": 5, "y": 5 }))),
+    ]
+}
+
+/// Same shape and serde attributes as the plugin-api's private
+/// `ExecuteWire` (the JSON half of an Action result).
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ExecuteWireMirror {
+    output: Value,
+    #[serde(default)]
+    execution: Option<ActionExecution>,
+    #[serde(default)]
+    resolved: Option<Value>,
+}
+
+fn round_trips(c: &mut Criterion) {
+    let loaded = load_workspace_plugin("devicerail-plugin-mock", "mock");
+    let direct = MockDriver::with_faults(false);
+    let device = DeviceId::new("mock-1");
+    let ctx = CallContext::unbounded();
+    let with_deadline =
+        CallContext::new(Some(std::time::Instant::now() + Duration::from_secs(3600)));
+    loaded.connect(&ctx, &device).expect("connect loaded");
+    direct.connect(&ctx, &device).expect("connect direct");
+
+    let mut group = c.benchmark_group("execute");
+    group
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3));
+    for (name, call) in calls() {
+        group.bench_function(format!("{name}/direct"), |b| {
+            b.iter(|| {
+                direct
+                    .execute(black_box(&ctx), &device, black_box(&call))
+                    .expect("direct call")
+            })
+        });
+        group.bench_function(format!("{name}/loaded"), |b| {
+            b.iter(|| {
+                loaded
+                    .execute(black_box(&ctx), &device, black_box(&call))
+                    .expect("loaded call")
+            })
+        });
+    }
+    let (_, scroll) = &calls()[0];
+    group.bench_function("scroll/loaded-with-deadline", |b| {
+        b.iter(|| {
+            loaded
+                .execute(black_box(&with_deadline), &device, black_box(scroll))
+                .expect("loaded call")
+        })
+    });
+    group.finish();
+
+    // A call without JSON: disconnecting a device that is not connected
+    // (a no-op). Through the boundary it still pays the context conversion,
+    // the dispatch through the sabi_trait vtable, catch_unwind and the
+    // plugin-side DeviceId allocation: the floor under every call.
+    let idle_loaded = load_workspace_plugin("devicerail-plugin-mock", "mock");
+    let idle_direct = MockDriver::with_faults(false);
+    let mut group = c.benchmark_group("no-JSON call (idle disconnect)");
+    group
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3));
+    group.bench_function("direct", |b| {
+        b.iter(|| {
+            idle_direct
+                .disconnect(black_box(&ctx), &device)
+                .expect("disconnect")
+        })
+    });
+    group.bench_function("loaded", |b| {
+        b.iter(|| {
+            idle_loaded
+                .disconnect(black_box(&ctx), &device)
+                .expect("disconnect")
+        })
+    });
+    group.finish();
+
+    // The overhead itself, measured paired: blocks of loaded and direct
+    // calls alternate and only the difference is reported, so load on a
+    // shared machine hits both sides alike.
+    let mut group = c.benchmark_group("abi overhead per call (paired)");
+    group
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(4));
+    for (name, call) in calls() {
+        group.bench_function(format!("execute {name}"), |b| {
+            paired(
+                b,
+                || {
+                    direct
+                        .execute(black_box(&ctx), &device, black_box(&call))
+                        .expect("direct call");
+                },
+                || {
+                    loaded
+                        .execute(black_box(&ctx), &device, black_box(&call))
+                        .expect("loaded call");
+                },
+            )
+        });
+    }
+    group.bench_function("idle disconnect (no JSON)", |b| {
+        paired(
+            b,
+            || {
+                idle_direct
+                    .disconnect(black_box(&ctx), &device)
+                    .expect("disconnect");
+            },
+            || {
+                idle_loaded
+                    .disconnect(black_box(&ctx), &device)
+                    .expect("disconnect");
+            },
+        )
+    });
+    group.finish();
+}
+
+/// Times `loaded` minus `direct`: blocks of calls alternate, and each
+/// sample reports the median per-call difference over its blocks (robust
+/// to a block being preempted), times the iteration count.
+fn paired(b: &mut Bencher<'_>, mut direct: impl FnMut(), mut loaded: impl FnMut()) {
+    const BLOCK: u64 = 32;
+    b.iter_custom(|iters| {
+        let mut per_call_ns: Vec<f64> = Vec::with_capacity((iters / BLOCK + 1) as usize);
+        let mut done = 0;
+        while done < iters {
+            let n = BLOCK.min(iters - done);
+            let start = Instant::now();
+            for _ in 0..n {
+                loaded();
+            }
+            let l = start.elapsed();
+            let start = Instant::now();
+            for _ in 0..n {
+                direct();
+            }
+            let d = start.elapsed();
+            per_call_ns.push((l.as_secs_f64() - d.as_secs_f64()) * 1e9 / n as f64);
+            done += n;
+        }
+        per_call_ns.sort_by(f64::total_cmp);
+        let median = per_call_ns[per_call_ns.len() / 2];
+        // A negative median would mean the boundary is free; report the
+        // smallest measurable time instead of an impossible zero.
+        Duration::from_secs_f64((median.max(0.001) * iters as f64) / 1e9)
+    });
+}
+
+fn abi_parts(c: &mut Criterion) {
+    let (_, scroll) = &calls()[0];
+    let ctx = CallContext::unbounded();
+    let call_json = serde_json::to_string(scroll).expect("encode");
+    let arguments_json = serde_json::to_string(&scroll.arguments).expect("encode");
+    let output = json!({ "accepted": true, "deltaX": 0, "scrollY": 1 });
+    let wire_json = serde_json::to_string(&ExecuteWireMirror {
+        output: output.clone(),
+        execution: None,
+        resolved: None,
+    })
+    .expect("encode");
+    let output_json = serde_json::to_string(&output).expect("encode");
+    let ffi_ctx = FfiCallContext {
+        budget_ns: u64::MAX,
+        cancelled: ctx.cancel_flag().clone(),
+        observation_id: ctx.observation_id().to_string().into(),
+        request_id: ctx.request_id().into(),
+    };
+
+    // What the boundary does per call today.
+    let mut group = c.benchmark_group("abi parts now (scroll)");
+    group
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(2));
+    group.bench_function("host: encode ActionCall", |b| {
+        b.iter(|| serde_json::to_string(black_box(scroll)).expect("encode"))
+    });
+    group.bench_function("host: build FfiCallContext", |b| {
+        b.iter(|| {
+            let ctx = black_box(&ctx);
+            FfiCallContext {
+                budget_ns: u64::MAX,
+                cancelled: ctx.cancel_flag().clone(),
+                observation_id: ctx.observation_id().to_string().into(),
+                request_id: ctx.request_id().into(),
+            }
+        })
+    });
+    group.bench_function("plugin: CallContext from FFI", |b| {
+        b.iter(|| {
+            let f = black_box(&ffi_ctx);
+            let observation_id = f
+                .observation_id
+                .as_str()
+                .parse::<ObservationId>()
+                .unwrap_or_else(|_| ObservationId::new_v7());
+            CallContext::from_parts(
+                None,
+                f.cancelled.clone(),
+                observation_id,
+                f.request_id.to_string(),
+            )
+        })
+    });
+    group.bench_function("plugin: decode ActionCall", |b| {
+        b.iter(|| serde_json::from_str::<ActionCall>(black_box(&call_json)).expect("decode"))
+    });
+    group.bench_function("plugin: encode result wire", |b| {
+        b.iter_batched(
+            || output.clone(),
+            |output| {
+                serde_json::to_string(&ExecuteWireMirror {
+                    output,
+                    execution: None,
+                    resolved: None,
+                })
+                .expect("encode")
+            },
+            BatchSize::SmallInput,
+        )
+    });
+    group.bench_function("host: decode result wire", |b| {
+        b.iter(|| serde_json::from_str::<ExecuteWireMirror>(black_box(&wire_json)).expect("decode"))
+    });
+    group.finish();
+
+    // The same steps with the changes proposed for the ABI (binary ids,
+    // borrowed request id, arguments and output as their own JSON texts).
+    let mut group = c.benchmark_group("abi parts proposed (scroll)");
+    group
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(2));
+    group.bench_function("host: encode arguments only", |b| {
+        b.iter(|| serde_json::to_string(black_box(&scroll.arguments)).expect("encode"))
+    });
+    group.bench_function("context ids as u128 + borrowed request id", |b| {
+        b.iter(|| {
+            let ctx = black_box(&ctx);
+            let raw = ctx.observation_id().as_uuid().as_u128();
+            let request_id: &str = ctx.request_id();
+            CallContext::from_parts(
+                None,
+                ctx.cancel_flag().clone(),
+                ObservationId::from(uuid::Uuid::from_u128(black_box(raw))),
+                request_id.to_owned(),
+            )
+        })
+    });
+    group.bench_function("plugin: decode arguments only", |b| {
+        b.iter(|| {
+            let arguments: Value =
+                serde_json::from_str(black_box(&arguments_json)).expect("decode");
+            ActionCall {
+                id: CallId::from(uuid::Uuid::from_u128(black_box(7))),
+                name: black_box("scroll").to_owned(),
+                arguments,
+            }
+        })
+    });
+    group.bench_function("plugin: encode output only", |b| {
+        b.iter(|| serde_json::to_string(black_box(&output)).expect("encode"))
+    });
+    group.bench_function("host: decode output only", |b| {
+        b.iter(|| serde_json::from_str::<Value>(black_box(&output_json)).expect("decode"))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, round_trips, abi_parts);
+criterion_main!(benches);
