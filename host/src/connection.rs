@@ -173,6 +173,17 @@ impl Inflight {
     }
 }
 
+/// State of an event-stream WebSocket connection.
+#[derive(Debug)]
+pub struct StreamState {
+    /// The Session the spent capability was bound to.
+    pub binding: crate::event_stream::Binding,
+    subscribed: std::sync::atomic::AtomicBool,
+    closed: CancellationToken,
+    /// Cancelled when the running pump (if any) has finished.
+    pump: Mutex<Option<CancellationToken>>,
+}
+
 /// One protocol connection.
 pub struct Connection {
     pub id: ConnectionId,
@@ -182,6 +193,8 @@ pub struct Connection {
     selected: Mutex<Option<DeviceId>>,
     session: Mutex<Option<Arc<ActiveSession>>>,
     pub inflight: Inflight,
+    /// Set for event-stream WebSocket connections.
+    pub stream: Option<StreamState>,
 }
 
 impl Connection {
@@ -194,7 +207,84 @@ impl Connection {
             selected: Mutex::new(None),
             session: Mutex::new(None),
             inflight: Inflight::default(),
+            stream: None,
         })
+    }
+
+    /// A WebSocket connection bound to the Session of a spent capability.
+    pub fn new_stream(
+        transport: TransportInfo,
+        out: OutputQueue,
+        binding: crate::event_stream::Binding,
+    ) -> Arc<Self> {
+        Arc::new(Self {
+            id: ConnectionId::new_v4(),
+            transport,
+            out,
+            phase: Mutex::new(Phase::AwaitingHello),
+            selected: Mutex::new(None),
+            session: Mutex::new(None),
+            inflight: Inflight::default(),
+            stream: Some(StreamState {
+                binding,
+                subscribed: std::sync::atomic::AtomicBool::new(false),
+                closed: CancellationToken::new(),
+                pump: Mutex::new(None),
+            }),
+        })
+    }
+
+    /// Claims the one subscription of a stream connection.
+    pub fn claim_subscription(&self) -> bool {
+        self.stream
+            .as_ref()
+            .is_some_and(|s| !s.subscribed.swap(true, Ordering::AcqRel))
+    }
+
+    /// Marks the subscription's pump as running (until
+    /// [`Connection::pump_finished`]).
+    pub fn pump_started(&self) {
+        if let Some(s) = &self.stream {
+            *s.pump.lock().unwrap_or_else(|p| p.into_inner()) = Some(CancellationToken::new());
+        }
+    }
+
+    /// Resolves when the stream connection closes (socket or pump).
+    pub async fn closed(&self) {
+        match &self.stream {
+            Some(s) => s.closed.cancelled().await,
+            None => std::future::pending().await,
+        }
+    }
+
+    pub fn close_stream(&self) {
+        if let Some(s) = &self.stream {
+            s.closed.cancel();
+        }
+    }
+
+    /// Resolves once no pump is running.
+    pub async fn pump_done(&self) {
+        let token = self
+            .stream
+            .as_ref()
+            .and_then(|s| s.pump.lock().unwrap_or_else(|p| p.into_inner()).clone());
+        if let Some(t) = token {
+            t.cancelled().await;
+        }
+    }
+
+    pub fn pump_finished(&self) {
+        if let Some(s) = &self.stream
+            && let Some(t) = s.pump.lock().unwrap_or_else(|p| p.into_inner()).as_ref()
+        {
+            t.cancel();
+        }
+    }
+
+    /// Queues a stream frame; `false` once the socket writer is gone.
+    pub async fn send_stream_frame(&self, frame: Vec<u8>) -> bool {
+        self.out.send(frame).await.is_ok()
     }
 
     pub fn phase(&self) -> Phase {

@@ -61,6 +61,17 @@ pub fn frame_too_large(len: usize) -> RpcError {
     )
 }
 
+/// [`handle_line`] as a boxed `Send` future, for the event-stream socket:
+/// the named type breaks the cycle stream → dispatch → `events.stream.open`
+/// → stream that would otherwise leave `Send` unprovable.
+pub fn handle_line_boxed(
+    host: Arc<Host>,
+    conn: Arc<Connection>,
+    line: Vec<u8>,
+) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> {
+    Box::pin(async move { handle_line(&host, &conn, line).await })
+}
+
 /// Handles one input line.
 pub async fn handle_line(host: &Arc<Host>, conn: &Arc<Connection>, line: Vec<u8>) {
     let text = match String::from_utf8(line) {
@@ -247,10 +258,8 @@ async fn run(mut call: Call) {
             let r = evidence::verdict_record(&mut call).await;
             conn.respond(&id, r).await;
         }
-        MethodId::EventsStreamOpen
-        | MethodId::EventsSubscribe
-        | MethodId::MediaStreamStart
-        | MethodId::MediaStreamEnd => {
+        MethodId::EventsSubscribe => streams::subscribe(&mut call).await,
+        MethodId::EventsStreamOpen | MethodId::MediaStreamStart | MethodId::MediaStreamEnd => {
             let r = streams::handle(&mut call).await;
             conn.respond(&id, r).await;
         }

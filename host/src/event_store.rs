@@ -478,6 +478,7 @@ enum Done {
     Delete(
         oneshot::Sender<Result<Vec<String>, StoreError>>,
         Result<Vec<String>, StoreError>,
+        SessionId,
     ),
 }
 
@@ -487,7 +488,7 @@ impl Done {
             Done::Start(r, _) => Done::Start(r, Err(e)),
             Done::Append(r, _) => Done::Append(r, Err(e)),
             Done::End(r, _) => Done::End(r, Err(e)),
-            Done::Delete(r, _) => Done::Delete(r, Err(e)),
+            Done::Delete(r, _, s) => Done::Delete(r, Err(e), s),
         }
     }
 
@@ -497,7 +498,7 @@ impl Done {
             Done::Start(r, v) => drop(r.send(v)),
             Done::Append(r, v) => drop(r.send(v)),
             Done::End(r, v) => drop(r.send(v)),
-            Done::Delete(r, v) => drop(r.send(v)),
+            Done::Delete(r, v, _) => drop(r.send(v)),
         }
     }
 }
@@ -592,6 +593,8 @@ impl Writer {
                             touched.push((last.event.session_id, last.event.sequence.get()));
                         }
                     }
+                    // u64::MAX tells streams the session is gone.
+                    Done::Delete(_, Ok(_), session) => touched.push((*session, u64::MAX)),
                     _ => {}
                 }
             }
@@ -599,10 +602,13 @@ impl Writer {
                 d.send();
             }
             if !touched.is_empty() {
-                let w = watchers.lock().unwrap_or_else(|p| p.into_inner());
+                let mut w = watchers.lock().unwrap_or_else(|p| p.into_inner());
                 for (session, last) in touched {
                     if let Some(tx) = w.get(&session) {
                         tx.send_replace(last);
+                    }
+                    if last == u64::MAX {
+                        w.remove(&session);
                     }
                 }
             }
@@ -635,7 +641,7 @@ impl Writer {
             let failed = match &d {
                 Done::Start(_, r) | Done::End(_, r) => r.is_err(),
                 Done::Append(_, r) => r.is_err(),
-                Done::Delete(_, r) => r.is_err(),
+                Done::Delete(_, r, _) => r.is_err(),
             };
             if failed {
                 let _ = self.conn.execute_batch("ROLLBACK TO cmd; RELEASE cmd");
@@ -666,7 +672,9 @@ impl Writer {
             Command::Start { reply, .. } => Done::Start(reply, Err(StoreError::Closed)),
             Command::Append { reply, .. } => Done::Append(reply, Err(StoreError::Closed)),
             Command::End { reply, .. } => Done::End(reply, Err(StoreError::Closed)),
-            Command::Delete { reply, .. } => Done::Delete(reply, Err(StoreError::Closed)),
+            Command::Delete { reply, session } => {
+                Done::Delete(reply, Err(StoreError::Closed), session)
+            }
         }
     }
 
@@ -691,7 +699,9 @@ impl Writer {
                 }
                 Done::End(reply, r)
             }
-            Command::Delete { session, reply } => Done::Delete(reply, self.delete(session)),
+            Command::Delete { session, reply } => {
+                Done::Delete(reply, self.delete(session), session)
+            }
         }
     }
 

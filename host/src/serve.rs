@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use devicerail_protocol::{Feature, SessionOutcome, TransportInfo};
+use devicerail_protocol::{SessionOutcome, TransportInfo};
 use tokio_util::sync::CancellationToken;
 
 use crate::connection::Connection;
@@ -110,13 +110,7 @@ pub fn serve(opts: ServeOptions) -> Result<(), ServeError> {
         })
         .collect();
     let registry = Arc::new(Registry::new(slots));
-    let mut config = HostConfig::new(opts.screenshot_policy);
-    // The streaming planes are not served yet: never advertise them.
-    config.stdio_features = config
-        .stdio_features
-        .iter()
-        .filter(|f| !matches!(f, Feature::EventsStream | Feature::MediaStream))
-        .collect();
+    let config = HostConfig::new(opts.screenshot_policy);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .max_blocking_threads(MAX_BLOCKING_THREADS)
@@ -201,6 +195,17 @@ async fn shutdown(host: &Arc<Host>, conn: &Arc<Connection>) {
         );
     }
     if let Some(active) = conn.session() {
+        let open: Vec<_> = active
+            .open_streams
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        for stream in open {
+            if let Err(e) = crate::handlers::streams::end_stream(host, &active, stream, None).await
+            {
+                tracing::warn!(%stream, "could not end the media stream at shutdown: {}", e.message);
+            }
+        }
         match host
             .store
             .end_session(

@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use devicerail_plugin_api::DeviceCapabilities;
-use devicerail_protocol::{DeviceId, FeatureSet, MediaStreamId, PeerInfo, StreamEpoch};
+use devicerail_protocol::{DeviceId, FeatureSet, PeerInfo, StreamEpoch};
 use tokio_util::sync::CancellationToken;
 
 use crate::event_store::EventStore;
@@ -67,8 +67,10 @@ pub struct Host {
     capabilities: Mutex<HashMap<DeviceId, Arc<DeviceCapabilities>>>,
     /// Devices this host connected (disconnected at shutdown).
     connected: Mutex<HashSet<DeviceId>>,
-    /// Media stream ids used in this daemon lifetime.
-    pub media_ids: Mutex<HashSet<MediaStreamId>>,
+    /// The event-stream WebSocket server (bound on first use).
+    pub streams: crate::event_stream::StreamServer,
+    /// Media streams of this daemon lifetime.
+    pub media: crate::media::MediaStreams,
 }
 
 impl Host {
@@ -87,7 +89,8 @@ impl Host {
             epoch: StreamEpoch::new_v4(),
             capabilities: Mutex::default(),
             connected: Mutex::default(),
-            media_ids: Mutex::default(),
+            streams: Default::default(),
+            media: Default::default(),
         })
     }
 

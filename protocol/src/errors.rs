@@ -131,6 +131,7 @@ catalog! {
     MediaFrameOutOfOrder = "media_frame_out_of_order", -32006, false, "The frame index skips ahead or goes back.";
     MediaFrameMismatch = "media_frame_mismatch", -32006, false, "A retried frame index differs from the captured frame.";
     MediaDurationRequired = "media_duration_required", -32602, false, "A video capture needs a positive durationMs.";
+    MediaCaptureDisabled = "media_capture_disabled", -32006, false, "The host's screenshot policy forbids capturing media frames.";
     // Request control.
     RequestCancelled = "request_cancelled", -32007, false, "The request observed explicit cancellation or shutdown.";
     RequestTimedOut = "request_timed_out", -32008, true, "The request's timeoutMs budget elapsed.";

@@ -118,7 +118,11 @@ fn admit(call: &mut Call) -> Result<(Accepted, Work, Option<BusyGuard>), RpcErro
             ));
         }
     };
-    let route = routing::resolve(&call.host, &call.conn)?;
+    let route = match &work {
+        // A capture always uses the device its stream was started on.
+        Work::Capture(p) => streams::capture_route(&call.host, &call.conn, &p.stream_id)?,
+        _ => routing::resolve(&call.host, &call.conn)?,
+    };
     let needs_session = matches!(work, Work::Observe | Work::Execute(_) | Work::Capture(_));
     let session = match (needs_session, call.conn.session()) {
         (true, None) => return Err(session_required(call.spec.name)),

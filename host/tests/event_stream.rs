@@ -1,0 +1,444 @@
+//! The loopback WebSocket event stream, end to end: a real
+//! tokio-tungstenite client subscribes, reads, disconnects, resumes from
+//! its cursor; every refusal path; the slow-consumer terminal.
+
+mod support;
+
+use std::time::Duration;
+
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{Value, json};
+use support::{Options, TestHost, error_code};
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::http::HeaderValue;
+
+type Ws =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+const WAIT: Duration = Duration::from_secs(20);
+
+fn open(h: &mut TestHost, session: &Value, origin: Value) -> String {
+    open_full(h, session, origin).0
+}
+
+/// Opens an endpoint; returns it with the stream epoch.
+fn open_full(h: &mut TestHost, session: &Value, origin: Value) -> (String, String) {
+    let r = h.ok(
+        "events.stream.open",
+        Some(json!({ "sessionId": session, "originPolicy": origin })),
+    );
+    let endpoint = r["endpoint"].as_str().expect("endpoint").to_owned();
+    assert!(endpoint.starts_with("ws://127.0.0.1:"), "{endpoint}");
+    let token = endpoint.rsplit('/').next().expect("token");
+    assert_eq!(token.len(), 64);
+    assert!(r["expiresAtMs"].as_u64().is_some());
+    (
+        endpoint,
+        r["streamEpoch"].as_str().expect("epoch").to_owned(),
+    )
+}
+
+#[derive(Default, Clone)]
+struct Dial {
+    origin: Option<&'static str>,
+    no_subprotocol: bool,
+    host: Option<&'static str>,
+}
+
+async fn dial(endpoint: &str, d: Dial) -> Result<Ws, String> {
+    let mut req = endpoint.into_client_request().map_err(|e| e.to_string())?;
+    if !d.no_subprotocol {
+        req.headers_mut().insert(
+            "sec-websocket-protocol",
+            HeaderValue::from_static("devicerail.events.v1"),
+        );
+    }
+    if let Some(o) = d.origin {
+        req.headers_mut()
+            .insert("origin", HeaderValue::from_static(o));
+    }
+    if let Some(h) = d.host {
+        req.headers_mut()
+            .insert("host", HeaderValue::from_static(h));
+    }
+    match tokio_tungstenite::connect_async(req).await {
+        Ok((ws, resp)) => {
+            assert_eq!(
+                resp.headers()
+                    .get("sec-websocket-protocol")
+                    .and_then(|v| v.to_str().ok()),
+                Some("devicerail.events.v1")
+            );
+            Ok(ws)
+        }
+        Err(tokio_tungstenite::tungstenite::Error::Http(resp)) => {
+            Err(format!("http {}", resp.status().as_u16()))
+        }
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+async fn send(ws: &mut Ws, v: Value) {
+    ws.send(Message::text(v.to_string())).await.expect("send");
+}
+
+async fn next(ws: &mut Ws) -> Option<Value> {
+    loop {
+        match tokio::time::timeout(WAIT, ws.next())
+            .await
+            .expect("a message within the wait")
+        {
+            Some(Ok(Message::Text(t))) => return Some(serde_json::from_str(&t).expect("json")),
+            Some(Ok(Message::Close(frame))) => {
+                if let Some(f) = frame {
+                    assert_eq!(u16::from(f.code), 1000, "a normal close");
+                }
+                return None;
+            }
+            Some(Ok(_)) => continue,
+            Some(Err(e)) => panic!("socket error: {e}"),
+            None => return None,
+        }
+    }
+}
+
+async fn ws_hello(ws: &mut Ws) -> Value {
+    send(
+        ws,
+        json!({ "jsonrpc": "2.0", "id": "ws-hello", "method": "system.hello", "params": {
+        "client": { "name": "stream-test", "version": "1" },
+        "protocol": { "ranges": [{ "major": 1, "minMinor": 3, "maxMinor": 5 }] },
+        "features": { "required": ["events.stream.v1"], "optional": ["events.snapshot.v1"] } } }),
+    )
+    .await;
+    next(ws).await.expect("hello response")
+}
+
+async fn subscribe(ws: &mut Ws, session: &Value, after: Option<Value>) -> Value {
+    let mut params = json!({ "sessionId": session });
+    if let Some(c) = after {
+        params["afterCursor"] = c;
+    }
+    send(
+        ws,
+        json!({ "jsonrpc": "2.0", "id": "sub", "method": "events.subscribe", "params": params }),
+    )
+    .await;
+    next(ws).await.expect("subscribe response")
+}
+
+fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
+#[test]
+fn subscribe_receive_disconnect_resume() {
+    let mut h = TestHost::start();
+    let session = json!(h.ready_session());
+    for _ in 0..3 {
+        h.ok("device.observe", None);
+    }
+    let rt = rt();
+    let endpoint = open(&mut h, &session, json!({ "kind": "absent" }));
+    let mut seen: Vec<u64> = Vec::new();
+    let mut last_cursor = Value::Null;
+    rt.block_on(async {
+        let mut ws = dial(&endpoint, Dial::default()).await.expect("connect");
+        let hello = ws_hello(&mut ws).await;
+        assert_eq!(
+            hello["result"]["transport"],
+            json!({ "kind": "webSocket", "framing": "jsonMessage" }),
+            "{hello}"
+        );
+        assert_eq!(
+            hello["result"]["features"]["enabled"],
+            json!(["events.stream.v1"])
+        );
+        let sub = subscribe(&mut ws, &session, None).await;
+        let result = &sub["result"];
+        assert_eq!(result["sessionId"], session);
+        assert_eq!(result["sessionState"], "active");
+        assert_eq!(result["replayThrough"]["sequence"], 4, "{sub}");
+        let subscription = result["subscriptionId"].clone();
+        for expected in 1..=4u64 {
+            let n = next(&mut ws).await.expect("event");
+            assert_eq!(n["method"], "events.stream.event");
+            assert_eq!(n["params"]["subscriptionId"], subscription);
+            assert_eq!(n["params"]["cursor"]["sequence"], expected);
+            assert_eq!(n["params"]["event"]["sequence"], expected);
+            assert_eq!(
+                n["params"]["cursor"]["streamEpoch"],
+                result["replayThrough"]["streamEpoch"]
+            );
+            seen.push(expected);
+            last_cursor = n["params"]["cursor"].clone();
+        }
+        // A second subscription on the same socket is refused.
+        let again = subscribe(&mut ws, &session, None).await;
+        assert_eq!(
+            error_code(&again).as_deref(),
+            Some("stream_already_subscribed")
+        );
+        // Other methods are not served on the stream.
+        send(
+            &mut ws,
+            json!({ "jsonrpc": "2.0", "id": "x", "method": "devices.list" }),
+        )
+        .await;
+        assert_eq!(
+            error_code(&next(&mut ws).await.expect("reply")).as_deref(),
+            Some("method_not_found")
+        );
+    });
+    // Live events after the replay.
+    h.ok("device.observe", None);
+    // Events recorded while disconnected are not lost.
+    for _ in 0..3 {
+        h.ok(
+            "device.execute",
+            Some(TestHost::action(
+                "scroll",
+                json!({ "deltaX": 0, "deltaY": 10 }),
+            )),
+        );
+    }
+    let endpoint = open(&mut h, &session, json!({ "kind": "absent" }));
+    rt.block_on(async {
+        let mut ws = dial(&endpoint, Dial::default()).await.expect("connect");
+        ws_hello(&mut ws).await;
+        let sub = subscribe(&mut ws, &session, Some(last_cursor.clone())).await;
+        let through = sub["result"]["replayThrough"]["sequence"]
+            .as_u64()
+            .expect("seq");
+        assert_eq!(through, 11);
+        for expected in 5..=through {
+            let n = next(&mut ws).await.expect("event");
+            assert_eq!(
+                n["params"]["cursor"]["sequence"], expected,
+                "no gap, no repeat"
+            );
+            seen.push(expected);
+        }
+        seen.dedup();
+        assert_eq!(seen, (1..=11).collect::<Vec<_>>());
+    });
+    // Ending the session delivers sessionEnded, then the terminal, then a
+    // normal close.
+    let endpoint = open(&mut h, &session, json!({ "kind": "absent" }));
+    rt.block_on(async {
+        let mut ws = dial(&endpoint, Dial::default()).await.expect("connect");
+        ws_hello(&mut ws).await;
+        let sub = subscribe(&mut ws, &session, None).await;
+        assert!(sub["result"].is_object());
+        for _ in 1..=11 {
+            next(&mut ws).await.expect("replayed event");
+        }
+        h.ok("session.end", None);
+        let ended = next(&mut ws).await.expect("sessionEnded event");
+        assert_eq!(ended["params"]["event"]["payload"]["type"], "sessionEnded");
+        let terminal = next(&mut ws).await.expect("terminal");
+        assert_eq!(terminal["method"], "events.stream.terminal");
+        assert_eq!(
+            terminal["params"]["termination"],
+            json!({ "reason": "sessionEnded" })
+        );
+        assert_eq!(terminal["params"]["lastEmittedCursor"]["sequence"], 12);
+        assert_eq!(terminal["params"]["sessionId"], session);
+        assert!(next(&mut ws).await.is_none(), "closed after the terminal");
+    });
+}
+
+#[test]
+fn refusals() {
+    let mut h = TestHost::with(Options {
+        env: vec![("DEVICERAIL_EVENT_STREAM_TTL_MS".into(), "400".into())],
+        ..Options::default()
+    });
+    let session = json!(h.ready_session());
+    let rt = rt();
+    rt.block_on(async {
+        let ep = open(&mut h, &session, json!({ "kind": "absent" }));
+        assert_eq!(
+            dial(
+                &ep,
+                Dial {
+                    host: Some("localhost:1"),
+                    ..Dial::default()
+                }
+            )
+            .await
+            .err()
+            .as_deref(),
+            Some("http 421")
+        );
+        assert_eq!(
+            dial(
+                &ep,
+                Dial {
+                    origin: Some("https://evil.example"),
+                    ..Dial::default()
+                }
+            )
+            .await
+            .err()
+            .as_deref(),
+            Some("http 403")
+        );
+        assert_eq!(
+            dial(
+                &ep,
+                Dial {
+                    no_subprotocol: true,
+                    ..Dial::default()
+                }
+            )
+            .await
+            .err()
+            .as_deref(),
+            Some("http 400")
+        );
+        // Refused attempts do not spend it; a good one does, once.
+        let ws = dial(&ep, Dial::default()).await.expect("first use");
+        drop(ws);
+        assert_eq!(
+            dial(&ep, Dial::default()).await.err().as_deref(),
+            Some("http 403"),
+            "single use"
+        );
+        let bogus = format!(
+            "{}/v/{}",
+            ep.rsplit_once("/v/").expect("path").0,
+            "0".repeat(64)
+        );
+        assert_eq!(
+            dial(&bogus, Dial::default()).await.err().as_deref(),
+            Some("http 403")
+        );
+        // Expired.
+        let ep = open(&mut h, &session, json!({ "kind": "absent" }));
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        assert_eq!(
+            dial(&ep, Dial::default()).await.err().as_deref(),
+            Some("http 403"),
+            "expired"
+        );
+        // An exact Origin policy needs exactly that Origin.
+        let ep = open(
+            &mut h,
+            &session,
+            json!({ "kind": "exact", "origin": "http://127.0.0.1:3000" }),
+        );
+        assert_eq!(
+            dial(&ep, Dial::default()).await.err().as_deref(),
+            Some("http 403"),
+            "Origin missing"
+        );
+        let ep2 = open(
+            &mut h,
+            &session,
+            json!({ "kind": "exact", "origin": "http://127.0.0.1:3000" }),
+        );
+        assert!(
+            dial(
+                &ep2,
+                Dial {
+                    origin: Some("http://127.0.0.1:3000"),
+                    ..Dial::default()
+                }
+            )
+            .await
+            .is_ok()
+        );
+        let _ = ep;
+    });
+    assert_eq!(h.err("events.stream.open", Some(json!({ "sessionId": "00000000-0000-4000-8000-000000000000", "originPolicy": { "kind": "absent" } }))), "session_not_found");
+}
+
+#[test]
+fn foreign_cursors_and_protocol_errors_on_the_socket() {
+    let mut h = TestHost::start();
+    let a = json!(h.ready_session());
+    h.ok("session.end", None);
+    let b = h.ok("session.start", None)["id"].clone();
+    let rt = rt();
+    let (ep, epoch) = open_full(&mut h, &a, json!({ "kind": "absent" }));
+    rt.block_on(async {
+        let mut ws = dial(&ep, Dial::default()).await.expect("connect");
+        // Before hello.
+        send(&mut ws, json!({ "jsonrpc": "2.0", "id": 1, "method": "events.subscribe", "params": { "sessionId": a } })).await;
+        assert_eq!(error_code(&next(&mut ws).await.expect("reply")).as_deref(), Some("handshake_required"));
+        // A hello without events.stream.v1 support (1.2) fails; retry works.
+        send(&mut ws, json!({ "jsonrpc": "2.0", "id": 2, "method": "system.hello", "params": {
+            "client": { "name": "x", "version": "1" }, "protocol": { "ranges": [{ "major": 1, "minMinor": 0, "maxMinor": 2 }] },
+            "features": { "required": ["events.stream.v1"] } } })).await;
+        assert_eq!(error_code(&next(&mut ws).await.expect("reply")).as_deref(), Some("required_feature_unsupported"));
+        ws_hello(&mut ws).await;
+        // Another session than the endpoint's.
+        let r = subscribe(&mut ws, &b, None).await;
+        assert_eq!(error_code(&r).as_deref(), Some("invalid_params"), "{r}");
+        let bad = |session: &Value, epoch: &str, seq: u64| json!({ "streamEpoch": epoch, "sessionId": session, "sequence": seq });
+        let r = subscribe(&mut ws, &a, Some(bad(&a, "11111111-1111-4111-8111-111111111111", 1))).await;
+        assert_eq!(error_code(&r).as_deref(), Some("stream_cursor_invalid"), "another daemon lifetime: {r}");
+        let r = subscribe(&mut ws, &a, Some(bad(&b, &epoch, 1))).await;
+        assert_eq!(error_code(&r).as_deref(), Some("stream_cursor_invalid"), "another session: {r}");
+        let r = subscribe(&mut ws, &a, Some(bad(&a, &epoch, 99))).await;
+        assert_eq!(error_code(&r).as_deref(), Some("stream_cursor_invalid"), "beyond the log: {r}");
+        // A valid cursor after all that: the ended session replays the
+        // rest and ends.
+        let r = subscribe(&mut ws, &a, Some(bad(&a, &epoch, 1))).await;
+        assert_eq!(r["result"]["sessionState"], "ended");
+        let e = next(&mut ws).await.expect("event 2");
+        assert_eq!(e["params"]["cursor"]["sequence"], 2);
+        let t = next(&mut ws).await.expect("terminal");
+        assert_eq!(t["params"]["termination"]["reason"], "sessionEnded");
+    });
+}
+
+#[test]
+fn a_slow_consumer_gets_a_typed_terminal() {
+    let mut h = TestHost::start();
+    let session = json!(h.ready_session());
+    let rt = rt();
+    let ep = open(&mut h, &session, json!({ "kind": "absent" }));
+    let mut ws = rt.block_on(async {
+        let mut ws = dial(&ep, Dial::default()).await.expect("connect");
+        ws_hello(&mut ws).await;
+        assert!(subscribe(&mut ws, &session, None).await["result"].is_object());
+        ws
+    });
+    // Stop reading while thousands of events are recorded.
+    for _ in 0..8 {
+        let ids: Vec<Value> = (0..500)
+            .map(|_| h.request("device.observe", None))
+            .collect();
+        for id in ids {
+            assert!(h.response(&id).get("result").is_some());
+        }
+    }
+    std::thread::sleep(Duration::from_secs(3));
+    rt.block_on(async {
+        let mut last = 0u64;
+        loop {
+            let Some(m) = next(&mut ws).await else {
+                panic!("closed without a terminal")
+            };
+            if m["method"] == "events.stream.event" {
+                let seq = m["params"]["cursor"]["sequence"].as_u64().expect("seq");
+                assert_eq!(seq, last + 1, "contiguous");
+                last = seq;
+                continue;
+            }
+            assert_eq!(m["method"], "events.stream.terminal");
+            let t = &m["params"]["termination"];
+            assert_eq!(t["reason"], "slowConsumer", "{m}");
+            assert_eq!(t["error"]["code"], "stream_slow_consumer");
+            assert_eq!(m["params"]["lastEmittedCursor"]["sequence"], last);
+            assert!(last < 4001, "the stream stopped before the end of the log");
+            break;
+        }
+    });
+}
