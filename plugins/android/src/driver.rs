@@ -78,26 +78,25 @@ pub struct AndroidDriver {
     connections: AtomicU64,
 }
 
-/// Why a non-`device` state cannot be used.
-pub fn state_reason(state: &str) -> String {
+/// What to do about a non-`device` state.
+pub fn state_hint(state: &str) -> String {
     match state {
-        "offline" => {
-            "the device is offline: adb cannot talk to it (reconnect it or restart adbd)".into()
-        }
-        "unauthorized" => {
-            "the device is unauthorized: accept the USB debugging prompt on the device".into()
-        }
-        "authorizing" => "the device is still deciding whether to trust this computer".into(),
-        "connecting" => "adb is still connecting to the device".into(),
-        "bootloader" | "recovery" | "sideload" | "rescue" => {
-            format!("the device is in {state} mode, not running Android")
-        }
+        "offline" => "adb cannot talk to it; reconnect it or restart adbd".into(),
+        "unauthorized" => "accept the USB debugging prompt on the device".into(),
+        "authorizing" => "it is still deciding whether to trust this computer".into(),
+        "connecting" => "adb is still connecting to it".into(),
+        "bootloader" | "recovery" | "sideload" | "rescue" => "it is not running Android".into(),
         s if s.starts_with("no permissions") || s == "noperm" => {
-            format!("adb has no permission to open the device ({s}); check the udev rules")
+            "adb may not open the USB device; check the udev rules".into()
         }
         "host" => "the entry is another adb host, not a device".into(),
-        other => format!("the device is {other}"),
+        _ => "adb cannot use it in this state".into(),
     }
+}
+
+/// Why a non-`device` state cannot be used.
+pub fn state_reason(state: &str) -> String {
+    format!("the device is {state}: {}", state_hint(state))
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -206,7 +205,7 @@ impl AndroidDriver {
             name: if usable {
                 base
             } else {
-                format!("{base} ({}: {})", listed.state, state_reason(&listed.state))
+                format!("{base} ({}: {})", listed.state, state_hint(&listed.state))
             },
             platform: Platform::Android,
             os_version: entry.and_then(|e| e.release.clone()),

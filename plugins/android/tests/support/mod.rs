@@ -4,22 +4,12 @@
 
 #![allow(dead_code)]
 
-use std::path::PathBuf;
-use std::sync::OnceLock;
-
 use devicerail_android_fake_adb::{AdbServer, Availability, FakeAdbDevice, FakeConfig};
 use devicerail_plugin_api::CallContext;
-use devicerail_plugin_api::conformance::build_workspace_plugin;
-use devicerail_plugin_api::loader::{self, LoadedPlugin};
+use devicerail_plugin_api::conformance::load_workspace_plugin_with;
+use devicerail_plugin_api::loader::LoadedPlugin;
 use devicerail_plugin_api::protocol::{ActionCall, CallId};
 use serde_json::{Value, json};
-
-/// Builds the cdylib once per test binary.
-pub fn library() -> PathBuf {
-    static PATH: OnceLock<PathBuf> = OnceLock::new();
-    PATH.get_or_init(|| build_workspace_plugin("devicerail-plugin-android", "android"))
-        .clone()
-}
 
 /// A private adb server; fails loudly when adb is missing (install the
 /// `adb` package), unless `DEVICERAIL_SKIP_ADB_TESTS=1`.
@@ -45,9 +35,11 @@ pub fn plugin_with(server: &AdbServer, extra: Value) -> LoadedPlugin {
     if let (Some(s), Some(e)) = (settings.as_object_mut(), extra.as_object()) {
         s.extend(e.clone());
     }
-    let path = library();
-    loader::load(&path, settings.as_object().expect("object"))
-        .unwrap_or_else(|e| panic!("{} did not load: {e}", path.display()))
+    load_workspace_plugin_with(
+        "devicerail-plugin-android",
+        "android",
+        settings.as_object().expect("an object"),
+    )
 }
 
 pub fn plugin(server: &AdbServer) -> LoadedPlugin {
