@@ -106,7 +106,7 @@ pub fn list(dir: Option<&Path>, as_json: bool) -> Result<(), CommandError> {
                     out,
                     "{:<14} {:<8} refused  {}  reason: {reason}",
                     p.id.as_deref().unwrap_or("-"),
-                    "-",
+                    p.version.as_deref().unwrap_or("-"),
                     p.file
                 );
             }
@@ -133,24 +133,28 @@ pub fn install(file: &Path, dir: Option<&Path>, force: bool) -> Result<PathBuf, 
             return Err(CommandError::Refused("the plugin has no manifest".into()));
         }
     };
-    fs::create_dir_all(&dir).map_err(io("cannot create", &dir))?;
-    fs::set_permissions(&dir, fs::Permissions::from_mode(0o755))
-        .map_err(io("cannot set permissions of", &dir))?;
+    if dir.exists() {
+        // Never loosen or tighten a directory we did not create; refuse one
+        // that others could write instead.
+        plugin_dir::check_dir(&dir)?;
+    } else {
+        fs::create_dir_all(&dir).map_err(io("cannot create", &dir))?;
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o755))
+            .map_err(io("cannot set permissions of", &dir))?;
+    }
     let target = dir.join(library_file_name(&manifest.id));
-    if !force {
-        for existing in plugin_dir::scan(&dir, &serde_json::Map::new())? {
-            let same_id = existing
-                .manifest
-                .as_ref()
-                .is_some_and(|m| m.id == manifest.id);
-            if same_id || existing.file == target {
-                return Err(CommandError::Refused(format!(
-                    "plugin {:?} is already installed as {} (use --force to replace it)",
-                    manifest.id,
-                    existing.file.display()
-                )));
-            }
-        }
+    // Files already providing this id (under any name), or at the target.
+    let existing: Vec<PathBuf> = plugin_dir::scan(&dir, &serde_json::Map::new())?
+        .into_iter()
+        .filter(|f| f.manifest.as_ref().is_some_and(|m| m.id == manifest.id) || f.file == target)
+        .map(|f| f.file)
+        .collect();
+    if let (false, Some(first)) = (force, existing.first()) {
+        return Err(CommandError::Refused(format!(
+            "plugin {:?} is already installed as {} (use --force to replace it)",
+            manifest.id,
+            first.display()
+        )));
     }
     let tmp = dir.join(format!(".install-{}.tmp", uuid::Uuid::new_v4().simple()));
     let copy = || -> std::io::Result<()> {
@@ -167,6 +171,11 @@ pub fn install(file: &Path, dir: Option<&Path>, force: bool) -> Result<PathBuf, 
             path: dir,
             source: e,
         });
+    }
+    // --force: the new file replaces every other file with the same id, so
+    // the scan cannot keep serving the old one.
+    for old in existing.iter().filter(|f| **f != target) {
+        fs::remove_file(old).map_err(io("cannot remove the replaced", old))?;
     }
     Ok(target)
 }
@@ -231,8 +240,13 @@ pub fn doctor(
             format!("{}: {e}", data_dir.display()),
         ))),
     }
-    let files = plugin_dir::scan(&plugins_dir, &serde_json::Map::new()).unwrap_or_default();
-    if files.is_empty() {
+    let files = match plugin_dir::scan(&plugins_dir, &serde_json::Map::new()) {
+        Ok(files) => files,
+        // Already reported as the plugins directory check above.
+        Err(_) => Vec::new(),
+    };
+    let dir_ok = plugin_dir::check_dir(&plugins_dir).is_ok();
+    if files.is_empty() && dir_ok {
         checks.push(host(DoctorCheck::warn(
             "plugins",
             "no plugins are installed; the host will serve no devices",

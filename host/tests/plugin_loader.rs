@@ -172,7 +172,6 @@ fn two_copies_of_the_mock_load_independently() {
 /// end of the report (`Error:mismatched package Expected:
 /// devicerail-plugin-api Found: devicerail-test-plugin-bad-layout`).
 #[test]
-#[ignore = "loader bug: IncompatibleLayout keeps abi_stable's layout header, not the mismatch"]
 fn a_layout_refusal_says_what_differs() {
     let path = build_workspace_plugin("devicerail-test-plugin-bad-layout", "test-bad-layout");
     let e = refusal(&path);

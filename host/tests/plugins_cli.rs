@@ -354,7 +354,6 @@ fn install_refuses_an_id_already_present_under_another_file_name() {
 /// id, and the directory scan then refuses the freshly installed one as a
 /// duplicate: the old plugin stays in service.
 #[test]
-#[ignore = "host bug: install --force does not replace a same-id plugin under another file name"]
 fn a_forced_install_replaces_a_same_id_plugin_under_another_file_name() {
     let libs = libraries();
     let dir = plugins_dir();

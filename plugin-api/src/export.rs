@@ -271,6 +271,9 @@ pub fn init_driver<D: Driver>(
         settings,
     } = init;
     crate::logging::install(plugin_id, log, max_level);
+    // This library has its own copy of std, so its own panic hook: route
+    // panic reports through the forwarded log instead of raw stderr.
+    std::panic::set_hook(Box::new(|info| tracing::error!("driver panic: {info}")));
     let settings = match serde_json::from_str::<serde_json::Value>(&settings) {
         Ok(serde_json::Value::Object(map)) => map,
         Ok(_) | Err(_) => serde_json::Map::new(),

@@ -34,6 +34,9 @@ pub mod loader;
 #[cfg(feature = "conformance")]
 pub mod conformance;
 
+#[cfg(feature = "conformance")]
+pub mod host_process;
+
 pub use context::CallContext;
 pub use driver::{
     ActionOutput, CheckStatus, DeviceCapabilities, DeviceHealth, DoctorCheck, Driver, DriverError,

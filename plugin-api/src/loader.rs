@@ -111,7 +111,7 @@ fn classify(e: LibraryError) -> LoadError {
         LibraryError::OpenError { err, .. } => LoadError::NotALibrary(err.to_string()),
         LibraryError::GetSymbolError { .. } => LoadError::NotAPlugin,
         LibraryError::AbiInstability(e) => {
-            LoadError::IncompatibleLayout(first_lines(&e.to_string()))
+            LoadError::IncompatibleLayout(layout_gist(&e.to_string()))
         }
         LibraryError::IncompatibleVersionNumber {
             library_name,
@@ -126,15 +126,15 @@ fn classify(e: LibraryError) -> LoadError {
     }
 }
 
-/// Layout errors from abi_stable are long; keep the gist.
-fn first_lines(s: &str) -> String {
-    let lines: Vec<&str> = s
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .take(6)
-        .collect();
-    lines.join(" ")
+/// Layout errors from abi_stable are long, and what differs comes at the
+/// end (`Error: ...` and its details); keep that part.
+fn layout_gist(s: &str) -> String {
+    let lines: Vec<&str> = s.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    let gist: Vec<&str> = match lines.iter().position(|l| l.starts_with("Error:")) {
+        Some(at) => lines[at..].iter().take(5).copied().collect(),
+        None => lines.iter().take(6).copied().collect(),
+    };
+    gist.join(" ")
 }
 
 fn check_protocol(plugin: &[ProtocolRange]) -> Result<(), LoadError> {
