@@ -240,11 +240,8 @@ pub fn doctor(
             format!("{}: {e}", data_dir.display()),
         ))),
     }
-    let files = match plugin_dir::scan(&plugins_dir, &serde_json::Map::new()) {
-        Ok(files) => files,
-        // Already reported as the plugins directory check above.
-        Err(_) => Vec::new(),
-    };
+    // A directory-level error was already reported by the check above.
+    let files = plugin_dir::scan(&plugins_dir, &serde_json::Map::new()).unwrap_or_default();
     let dir_ok = plugin_dir::check_dir(&plugins_dir).is_ok();
     if files.is_empty() && dir_ok {
         checks.push(host(DoctorCheck::warn(
