@@ -9,6 +9,11 @@
 //!   driver called directly: typed decoding, base64, tree building.
 //! * `plugin_loaded_cdylib`: the same through the real loaded library and
 //!   the host-side loader (FFI, JSON round trip, validation).
+//! * `plugin_cpu_only`: the plugin's own work on answers captured once
+//!   (typed decoding of the AX tree and DOM snapshot from their text, base64
+//!   of the PNG, building the UI tree), without browser noise. The raw side
+//!   pays for parsing the same text into `serde_json::Value`
+//!   (`raw_cpu_only`).
 //!
 //! Run: `cargo bench -p devicerail-plugin-browser` (needs Chromium; set
 //! CHROME_PATH if it is not on PATH).
@@ -206,6 +211,52 @@ fn bench(c: &mut Criterion) {
     });
     g.bench_function("plugin_loaded_cdylib", |b| {
         b.iter(|| loaded.observe(&ctx, &device, &full).expect("observe"))
+    });
+    let (shot, ax, dom) = rt.block_on(async {
+        tokio::try_join!(
+            raw.capture_screenshot_base64(),
+            raw.client().call_raw(raw.session_id(), "Accessibility.getFullAXTree", json!({}), raw.timeout()),
+            raw.client().call_raw(
+                raw.session_id(),
+                "DOMSnapshot.captureSnapshot",
+                json!({ "computedStyles": [], "includeDOMRects": false, "includePaintOrder": false }),
+                raw.timeout()
+            ),
+        )
+        .expect("raw calls")
+    });
+    // As text, the way the answers arrive.
+    let ax_nodes = serde_json::value::to_raw_value(&ax["nodes"]).expect("ax text");
+    let dom = dom.to_string();
+    let ax_text = ax.to_string();
+    g.bench_function("raw_cpu_only", |b| {
+        b.iter(|| {
+            let a: Value = serde_json::from_str(&ax_text).expect("ax");
+            let d: Value = serde_json::from_str(&dom).expect("dom");
+            (a.is_object(), d.is_object())
+        })
+    });
+    g.bench_function("plugin_cpu_only", |b| {
+        b.iter(|| {
+            use base64::Engine as _;
+            let png = base64::engine::general_purpose::STANDARD
+                .decode(shot.as_bytes())
+                .expect("base64");
+            let nodes: Vec<devicerail_plugin_browser::cdp::accessibility::AxNode> =
+                serde_json::from_str(ax_nodes.get()).expect("ax");
+            let snapshot: devicerail_plugin_browser::cdp::dom::DomSnapshot =
+                serde_json::from_str(&dom).expect("dom");
+            let tree = devicerail_plugin_browser::ui_tree::build(
+                &nodes,
+                &snapshot,
+                devicerail_plugin_browser::ui_tree::Viewport {
+                    css_width: WIDTH,
+                    css_height: HEIGHT,
+                    scale: 1.0,
+                },
+            );
+            (png.len(), tree.nodes.len())
+        })
     });
     g.finish();
 

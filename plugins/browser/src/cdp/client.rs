@@ -15,6 +15,7 @@ use futures_util::{SinkExt, StreamExt};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+use serde_json::value::RawValue;
 use tokio::sync::{broadcast, mpsc, oneshot};
 use tokio_tungstenite::tungstenite::Message;
 
@@ -32,7 +33,9 @@ pub struct CdpEvent {
     pub session_id: Option<String>,
 }
 
-type Reply = oneshot::Sender<Result<Value, CdpError>>;
+/// An answer's `result`, kept as text so callers decode it straight into
+/// their own types (large answers never become a `Value` tree).
+type Reply = oneshot::Sender<Result<Box<RawValue>, CdpError>>;
 
 struct Pending {
     method: String,
@@ -103,7 +106,7 @@ struct Incoming {
     #[serde(default)]
     id: Option<u64>,
     #[serde(default)]
-    result: Option<Value>,
+    result: Option<Box<RawValue>>,
     #[serde(default)]
     error: Option<WireError>,
     #[serde(default)]
@@ -216,8 +219,8 @@ impl CdpClient {
         self.shared.events.subscribe()
     }
 
-    /// Sends one request and waits for its answer (`timeout: None`: no
-    /// limit besides the connection's life).
+    /// Sends one request and waits for its answer as JSON (`timeout: None`:
+    /// no limit besides the connection's life).
     pub async fn call_raw(
         &self,
         session_id: Option<&str>,
@@ -225,6 +228,21 @@ impl CdpClient {
         params: Value,
         timeout: Option<Duration>,
     ) -> Result<Value, CdpError> {
+        let text = self.call_text(session_id, method, params, timeout).await?;
+        serde_json::from_str(text.get()).map_err(|e| CdpError::Decode {
+            method: method.to_owned(),
+            reason: e.to_string(),
+        })
+    }
+
+    /// Sends one request and waits for its answer's `result` text.
+    async fn call_text(
+        &self,
+        session_id: Option<&str>,
+        method: &str,
+        params: Value,
+        timeout: Option<Duration>,
+    ) -> Result<Box<RawValue>, CdpError> {
         if let Some(reason) = self.shared.closed_reason() {
             return Err(CdpError::Closed(reason));
         }
@@ -281,12 +299,16 @@ impl CdpClient {
         params: Value,
         timeout: Option<Duration>,
     ) -> Result<R, CdpError> {
-        let value = self.call_raw(session_id, method, params, timeout).await?;
-        serde_json::from_value(value).map_err(|e| CdpError::Decode {
+        let text = self.call_text(session_id, method, params, timeout).await?;
+        serde_json::from_str(text.get()).map_err(|e| CdpError::Decode {
             method: method.to_owned(),
             reason: e.to_string(),
         })
     }
+}
+
+fn null_raw() -> Box<RawValue> {
+    RawValue::from_string("null".to_owned()).unwrap_or_else(|_| unreachable!("null is JSON"))
 }
 
 fn dispatch(shared: &Shared, text: &str) {
@@ -311,7 +333,7 @@ fn dispatch(shared: &Shared, text: &str) {
                     _ => err.message,
                 },
             }),
-            None => Ok(incoming.result.unwrap_or(Value::Null)),
+            None => Ok(incoming.result.unwrap_or_else(null_raw)),
         };
         let _ = pending.reply.send(outcome);
     } else if let Some(method) = incoming.method {
