@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use devicerail_android_fake_adb::{AdbServer, DeviceProfile, FakeAdbDevice, FakeConfig};
-use devicerail_plugin_android::config::{Config, ScreenshotMode};
+use devicerail_plugin_android::config::{Config, ScreenshotMode, ScreenshotPreference};
 use devicerail_plugin_android::{AndroidDriver, observe, screen, uitree};
 use devicerail_plugin_api::protocol::{ActionCall, CallId, DeviceId};
 use devicerail_plugin_api::{CallContext, Driver, ObserveRequest};
@@ -47,17 +47,23 @@ fn bench(c: &mut Criterion) {
     let config = Config {
         server: server.address().parse().expect("address"),
         start_server: false,
+        screenshot: ScreenshotPreference::Fixed(ScreenshotMode::Raw),
         ..Config::default()
     };
     let driver = AndroidDriver::with_config(config.clone());
     let png_driver = AndroidDriver::with_config(Config {
-        screenshot: ScreenshotMode::Png,
+        screenshot: ScreenshotPreference::Fixed(ScreenshotMode::Png),
+        ..config.clone()
+    });
+    let auto_driver = AndroidDriver::with_config(Config {
+        screenshot: ScreenshotPreference::Auto,
         ..config
     });
     let device = DeviceId::new(serial.clone());
     let ctx = CallContext::unbounded();
     driver.connect(&ctx, &device).expect("connect");
     png_driver.connect(&ctx, &device).expect("connect");
+    auto_driver.connect(&ctx, &device).expect("connect");
     let adb = driver.adb();
 
     let raw = adb.shell(&ctx, &serial, "screencap").expect("raw").stdout;
@@ -136,6 +142,14 @@ fn bench(c: &mut Criterion) {
         (
             "screenshot+tree (png)",
             &png_driver,
+            ObserveRequest {
+                screenshot: true,
+                ui_tree: true,
+            },
+        ),
+        (
+            "screenshot+tree (auto)",
+            &auto_driver,
             ObserveRequest {
                 screenshot: true,
                 ui_tree: true,

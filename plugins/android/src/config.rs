@@ -23,7 +23,26 @@ pub mod env {
     pub const COMMAND_TIMEOUT_MS: &str = "DEVICERAIL_ANDROID_COMMAND_TIMEOUT_MS";
 }
 
-/// How screenshots are taken first (the other way is the fallback).
+/// Which screenshot method to use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScreenshotPreference {
+    /// Per device: try each method once, then keep the faster one (the
+    /// link speed and the device's CPU decide, so it is measured).
+    Auto,
+    /// Always this method first; the other one only as the fallback.
+    Fixed(ScreenshotMode),
+}
+
+impl ScreenshotPreference {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Auto => "auto",
+            Self::Fixed(m) => m.as_str(),
+        }
+    }
+}
+
+/// A way to take a screenshot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ScreenshotMode {
     /// `screencap` raw framebuffer, PNG-encoded on the host.
@@ -51,7 +70,7 @@ pub struct Config {
     pub start_server: bool,
     /// The adb binary used for `start-server`.
     pub adb_path: String,
-    pub screenshot: ScreenshotMode,
+    pub screenshot: ScreenshotPreference,
     /// Budget of one adb operation when the call has no deadline.
     pub command_timeout: Duration,
 }
@@ -62,7 +81,7 @@ impl Default for Config {
             server: DEFAULT_SERVER,
             start_server: true,
             adb_path: "adb".into(),
-            screenshot: ScreenshotMode::Raw,
+            screenshot: ScreenshotPreference::Auto,
             command_timeout: DEFAULT_COMMAND_TIMEOUT,
         }
     }
@@ -161,9 +180,10 @@ impl Config {
         }
         if let Some(v) = pick("screenshotMode", env::SCREENSHOT) {
             c.screenshot = match v.trim().to_ascii_lowercase().as_str() {
-                "raw" => ScreenshotMode::Raw,
-                "png" => ScreenshotMode::Png,
-                _ => return Err(bad("screenshotMode", "expected raw or png")),
+                "auto" => ScreenshotPreference::Auto,
+                "raw" => ScreenshotPreference::Fixed(ScreenshotMode::Raw),
+                "png" => ScreenshotPreference::Fixed(ScreenshotMode::Png),
+                _ => return Err(bad("screenshotMode", "expected auto, raw or png")),
             };
         }
         if let Some(v) = pick("commandTimeoutMs", env::COMMAND_TIMEOUT_MS) {
@@ -215,16 +235,25 @@ mod tests {
         };
         let c = Config::from_sources(&map(json!({})), env).expect("valid");
         assert_eq!(c.server.port(), 6001);
-        assert_eq!(c.screenshot, ScreenshotMode::Png);
+        assert_eq!(
+            c.screenshot,
+            ScreenshotPreference::Fixed(ScreenshotMode::Png)
+        );
         let c = Config::from_sources(
             &map(json!({ "adbServer": "tcp:127.0.0.1:6002", "screenshotMode": "raw", "startServer": false, "commandTimeoutMs": 500 })),
             env,
         )
         .expect("valid");
         assert_eq!(c.server.port(), 6002);
-        assert_eq!(c.screenshot, ScreenshotMode::Raw);
+        assert_eq!(
+            c.screenshot,
+            ScreenshotPreference::Fixed(ScreenshotMode::Raw)
+        );
         assert!(!c.start_server);
         assert_eq!(c.command_timeout, Duration::from_millis(500));
+        let d = Config::from_sources(&Map::new(), |_| None).expect("defaults");
+        assert_eq!(d, Config::default());
+        assert_eq!(d.screenshot, ScreenshotPreference::Auto);
     }
 
     #[test]

@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 
 use crate::actions::{self, DEFAULT_LONG_PRESS_MS, DEFAULT_SWIPE_MS, MAX_GESTURE_MS, MAX_TEXT};
 use crate::adb::{Adb, AdbError, ListedDevice, ShellOutput};
-use crate::config::{Config, ScreenshotMode};
+use crate::config::{Config, ScreenshotMode, ScreenshotPreference};
 use crate::observe::{self, Screenshot};
 use crate::screen::Display;
 use crate::text::{self, KEYCODE_DEL, KEYCODE_MOVE_END, SECRET_LOOP};
@@ -40,8 +40,9 @@ struct DeviceEntry {
     display: Option<Display>,
     /// Quarter turns, from the last dump or screenshot.
     rotation: u32,
-    /// Set once the preferred screenshot method failed on this device.
-    screenshot_fallback: bool,
+    /// Last cost of each screenshot method (`[raw, png]`); `Duration::MAX`
+    /// once a method produced unusable output on this device.
+    shot_cost: [Option<Duration>; 2],
     /// Whether the device speaks shell protocol v2.
     shell_v2: bool,
     /// Serializes `uiautomator dump` (one dump file per device).
@@ -158,11 +159,7 @@ impl AndroidDriver {
                 connection: e.connection,
                 display: e.display,
                 rotation: e.rotation,
-                screenshot: match (self.adb.config().screenshot, e.screenshot_fallback) {
-                    (m, false) => m,
-                    (ScreenshotMode::Raw, true) => ScreenshotMode::Png,
-                    (ScreenshotMode::Png, true) => ScreenshotMode::Raw,
-                },
+                screenshot: choose_screenshot(self.adb.config().screenshot, e.shot_cost),
                 shell_v2: e.shell_v2,
                 dump_gate: e.dump_gate.clone(),
             }),
@@ -302,15 +299,17 @@ impl AndroidDriver {
                 .map_err(|e| observe_error(device, e))
         };
         // Screenshot and dump are independent streams: run them together.
+        // The dump (small buffers) gets the helper thread; the calling
+        // thread keeps the frame's large buffers in its warm allocator.
         let (png, ui): (Option<Screenshot>, Option<_>) = match (request.screenshot, request.ui_tree)
         {
             (true, true) => {
                 let (png, ui) = std::thread::scope(|s| {
-                    let shot_ctx = ctx.clone();
-                    let handle = s.spawn(move || shot(&shot_ctx));
-                    let ui = self.ui_tree(ctx, device, &session);
-                    let png = handle.join().unwrap_or_else(|_| {
-                        Err(DriverError::failure("the screenshot thread panicked"))
+                    let session = &session;
+                    let handle = s.spawn(move || self.ui_tree(ctx, device, session));
+                    let png = shot(ctx);
+                    let ui = handle.join().unwrap_or_else(|_| {
+                        Err(DriverError::failure("the UI dump thread panicked"))
                     });
                     (png, ui)
                 });
@@ -320,10 +319,14 @@ impl AndroidDriver {
             (false, true) => (None, Some(self.ui_tree(ctx, device, &session)?)),
             (false, false) => (None, None),
         };
-        if let Some(p) = &png
-            && p.mode != self.adb.config().screenshot
-        {
-            self.update(device, |e| e.screenshot_fallback = true);
+        if let Some(p) = &png {
+            let (tried, used, cost) = (session.screenshot, p.mode, p.elapsed);
+            self.update(device, |e| {
+                if used != tried {
+                    e.shot_cost[slot(tried)] = Some(Duration::MAX);
+                }
+                e.shot_cost[slot(used)] = Some(cost);
+            });
         }
         let display = match (&png, session.display) {
             (_, Some(d)) => d,
@@ -604,6 +607,41 @@ impl AndroidDriver {
     }
 }
 
+/// Index of a method in `DeviceEntry::shot_cost`.
+fn slot(mode: ScreenshotMode) -> usize {
+    match mode {
+        ScreenshotMode::Raw => 0,
+        ScreenshotMode::Png => 1,
+    }
+}
+
+/// The screenshot method for the next capture on a device.
+pub fn choose_screenshot(
+    preference: ScreenshotPreference,
+    cost: [Option<Duration>; 2],
+) -> ScreenshotMode {
+    let failed = |m: ScreenshotMode| cost[slot(m)] == Some(Duration::MAX);
+    match preference {
+        ScreenshotPreference::Fixed(m) => {
+            let other = match m {
+                ScreenshotMode::Raw => ScreenshotMode::Png,
+                ScreenshotMode::Png => ScreenshotMode::Raw,
+            };
+            if failed(m) && !failed(other) {
+                other
+            } else {
+                m
+            }
+        }
+        ScreenshotPreference::Auto => match cost {
+            [None, _] => ScreenshotMode::Raw,
+            [Some(_), None] => ScreenshotMode::Png,
+            [Some(raw), Some(png)] if png < raw => ScreenshotMode::Png,
+            _ => ScreenshotMode::Raw,
+        },
+    }
+}
+
 fn check_len(call: &ActionCall, text: &str) -> DriverResult<()> {
     if text.chars().count() > MAX_TEXT {
         return Err(DriverError::invalid_arguments(
@@ -796,7 +834,7 @@ impl Driver for AndroidDriver {
             e.release = release;
             e.display = display;
             e.rotation = 0;
-            e.screenshot_fallback = false;
+            e.shot_cost = [None, None];
             e.shell_v2 = shell_v2;
         }
         tracing::info!(device = %device, "android device connected");
@@ -931,11 +969,57 @@ impl Driver for AndroidDriver {
         }
         checks.push(DoctorCheck::ok(
             "android screenshots",
-            format!(
-                "{} first, the other method as fallback",
-                config.screenshot.as_str()
-            ),
+            match config.screenshot {
+                ScreenshotPreference::Auto => {
+                    "auto: each device tries raw and png once, then keeps the faster".to_owned()
+                }
+                ScreenshotPreference::Fixed(m) => {
+                    format!("{} first, the other method as fallback", m.as_str())
+                }
+            },
         ));
         checks
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const RAW: ScreenshotMode = ScreenshotMode::Raw;
+    const PNG: ScreenshotMode = ScreenshotMode::Png;
+
+    fn ms(n: u64) -> Option<Duration> {
+        Some(Duration::from_millis(n))
+    }
+
+    #[test]
+    fn auto_tries_both_then_keeps_the_faster() {
+        let auto = ScreenshotPreference::Auto;
+        assert_eq!(choose_screenshot(auto, [None, None]), RAW);
+        assert_eq!(choose_screenshot(auto, [ms(80), None]), PNG);
+        assert_eq!(choose_screenshot(auto, [ms(80), ms(30)]), PNG);
+        assert_eq!(choose_screenshot(auto, [ms(20), ms(30)]), RAW);
+        assert_eq!(choose_screenshot(auto, [Some(Duration::MAX), ms(30)]), PNG);
+    }
+
+    #[test]
+    fn fixed_modes_fall_back_only_after_a_failure() {
+        let raw = ScreenshotPreference::Fixed(RAW);
+        assert_eq!(choose_screenshot(raw, [ms(900), ms(10)]), RAW);
+        assert_eq!(choose_screenshot(raw, [Some(Duration::MAX), None]), PNG);
+        let png = ScreenshotPreference::Fixed(PNG);
+        assert_eq!(choose_screenshot(png, [None, Some(Duration::MAX)]), RAW);
+        assert_eq!(
+            choose_screenshot(png, [Some(Duration::MAX), Some(Duration::MAX)]),
+            PNG
+        );
+    }
+
+    #[test]
+    fn state_texts() {
+        assert!(state_reason("unauthorized").contains("USB debugging prompt"));
+        assert!(state_hint("no permissions (udev)").contains("udev"));
+        assert!(state_reason("recovery").contains("not running Android"));
     }
 }

@@ -29,7 +29,7 @@ pub mod screen;
 pub mod text;
 pub mod uitree;
 
-pub use config::{Config, ScreenshotMode};
+pub use config::{Config, ScreenshotMode, ScreenshotPreference};
 pub use driver::AndroidDriver;
 
 devicerail_plugin_api::export_plugin! {

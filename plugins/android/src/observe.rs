@@ -20,6 +20,8 @@ pub struct Screenshot {
     pub height: u32,
     /// How it was taken.
     pub mode: ScreenshotMode,
+    /// How long it took, fallback included.
+    pub elapsed: std::time::Duration,
 }
 
 /// Why a screenshot or dump failed.
@@ -52,6 +54,7 @@ pub fn screenshot_raw(
     serial: &str,
     shell_v2: bool,
 ) -> Result<Screenshot, ObserveError> {
+    let started = std::time::Instant::now();
     let out = adb
         .shell_binary(ctx, serial, "screencap", shell_v2)?
         .success("screencap")?;
@@ -70,6 +73,7 @@ pub fn screenshot_raw(
         width: frame.width,
         height: frame.height,
         mode: ScreenshotMode::Raw,
+        elapsed: started.elapsed(),
     })
 }
 
@@ -80,6 +84,7 @@ pub fn screenshot_png(
     serial: &str,
     shell_v2: bool,
 ) -> Result<Screenshot, ObserveError> {
+    let started = std::time::Instant::now();
     let out = adb
         .shell_binary(ctx, serial, "screencap -p", shell_v2)?
         .success("screencap -p")?;
@@ -95,6 +100,7 @@ pub fn screenshot_png(
         width,
         height,
         mode: ScreenshotMode::Png,
+        elapsed: started.elapsed(),
     })
 }
 
@@ -113,10 +119,13 @@ pub fn screenshot(
         ScreenshotMode::Raw => (screenshot_raw, screenshot_png),
         ScreenshotMode::Png => (screenshot_png, screenshot_raw),
     };
+    let started = std::time::Instant::now();
     match first(adb, ctx, serial, shell_v2) {
         Err(e) if e.is_format() => {
             tracing::warn!(serial, error = %e, "screenshot failed; trying the other method");
-            second(adb, ctx, serial, shell_v2)
+            let mut shot = second(adb, ctx, serial, shell_v2)?;
+            shot.elapsed = started.elapsed();
+            Ok(shot)
         }
         other => other,
     }

@@ -189,6 +189,14 @@ fn observe_returns_a_matching_screenshot_and_a_normalized_tree() {
         "{lines:?}"
     );
 
+    // Auto screenshots: raw first, then png once, then the faster one.
+    let second = plugin.observe(&ctx(), &device, &BOTH).expect("observes");
+    assert_eq!(second.metadata["screenshotSource"], json!("png"));
+    let third = plugin.observe(&ctx(), &device, &BOTH).expect("observes");
+    assert!(third.metadata["screenshotSource"].is_string());
+    let img = image::load_from_memory(third.png.as_deref().expect("png")).expect("decodes");
+    assert_eq!((img.width(), img.height()), (720, 1280));
+
     // Unchanged hierarchy: same epoch and ids; typing keeps the structure.
     let again = plugin.observe(&ctx(), &device, &TREE).expect("observes");
     assert_eq!(tree(&again).context, t.context);
