@@ -491,6 +491,8 @@ fn launched_browsers_stop_and_lose_their_profile_on_disconnect() {
         !before.is_empty(),
         "a temporary profile exists while connected"
     );
+    let health = b.plugin.health(&ctx(10), &b.device).expect("health");
+    assert!(health.healthy, "{}", health.detail);
     b.plugin
         .disconnect(&ctx(30), &b.device)
         .expect("disconnect");
@@ -499,6 +501,8 @@ fn launched_browsers_stop_and_lose_their_profile_on_disconnect() {
         before.iter().all(|p| !after.contains(p)),
         "the profile was removed: {before:?} {after:?}"
     );
+    let health = b.plugin.health(&ctx(10), &b.device).expect("health");
+    assert!(!health.healthy, "a disconnected device is not healthy");
     let observed = b.plugin.observe(
         &ctx(5),
         &b.device,
