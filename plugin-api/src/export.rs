@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use abi_stable::sabi_trait::TD_Opaque;
 use abi_stable::std_types::{RNone, ROption, RResult, RSome, RStr, RString};
-use devicerail_protocol::{ActionCall, DeviceId, ErrorCode, ObservationId};
+use devicerail_protocol::{ActionCall, CallId, DeviceId, ErrorCode, ObservationId};
 use serde::Serialize;
 
 use crate::context::CallContext;
@@ -19,7 +19,7 @@ use crate::ffi::{
     FfiError, FfiInit, FfiObservation, FfiResult,
 };
 use crate::manifest::PluginManifest;
-use crate::wire::{ExecuteWire, ObservationWire};
+use crate::wire::ObservationWire;
 
 /// Converts a context from its FFI form.
 pub(crate) fn context_from_ffi(ctx: &FfiCallContext) -> CallContext {
@@ -27,11 +27,7 @@ pub(crate) fn context_from_ffi(ctx: &FfiCallContext) -> CallContext {
         u64::MAX => None,
         ns => Instant::now().checked_add(Duration::from_nanos(ns)),
     };
-    let observation_id = ctx
-        .observation_id
-        .as_str()
-        .parse::<ObservationId>()
-        .unwrap_or_else(|_| ObservationId::new_v7());
+    let observation_id = ObservationId(ctx.observation_id.into());
     CallContext::from_parts(
         deadline,
         ctx.cancelled.clone(),
@@ -206,31 +202,42 @@ impl<D: Driver> FfiDriver for DriverAdapter<D> {
         &self,
         ctx: &FfiCallContext,
         device: RStr<'_>,
-        call: RStr<'_>,
+        call_id: crate::ffi::FfiUuid,
+        name: RStr<'_>,
+        arguments: RStr<'_>,
     ) -> FfiResult<FfiActionOutput> {
         guarded("execute", || {
-            let call: ActionCall = serde_json::from_str(call.as_str())
-                .map_err(|e| DriverError::failure(format!("bad action call from host: {e}")))?;
+            let arguments = serde_json::from_str(arguments.as_str()).map_err(|e| {
+                DriverError::failure(format!("bad action arguments from host: {e}"))
+            })?;
+            let call = ActionCall {
+                id: CallId(call_id.into()),
+                name: name.as_str().to_owned(),
+                arguments,
+            };
             let out = self.driver.execute(
                 &context_from_ffi(ctx),
                 &DeviceId::new(device.as_str()),
                 &call,
             )?;
-            let (resolved, resolved_png) = match out.resolved {
+            let resolved = match out.resolved {
                 Some(obs) => {
                     let (wire, png) = split_observation(obs);
-                    (Some(wire), png)
+                    RSome(FfiObservation {
+                        json: to_json(&wire)?,
+                        png,
+                    })
                 }
-                None => (None, RNone),
+                None => RNone,
             };
-            let wire = ExecuteWire {
-                output: out.output,
-                execution: out.execution,
-                resolved,
+            let execution = match &out.execution {
+                Some(e) => to_json(e)?,
+                None => RString::new(),
             };
             Ok(FfiActionOutput {
-                json: to_json(&wire)?,
-                resolved_png,
+                output: to_json(&out.output)?,
+                execution,
+                resolved,
             })
         })
     }

@@ -26,6 +26,27 @@ pub const ABI_MAJOR: u32 = 1;
 /// Minor version: features appended compatibly.
 pub const ABI_MINOR: u32 = 0;
 
+/// A UUID as two `u64`s (big-endian halves), passed by value.
+#[repr(C)]
+#[derive(StableAbi, Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FfiUuid {
+    pub high: u64,
+    pub low: u64,
+}
+
+impl From<uuid::Uuid> for FfiUuid {
+    fn from(u: uuid::Uuid) -> Self {
+        let (high, low) = u.as_u64_pair();
+        Self { high, low }
+    }
+}
+
+impl From<FfiUuid> for uuid::Uuid {
+    fn from(u: FfiUuid) -> Self {
+        uuid::Uuid::from_u64_pair(u.high, u.low)
+    }
+}
+
 /// Per-call context as it crosses the boundary.
 #[repr(C)]
 #[derive(StableAbi)]
@@ -34,8 +55,8 @@ pub struct FfiCallContext {
     pub budget_ns: u64,
     /// Set by the host on cancellation or deadline expiry.
     pub cancelled: RArc<AtomicBool>,
-    /// The Observation id reserved for this call (UUID text).
-    pub observation_id: RString,
+    /// The Observation id reserved for this call.
+    pub observation_id: FfiUuid,
     /// The RPC request id, for log correlation (may be empty).
     pub request_id: RString,
 }
@@ -59,13 +80,17 @@ pub struct FfiObservation {
     pub png: ROption<RVec<u8>>,
 }
 
-/// An Action result: JSON (output, execution, resolved observation) plus
-/// the PNG bytes of the resolved observation, if any.
+/// An Action result, each part as its own JSON text so the host decodes
+/// only what is there.
 #[repr(C)]
 #[derive(StableAbi)]
 pub struct FfiActionOutput {
-    pub json: RString,
-    pub resolved_png: ROption<RVec<u8>>,
+    /// JSON of the Action's output.
+    pub output: RString,
+    /// JSON `ActionExecution`, or empty for none.
+    pub execution: RString,
+    /// The UI state a semantic Action resolved against.
+    pub resolved: ROption<FfiObservation>,
 }
 
 /// Result type of FFI calls.
@@ -91,12 +116,14 @@ pub trait FfiDriver: Send + Sync {
         device: RStr<'_>,
         request: RStr<'_>,
     ) -> FfiResult<FfiObservation>;
-    /// `call` is JSON `ActionCall`.
+    /// One Action: its call id, name, and the JSON text of its arguments.
     fn execute(
         &self,
         ctx: &FfiCallContext,
         device: RStr<'_>,
-        call: RStr<'_>,
+        call_id: FfiUuid,
+        name: RStr<'_>,
+        arguments: RStr<'_>,
     ) -> FfiResult<FfiActionOutput>;
     /// JSON `Vec<DoctorCheck>`.
     #[sabi(last_prefix_field)]

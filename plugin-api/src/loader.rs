@@ -28,7 +28,7 @@ use crate::ffi::{
 };
 use crate::logging::u8_to_level;
 use crate::manifest::{PluginManifest, valid_plugin_id};
-use crate::wire::{ExecuteWire, ObservationWire};
+use crate::wire::ObservationWire;
 
 /// Why a plugin file was refused. Every variant reads as a reason.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -227,7 +227,7 @@ fn ffi_context(ctx: &CallContext) -> FfiCallContext {
     FfiCallContext {
         budget_ns,
         cancelled: ctx.cancel_flag().clone(),
-        observation_id: ctx.observation_id().to_string().into(),
+        observation_id: (*ctx.observation_id().as_uuid()).into(),
         request_id: ctx.request_id().into(),
     }
 }
@@ -332,19 +332,32 @@ impl Driver for LoadedPlugin {
         device: &DeviceId,
         call: &ActionCall,
     ) -> DriverResult<ActionOutput> {
-        let call_json =
-            serde_json::to_string(call).map_err(|e| DriverError::failure(e.to_string()))?;
+        let arguments = serde_json::to_string(&call.arguments)
+            .map_err(|e| DriverError::failure(e.to_string()))?;
         let out = lift(self.driver.execute(
             &ffi_context(ctx),
             RStr::from_str(device.as_str()),
-            RStr::from_str(&call_json),
+            (*call.id.as_uuid()).into(),
+            RStr::from_str(&call.name),
+            RStr::from_str(&arguments),
         ))?;
-        let wire: ExecuteWire = decode("action result", &out.json)?;
-        let png = out.resolved_png.into_option().map(Vec::from);
+        let output = decode("action output", &out.output)?;
+        let execution = if out.execution.is_empty() {
+            None
+        } else {
+            Some(decode("action execution", &out.execution)?)
+        };
+        let resolved = match out.resolved.into_option() {
+            Some(obs) => {
+                let wire: ObservationWire = decode("resolved observation", &obs.json)?;
+                Some(wire.into_observation(obs.png.into_option().map(Vec::from)))
+            }
+            None => None,
+        };
         Ok(ActionOutput {
-            output: wire.output,
-            execution: wire.execution,
-            resolved: wire.resolved.map(|w| w.into_observation(png)),
+            output,
+            execution,
+            resolved,
         })
     }
 

@@ -1,6 +1,6 @@
 //! JSON shapes that cross the boundary beside the protocol DTOs.
 
-use devicerail_protocol::{ActionExecution, Viewport};
+use devicerail_protocol::Viewport;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -13,17 +13,6 @@ pub struct ObservationWire {
     pub metadata: Map<String, Value>,
     #[serde(default)]
     pub ui_tree: Option<crate::driver::UiTree>,
-}
-
-/// The JSON half of an Action result.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ExecuteWire {
-    pub output: Value,
-    #[serde(default)]
-    pub execution: Option<ActionExecution>,
-    #[serde(default)]
-    pub resolved: Option<ObservationWire>,
 }
 
 #[cfg(feature = "loader")]

@@ -20,15 +20,12 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use criterion::{BatchSize, Bencher, Criterion, criterion_group, criterion_main};
+use criterion::{Bencher, Criterion, criterion_group, criterion_main};
 use devicerail_plugin_api::conformance::load_workspace_plugin;
 use devicerail_plugin_api::ffi::FfiCallContext;
-use devicerail_plugin_api::protocol::{
-    ActionCall, ActionExecution, CallId, DeviceId, ObservationId,
-};
+use devicerail_plugin_api::protocol::{ActionCall, CallId, DeviceId, ObservationId};
 use devicerail_plugin_api::{CallContext, Driver};
 use devicerail_plugin_mock::MockDriver;
-use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 fn call(name: &str, arguments: Value) -> ActionCall {
@@ -49,18 +46,6 @@ fn calls() -> [(&'static str, ActionCall); 2] {
         ),
         ("tap", call("tap", json!({ "x": 5, "y": 5 }))),
     ]
-}
-
-/// Same shape and serde attributes as the plugin-api's private
-/// `ExecuteWire` (the JSON half of an Action result).
-#[derive(Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct ExecuteWireMirror {
-    output: Value,
-    #[serde(default)]
-    execution: Option<ActionExecution>,
-    #[serde(default)]
-    resolved: Option<Value>,
 }
 
 fn round_trips(c: &mut Criterion) {
@@ -205,30 +190,24 @@ fn paired(b: &mut Bencher<'_>, mut direct: impl FnMut(), mut loaded: impl FnMut(
 fn abi_parts(c: &mut Criterion) {
     let (_, scroll) = &calls()[0];
     let ctx = CallContext::unbounded();
-    let call_json = serde_json::to_string(scroll).expect("encode");
     let arguments_json = serde_json::to_string(&scroll.arguments).expect("encode");
     let output = json!({ "accepted": true, "deltaX": 0, "scrollY": 1 });
-    let wire_json = serde_json::to_string(&ExecuteWireMirror {
-        output: output.clone(),
-        execution: None,
-        resolved: None,
-    })
-    .expect("encode");
     let output_json = serde_json::to_string(&output).expect("encode");
     let ffi_ctx = FfiCallContext {
         budget_ns: u64::MAX,
         cancelled: ctx.cancel_flag().clone(),
-        observation_id: ctx.observation_id().to_string().into(),
+        observation_id: (*ctx.observation_id().as_uuid()).into(),
         request_id: ctx.request_id().into(),
     };
 
-    // What the boundary does per call today.
-    let mut group = c.benchmark_group("abi parts now (scroll)");
+    // What the boundary does per execute call: ids as two u64s, only the
+    // arguments and the output cross as JSON text.
+    let mut group = c.benchmark_group("abi parts (scroll)");
     group
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(2));
-    group.bench_function("host: encode ActionCall", |b| {
-        b.iter(|| serde_json::to_string(black_box(scroll)).expect("encode"))
+    group.bench_function("host: encode arguments", |b| {
+        b.iter(|| serde_json::to_string(black_box(&scroll.arguments)).expect("encode"))
     });
     group.bench_function("host: build FfiCallContext", |b| {
         b.iter(|| {
@@ -236,7 +215,7 @@ fn abi_parts(c: &mut Criterion) {
             FfiCallContext {
                 budget_ns: u64::MAX,
                 cancelled: ctx.cancel_flag().clone(),
-                observation_id: ctx.observation_id().to_string().into(),
+                observation_id: (*ctx.observation_id().as_uuid()).into(),
                 request_id: ctx.request_id().into(),
             }
         })
@@ -244,64 +223,15 @@ fn abi_parts(c: &mut Criterion) {
     group.bench_function("plugin: CallContext from FFI", |b| {
         b.iter(|| {
             let f = black_box(&ffi_ctx);
-            let observation_id = f
-                .observation_id
-                .as_str()
-                .parse::<ObservationId>()
-                .unwrap_or_else(|_| ObservationId::new_v7());
             CallContext::from_parts(
                 None,
                 f.cancelled.clone(),
-                observation_id,
+                ObservationId(f.observation_id.into()),
                 f.request_id.to_string(),
             )
         })
     });
-    group.bench_function("plugin: decode ActionCall", |b| {
-        b.iter(|| serde_json::from_str::<ActionCall>(black_box(&call_json)).expect("decode"))
-    });
-    group.bench_function("plugin: encode result wire", |b| {
-        b.iter_batched(
-            || output.clone(),
-            |output| {
-                serde_json::to_string(&ExecuteWireMirror {
-                    output,
-                    execution: None,
-                    resolved: None,
-                })
-                .expect("encode")
-            },
-            BatchSize::SmallInput,
-        )
-    });
-    group.bench_function("host: decode result wire", |b| {
-        b.iter(|| serde_json::from_str::<ExecuteWireMirror>(black_box(&wire_json)).expect("decode"))
-    });
-    group.finish();
-
-    // The same steps with the changes proposed for the ABI (binary ids,
-    // borrowed request id, arguments and output as their own JSON texts).
-    let mut group = c.benchmark_group("abi parts proposed (scroll)");
-    group
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(2));
-    group.bench_function("host: encode arguments only", |b| {
-        b.iter(|| serde_json::to_string(black_box(&scroll.arguments)).expect("encode"))
-    });
-    group.bench_function("context ids as u128 + borrowed request id", |b| {
-        b.iter(|| {
-            let ctx = black_box(&ctx);
-            let raw = ctx.observation_id().as_uuid().as_u128();
-            let request_id: &str = ctx.request_id();
-            CallContext::from_parts(
-                None,
-                ctx.cancel_flag().clone(),
-                ObservationId::from(uuid::Uuid::from_u128(black_box(raw))),
-                request_id.to_owned(),
-            )
-        })
-    });
-    group.bench_function("plugin: decode arguments only", |b| {
+    group.bench_function("plugin: decode arguments", |b| {
         b.iter(|| {
             let arguments: Value =
                 serde_json::from_str(black_box(&arguments_json)).expect("decode");
@@ -312,10 +242,10 @@ fn abi_parts(c: &mut Criterion) {
             }
         })
     });
-    group.bench_function("plugin: encode output only", |b| {
+    group.bench_function("plugin: encode output", |b| {
         b.iter(|| serde_json::to_string(black_box(&output)).expect("encode"))
     });
-    group.bench_function("host: decode output only", |b| {
+    group.bench_function("host: decode output", |b| {
         b.iter(|| serde_json::from_str::<Value>(black_box(&output_json)).expect("decode"))
     });
     group.finish();
