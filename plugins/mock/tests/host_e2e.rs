@@ -14,8 +14,14 @@ fn the_mock_serves_through_the_host() {
     host.ok("session.start", None);
     let obs = host.ok("device.observe", None);
     assert_eq!(obs["viewport"]["width"], 720);
-    let found = host.execute("findElement", json!({ "selector": { "role": "button", "name": "Sign in" } }));
-    assert_eq!(found["result"]["output"]["element"]["stableNodeId"], "sign-in", "{found}");
+    let found = host.execute(
+        "findElement",
+        json!({ "selector": { "role": "button", "name": "Sign in" } }),
+    );
+    assert_eq!(
+        found["result"]["output"]["element"]["stableNodeId"], "sign-in",
+        "{found}"
+    );
     host.ok("session.end", None);
     assert!(host.finish().success());
 }
