@@ -6,6 +6,7 @@
 //! actionability checks, waiting, result shapes and execution metadata are
 //! handled here once. Canonical input schemas come from the protocol types.
 
+use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 use devicerail_protocol::{
@@ -48,6 +49,19 @@ pub trait UiBackend {
     fn clear_node(&self, ctx: &CallContext, node: &UiNode) -> DriverResult<Mode>;
     /// Replaces an editable node's value.
     fn set_node_value(&self, ctx: &CallContext, node: &UiNode, value: &str) -> DriverResult<Mode>;
+
+    /// Stable ids of the nodes a `css` selector matches, for backends that
+    /// can evaluate CSS (web documents); `None` when they cannot.
+    fn css_matches(&self, ctx: &CallContext, css: &str) -> DriverResult<Option<HashSet<String>>> {
+        let _ = (ctx, css);
+        Ok(None)
+    }
+
+    /// Whether acting on a node first scrolls it into view, so a node
+    /// outside the viewport is still actionable (web documents).
+    fn scrolls_into_view(&self) -> bool {
+        false
+    }
 }
 
 fn schema_of<T: JsonSchema>() -> serde_json::Value {
@@ -203,9 +217,32 @@ pub fn matches<'t>(selector: &ElementSelector, tree: &'t UiTree) -> DriverResult
         .collect())
 }
 
-/// Exactly one node matching `selector`.
+/// Every node matching `selector`, with `css` evaluated by the backend.
+pub fn matching<'t>(
+    backend: &dyn UiBackend,
+    ctx: &CallContext,
+    selector: &ElementSelector,
+    tree: &'t UiTree,
+) -> DriverResult<Vec<&'t UiNode>> {
+    let mut found = matches(selector, tree)?;
+    if let Some(css) = &selector.css {
+        let Some(ids) = backend.css_matches(ctx, css.as_str())? else {
+            return Err(DriverError::new(
+                ErrorCode::InvalidArguments,
+                "this driver cannot evaluate css selectors",
+            ));
+        };
+        found.retain(|n| ids.contains(n.stable_node_id.as_str()));
+    }
+    Ok(found)
+}
+
+/// Exactly one node matching `selector` (tree fields only).
 pub fn resolve<'t>(selector: &ElementSelector, tree: &'t UiTree) -> DriverResult<&'t UiNode> {
-    let found = matches(selector, tree)?;
+    exactly_one(selector, matches(selector, tree)?)
+}
+
+fn exactly_one<'t>(selector: &ElementSelector, found: Vec<&'t UiNode>) -> DriverResult<&'t UiNode> {
     match found.as_slice() {
         [one] => Ok(one),
         [] => Err(DriverError::new(ErrorCode::ElementNotFound, "no element matches the selector")
@@ -243,9 +280,16 @@ pub fn resolve_ref<'t>(node: &UiNodeRef, tree: &'t UiTree) -> DriverResult<&'t U
         })
 }
 
-fn resolve_target<'t>(target: &ElementTarget, tree: &'t UiTree) -> DriverResult<&'t UiNode> {
+fn resolve_target<'t>(
+    backend: &dyn UiBackend,
+    ctx: &CallContext,
+    target: &ElementTarget,
+    tree: &'t UiTree,
+) -> DriverResult<&'t UiNode> {
     match target {
-        ElementTarget::Selector { selector } => resolve(selector, tree),
+        ElementTarget::Selector { selector } => {
+            exactly_one(selector, matching(backend, ctx, selector, tree)?)
+        }
         ElementTarget::Node { node } => resolve_ref(node, tree),
     }
 }
@@ -262,8 +306,13 @@ pub fn is_visible(node: &UiNode, viewport: &Viewport) -> bool {
     })
 }
 
-/// Checks a node before acting on it: visible, enabled, hittable.
-pub fn check_actionable(node: &UiNode, viewport: &Viewport) -> DriverResult<()> {
+/// Checks a node before acting on it: visible (on screen, or at least
+/// laid out when the backend scrolls it into view), enabled, hittable.
+pub fn check_actionable(
+    node: &UiNode,
+    viewport: &Viewport,
+    scrolls_into_view: bool,
+) -> DriverResult<()> {
     let fail = |reason: &str| {
         Err(DriverError::new(
             ErrorCode::ElementNotActionable,
@@ -271,7 +320,12 @@ pub fn check_actionable(node: &UiNode, viewport: &Viewport) -> DriverResult<()> 
         )
         .with_details(json!({ "stableNodeId": node.stable_node_id, "reason": reason })))
     };
-    if !is_visible(node, viewport) {
+    let laid_out = node.bounds.is_some_and(|b| !b.is_empty());
+    if !(if scrolls_into_view {
+        laid_out
+    } else {
+        is_visible(node, viewport)
+    }) {
         return fail("not visible");
     }
     if node.enabled == Some(false) {
@@ -290,7 +344,11 @@ fn find(
 ) -> DriverResult<ActionOutput> {
     let obs = backend.snapshot(ctx)?;
     let tree = tree_of(&obs)?;
-    let element = node_ref(ctx, tree, resolve(selector, tree)?);
+    let element = node_ref(
+        ctx,
+        tree,
+        exactly_one(selector, matching(backend, ctx, selector, tree)?)?,
+    );
     output(&FindElementResult { element }, None, obs)
 }
 
@@ -302,8 +360,8 @@ fn act(
 ) -> DriverResult<(UiNodeRef, ActionExecution, DriverObservation)> {
     let obs = backend.snapshot(ctx)?;
     let tree = tree_of(&obs)?;
-    let node = resolve_target(target, tree)?;
-    check_actionable(node, &obs.viewport)?;
+    let node = resolve_target(backend, ctx, target, tree)?;
+    check_actionable(node, &obs.viewport, backend.scrolls_into_view())?;
     ctx.check()?;
     let mode = op(node)?;
     let (element, exec) = (node_ref(ctx, tree, node), execution(tree, mode));
@@ -361,7 +419,7 @@ fn wait(
     loop {
         let obs = backend.snapshot(ctx)?;
         let tree = tree_of(&obs)?;
-        let found = matches(&args.selector, tree)?;
+        let found = matching(backend, ctx, &args.selector, tree)?;
         let done = match (args.condition, found.as_slice()) {
             (WaitForElementCondition::Absent, []) => Some(None),
             (WaitForElementCondition::Absent, _) => None,

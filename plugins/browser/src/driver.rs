@@ -2,6 +2,7 @@
 //! configured browser; each device's calls are serialized by its own lock,
 //! and all DevTools I/O runs on the driver's private tokio runtime.
 
+use std::cell::RefCell;
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
@@ -13,13 +14,15 @@ use devicerail_plugin_api::{
     DriverObservation, DriverResult, ObserveRequest, PluginConfig,
 };
 
+use crate::actions;
 use crate::binary;
 use crate::config::{BrowserSpec, DriverConfig, EnvDefaults, Source};
 use crate::connection::Connection;
 use crate::endpoint;
 use crate::errors::{budget, from_cdp};
 use crate::launch::{self, LaunchError, LaunchOptions, Spawner};
-use crate::{actions, web_semantic};
+use crate::web_semantic::WebBackend;
+use devicerail_plugin_api::semantic;
 
 /// Caps the `log` facade (which the plugin's log forwarding bridges to
 /// the host) at `info`: the WebSocket library logs every frame, payload
@@ -118,31 +121,7 @@ impl BrowserDriver {
         ctx: &CallContext,
         fut: impl Future<Output = DriverResult<T>>,
     ) -> DriverResult<T> {
-        ctx.check()?;
-        self.runtime.block_on(async {
-            let cancelled = async {
-                loop {
-                    if ctx.is_cancelled() {
-                        return DriverError::cancelled();
-                    }
-                    tokio::time::sleep(CANCEL_POLL).await;
-                }
-            };
-            let expired = async {
-                match ctx.deadline() {
-                    Some(d) => {
-                        tokio::time::sleep_until(d.into()).await;
-                        DriverError::deadline_exceeded()
-                    }
-                    None => std::future::pending().await,
-                }
-            };
-            tokio::select! {
-                r = fut => r,
-                e = cancelled => Err(e),
-                e = expired => Err(e),
-            }
-        })
+        block_on_call(&self.runtime, ctx, fut)
     }
 
     /// The live connection of `device`, or the typed reason there is none.
@@ -356,10 +335,16 @@ impl Driver for BrowserDriver {
         };
         // Never log arguments: protected Actions carry secrets.
         tracing::debug!(device = %id, action = %call.name, call_id = %call.id, "executing");
+        if semantic::is_semantic(&call.name) {
+            let backend = WebBackend {
+                conn: RefCell::new(conn),
+                device: id,
+                runtime: &self.runtime,
+            };
+            return semantic::execute(&backend, ctx, call)
+                .unwrap_or_else(|| Err(DriverError::unknown_action(&call.name)));
+        }
         self.block(ctx, async {
-            if let Some(r) = web_semantic::execute(conn, ctx, id, call).await {
-                return r;
-            }
             if let Some(r) = actions::execute(conn, ctx, id, call).await {
                 return r;
             }
@@ -402,4 +387,38 @@ impl Driver for BrowserDriver {
         ));
         checks
     }
+}
+
+/// Runs `fut` on `runtime` (from a driver call's thread), ending early with
+/// a typed error on cancellation or when the call's deadline passes.
+pub(crate) fn block_on_call<T>(
+    runtime: &tokio::runtime::Runtime,
+    ctx: &CallContext,
+    fut: impl Future<Output = DriverResult<T>>,
+) -> DriverResult<T> {
+    ctx.check()?;
+    runtime.block_on(async {
+        let cancelled = async {
+            loop {
+                if ctx.is_cancelled() {
+                    return DriverError::cancelled();
+                }
+                tokio::time::sleep(CANCEL_POLL).await;
+            }
+        };
+        let expired = async {
+            match ctx.deadline() {
+                Some(d) => {
+                    tokio::time::sleep_until(d.into()).await;
+                    DriverError::deadline_exceeded()
+                }
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            r = fut => r,
+            e = cancelled => Err(e),
+            e = expired => Err(e),
+        }
+    })
 }
