@@ -495,15 +495,30 @@ pub fn build_workspace_plugin(package: &str, plugin_id: &str) -> PathBuf {
 
 fn build_uncached(package: &str, plugin_id: &str) -> PathBuf {
     let dir = profile_dir();
-    let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-    cmd.args(["build", "--quiet", "-p", package]);
-    if dir.file_name().is_some_and(|n| n == "release") {
-        cmd.arg("--release");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let build = |features: Option<&str>, quiet_errors: bool| {
+        let mut cmd = Command::new(&cargo);
+        cmd.args(["build", "--quiet", "-p", package]);
+        if let Some(f) = features {
+            cmd.args(["--features", f]);
+        }
+        if dir.file_name().is_some_and(|n| n == "release") {
+            cmd.arg("--release");
+        }
+        if quiet_errors {
+            cmd.stderr(std::process::Stdio::null());
+        }
+        cmd.status()
+            .unwrap_or_else(|e| panic!("could not run cargo build -p {package}: {e}"))
+    };
+    // Test builds compile the plugin-api with this feature; building the
+    // library with the same set reuses (and does not overwrite) what the
+    // test build made. Packages without the plugin-api fall back.
+    let same_as_tests = build(Some("devicerail-plugin-api/conformance"), true);
+    if !same_as_tests.success() {
+        let status = build(None, false);
+        assert!(status.success(), "cargo build -p {package} failed");
     }
-    let status = cmd
-        .status()
-        .unwrap_or_else(|e| panic!("could not run cargo build -p {package}: {e}"));
-    assert!(status.success(), "cargo build -p {package} failed");
     let path = dir.join(library_file_name(plugin_id));
     assert!(
         path.exists(),
