@@ -199,16 +199,7 @@ pub struct Connection {
 
 impl Connection {
     pub fn new(transport: TransportInfo, out: OutputQueue) -> Arc<Self> {
-        Arc::new(Self {
-            id: ConnectionId::new_v4(),
-            transport,
-            out,
-            phase: Mutex::new(Phase::AwaitingHello),
-            selected: Mutex::new(None),
-            session: Mutex::new(None),
-            inflight: Inflight::default(),
-            stream: None,
-        })
+        Self::build(transport, out, None)
     }
 
     /// A WebSocket connection bound to the Session of a spent capability.
@@ -217,6 +208,16 @@ impl Connection {
         out: OutputQueue,
         binding: crate::event_stream::Binding,
     ) -> Arc<Self> {
+        let stream = StreamState {
+            binding,
+            subscribed: std::sync::atomic::AtomicBool::new(false),
+            closed: CancellationToken::new(),
+            pump: Mutex::new(None),
+        };
+        Self::build(transport, out, Some(stream))
+    }
+
+    fn build(transport: TransportInfo, out: OutputQueue, stream: Option<StreamState>) -> Arc<Self> {
         Arc::new(Self {
             id: ConnectionId::new_v4(),
             transport,
@@ -225,12 +226,7 @@ impl Connection {
             selected: Mutex::new(None),
             session: Mutex::new(None),
             inflight: Inflight::default(),
-            stream: Some(StreamState {
-                binding,
-                subscribed: std::sync::atomic::AtomicBool::new(false),
-                closed: CancellationToken::new(),
-                pump: Mutex::new(None),
-            }),
+            stream,
         })
     }
 

@@ -41,6 +41,18 @@ pub fn driver_error(e: DriverError) -> RpcError {
     RpcError::from_info(e.into_info())
 }
 
+/// The stored summary of session `id`, or `session_not_found`.
+pub async fn existing_session(
+    host: &crate::state::Host,
+    id: devicerail_protocol::SessionId,
+) -> Result<devicerail_protocol::SessionInfo, RpcError> {
+    host.store
+        .session(id)
+        .await
+        .map_err(store_error)?
+        .ok_or_else(|| store_error(StoreError::NotFound(id)))
+}
+
 /// `session_required`.
 pub fn session_required(what: &str) -> RpcError {
     ErrorCode::SessionRequired.rpc(

@@ -13,7 +13,7 @@ use serde_json::value::RawValue;
 
 use crate::connection::ActiveSession;
 use crate::dispatch::{Call, feature_not_negotiated};
-use crate::handlers::{session_required, store_error};
+use crate::handlers::{existing_session, session_required, store_error};
 
 pub async fn start(call: &mut Call) -> Result<SessionInfo, RpcError> {
     call.params::<NoParams>()?;
@@ -101,17 +101,6 @@ fn target(call: &Call, explicit: Option<SessionId>, method: &str) -> Result<Sess
         })
 }
 
-async fn info_of(call: &Call, id: SessionId) -> Result<SessionInfo, RpcError> {
-    call.host
-        .store
-        .session(id)
-        .await
-        .map_err(store_error)?
-        .ok_or_else(|| {
-            ErrorCode::SessionNotFound.rpc(format!("no session {id}"), json!({ "sessionId": id }))
-        })
-}
-
 fn beyond(info: &SessionInfo, after: u64) -> Option<RpcError> {
     (after > info.last_sequence.get()).then(|| {
         ErrorCode::SequenceOutOfRange.rpc(
@@ -124,7 +113,7 @@ fn beyond(info: &SessionInfo, after: u64) -> Option<RpcError> {
 pub async fn events_list(call: &mut Call) -> Result<Vec<Box<RawValue>>, RpcError> {
     let p: EventsListParams = call.params()?;
     let id = target(call, p.session_id, "events.list")?;
-    let info = info_of(call, id).await?;
+    let info = existing_session(&call.host, id).await?;
     let after = p.after_sequence.map_or(0, |s| s.get());
     if let Some(e) = beyond(&info, after) {
         return Err(e);
@@ -156,7 +145,7 @@ pub async fn export(call: &mut Call) -> Result<ExportResult, RpcError> {
     }
     let id = target(call, p.session_id, "session.export")?;
     let Some(limit) = p.limit else {
-        let info = info_of(call, id).await?;
+        let info = existing_session(&call.host, id).await?;
         let events = call
             .host
             .store
@@ -175,7 +164,7 @@ pub async fn export(call: &mut Call) -> Result<ExportResult, RpcError> {
             Feature::SessionExportPage,
         ));
     }
-    let info = info_of(call, id).await?;
+    let info = existing_session(&call.host, id).await?;
     if info.state == SessionState::Active {
         return Err(ErrorCode::SessionNotEnded.rpc(
             format!("session {id} is still active; paged export reads only ended sessions"),

@@ -18,7 +18,7 @@ use crate::dispatch::Call;
 use crate::event_store::NewEvent;
 use crate::event_stream::{self, cursor};
 use crate::handlers::device::{Accepted, call_driver, interrupt_error};
-use crate::handlers::{routing, session_required, store_error};
+use crate::handlers::{existing_session, routing, session_required, store_error};
 use crate::media::{MediaStream, Progress};
 use crate::state::{Host, ScreenshotPolicy};
 
@@ -45,17 +45,7 @@ pub async fn handle(call: &mut Call) -> Result<serde_json::Value, RpcError> {
 
 async fn open(call: &mut Call) -> Result<EventsStreamOpenResult, RpcError> {
     let p: EventsStreamOpenParams = call.params()?;
-    call.host
-        .store
-        .session(p.session_id)
-        .await
-        .map_err(store_error)?
-        .ok_or_else(|| {
-            ErrorCode::SessionNotFound.rpc(
-                format!("no session {}", p.session_id),
-                json!({ "sessionId": p.session_id }),
-            )
-        })?;
+    existing_session(&call.host, p.session_id).await?;
     let (endpoint, expires_at_ms) = call
         .host
         .streams
@@ -118,18 +108,7 @@ async fn prepare_subscription(call: &mut Call) -> Result<(EventsSubscribeResult,
             json!({ "sessionId": p.session_id, "boundSessionId": stream.binding.session }),
         ));
     }
-    let info = call
-        .host
-        .store
-        .session(p.session_id)
-        .await
-        .map_err(store_error)?
-        .ok_or_else(|| {
-            ErrorCode::SessionNotFound.rpc(
-                format!("no session {}", p.session_id),
-                json!({ "sessionId": p.session_id }),
-            )
-        })?;
+    let info = existing_session(&call.host, p.session_id).await?;
     let after = match &p.after_cursor {
         None => 0,
         Some(c) => {
