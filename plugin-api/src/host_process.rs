@@ -70,13 +70,13 @@ pub fn host_binary() -> PathBuf {
 
 /// A running `devicerail serve`.
 pub struct HostProcess {
-    child: Child,
+    pub child: Child,
     stdin: Option<ChildStdin>,
     rx: Receiver<Value>,
     pending: VecDeque<Value>,
     next_id: u64,
     stderr: Arc<Mutex<String>>,
-    _dir: tempfile::TempDir,
+    _dir: Option<tempfile::TempDir>,
 }
 
 impl HostProcess {
@@ -92,23 +92,36 @@ impl HostProcess {
             std::fs::copy(p, plugins_dir.join(name))
                 .unwrap_or_else(|e| panic!("copy {}: {e}", p.display()));
         }
-        Self::serve(dir, &plugins_dir, env)
+        let mut cmd = Self::serve_command(&host_binary(), &plugins_dir, &dir.path().join("data"));
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut host = Self::spawn(cmd);
+        host._dir = Some(dir);
+        host
     }
 
-    fn serve(dir: tempfile::TempDir, plugins_dir: &Path, env: &[(&str, &str)]) -> Self {
-        let mut cmd = Command::new(host_binary());
+    /// `binary serve` over `plugins_dir` and `data_dir`, for callers that
+    /// add arguments or environment before [`HostProcess::spawn`]
+    /// (drivers pass [`host_binary`]; the host's own tests pass the binary
+    /// cargo built for them).
+    pub fn serve_command(binary: &Path, plugins_dir: &Path, data_dir: &Path) -> Command {
+        let mut cmd = Command::new(binary);
         cmd.arg("serve")
             .arg("--plugins-dir")
             .arg(plugins_dir)
             .arg("--data-dir")
-            .arg(dir.path().join("data"));
+            .arg(data_dir);
         cmd.env(
             "RUST_LOG",
             std::env::var("RUST_LOG").unwrap_or_else(|_| "info".into()),
         );
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
+        cmd
+    }
+
+    /// Spawns `cmd` (a `devicerail serve` command line) with piped stdio.
+    /// Every stdout line must be JSON; stderr is collected.
+    pub fn spawn(mut cmd: Command) -> Self {
         cmd.stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
@@ -147,7 +160,80 @@ impl HostProcess {
             pending: VecDeque::new(),
             next_id: 1,
             stderr,
-            _dir: dir,
+            _dir: None,
+        }
+    }
+
+    /// A fresh numeric request id.
+    pub fn next_id(&mut self) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        id
+    }
+
+    /// Writes raw bytes to the host's stdin.
+    pub fn send_raw(&mut self, bytes: &[u8]) {
+        let stdin = self
+            .stdin
+            .as_mut()
+            .unwrap_or_else(|| panic!("stdin closed"));
+        stdin
+            .write_all(bytes)
+            .and_then(|_| stdin.flush())
+            .unwrap_or_else(|e| panic!("write: {e}"));
+    }
+
+    /// Writes one message as a line.
+    pub fn send(&mut self, message: &Value) {
+        let mut line = serde_json::to_vec(message).unwrap_or_default();
+        line.push(b'\n');
+        self.send_raw(&line);
+    }
+
+    /// The next message in arrival order, if one comes within `wait`.
+    pub fn recv_within(&mut self, wait: Duration) -> Option<Value> {
+        self.pending
+            .pop_front()
+            .or_else(|| self.rx.recv_timeout(wait).ok())
+    }
+
+    /// The next message in arrival order.
+    pub fn recv(&mut self) -> Value {
+        self.recv_within(RESPONSE_WAIT).unwrap_or_else(|| {
+            panic!(
+                "no message within {RESPONSE_WAIT:?}; host stderr:\n{}",
+                self.stderr()
+            )
+        })
+    }
+
+    /// Puts a received message back at the front of the queue.
+    pub fn unrecv(&mut self, message: Value) {
+        self.pending.push_front(message);
+    }
+
+    /// Takes the stdin pipe (to write from another thread).
+    pub fn take_stdin(&mut self) -> Option<ChildStdin> {
+        self.stdin.take()
+    }
+
+    pub fn put_stdin(&mut self, pipe: ChildStdin) {
+        self.stdin = Some(pipe);
+    }
+
+    /// Waits for the process to exit.
+    pub fn wait(&mut self) -> std::process::ExitStatus {
+        let deadline = Instant::now() + RESPONSE_WAIT;
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return status;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the host did not exit; stderr:\n{}",
+                self.stderr()
+            );
+            std::thread::sleep(Duration::from_millis(10));
         }
     }
 
@@ -163,8 +249,7 @@ impl HostProcess {
         params: Option<Value>,
         timeout_ms: Option<u64>,
     ) -> Value {
-        let id = json!(self.next_id);
-        self.next_id += 1;
+        let id = json!(self.next_id());
         let mut msg = json!({ "jsonrpc": "2.0", "id": id, "method": method });
         if let Some(p) = params {
             msg["params"] = p;
@@ -172,16 +257,7 @@ impl HostProcess {
         if let Some(t) = timeout_ms {
             msg["timeoutMs"] = json!(t);
         }
-        let mut line = serde_json::to_vec(&msg).unwrap_or_default();
-        line.push(b'\n');
-        let stdin = self
-            .stdin
-            .as_mut()
-            .unwrap_or_else(|| panic!("stdin closed"));
-        stdin
-            .write_all(&line)
-            .and_then(|_| stdin.flush())
-            .unwrap_or_else(|e| panic!("write: {e}"));
+        self.send(&msg);
         id
     }
 
@@ -249,21 +325,10 @@ impl HostProcess {
         self.call("device.execute", Some(json!({ "id": uuid::Uuid::new_v4().to_string(), "name": name, "arguments": arguments })))
     }
 
-    /// Closes stdin and waits for a clean exit.
+    /// Closes stdin and waits for the exit.
     pub fn finish(mut self) -> std::process::ExitStatus {
         self.stdin.take();
-        let deadline = Instant::now() + RESPONSE_WAIT;
-        loop {
-            if let Ok(Some(status)) = self.child.try_wait() {
-                return status;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "the host did not exit; stderr:\n{}",
-                self.stderr()
-            );
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        self.wait()
     }
 }
 

@@ -1,32 +1,14 @@
 //! A test client for the real `devicerail serve` binary over pipes.
 #![allow(dead_code)]
 
-use std::collections::VecDeque;
-use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
-use std::sync::{Arc, Mutex, OnceLock};
-use std::time::{Duration, Instant};
+use std::process::{ChildStdin, ExitStatus};
+use std::sync::OnceLock;
+use std::time::Duration;
 
+pub use devicerail_plugin_api::host_process::ALL_FEATURES;
+use devicerail_plugin_api::host_process::HostProcess;
 use serde_json::{Value, json};
-
-/// How long a test waits for any single response.
-pub const WAIT: Duration = Duration::from_secs(30);
-
-/// Every feature a 1.5 stdio client can ask for.
-pub const ALL_FEATURES: &[&str] = &[
-    "action.protected.v1",
-    "device.routing.v1",
-    "device.semanticActions.v1",
-    "events.snapshot.v1",
-    "events.stream.v1",
-    "media.stream.v1",
-    "observation.uiSnapshot.v1",
-    "request.control.v1",
-    "session.export.page.v1",
-    "verdict.record.v1",
-];
 
 /// The mock plugin library, built once per test binary.
 pub fn mock_library() -> PathBuf {
@@ -58,16 +40,25 @@ pub struct Options {
     pub env: Vec<(String, String)>,
 }
 
-/// A running host.
+/// A running host: the shared [`HostProcess`] client plus what these tests
+/// need on top (options, a reusable root, signals).
 pub struct TestHost {
-    pub child: Child,
-    stdin: Option<ChildStdin>,
-    rx: Receiver<Value>,
-    pending: VecDeque<Value>,
+    inner: HostProcess,
     pub root: PathBuf,
     _tmp: Option<tempfile::TempDir>,
-    next_id: u64,
-    pub stderr: Arc<Mutex<String>>,
+}
+
+impl std::ops::Deref for TestHost {
+    type Target = HostProcess;
+    fn deref(&self) -> &HostProcess {
+        &self.inner
+    }
+}
+
+impl std::ops::DerefMut for TestHost {
+    fn deref_mut(&mut self) -> &mut HostProcess {
+        &mut self.inner
+    }
 }
 
 impl TestHost {
@@ -93,12 +84,8 @@ impl TestHost {
         } else {
             plugins_dir_with_mock(&root)
         };
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_devicerail"));
-        cmd.arg("serve")
-            .arg("--plugins-dir")
-            .arg(&plugins)
-            .arg("--data-dir")
-            .arg(root.join("data"));
+        let binary = Path::new(env!("CARGO_BIN_EXE_devicerail"));
+        let mut cmd = HostProcess::serve_command(binary, &plugins, &root.join("data"));
         if let Some(p) = opts.screenshot_policy {
             cmd.arg("--screenshot-policy").arg(p);
         }
@@ -113,43 +100,10 @@ impl TestHost {
         for (k, v) in &opts.env {
             cmd.env(k, v);
         }
-        cmd.stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let mut child = cmd.spawn().expect("spawn devicerail serve");
-        let stdin = child.stdin.take();
-        let stdout = child.stdout.take().expect("stdout");
-        let stderr_pipe = child.stderr.take().expect("stderr");
-        let (tx, rx) = channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                let value: Value = serde_json::from_str(&line)
-                    .unwrap_or_else(|e| panic!("stdout carried a non-JSON line ({e}): {line:?}"));
-                if tx.send(value).is_err() {
-                    break;
-                }
-            }
-        });
-        let stderr = Arc::new(Mutex::new(String::new()));
-        let sink = stderr.clone();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr_pipe).lines() {
-                let Ok(line) = line else { break };
-                let mut s = sink.lock().expect("stderr lock");
-                s.push_str(&line);
-                s.push('\n');
-            }
-        });
         Self {
-            child,
-            stdin,
-            rx,
-            pending: VecDeque::new(),
+            inner: HostProcess::spawn(cmd),
             root,
             _tmp: tmp,
-            next_id: 1,
-            stderr,
         }
     }
 
@@ -158,105 +112,20 @@ impl TestHost {
         self._tmp.take()
     }
 
-    pub fn next_id(&mut self) -> u64 {
-        let id = self.next_id;
-        self.next_id += 1;
-        id
-    }
-
-    pub fn send_raw(&mut self, bytes: &[u8]) {
-        let stdin = self.stdin.as_mut().expect("stdin open");
-        stdin.write_all(bytes).expect("write stdin");
-        stdin.flush().expect("flush stdin");
-    }
-
-    pub fn send(&mut self, message: &Value) {
-        let mut line = serde_json::to_vec(message).expect("encode");
-        line.push(b'\n');
-        self.send_raw(&line);
-    }
-
     /// Sends a request with a fresh numeric id and returns the id.
     pub fn request(&mut self, method: &str, params: Option<Value>) -> Value {
-        let id = json!(self.next_id());
-        let mut msg = json!({ "jsonrpc": "2.0", "id": id, "method": method });
-        if let Some(p) = params {
-            msg["params"] = p;
-        }
-        self.send(&msg);
-        id
+        self.inner.request(method, params, None)
     }
 
-    /// The next message in arrival order.
-    pub fn recv(&mut self) -> Value {
-        if let Some(v) = self.pending.pop_front() {
-            return v;
-        }
-        self.recv_wire(WAIT).unwrap_or_else(|| {
-            panic!(
-                "no message within {WAIT:?}; stderr:\n{}",
-                self.stderr_text()
-            )
-        })
-    }
-
-    fn recv_wire(&mut self, wait: Duration) -> Option<Value> {
-        match self.rx.recv_timeout(wait) {
-            Ok(v) => Some(v),
-            Err(RecvTimeoutError::Timeout) => None,
-            Err(RecvTimeoutError::Disconnected) => None,
-        }
-    }
-
-    /// Waits for the response with `id`, keeping other messages queued.
-    pub fn response(&mut self, id: &Value) -> Value {
-        if let Some(pos) = self.pending.iter().position(|m| &m["id"] == id) {
-            return self.pending.remove(pos).expect("present");
-        }
-        let deadline = Instant::now() + WAIT;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.recv_wire(left) {
-                Some(m) if &m["id"] == id => return m,
-                Some(m) => self.pending.push_back(m),
-                None => panic!(
-                    "no response to {id} within {WAIT:?}; stderr:\n{}",
-                    self.stderr_text()
-                ),
-            }
-        }
-    }
-
-    /// Whether any message arrives within `wait`.
+    /// Whether no message arrives within `wait`.
     pub fn quiet_for(&mut self, wait: Duration) -> bool {
-        if !self.pending.is_empty() {
-            return false;
-        }
-        match self.recv_wire(wait) {
+        match self.inner.recv_within(wait) {
             Some(m) => {
-                self.pending.push_back(m);
+                self.inner.unrecv(m);
                 false
             }
             None => true,
         }
-    }
-
-    pub fn call(&mut self, method: &str, params: Option<Value>) -> Value {
-        let id = self.request(method, params);
-        self.response(&id)
-    }
-
-    /// Calls and returns the result, failing on an error response.
-    pub fn ok(&mut self, method: &str, params: Option<Value>) -> Value {
-        let r = self.call(method, params);
-        assert!(r.get("error").is_none(), "{method} failed: {r}");
-        r["result"].clone()
-    }
-
-    /// Calls and returns `error.data.code`, failing on success.
-    pub fn err(&mut self, method: &str, params: Option<Value>) -> String {
-        let r = self.call(method, params);
-        error_code(&r).unwrap_or_else(|| panic!("{method} unexpectedly succeeded: {r}"))
     }
 
     /// Handshake with every feature optional, protocol 1.0–1.5.
@@ -294,67 +163,38 @@ impl TestHost {
 
     /// Takes the stdin pipe (to write from another thread).
     pub fn take_stdin_pipe(&mut self) -> ChildStdin {
-        self.stdin.take().expect("stdin open")
+        self.inner.take_stdin().expect("stdin open")
     }
 
     pub fn put_stdin_pipe(&mut self, pipe: ChildStdin) {
-        self.stdin = Some(pipe);
+        self.inner.put_stdin(pipe);
     }
 
     pub fn close_stdin(&mut self) {
-        self.stdin.take();
+        drop(self.inner.take_stdin());
     }
 
     /// Closes stdin and waits for the process to exit.
     pub fn finish(mut self) -> ExitStatus {
         self.close_stdin();
-        self.wait()
-    }
-
-    pub fn wait(&mut self) -> ExitStatus {
-        let deadline = Instant::now() + WAIT;
-        loop {
-            if let Some(status) = self.child.try_wait().expect("try_wait") {
-                return status;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "the host did not exit; stderr:\n{}",
-                self.stderr_text()
-            );
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        self.inner.wait()
     }
 
     /// SIGKILL, as a crash.
     pub fn kill9(&mut self) {
-        self.child.kill().expect("kill -9");
-        let _ = self.child.wait();
+        self.inner.child.kill().expect("kill -9");
+        let _ = self.inner.child.wait();
     }
 
     pub fn signal(&self, sig: i32) {
-        let pid = i32::try_from(self.child.id()).expect("pid");
+        let pid = i32::try_from(self.inner.child.id()).expect("pid");
         // SAFETY: sending a signal to our own child process.
         let rc = unsafe { libc::kill(pid, sig) };
         assert_eq!(rc, 0, "kill({pid}, {sig}) failed");
     }
 
     pub fn stderr_text(&self) -> String {
-        self.stderr.lock().map(|s| s.clone()).unwrap_or_default()
-    }
-
-    /// Every message received so far that was not claimed.
-    pub fn drain_pending(&mut self) -> Vec<Value> {
-        self.pending.drain(..).collect()
-    }
-}
-
-impl Drop for TestHost {
-    fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
+        self.inner.stderr()
     }
 }
 
