@@ -15,10 +15,10 @@ fn collect(dir: &Path, root: &Path, out: &mut Vec<String>) {
     for path in entries {
         if path.is_dir() {
             collect(&path, root, out);
-        } else if path.extension().is_some_and(|e| e == "json") {
-            if let Ok(rel) = path.strip_prefix(root) {
-                out.push(rel.to_string_lossy().replace('\\', "/"));
-            }
+        } else if path.extension().is_some_and(|e| e == "json")
+            && let Ok(rel) = path.strip_prefix(root)
+        {
+            out.push(rel.to_string_lossy().replace('\\', "/"));
         }
     }
 }

@@ -1,18 +1,20 @@
 //! One protocol connection: its handshake phase, negotiated context,
 //! device selection, active Session and in-flight requests.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use devicerail_protocol::{
-    ConnectionId, DeviceId, ErrorCode, FeatureSet, HelloResult, MAX_FRAME_BYTES, PeerInfo,
-    ProtocolVersion, RpcError, RpcFailure, RpcId, RpcSuccess, SessionId, TransportInfo,
+    CallId, ConnectionId, DeviceId, ErrorCode, FeatureSet, HelloResult, MAX_FRAME_BYTES,
+    MediaStreamId, PeerInfo, ProtocolVersion, RpcError, RpcFailure, RpcId, RpcSuccess, SessionId,
+    TransportInfo,
 };
 use serde::Serialize;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
+use crate::media::MediaStream;
 use crate::transport::OutputQueue;
 
 /// What `system.hello` settled.
@@ -37,42 +39,125 @@ pub enum Phase {
     Ready(Arc<Negotiated>),
 }
 
+/// What keeps a Session busy (`session_busy` reports each count).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Work {
+    /// A `device.execute`.
+    Action,
+    /// A `device.observe`.
+    Observation,
+    /// A `media.stream.capture`.
+    Capture,
+}
+
 /// The connection's active Session and the work still running in it.
 #[derive(Debug)]
 pub struct ActiveSession {
     pub id: SessionId,
-    busy: AtomicUsize,
-    /// Ids of media streams still open in this Session.
-    pub open_streams: Mutex<Vec<devicerail_protocol::MediaStreamId>>,
+    /// The device the Session was started on; its device requests route
+    /// there, and the connection's selection cannot change meanwhile.
+    pub device: DeviceId,
+    busy: [AtomicUsize; 3],
+    /// Protected or unclassified Actions running now (no media stream may
+    /// start meanwhile).
+    sensitive: AtomicUsize,
+    /// Action ids used in this Session (`duplicate_action_call`).
+    call_ids: Mutex<HashSet<CallId>>,
+    /// Media streams started in this Session, ended ones included (an
+    /// identical start is answered from here); forgotten with the Session.
+    pub streams: Mutex<HashMap<MediaStreamId, Arc<MediaStream>>>,
 }
 
 impl ActiveSession {
-    pub fn new(id: SessionId) -> Arc<Self> {
+    pub fn new(id: SessionId, device: DeviceId) -> Arc<Self> {
         Arc::new(Self {
             id,
-            busy: AtomicUsize::new(0),
-            open_streams: Mutex::new(Vec::new()),
+            device,
+            busy: Default::default(),
+            sensitive: AtomicUsize::new(0),
+            call_ids: Mutex::default(),
+            streams: Mutex::default(),
         })
     }
 
-    /// Marks one Action/observation as in flight until the guard drops.
-    pub fn enter(self: &Arc<Self>) -> BusyGuard {
-        self.busy.fetch_add(1, Ordering::AcqRel);
-        BusyGuard(self.clone())
+    /// Marks one piece of work as in flight until the guard drops.
+    pub fn enter(self: &Arc<Self>, work: Work) -> BusyGuard {
+        self.busy[work as usize].fetch_add(1, Ordering::AcqRel);
+        BusyGuard(self.clone(), work)
     }
 
-    pub fn busy(&self) -> usize {
-        self.busy.load(Ordering::Acquire)
+    /// In-flight work of each kind: (actions, observations, captures).
+    pub fn busy(&self) -> (usize, usize, usize) {
+        let n = |w: Work| self.busy[w as usize].load(Ordering::Acquire);
+        (n(Work::Action), n(Work::Observation), n(Work::Capture))
+    }
+
+    /// Marks a protected or unclassified Action as running until the guard
+    /// drops.
+    pub fn enter_sensitive(self: &Arc<Self>) -> SensitiveGuard {
+        self.sensitive.fetch_add(1, Ordering::AcqRel);
+        SensitiveGuard(self.clone())
+    }
+
+    pub fn sensitive_in_flight(&self) -> bool {
+        self.sensitive.load(Ordering::Acquire) > 0
+    }
+
+    /// Claims an Action id; `false` if the Session already used it.
+    pub fn claim_call_id(&self, id: CallId) -> bool {
+        self.call_ids
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(id)
+    }
+
+    /// The stream with `id`, if this Session started it.
+    pub fn stream(&self, id: &MediaStreamId) -> Option<Arc<MediaStream>> {
+        self.streams
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(id)
+            .cloned()
+    }
+
+    /// Whether a media stream of this Session is still open.
+    pub fn has_open_stream(&self) -> bool {
+        self.streams
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .any(|s| !s.is_ended())
+    }
+
+    /// Ids of the streams still open.
+    pub fn open_streams(&self) -> Vec<MediaStreamId> {
+        self.streams
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .filter(|s| !s.is_ended())
+            .map(|s| s.info.id)
+            .collect()
     }
 }
 
 /// Keeps a Session busy.
 #[derive(Debug)]
-pub struct BusyGuard(Arc<ActiveSession>);
+pub struct BusyGuard(Arc<ActiveSession>, Work);
 
 impl Drop for BusyGuard {
     fn drop(&mut self) {
-        self.0.busy.fetch_sub(1, Ordering::AcqRel);
+        self.0.busy[self.1 as usize].fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// Marks a sensitive Action as running.
+#[derive(Debug)]
+pub struct SensitiveGuard(Arc<ActiveSession>);
+
+impl Drop for SensitiveGuard {
+    fn drop(&mut self) {
+        self.0.sensitive.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
@@ -182,6 +267,8 @@ pub struct StreamState {
     closed: CancellationToken,
     /// Cancelled when the running pump (if any) has finished.
     pump: Mutex<Option<CancellationToken>>,
+    /// The close code the socket ends with (normal unless a failure set it).
+    pub close_code: Arc<std::sync::atomic::AtomicU16>,
 }
 
 /// One protocol connection.
@@ -213,6 +300,7 @@ impl Connection {
             subscribed: std::sync::atomic::AtomicBool::new(false),
             closed: CancellationToken::new(),
             pump: Mutex::new(None),
+            close_code: Arc::new(std::sync::atomic::AtomicU16::new(1000)),
         };
         Self::build(transport, out, Some(stream))
     }
@@ -255,6 +343,17 @@ impl Connection {
 
     pub fn close_stream(&self) {
         if let Some(s) = &self.stream {
+            s.closed.cancel();
+        }
+    }
+
+    /// Ends a stream connection after a failed handshake or subscription:
+    /// what is queued is still written, then the socket closes with `code`.
+    pub async fn fail_stream(&self, code: u16) {
+        if let Some(s) = &self.stream {
+            s.close_code.store(code, Ordering::Release);
+            // An empty frame tells the socket writer to close.
+            let _ = self.out.send(Vec::new()).await;
             s.closed.cancel();
         }
     }
@@ -331,14 +430,14 @@ impl Connection {
                         "the result is {} bytes, over the {MAX_FRAME_BYTES}-byte frame limit",
                         v.len()
                     ),
-                    json!({ "resultBytes": v.len(), "limitBytes": MAX_FRAME_BYTES }),
+                    json!({ "actualBytes": v.len(), "limitBytes": MAX_FRAME_BYTES }),
                 ),
             ),
             Err(e) => Self::encode_error(
                 Some(id),
                 &ErrorCode::InternalError.rpc(
                     format!("could not serialize the result: {e}"),
-                    serde_json::Value::Null,
+                    json!({ "cause": "serialization" }),
                 ),
             ),
         }

@@ -7,7 +7,6 @@ use std::time::Duration;
 use devicerail_plugin_api::{CallContext, Driver, DriverError, DriverResult};
 
 use crate::registry::Route;
-use devicerail_protocol::ErrorCode;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -122,9 +121,9 @@ pub async fn run<T: Send + 'static>(
     let driver = route.driver.clone();
     let mut handle = tokio::task::spawn_blocking(move || f(driver.as_ref(), &ctx));
     tokio::select! {
-        r = &mut handle => Ok(r.unwrap_or_else(|e| Err(DriverError::new(
-            ErrorCode::DriverPanicked,
-            format!("the driver call failed on the host: {e}"),
+        r = &mut handle => Ok(r.unwrap_or_else(|e| Err(DriverError::panicked(
+            "a host-side call",
+            &e.to_string(),
         )))),
         why = stop.wait() => {
             flag.cancel();

@@ -1,8 +1,8 @@
 //! Request dispatch: one input frame in, one response out.
 //!
-//! Checks run in a fixed order: JSON → envelope → handshake phase → method
-//! table (feature, version, transport) → `timeoutMs` rules → reserved ids →
-//! params. Control-plane methods run inline, in arrival order; device
+//! Checks run in the reference daemon's order: JSON → envelope → reserved
+//! id → in-flight bound → hello → handshake phase → method table (feature,
+//! version, transport) → `timeoutMs` rules → params. Control-plane methods run inline, in arrival order; device
 //! methods are accepted inline (route, Session and deadline captured, id
 //! reserved) and then run concurrently, so their responses may come out of
 //! order.
@@ -51,13 +51,15 @@ impl Call {
     }
 }
 
-/// The error for a frame over the limit.
+/// The error for a frame over the limit. (The reference daemon closes the
+/// connection; this host answers and keeps serving, so one bad line costs
+/// the client one error, not its Session.)
 pub fn frame_too_large(len: usize) -> RpcError {
     ErrorCode::InvalidRequest.rpc(
         format!(
             "the frame is {len} bytes, over the {MAX_FRAME_BYTES}-byte limit; it was discarded"
         ),
-        json!({ "reason": "frameTooLarge", "frameBytes": len, "limitBytes": MAX_FRAME_BYTES }),
+        serde_json::Value::Null,
     )
 }
 
@@ -72,39 +74,36 @@ pub fn handle_line_boxed(
     Box::pin(async move { handle_line(&host, &conn, line).await })
 }
 
+/// Parses one frame into a request envelope. Failures are answered with a
+/// `null` id: `parse_error` (with the line and column) or
+/// `invalid_request`.
+pub fn parse_request(line: Vec<u8>) -> Result<RpcRequest, RpcError> {
+    let text = String::from_utf8(line).map_err(|e| {
+        let offset = e.utf8_error().valid_up_to();
+        ErrorCode::ParseError.rpc(
+            format!("the frame is not UTF-8 (invalid byte at offset {offset})"),
+            json!({ "line": 1, "column": offset + 1 }),
+        )
+    })?;
+    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+        ErrorCode::ParseError.rpc(
+            format!("the frame is not valid JSON: {e}"),
+            json!({ "line": e.line(), "column": e.column() }),
+        )
+    })?;
+    RpcRequest::from_value(value).map_err(|e| e.error)
+}
+
 /// Handles one input line.
 pub async fn handle_line(host: &Arc<Host>, conn: &Arc<Connection>, line: Vec<u8>) {
-    let text = match String::from_utf8(line) {
-        Ok(t) => t,
-        Err(e) => {
-            let err = ErrorCode::ParseError.rpc(
-                format!(
-                    "the frame is not UTF-8 (invalid byte at offset {})",
-                    e.utf8_error().valid_up_to()
-                ),
-                json!({ "reason": "invalidUtf8" }),
-            );
-            return conn.respond_error(None, err).await;
-        }
-    };
-    let value: serde_json::Value = match serde_json::from_str(&text) {
-        Ok(v) => v,
-        Err(e) => {
-            let err = ErrorCode::ParseError.rpc(
-                format!("the frame is not valid JSON: {e}"),
-                json!({ "line": e.line(), "column": e.column() }),
-            );
-            return conn.respond_error(None, err).await;
-        }
-    };
-    let request = match RpcRequest::from_value(value) {
+    let request = match parse_request(line) {
         Ok(r) => r,
-        Err(e) => return conn.respond_error(e.id.as_ref(), e.error).await,
+        Err(e) => return conn.respond_error(None, e).await,
     };
     let id = request.id.clone();
     match prepare(host, conn, request) {
-        Ok(Prepared::Hello(params, timeout)) => {
-            let result = handlers::system::hello(host, conn, params, timeout);
+        Ok(Prepared::Hello(params)) => {
+            let result = handlers::system::hello(host, conn, params);
             conn.respond(&id, result).await;
         }
         Ok(Prepared::Call(call)) => run(call).await,
@@ -113,35 +112,51 @@ pub async fn handle_line(host: &Arc<Host>, conn: &Arc<Connection>, line: Vec<u8>
 }
 
 enum Prepared {
-    Hello(Option<RpcParams>, bool),
+    Hello(Option<RpcParams>),
     Call(Call),
 }
 
+/// The methods that run concurrently and count against the in-flight bound.
+fn concurrent(spec: &MethodSpec) -> bool {
+    spec.accepts_timeout
+}
+
+/// The checks before a handler runs, in the reference daemon's order:
+/// reserved id → in-flight bound → hello → handshake → method table →
+/// `timeoutMs` feature → `timeoutMs` support. (The envelope was checked by
+/// [`parse_request`]; params are checked by each handler.)
 fn prepare(
     host: &Arc<Host>,
     conn: &Arc<Connection>,
     req: RpcRequest,
 ) -> Result<Prepared, RpcError> {
-    let neg = match conn.phase() {
-        Phase::AwaitingHello if req.method == MethodId::SystemHello.name() => {
-            return Ok(Prepared::Hello(req.params, req.timeout_ms.is_some()));
-        }
-        Phase::AwaitingHello => {
-            return Err(ErrorCode::HandshakeRequired.rpc(
-                "system.hello must complete before any other method",
-                json!({ "method": req.method }),
-            ));
-        }
-        Phase::Ready(_) if req.method == MethodId::SystemHello.name() => {
+    if conn.inflight.contains(&req.id) {
+        return Err(ErrorCode::RequestIdInUse.rpc(
+            format!("request id {} is reserved by an unfinished request", req.id),
+            json!({ "requestId": req.id }),
+        ));
+    }
+    let spec = method_spec(&req.method);
+    if spec.is_some_and(concurrent) && conn.inflight.len() >= host.config.max_inflight {
+        return Err(too_many_requests(host.config.max_inflight));
+    }
+    if req.method == MethodId::SystemHello.name() {
+        if let Phase::Ready(_) = conn.phase() {
             return Err(ErrorCode::HandshakeAlreadyCompleted.rpc(
                 "system.hello already succeeded on this connection",
-                json!({ "connectionId": conn.id }),
+                serde_json::Value::Null,
             ));
         }
-        Phase::Ready(neg) => neg,
+        if req.timeout_ms.is_some() {
+            return Err(feature_not_negotiated("timeoutMs", Feature::RequestControl));
+        }
+        return Ok(Prepared::Hello(req.params));
+    }
+    let Phase::Ready(neg) = conn.phase() else {
+        return Err(handshake_required());
     };
     let web_socket = conn.transport.kind == "webSocket";
-    let Some(spec) = method_spec(&req.method) else {
+    let Some(spec) = spec else {
         return Err(MethodSpec::not_found_error(
             &req.method,
             &devicerail_protocol::Availability::Unknown,
@@ -151,23 +166,13 @@ fn prepare(
         devicerail_protocol::Availability::Available => {}
         other => return Err(MethodSpec::not_found_error(&req.method, &other)),
     }
-    if let Some(t) = req.timeout_ms {
-        if !spec.accepts_timeout {
-            return Err(ErrorCode::RequestTimeoutNotSupported.rpc(
-                format!("{} does not accept timeoutMs", spec.name),
-                json!({ "method": spec.name }),
-            ));
-        }
+    if req.timeout_ms.is_some() {
         if !neg.has(Feature::RequestControl) {
             return Err(feature_not_negotiated("timeoutMs", Feature::RequestControl));
         }
-        let _ = t;
-    }
-    if conn.inflight.contains(&req.id) {
-        return Err(ErrorCode::RequestIdInUse.rpc(
-            format!("request id {} is reserved by an unfinished request", req.id),
-            json!({ "requestId": req.id }),
-        ));
+        if !spec.accepts_timeout {
+            return Err(timeout_not_supported(spec.name));
+        }
     }
     Ok(Prepared::Call(Call {
         host: host.clone(),
@@ -178,6 +183,35 @@ fn prepare(
         params: req.params,
         timeout_ms: req.timeout_ms.map(|t| t.get()),
     }))
+}
+
+/// `handshake_required` on the control connection.
+pub fn handshake_required() -> RpcError {
+    ErrorCode::HandshakeRequired.rpc(
+        "system.hello must complete before any other method",
+        json!({ "requiredMethod": MethodId::SystemHello.name() }),
+    )
+}
+
+/// `too_many_requests` at `limit`.
+pub fn too_many_requests(limit: usize) -> RpcError {
+    ErrorCode::TooManyRequests.rpc(
+        format!("the connection already has {limit} requests in flight"),
+        json!({ "limit": limit }),
+    )
+}
+
+/// `request_timeout_not_supported` for `method`.
+pub fn timeout_not_supported(method: &str) -> RpcError {
+    let supported: Vec<&str> = devicerail_protocol::METHODS
+        .iter()
+        .filter(|m| m.accepts_timeout)
+        .map(|m| m.name)
+        .collect();
+    ErrorCode::RequestTimeoutNotSupported.rpc(
+        format!("{method} does not accept timeoutMs"),
+        json!({ "field": "timeoutMs", "method": method, "supportedMethods": supported }),
+    )
 }
 
 /// `feature_not_negotiated` for a control field or capability.

@@ -69,8 +69,6 @@ pub struct NewEvent {
     pub payload: TestEventPayload,
     /// Evidence this event makes reachable from its session.
     pub evidence: Vec<AssetRef>,
-    /// A UI snapshot this event stores: (observation, blob sha256).
-    pub ui_snapshot: Option<(ObservationId, String)>,
 }
 
 impl NewEvent {
@@ -80,7 +78,6 @@ impl NewEvent {
             device_id: None,
             payload,
             evidence: Vec::new(),
-            ui_snapshot: None,
         }
     }
 }
@@ -152,6 +149,7 @@ CREATE TABLE IF NOT EXISTS events (
     session_ord INTEGER NOT NULL,
     sequence INTEGER NOT NULL,
     json TEXT NOT NULL,
+    min_minor INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (session_ord, sequence)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS session_evidence (
@@ -162,13 +160,85 @@ CREATE TABLE IF NOT EXISTS session_evidence (
     PRIMARY KEY (session_ord, asset_id)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS session_evidence_sha ON session_evidence (sha256);
-CREATE TABLE IF NOT EXISTS ui_snapshots (
+CREATE TABLE IF NOT EXISTS observations (
     session_ord INTEGER NOT NULL,
     observation_id TEXT NOT NULL,
-    sha256 TEXT NOT NULL,
+    ui_sha256 TEXT,
+    ui_omission TEXT,
     PRIMARY KEY (session_ord, observation_id)
 ) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS observations_sha ON observations (ui_sha256);
 ";
+
+/// Brings a store written by an earlier version up to [`SCHEMA`]: events
+/// gain the protocol minor they need, and the UI snapshot index becomes
+/// the index of every Observation.
+fn migrate(conn: &Connection) -> Result<(), StoreError> {
+    let has_min_minor: bool = conn
+        .prepare("SELECT 1 FROM pragma_table_info('events') WHERE name = 'min_minor'")?
+        .exists([])?;
+    if !has_min_minor {
+        conn.execute_batch("ALTER TABLE events ADD COLUMN min_minor INTEGER NOT NULL DEFAULT 0")?;
+        let rows: Vec<(i64, i64, String)> = {
+            let mut stmt = conn.prepare("SELECT session_ord, sequence, json FROM events")?;
+            stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+                .collect::<Result<_, _>>()?
+        };
+        for (ord, sequence, json) in rows {
+            if let Ok(event) = serde_json::from_str::<TestEvent>(&json) {
+                conn.execute(
+                    "UPDATE events SET min_minor = ?1 WHERE session_ord = ?2 AND sequence = ?3",
+                    params![event.payload.required_minor(), ord, sequence],
+                )?;
+            }
+        }
+    }
+    let legacy: bool = conn
+        .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'ui_snapshots'")?
+        .exists([])?;
+    if legacy {
+        conn.execute_batch(
+            "INSERT OR IGNORE INTO observations (session_ord, observation_id, ui_sha256)
+                 SELECT session_ord, observation_id, sha256 FROM ui_snapshots;
+             DROP TABLE ui_snapshots;",
+        )?;
+    }
+    Ok(())
+}
+
+/// One stored event as read back: its exact JSON and the protocol minor a
+/// reader needs.
+#[derive(Debug)]
+pub struct EventRow {
+    pub sequence: u64,
+    pub min_minor: u16,
+    pub json: Box<RawValue>,
+}
+
+/// What the store knows of one Observation of a Session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObservationRow {
+    /// The UI snapshot blob, when one was stored.
+    pub ui_sha256: Option<String>,
+    /// Why it has none (`driverUnsupported`, `policy`, `protectedAction`),
+    /// when the Observation says so.
+    pub ui_omission: Option<String>,
+}
+
+/// Observations an event records (for `ui.snapshot.get`).
+fn observations_of(payload: &TestEventPayload) -> Vec<&devicerail_protocol::Observation> {
+    match payload {
+        TestEventPayload::ObservationCaptured { observation } => vec![observation],
+        TestEventPayload::ActionCompleted {
+            outcome: devicerail_protocol::ActionOutcome::Succeeded { result },
+            ..
+        } => [&result.before, &result.after]
+            .into_iter()
+            .flatten()
+            .collect(),
+        _ => Vec::new(),
+    }
+}
 
 fn seq(n: u64) -> Result<EventSequence, StoreError> {
     EventSequence::try_new(n).map_err(|e| StoreError::Storage(e.to_string()))
@@ -208,6 +278,7 @@ impl EventStore {
         let path = data_dir.join("events.sqlite3");
         let conn = open_connection(&path)?;
         conn.execute_batch(SCHEMA)?;
+        migrate(&conn)?;
         let mut writer = Writer {
             conn,
             active: HashMap::new(),
@@ -366,26 +437,34 @@ impl EventStore {
         self.read(move |c| session_info(c, &id)).await
     }
 
-    /// Stored event JSON of `session` after `after` (exclusive), at most
-    /// `limit` events.
+    /// Stored events of `session` after `after` (exclusive), at most
+    /// `limit` of them.
     pub async fn events(
         &self,
         session: SessionId,
         after: u64,
         limit: Option<u64>,
-    ) -> Result<Vec<Box<RawValue>>, StoreError> {
+    ) -> Result<Vec<EventRow>, StoreError> {
         self.read(move |c| {
             let Some(ord) = session_ord(c, &session)? else {
                 return Err(StoreError::NotFound(session));
             };
             let limit = limit.map_or(-1, |l| i64::try_from(l).unwrap_or(i64::MAX));
             let mut stmt = c.prepare_cached(
-                "SELECT json FROM events WHERE session_ord = ?1 AND sequence > ?2 ORDER BY sequence LIMIT ?3",
+                "SELECT sequence, min_minor, json FROM events WHERE session_ord = ?1 AND sequence > ?2 ORDER BY sequence LIMIT ?3",
             )?;
             let rows = stmt.query_map(params![ord, i64::try_from(after).unwrap_or(i64::MAX), limit], |r| {
-                r.get::<_, String>(0)
+                Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, String>(2)?))
             })?;
-            rows.map(|r| RawValue::from_string(r?).map_err(|e| StoreError::Storage(e.to_string()))).collect()
+            rows.map(|r| {
+                let (sequence, min_minor, json) = r?;
+                Ok(EventRow {
+                    sequence: u64::try_from(sequence).unwrap_or(0),
+                    min_minor: u16::try_from(min_minor).unwrap_or(u16::MAX),
+                    json: RawValue::from_string(json).map_err(|e| StoreError::Storage(e.to_string()))?,
+                })
+            })
+            .collect()
         })
         .await
     }
@@ -411,18 +490,23 @@ impl EventStore {
         .await
     }
 
-    /// The UI snapshot blob of an Observation in `session`.
-    pub async fn ui_snapshot(
+    /// What the store knows of Observation `observation` of `session`.
+    pub async fn observation(
         &self,
         session: SessionId,
         observation: ObservationId,
-    ) -> Result<Option<String>, StoreError> {
+    ) -> Result<Option<ObservationRow>, StoreError> {
         self.read(move |c| {
             Ok(c.query_row(
-                "SELECT u.sha256 FROM ui_snapshots u JOIN sessions s ON s.ord = u.session_ord
-                 WHERE s.id = ?1 AND u.observation_id = ?2",
+                "SELECT o.ui_sha256, o.ui_omission FROM observations o JOIN sessions s ON s.ord = o.session_ord
+                 WHERE s.id = ?1 AND o.observation_id = ?2",
                 params![session.to_string(), observation.to_string()],
-                |r| r.get(0),
+                |r| {
+                    Ok(ObservationRow {
+                        ui_sha256: r.get(0)?,
+                        ui_omission: r.get(1)?,
+                    })
+                },
             )
             .optional()?)
         })
@@ -760,9 +844,24 @@ impl Writer {
                 serde_json::to_string(&event).map_err(|e| StoreError::Storage(e.to_string()))?;
             self.conn
                 .prepare_cached(
-                    "INSERT INTO events (session_ord, sequence, json) VALUES (?1, ?2, ?3)",
+                    "INSERT INTO events (session_ord, sequence, json, min_minor) VALUES (?1, ?2, ?3, ?4)",
                 )?
-                .execute(params![ord, last as i64, json])?;
+                .execute(params![ord, last as i64, json, event.payload.required_minor()])?;
+            for o in observations_of(&event.payload) {
+                let sha = o
+                    .ui_snapshot
+                    .as_ref()
+                    .and_then(|u| u.evidence.sha256.clone());
+                let omission = o
+                    .ui_snapshot_omission
+                    .and_then(|r| serde_json::to_value(r).ok())
+                    .and_then(|v| v.as_str().map(str::to_owned));
+                self.conn
+                    .prepare_cached(
+                        "INSERT OR REPLACE INTO observations (session_ord, observation_id, ui_sha256, ui_omission) VALUES (?1, ?2, ?3, ?4)",
+                    )?
+                    .execute(params![ord, o.id.to_string(), sha, omission])?;
+            }
             for asset in &e.evidence {
                 let asset_json =
                     serde_json::to_string(asset).map_err(|e| StoreError::Storage(e.to_string()))?;
@@ -771,13 +870,6 @@ impl Writer {
                         "INSERT OR IGNORE INTO session_evidence (session_ord, asset_id, sha256, json) VALUES (?1, ?2, ?3, ?4)",
                     )?
                     .execute(params![ord, asset.id, asset.sha256, asset_json])?;
-            }
-            if let Some((observation, sha)) = &e.ui_snapshot {
-                self.conn
-                    .prepare_cached(
-                        "INSERT OR REPLACE INTO ui_snapshots (session_ord, observation_id, sha256) VALUES (?1, ?2, ?3)",
-                    )?
-                    .execute(params![ord, observation.to_string(), sha])?;
             }
             out.push(StoredEvent {
                 event,
@@ -833,7 +925,7 @@ impl Writer {
         let shas: Vec<String> = {
             let mut stmt = self.conn.prepare(
                 "SELECT sha256 FROM session_evidence WHERE session_ord = ?1 AND sha256 IS NOT NULL
-                 UNION SELECT sha256 FROM ui_snapshots WHERE session_ord = ?1",
+                 UNION SELECT ui_sha256 FROM observations WHERE session_ord = ?1 AND ui_sha256 IS NOT NULL",
             )?;
             stmt.query_map([ord], |r| r.get(0))?
                 .collect::<Result<_, _>>()?
@@ -843,14 +935,14 @@ impl Writer {
         self.conn
             .execute("DELETE FROM session_evidence WHERE session_ord = ?1", [ord])?;
         self.conn
-            .execute("DELETE FROM ui_snapshots WHERE session_ord = ?1", [ord])?;
+            .execute("DELETE FROM observations WHERE session_ord = ?1", [ord])?;
         self.conn
             .execute("DELETE FROM sessions WHERE ord = ?1", [ord])?;
         let mut orphans = Vec::new();
         for sha in shas {
             let used: i64 = self.conn.query_row(
                 "SELECT (SELECT COUNT(*) FROM session_evidence WHERE sha256 = ?1)
-                      + (SELECT COUNT(*) FROM ui_snapshots WHERE sha256 = ?1)",
+                      + (SELECT COUNT(*) FROM observations WHERE ui_sha256 = ?1)",
                 [&sha],
                 |r| r.get(0),
             )?;
@@ -897,8 +989,8 @@ mod tests {
         assert_eq!(info.last_sequence.get(), 52);
         let again = store.events(info.id, 0, None).await.expect("events");
         assert_eq!(
-            again[..51].iter().map(|r| r.get()).collect::<Vec<_>>(),
-            events.iter().map(|r| r.get()).collect::<Vec<_>>()
+            again[..51].iter().map(|r| r.json.get()).collect::<Vec<_>>(),
+            events.iter().map(|r| r.json.get()).collect::<Vec<_>>()
         );
     }
 

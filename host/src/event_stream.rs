@@ -3,12 +3,14 @@
 //! `events.stream.open` mints a short-lived, single-use capability bound to
 //! one Session and one Origin policy; its endpoint is
 //! `ws://127.0.0.1:PORT/v/<64 hex>`, with 256 random bits, and is never
-//! logged. The server binds 127.0.0.1 only when the first endpoint is
-//! opened, checks the exact `Host`, the `Origin` policy and the
-//! `devicerail.events.v1` subprotocol, and spends the capability on upgrade.
-//! On the socket: `system.hello`, then one `events.subscribe`, then
-//! `events.stream.event` notifications in sequence order, then exactly one
-//! `events.stream.terminal` and a normal close.
+//! logged. At most [`MAX_PENDING_CAPABILITIES`] unused endpoints exist at
+//! once. The server binds 127.0.0.1 only when the first endpoint is opened,
+//! checks the exact `Host`, the `Origin` policy and the
+//! `devicerail.events.v1` subprotocol (any failure: HTTP 403), and spends
+//! the capability on upgrade. On the socket: `system.hello` (a failure
+//! closes with 1002), then one `events.subscribe` (a failure closes with
+//! 1008), then `events.stream.event` notifications in sequence order, then
+//! exactly one `events.stream.terminal` and a normal close.
 //!
 //! Events are read from the store page by page, so a subscriber costs a
 //! bounded amount of memory; one that stops reading is ended with
@@ -20,10 +22,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use devicerail_protocol::{
-    ErrorCode, EventStreamCursor, EventStreamEndpoint, EventStreamOriginPolicy,
-    EventsStreamEventNotification, EventsStreamEventParams, EventsStreamTerminalNotification,
-    EventsStreamTerminalParams, EventsStreamTermination, JsonRpcVersion, MAX_FRAME_BYTES,
-    SessionId, StreamEpoch, SubscriptionId, TestEvent, TransportInfo,
+    ErrorCode, ErrorInfo, EventStreamCursor, EventStreamEndpoint, EventStreamOriginPolicy,
+    EventsStreamTerminalNotification, EventsStreamTerminalParams, EventsStreamTermination,
+    JsonRpcVersion, MAX_FRAME_BYTES, SessionId, StreamEpoch, SubscriptionId, TransportInfo,
 };
 use futures_util::{SinkExt, StreamExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -36,7 +37,6 @@ use tokio_tungstenite::tungstenite::protocol::{
 };
 
 use crate::connection::Connection;
-use crate::dispatch::handle_line_boxed;
 use crate::event_store::{EventStore, now_ms};
 use crate::state::Host;
 
@@ -63,6 +63,32 @@ const SUBSCRIBER_QUEUE: usize = 1024;
 const SLOW_CONSUMER_GRACE: Duration = Duration::from_secs(2);
 /// Events read from the store per page.
 const PAGE: u64 = 256;
+/// Unused, unexpired endpoints that may exist at once.
+pub const MAX_PENDING_CAPABILITIES: usize = 256;
+/// Subscribers one Session may have at once.
+pub const MAX_SUBSCRIBERS: usize = 128;
+/// Close code after a failed `system.hello` on the socket.
+pub const CLOSE_PROTOCOL: u16 = 1002;
+/// Close code after a failed `events.subscribe`.
+pub const CLOSE_POLICY: u16 = 1008;
+/// The wire versions the event stream serves (it exists from 1.3).
+pub const STREAM_PROTOCOL_RANGES: &[devicerail_protocol::ProtocolRange] =
+    &[devicerail_protocol::ProtocolRange::new(1, 3, 5)];
+
+/// Why an endpoint could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    #[error("the host is shutting down")]
+    ShuttingDown,
+    #[error("{0} unused endpoints are pending")]
+    CapabilityLimit(usize),
+    #[error("cannot listen on 127.0.0.1: {0}")]
+    Bind(std::io::Error),
+    #[error("no randomness for the capability: {0}")]
+    Random(getrandom::Error),
+    #[error("the endpoint is malformed: {0}")]
+    Endpoint(String),
+}
 
 /// One minted, not yet spent capability.
 #[derive(Debug, Clone)]
@@ -72,10 +98,13 @@ struct Capability {
     expires: Instant,
 }
 
+type SubscriberCounts = Arc<Mutex<HashMap<SessionId, usize>>>;
+
 /// The stream server of one host process.
 pub struct StreamServer {
     addr: OnceCell<SocketAddr>,
     capabilities: Mutex<HashMap<String, Capability>>,
+    subscribers: SubscriberCounts,
 }
 
 /// What the upgrade checks bound to an accepted socket.
@@ -84,11 +113,48 @@ pub struct Binding {
     pub session: SessionId,
 }
 
+/// Counts one subscriber of a Session until dropped.
+#[derive(Debug)]
+pub struct SubscriberGuard {
+    counts: SubscriberCounts,
+    session: SessionId,
+}
+
+impl Drop for SubscriberGuard {
+    fn drop(&mut self) {
+        let mut counts = self.counts.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(n) = counts.get_mut(&self.session) {
+            *n -= 1;
+            if *n == 0 {
+                counts.remove(&self.session);
+            }
+        }
+    }
+}
+
+/// One running subscription.
+#[derive(Debug)]
+pub struct Subscription {
+    pub id: SubscriptionId,
+    pub session: SessionId,
+    pub epoch: StreamEpoch,
+    /// Events up to this sequence were confirmed before; the pump starts
+    /// after it.
+    pub after: u64,
+    /// The negotiated minor: newer events end the stream instead.
+    pub minor: u16,
+    /// The last sequence of a Session that had already ended at subscribe
+    /// time (a resume at its end has nothing left to send).
+    pub ended_at: Option<u64>,
+    pub _guard: SubscriberGuard,
+}
+
 impl Default for StreamServer {
     fn default() -> Self {
         Self {
             addr: OnceCell::new(),
             capabilities: Mutex::new(HashMap::new()),
+            subscribers: Arc::default(),
         }
     }
 }
@@ -106,31 +172,41 @@ impl StreamServer {
         host: &Arc<Host>,
         session: SessionId,
         origin: EventStreamOriginPolicy,
-    ) -> Result<(EventStreamEndpoint, u64), String> {
+    ) -> Result<(EventStreamEndpoint, u64), OpenError> {
+        if host.shutdown.is_cancelled() {
+            return Err(OpenError::ShuttingDown);
+        }
+        {
+            let mut caps = self.capabilities.lock().unwrap_or_else(|p| p.into_inner());
+            let now = Instant::now();
+            caps.retain(|_, c| c.expires > now);
+            if caps.len() >= MAX_PENDING_CAPABILITIES {
+                return Err(OpenError::CapabilityLimit(MAX_PENDING_CAPABILITIES));
+            }
+        }
         let addr = *self
             .addr
             .get_or_try_init(|| async {
                 let listener = TcpListener::bind(("127.0.0.1", 0))
                     .await
-                    .map_err(|e| format!("cannot bind: {e}"))?;
-                let addr = listener.local_addr().map_err(|e| e.to_string())?;
+                    .map_err(OpenError::Bind)?;
+                let addr = listener.local_addr().map_err(OpenError::Bind)?;
                 tokio::spawn(accept_loop(host.clone(), listener, addr));
                 tracing::info!(
                     port = addr.port(),
                     "event stream server listening on 127.0.0.1"
                 );
-                Ok::<_, String>(addr)
+                Ok::<_, OpenError>(addr)
             })
             .await?;
-        let token = random_token().map_err(|e| format!("no randomness: {e}"))?;
+        let token = random_token().map_err(OpenError::Random)?;
         let ttl = capability_ttl();
         let expires = Instant::now() + ttl;
         let expires_at_ms = now_ms().get() + u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX / 2);
-        {
-            let mut caps = self.capabilities.lock().unwrap_or_else(|p| p.into_inner());
-            let now = Instant::now();
-            caps.retain(|_, c| c.expires > now);
-            caps.insert(
+        self.capabilities
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(
                 token.clone(),
                 Capability {
                     session,
@@ -138,9 +214,23 @@ impl StreamServer {
                     expires,
                 },
             );
-        }
-        let endpoint = EventStreamEndpoint::new(format!("ws://{addr}/v/{token}"))?;
+        let endpoint = EventStreamEndpoint::new(format!("ws://{addr}/v/{token}"))
+            .map_err(OpenError::Endpoint)?;
         Ok((endpoint, expires_at_ms))
+    }
+
+    /// Counts a new subscriber of `session`; `None` at the limit.
+    pub fn subscribe(&self, session: SessionId) -> Option<SubscriberGuard> {
+        let mut counts = self.subscribers.lock().unwrap_or_else(|p| p.into_inner());
+        let n = counts.entry(session).or_insert(0);
+        if *n >= MAX_SUBSCRIBERS {
+            return None;
+        }
+        *n += 1;
+        Some(SubscriberGuard {
+            counts: self.subscribers.clone(),
+            session,
+        })
     }
 
     /// Checks an upgrade request and spends its capability.
@@ -153,7 +243,7 @@ impl StreamServer {
         let host = req.headers().get("host").and_then(|h| h.to_str().ok());
         if host != Some(expected_host.as_str()) {
             return Err((
-                StatusCode::MISDIRECTED_REQUEST,
+                StatusCode::FORBIDDEN,
                 "the Host header must name this loopback endpoint exactly",
             ));
         }
@@ -187,7 +277,7 @@ impl StreamServer {
         }
         if !offered {
             return Err((
-                StatusCode::BAD_REQUEST,
+                StatusCode::FORBIDDEN,
                 "the devicerail.events.v1 subprotocol is required",
             ));
         }
@@ -262,13 +352,23 @@ async fn serve_socket(host: Arc<Host>, stream: TcpStream, addr: SocketAddr) {
     let (mut sink, mut source) = ws.split();
     let (out, mut frames) = mpsc::channel::<Vec<u8>>(SUBSCRIBER_QUEUE);
     let conn = Connection::new_stream(TransportInfo::web_socket(), out, binding);
+    let close_code = conn
+        .stream
+        .as_ref()
+        .map(|s| s.close_code.clone())
+        .unwrap_or_default();
     let writer = tokio::spawn(async move {
         while let Some(frame) = frames.recv().await {
             if frame.is_empty() {
-                // The terminal was sent: close normally.
+                // The terminal (or a failure answer) was sent: close.
+                let code = close_code.load(std::sync::atomic::Ordering::Acquire);
                 let close = CloseFrame {
-                    code: CloseCode::Normal,
-                    reason: "stream complete".into(),
+                    code: CloseCode::from(code),
+                    reason: if code == 1000 {
+                        "stream complete".into()
+                    } else {
+                        "stream refused".into()
+                    },
                 };
                 let _ = sink.send(Message::Close(Some(close))).await;
                 break;
@@ -280,22 +380,20 @@ async fn serve_socket(host: Arc<Host>, stream: TcpStream, addr: SocketAddr) {
         }
         let _ = sink.close().await;
     });
+    let mut phase = SocketPhase::AwaitingHello;
     loop {
         let msg = tokio::select! {
             _ = host.shutdown.cancelled() => break,
             _ = conn.closed() => break,
             m = source.next() => m,
         };
-        match msg {
-            Some(Ok(Message::Text(text))) => {
-                handle_line_boxed(host.clone(), conn.clone(), text.as_bytes().to_vec()).await
-            }
-            Some(Ok(Message::Binary(bytes))) => {
-                handle_line_boxed(host.clone(), conn.clone(), bytes.to_vec()).await
-            }
+        let bytes = match msg {
+            Some(Ok(Message::Text(text))) => Some(text.as_bytes().to_vec()),
+            Some(Ok(Message::Binary(_))) => None,
             Some(Ok(Message::Close(_))) | None | Some(Err(_)) => break,
-            Some(Ok(_)) => {}
-        }
+            Some(Ok(_)) => continue,
+        };
+        phase = socket_message(&host, &conn, phase, bytes).await;
     }
     conn.close_stream();
     // Let a running pump finish its terminal, then stop the writer.
@@ -310,10 +408,109 @@ async fn serve_socket(host: Arc<Host>, stream: TcpStream, addr: SocketAddr) {
     }
 }
 
+/// Where a stream socket is in its fixed conversation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SocketPhase {
+    AwaitingHello,
+    AwaitingSubscribe,
+    Subscribed,
+}
+
+/// Handles one message of a stream socket (`None`: a binary frame) and
+/// returns the next phase. Anything out of turn is answered once and the
+/// socket closed.
+async fn socket_message(
+    host: &Arc<Host>,
+    conn: &Arc<Connection>,
+    phase: SocketPhase,
+    bytes: Option<Vec<u8>>,
+) -> SocketPhase {
+    let close = match phase {
+        SocketPhase::AwaitingHello => CLOSE_PROTOCOL,
+        _ => CLOSE_POLICY,
+    };
+    let request = match bytes.map(crate::dispatch::parse_request) {
+        Some(Ok(r)) => r,
+        Some(Err(e)) => {
+            conn.respond_error(None, e).await;
+            conn.fail_stream(close).await;
+            return phase;
+        }
+        None => {
+            let e = ErrorCode::InvalidRequest.rpc(
+                "the event stream carries JSON text messages only",
+                serde_json::Value::Null,
+            );
+            conn.respond_error(None, e).await;
+            conn.fail_stream(close).await;
+            return phase;
+        }
+    };
+    match phase {
+        SocketPhase::AwaitingHello => {
+            let result = if request.method != "system.hello" || request.timeout_ms.is_some() {
+                Err(ErrorCode::HandshakeRequired.rpc_in(
+                    devicerail_protocol::errors::Context::EventStream,
+                    "the first message on the event stream must be system.hello without timeoutMs",
+                    serde_json::json!({ "requiredMethod": "system.hello" }),
+                ))
+            } else {
+                crate::handlers::system::hello_stream(host, conn, request.params)
+            };
+            let ok = result.is_ok();
+            conn.respond(&request.id, result).await;
+            if ok {
+                SocketPhase::AwaitingSubscribe
+            } else {
+                conn.fail_stream(CLOSE_PROTOCOL).await;
+                phase
+            }
+        }
+        SocketPhase::AwaitingSubscribe => {
+            let refused = if request.method != "events.subscribe" {
+                Some(ErrorCode::MethodNotFound.rpc(
+                    "the second message on the event stream must be events.subscribe",
+                    serde_json::json!({ "method": request.method }),
+                ))
+            } else if request.timeout_ms.is_some() {
+                Some(ErrorCode::RequestTimeoutNotSupported.rpc(
+                    "events.subscribe does not accept timeoutMs",
+                    serde_json::Value::Null,
+                ))
+            } else {
+                None
+            };
+            if let Some(e) = refused {
+                conn.respond_error(Some(&request.id), e).await;
+                conn.fail_stream(CLOSE_POLICY).await;
+                return phase;
+            }
+            let crate::connection::Phase::Ready(neg) = conn.phase() else {
+                return phase;
+            };
+            let mut call = crate::dispatch::Call {
+                host: host.clone(),
+                conn: conn.clone(),
+                neg,
+                id: request.id,
+                spec: devicerail_protocol::MethodId::EventsSubscribe.spec(),
+                params: request.params,
+                timeout_ms: None,
+            };
+            crate::handlers::streams::subscribe(&mut call).await;
+            SocketPhase::Subscribed
+        }
+        SocketPhase::Subscribed => {
+            // The conversation is over: one subscription per socket.
+            conn.fail_stream(CLOSE_POLICY).await;
+            phase
+        }
+    }
+}
+
 /// The minimal view of a stored event the pump needs.
 #[derive(serde::Deserialize)]
 struct Peek {
-    sequence: u64,
     payload: PeekPayload,
 }
 
@@ -321,6 +518,23 @@ struct Peek {
 struct PeekPayload {
     #[serde(rename = "type")]
     kind: String,
+}
+
+/// `events.stream.event` with the event JSON exactly as stored.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct EventNote<'a> {
+    jsonrpc: JsonRpcVersion,
+    method: devicerail_protocol::envelope::EventsStreamEventMethod,
+    params: EventNoteParams<'a>,
+}
+
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct EventNoteParams<'a> {
+    subscription_id: SubscriptionId,
+    cursor: EventStreamCursor,
+    event: &'a serde_json::value::RawValue,
 }
 
 /// Why queueing a frame failed.
@@ -337,26 +551,32 @@ async fn push(conn: &Connection, frame: Vec<u8>) -> Result<(), Push> {
     }
 }
 
-/// Streams `session` after `after` to the socket until a terminal reason.
-pub async fn pump(
-    host: Arc<Host>,
-    conn: Arc<Connection>,
-    subscription: SubscriptionId,
-    session: SessionId,
-    epoch: StreamEpoch,
-    after: u64,
-) {
+/// Error data of a stream terminal.
+fn terminal_error(code: ErrorCode, message: String, details: serde_json::Value) -> ErrorInfo {
+    code.info(message)
+        .with_details(code.checked_details(details))
+}
+
+/// Streams the subscription's Session to the socket until a terminal
+/// reason.
+pub async fn pump(host: Arc<Host>, conn: Arc<Connection>, sub: Subscription) {
     let store: &EventStore = &host.store;
-    let mut sent = after;
-    let mut last_cursor = (after > 0).then(|| cursor(epoch, session, after));
-    let mut changes = store.watch(session, after);
+    let (session, epoch) = (sub.session, sub.epoch);
+    let mut sent = sub.after;
+    // Only what this socket sent; a resumed stream starts with none.
+    let mut last_cursor: Option<EventStreamCursor> = None;
+    let mut changes = store.watch(session, sub.after);
     let termination = 'pump: loop {
         loop {
             let page = match store.events(session, sent, Some(PAGE)).await {
                 Ok(p) => p,
                 Err(crate::event_store::StoreError::NotFound(_)) => {
                     break 'pump EventsStreamTermination::SessionDeleted {
-                        error: ErrorCode::StreamSessionDeleted.info("the session was deleted"),
+                        error: terminal_error(
+                            ErrorCode::StreamSessionDeleted,
+                            "the session was deleted".into(),
+                            serde_json::json!({ "lastSequence": sent }),
+                        ),
                     };
                 }
                 Err(e) => {
@@ -367,50 +587,67 @@ pub async fn pump(
                 }
             };
             if page.is_empty() {
+                if sub.ended_at.is_some_and(|last| sent >= last) {
+                    break 'pump EventsStreamTermination::SessionEnded;
+                }
                 break;
             }
-            for raw in page {
-                let Ok(peek) = serde_json::from_str::<Peek>(raw.get()) else {
-                    break 'pump EventsStreamTermination::InternalError {
-                        error: ErrorCode::StreamInternalError.info("a stored event is unreadable"),
-                    };
-                };
-                if peek.sequence != sent + 1 {
+            for row in page {
+                if row.sequence != sent + 1 {
                     break 'pump EventsStreamTermination::SequenceGap {
                         error: ErrorCode::StreamSequenceGap.info(format!(
                             "expected sequence {}, read {}",
                             sent + 1,
-                            peek.sequence
+                            row.sequence
                         )),
                     };
                 }
-                let event: TestEvent = match serde_json::from_str(raw.get()) {
-                    Ok(e) => e,
-                    Err(e) => {
-                        break 'pump EventsStreamTermination::InternalError {
-                            error: ErrorCode::StreamInternalError
-                                .info(format!("a stored event is invalid: {e}")),
-                        };
-                    }
+                if row.min_minor > sub.minor {
+                    break 'pump EventsStreamTermination::InternalError {
+                        error: terminal_error(
+                            ErrorCode::StreamEventProtocolIncompatible,
+                            format!(
+                                "event {} needs protocol 1.{}, but the stream negotiated 1.{}",
+                                row.sequence, row.min_minor, sub.minor
+                            ),
+                            serde_json::json!({
+                                "selectedProtocol": { "major": 1, "minor": sub.minor },
+                                "requiredProtocol": { "major": 1, "minor": row.min_minor },
+                                "sequence": row.sequence,
+                            }),
+                        ),
+                    };
+                }
+                let Ok(peek) = serde_json::from_str::<Peek>(row.json.get()) else {
+                    break 'pump EventsStreamTermination::InternalError {
+                        error: ErrorCode::StreamInternalError.info("a stored event is unreadable"),
+                    };
                 };
-                let c = cursor(epoch, session, peek.sequence);
-                let note = EventsStreamEventNotification {
+                let c = cursor(epoch, session, row.sequence);
+                let note = EventNote {
                     jsonrpc: JsonRpcVersion,
                     method: Default::default(),
-                    params: EventsStreamEventParams {
-                        subscription_id: subscription,
+                    params: EventNoteParams {
+                        subscription_id: sub.id,
                         cursor: c,
-                        event,
+                        event: &row.json,
                     },
                 };
                 let frame = serde_json::to_vec(&note).unwrap_or_default();
                 if frame.len() > MAX_FRAME_BYTES {
                     break 'pump EventsStreamTermination::EventTooLarge {
-                        error: ErrorCode::StreamEventTooLarge.info(format!(
-                            "event {} is {} bytes, over the {MAX_FRAME_BYTES}-byte message limit",
-                            peek.sequence,
-                            frame.len()
-                        )),
+                        error: terminal_error(
+                            ErrorCode::StreamEventTooLarge,
+                            format!(
+                                "event {} is {} bytes, over the {MAX_FRAME_BYTES}-byte message limit",
+                                row.sequence,
+                                frame.len()
+                            ),
+                            serde_json::json!({
+                                "observedBytesAtLeast": frame.len(),
+                                "limitBytes": MAX_FRAME_BYTES,
+                            }),
+                        ),
                     };
                 }
                 match push(&conn, frame).await {
@@ -420,13 +657,20 @@ pub async fn pump(
                         return;
                     }
                     Err(Push::Slow) => {
+                        let last = (*changes.borrow()).max(row.sequence);
                         break 'pump EventsStreamTermination::SlowConsumer {
-                            error: ErrorCode::StreamSlowConsumer
-                                .info("the subscriber exceeded its bounded queue"),
+                            error: terminal_error(
+                                ErrorCode::StreamSlowConsumer,
+                                "the subscriber exceeded its bounded queue".into(),
+                                serde_json::json!({
+                                    "lastDelivered": sent,
+                                    "missedEvents": last.saturating_sub(sent),
+                                }),
+                            ),
                         };
                     }
                 }
-                sent = peek.sequence;
+                sent = row.sequence;
                 last_cursor = Some(c);
                 if peek.payload.kind == "sessionEnded" {
                     break 'pump EventsStreamTermination::SessionEnded;
@@ -446,7 +690,11 @@ pub async fn pump(
             r = changes.changed() => {
                 if r.is_err() || *changes.borrow() == u64::MAX {
                     break EventsStreamTermination::SessionDeleted {
-                        error: ErrorCode::StreamSessionDeleted.info("the session was deleted"),
+                        error: terminal_error(
+                            ErrorCode::StreamSessionDeleted,
+                            "the session was deleted".into(),
+                            serde_json::json!({ "lastSequence": sent }),
+                        ),
                     };
                 }
             }
@@ -456,7 +704,7 @@ pub async fn pump(
         jsonrpc: JsonRpcVersion,
         method: Default::default(),
         params: EventsStreamTerminalParams {
-            subscription_id: subscription,
+            subscription_id: sub.id,
             session_id: session,
             last_emitted_cursor: last_cursor,
             termination,

@@ -1,10 +1,12 @@
 //! Media streams (`media.stream.v1`): Session-scoped sequences of
 //! screenshot Evidence captured by the host from the stream's device.
+//!
+//! A stream belongs to the Session (and so the connection) that started
+//! it; its id is forgotten when that Session ends.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, Ordering};
 
-use devicerail_protocol::{MediaFrame, MediaStreamId, MediaStreamInfo, SessionId};
+use devicerail_protocol::{MediaFrame, MediaStreamInfo, SessionId};
 
 use crate::registry::Route;
 
@@ -12,43 +14,40 @@ use crate::registry::Route;
 /// stream are taken one at a time and in order.
 #[derive(Debug, Default)]
 pub struct Progress {
-    /// The last captured frame, kept for exact retries.
+    /// The last committed frame, kept for exact retries.
     pub last: Option<MediaFrame>,
     pub frame_count: u64,
-    pub ended: bool,
 }
 
 /// One stream.
+#[derive(Debug)]
 pub struct MediaStream {
     pub info: MediaStreamInfo,
     pub session: SessionId,
     /// The device bound at start; captures always use it.
     pub route: Route,
     pub progress: tokio::sync::Mutex<Progress>,
+    ended: AtomicBool,
 }
 
-/// Every stream of this daemon lifetime (ids are never reused).
-#[derive(Default)]
-pub struct MediaStreams {
-    streams: Mutex<HashMap<MediaStreamId, Arc<MediaStream>>>,
-}
-
-impl MediaStreams {
-    /// Registers a new stream; `false` if the id was ever used.
-    pub fn insert(&self, stream: MediaStream) -> bool {
-        let mut m = self.streams.lock().unwrap_or_else(|p| p.into_inner());
-        if m.contains_key(&stream.info.id) {
-            return false;
+impl MediaStream {
+    pub fn new(info: MediaStreamInfo, session: SessionId, route: Route) -> Self {
+        Self {
+            info,
+            session,
+            route,
+            progress: tokio::sync::Mutex::default(),
+            ended: AtomicBool::new(false),
         }
-        m.insert(stream.info.id, Arc::new(stream));
-        true
     }
 
-    pub fn get(&self, id: &MediaStreamId) -> Option<Arc<MediaStream>> {
-        self.streams
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(id)
-            .cloned()
+    /// Whether `media.stream.end` (or `session.end`) ended the stream.
+    pub fn is_ended(&self) -> bool {
+        self.ended.load(Ordering::Acquire)
+    }
+
+    /// Marks the stream ended (its `mediaStreamEnded` is durable).
+    pub fn mark_ended(&self) {
+        self.ended.store(true, Ordering::Release);
     }
 }

@@ -40,8 +40,6 @@ pub struct Captured {
     pub observation: Observation,
     /// Evidence the observation references.
     pub evidence: Vec<AssetRef>,
-    /// The stored UI snapshot: (observation, blob digest).
-    pub ui_snapshot: Option<(ObservationId, String)>,
 }
 
 /// Width and height from a PNG's IHDR chunk, if `bytes` is a PNG.
@@ -56,14 +54,14 @@ pub fn png_dimensions(bytes: &[u8]) -> Option<(u32, u32)> {
 }
 
 fn violation(what: impl std::fmt::Display) -> RpcError {
-    ErrorCode::DriverProtocolViolation.rpc(
-        format!("the driver returned {what}"),
-        serde_json::Value::Null,
+    crate::handlers::driver_rpc(
+        ErrorCode::ProtocolError.info(format!("the driver returned {what}")),
     )
 }
 
-fn storage(e: impl std::fmt::Display) -> RpcError {
-    ErrorCode::StorageFailure.rpc(
+/// `evidence_io_error` for a failed Evidence write.
+pub fn storage(e: impl std::fmt::Display) -> RpcError {
+    ErrorCode::EvidenceIoError.rpc(
         format!("could not store Evidence: {e}"),
         serde_json::Value::Null,
     )
@@ -155,11 +153,9 @@ pub async fn capture(
     if let Some(a) = &screenshot {
         evidence.push(a.clone());
     }
-    let mut ui_snapshot = None;
     let ui_ref = match ui {
         Some((s, len, asset)) => {
             evidence.push(asset.clone());
-            ui_snapshot = asset.sha256.clone().map(|sha| (id, sha));
             Some(UiSnapshotRef {
                 format_version: Bounded::MIN,
                 context: s.context.clone(),
@@ -188,7 +184,6 @@ pub async fn capture(
     Ok(Captured {
         observation,
         evidence,
-        ui_snapshot,
     })
 }
 

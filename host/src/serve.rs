@@ -195,32 +195,20 @@ async fn shutdown(host: &Arc<Host>, conn: &Arc<Connection>) {
         );
     }
     if let Some(active) = conn.session() {
-        let open: Vec<_> = active
-            .open_streams
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
-        for stream in open {
-            if let Err(e) = crate::handlers::streams::end_stream(host, &active, stream, None).await
-            {
-                tracing::warn!(%stream, "could not end the media stream at shutdown: {}", e.message);
-            }
-        }
-        match host
-            .store
-            .end_session(
-                active.id,
-                SessionOutcome::Shutdown,
-                Some("the host shut down".into()),
-                None,
-            )
-            .await
+        match crate::handlers::sessions::finish(
+            host,
+            &active,
+            SessionOutcome::Shutdown,
+            Some("the host shut down".into()),
+            None,
+        )
+        .await
         {
             Ok(_) => {
                 tracing::info!(session = %active.id, "active session ended with outcome shutdown")
             }
             Err(e) => {
-                tracing::error!(session = %active.id, "could not end the active session: {e}")
+                tracing::error!(session = %active.id, "could not end the active session: {}", e.message)
             }
         }
         conn.set_session(None);

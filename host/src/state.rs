@@ -69,8 +69,6 @@ pub struct Host {
     connected: Mutex<HashSet<DeviceId>>,
     /// The event-stream WebSocket server (bound on first use).
     pub streams: crate::event_stream::StreamServer,
-    /// Media streams of this daemon lifetime.
-    pub media: crate::media::MediaStreams,
 }
 
 impl Host {
@@ -90,7 +88,6 @@ impl Host {
             capabilities: Mutex::default(),
             connected: Mutex::default(),
             streams: Default::default(),
-            media: Default::default(),
         })
     }
 
@@ -129,6 +126,15 @@ impl Host {
         } else {
             set.remove(device);
         }
+    }
+
+    /// Whether a device was connected through this host and not since
+    /// disconnected.
+    pub fn is_connected(&self, device: &DeviceId) -> bool {
+        self.connected
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains(device)
     }
 
     pub fn connected_devices(&self) -> Vec<DeviceId> {

@@ -75,12 +75,13 @@ fn protected_and_semantic_actions_need_their_features() {
     );
     assert_eq!(
         error_code(&r).as_deref(),
-        Some("feature_not_negotiated"),
+        Some("protected_action_not_negotiated"),
         "{r}"
     );
+    assert_eq!(r["error"]["code"], -32601);
     assert_eq!(
-        r["error"]["data"]["details"]["requiredFeature"],
-        "action.protected.v1"
+        r["error"]["data"]["details"],
+        json!({ "action": "inputSecret", "requiredFeature": "action.protected.v1" })
     );
     let r = h.call(
         "device.execute",
@@ -89,7 +90,14 @@ fn protected_and_semantic_actions_need_their_features() {
             json!({ "selector": { "identifier": "username" } }),
         )),
     );
-    assert_eq!(error_code(&r).as_deref(), Some("feature_not_negotiated"));
+    assert_eq!(
+        error_code(&r).as_deref(),
+        Some("semantic_action_not_negotiated")
+    );
+    assert_eq!(
+        r["error"]["data"]["details"],
+        json!({ "action": "findElement", "requiredFeature": "device.semanticActions.v1" })
+    );
     assert_eq!(events(&mut h).len(), 1, "rejected calls record nothing");
 }
 
@@ -352,7 +360,7 @@ fn semantic_actions_resolve_against_recorded_observations() {
                 json!({ "target": { "kind": "selector", "selector": { "identifier": "help" } } })
             ))
         ),
-        "element_not_actionable"
+        "element_not_interactable"
     );
     assert_eq!(
         h.err(
@@ -392,7 +400,7 @@ fn semantic_actions_resolve_against_recorded_observations() {
                 json!({ "target": { "kind": "node", "node": element } })
             ))
         ),
-        "stale_element"
+        "element_stale"
     );
     // The sign-out button appears after a delay.
     let waited = h.ok(

@@ -180,16 +180,23 @@ fn driver_failures_and_panics_are_contained() {
         "device.execute",
         Some(TestHost::action("failAction", json!({}))),
     );
-    assert_eq!(error_code(&r).as_deref(), Some("action_failed"));
+    assert_eq!(error_code(&r).as_deref(), Some("platform_error"));
+    assert_eq!(
+        r["error"]["data"]["details"]["platformCode"],
+        "action_failed"
+    );
     assert_eq!(rpc_code(&r), -32000);
     assert_eq!(last_outcome(&mut h)["outcome"], "failed");
     for _ in 0..3 {
         let r = h.call("device.execute", Some(TestHost::action("panic", json!({}))));
-        assert_eq!(error_code(&r).as_deref(), Some("driver_panicked"), "{r}");
+        // A contained panic is the driver's internal error (-32000, retryable).
+        assert_eq!(error_code(&r).as_deref(), Some("internal_error"), "{r}");
         assert_eq!(rpc_code(&r), -32000);
+        assert_eq!(r["error"]["data"]["retryable"], true);
+        assert_eq!(r["error"]["data"]["details"]["cause"], "driverPanicked");
         let outcome = last_outcome(&mut h);
         assert_eq!(outcome["outcome"], "failed");
-        assert_eq!(outcome["error"]["code"], "driver_panicked");
+        assert_eq!(outcome["error"]["code"], "internal_error");
     }
     // The device and the host still work.
     assert!(h.ok("device.observe", None)["screenshot"].is_object());

@@ -83,24 +83,40 @@ async fn send(ws: &mut Ws, v: Value) {
     ws.send(Message::text(v.to_string())).await.expect("send");
 }
 
-async fn next(ws: &mut Ws) -> Option<Value> {
+/// The next message, or the close code (`None` without a close frame).
+async fn next_or_close(ws: &mut Ws) -> Result<Value, Option<u16>> {
     loop {
         match tokio::time::timeout(WAIT, ws.next())
             .await
             .expect("a message within the wait")
         {
-            Some(Ok(Message::Text(t))) => return Some(serde_json::from_str(&t).expect("json")),
-            Some(Ok(Message::Close(frame))) => {
-                if let Some(f) = frame {
-                    assert_eq!(u16::from(f.code), 1000, "a normal close");
-                }
-                return None;
-            }
+            Some(Ok(Message::Text(t))) => return Ok(serde_json::from_str(&t).expect("json")),
+            Some(Ok(Message::Close(frame))) => return Err(frame.map(|f| u16::from(f.code))),
             Some(Ok(_)) => continue,
             Some(Err(e)) => panic!("socket error: {e}"),
-            None => return None,
+            None => return Err(None),
         }
     }
+}
+
+/// The next message; `None` after a normal close.
+async fn next(ws: &mut Ws) -> Option<Value> {
+    match next_or_close(ws).await {
+        Ok(v) => Some(v),
+        Err(code) => {
+            if let Some(code) = code {
+                assert_eq!(code, 1000, "a normal close");
+            }
+            None
+        }
+    }
+}
+
+/// The reply to a refused message, then the close code that follows it.
+async fn refused(ws: &mut Ws) -> (Value, Option<u16>) {
+    let reply = next_or_close(ws).await.expect("a reply before the close");
+    let close = next_or_close(ws).await.expect_err("the socket closes");
+    (reply, close)
 }
 
 async fn ws_hello(ws: &mut Ws) -> Value {
@@ -177,22 +193,14 @@ fn subscribe_receive_disconnect_resume() {
             seen.push(expected);
             last_cursor = n["params"]["cursor"].clone();
         }
-        // A second subscription on the same socket is refused.
-        let again = subscribe(&mut ws, &session, None).await;
-        assert_eq!(
-            error_code(&again).as_deref(),
-            Some("stream_already_subscribed")
-        );
-        // Other methods are not served on the stream.
+        // The conversation is hello, then one subscription: anything more
+        // closes the socket (policy).
         send(
             &mut ws,
             json!({ "jsonrpc": "2.0", "id": "x", "method": "devices.list" }),
         )
         .await;
-        assert_eq!(
-            error_code(&next(&mut ws).await.expect("reply")).as_deref(),
-            Some("method_not_found")
-        );
+        assert_eq!(next_or_close(&mut ws).await.err(), Some(Some(1008)));
     });
     // Live events after the replay.
     h.ok("device.observe", None);
@@ -273,7 +281,7 @@ fn refusals() {
             .await
             .err()
             .as_deref(),
-            Some("http 421")
+            Some("http 403")
         );
         assert_eq!(
             dial(
@@ -299,7 +307,7 @@ fn refusals() {
             .await
             .err()
             .as_deref(),
-            Some("http 400")
+            Some("http 403")
         );
         // Refused attempts do not spend it; a good one does, once.
         let ws = dial(&ep, Dial::default()).await.expect("first use");
@@ -365,36 +373,105 @@ fn foreign_cursors_and_protocol_errors_on_the_socket() {
     h.ok("session.end", None);
     let b = h.ok("session.start", None)["id"].clone();
     let rt = rt();
+    // Before hello: handshake_required (-32601 on the stream), then a
+    // protocol-error close.
     let (ep, epoch) = open_full(&mut h, &a, json!({ "kind": "absent" }));
     rt.block_on(async {
         let mut ws = dial(&ep, Dial::default()).await.expect("connect");
-        // Before hello.
         send(&mut ws, json!({ "jsonrpc": "2.0", "id": 1, "method": "events.subscribe", "params": { "sessionId": a } })).await;
-        assert_eq!(error_code(&next(&mut ws).await.expect("reply")).as_deref(), Some("handshake_required"));
-        // A hello without events.stream.v1 support (1.2) fails; retry works.
+        let (r, close) = refused(&mut ws).await;
+        assert_eq!(error_code(&r).as_deref(), Some("handshake_required"), "{r}");
+        assert_eq!(r["error"]["code"], -32601);
+        assert_eq!(r["error"]["data"]["retryable"], false);
+        assert_eq!(r["error"]["data"]["details"], json!({ "requiredMethod": "system.hello" }));
+        assert_eq!(close, Some(1002));
+    });
+    // A hello below 1.3: protocol_version_incompatible without a reason.
+    let ep = open(&mut h, &a, json!({ "kind": "absent" }));
+    rt.block_on(async {
+        let mut ws = dial(&ep, Dial::default()).await.expect("connect");
         send(&mut ws, json!({ "jsonrpc": "2.0", "id": 2, "method": "system.hello", "params": {
             "client": { "name": "x", "version": "1" }, "protocol": { "ranges": [{ "major": 1, "minMinor": 0, "maxMinor": 2 }] },
             "features": { "required": ["events.stream.v1"] } } })).await;
-        assert_eq!(error_code(&next(&mut ws).await.expect("reply")).as_deref(), Some("required_feature_unsupported"));
+        let (r, close) = refused(&mut ws).await;
+        assert_eq!(error_code(&r).as_deref(), Some("protocol_version_incompatible"), "{r}");
+        assert!(r["error"]["data"]["details"].get("reason").is_none(), "{r}");
+        assert_eq!(close, Some(1002));
+    });
+    // A hello that does not offer events.stream.v1.
+    let ep = open(&mut h, &a, json!({ "kind": "absent" }));
+    rt.block_on(async {
+        let mut ws = dial(&ep, Dial::default()).await.expect("connect");
+        send(&mut ws, json!({ "jsonrpc": "2.0", "id": 3, "method": "system.hello", "params": {
+            "client": { "name": "x", "version": "1" }, "protocol": { "ranges": [{ "major": 1, "minMinor": 3, "maxMinor": 5 }] } } })).await;
+        let (r, close) = refused(&mut ws).await;
+        assert_eq!(error_code(&r).as_deref(), Some("required_feature_unsupported"), "{r}");
+        assert_eq!(r["error"]["data"]["retryable"], false);
+        assert_eq!(r["error"]["data"]["details"], json!({ "requiredFeature": "events.stream.v1" }));
+        assert_eq!(close, Some(1002));
+    });
+    // Subscription failures answer and close with 1008.
+    let bad = |session: &Value, epoch: &str, seq: u64| json!({ "streamEpoch": epoch, "sessionId": session, "sequence": seq });
+    let cases: Vec<(Value, Option<Value>, &str)> = vec![
+        (b.clone(), None, "stream_cursor_session_mismatch"),
+        (
+            a.clone(),
+            Some(bad(&b, &epoch, 1)),
+            "stream_cursor_session_mismatch",
+        ),
+        (
+            a.clone(),
+            Some(bad(&a, "11111111-1111-4111-8111-111111111111", 1)),
+            "stream_cursor_epoch_mismatch",
+        ),
+        (a.clone(), Some(bad(&a, &epoch, 99)), "stream_cursor_ahead"),
+    ];
+    for (session, cursor, code) in cases {
+        let ep = open(&mut h, &a, json!({ "kind": "absent" }));
+        rt.block_on(async {
+            let mut ws = dial(&ep, Dial::default()).await.expect("connect");
+            ws_hello(&mut ws).await;
+            let mut params = json!({ "sessionId": session });
+            if let Some(c) = cursor {
+                params["afterCursor"] = c;
+            }
+            send(&mut ws, json!({ "jsonrpc": "2.0", "id": "sub", "method": "events.subscribe", "params": params })).await;
+            let (r, close) = refused(&mut ws).await;
+            assert_eq!(error_code(&r).as_deref(), Some(code), "{r}");
+            assert_eq!(r["error"]["code"], -32013);
+            if code == "stream_cursor_epoch_mismatch" {
+                assert_eq!(r["error"]["data"]["retryable"], true);
+            }
+            if code == "stream_cursor_ahead" {
+                assert_eq!(r["error"]["data"]["details"], json!({ "afterSequence": 99, "lastSequence": 2 }));
+            }
+            assert_eq!(close, Some(1008));
+        });
+    }
+    // A valid cursor: the ended session replays the rest and ends; the
+    // terminal names only what this socket sent.
+    let ep = open(&mut h, &a, json!({ "kind": "absent" }));
+    rt.block_on(async {
+        let mut ws = dial(&ep, Dial::default()).await.expect("connect");
         ws_hello(&mut ws).await;
-        // Another session than the endpoint's.
-        let r = subscribe(&mut ws, &b, None).await;
-        assert_eq!(error_code(&r).as_deref(), Some("invalid_params"), "{r}");
-        let bad = |session: &Value, epoch: &str, seq: u64| json!({ "streamEpoch": epoch, "sessionId": session, "sequence": seq });
-        let r = subscribe(&mut ws, &a, Some(bad(&a, "11111111-1111-4111-8111-111111111111", 1))).await;
-        assert_eq!(error_code(&r).as_deref(), Some("stream_cursor_invalid"), "another daemon lifetime: {r}");
-        let r = subscribe(&mut ws, &a, Some(bad(&b, &epoch, 1))).await;
-        assert_eq!(error_code(&r).as_deref(), Some("stream_cursor_invalid"), "another session: {r}");
-        let r = subscribe(&mut ws, &a, Some(bad(&a, &epoch, 99))).await;
-        assert_eq!(error_code(&r).as_deref(), Some("stream_cursor_invalid"), "beyond the log: {r}");
-        // A valid cursor after all that: the ended session replays the
-        // rest and ends.
         let r = subscribe(&mut ws, &a, Some(bad(&a, &epoch, 1))).await;
         assert_eq!(r["result"]["sessionState"], "ended");
         let e = next(&mut ws).await.expect("event 2");
         assert_eq!(e["params"]["cursor"]["sequence"], 2);
         let t = next(&mut ws).await.expect("terminal");
         assert_eq!(t["params"]["termination"]["reason"], "sessionEnded");
+        assert_eq!(t["params"]["lastEmittedCursor"]["sequence"], 2);
+    });
+    // Resuming at the end sends nothing, so the terminal has no cursor.
+    let ep = open(&mut h, &a, json!({ "kind": "absent" }));
+    rt.block_on(async {
+        let mut ws = dial(&ep, Dial::default()).await.expect("connect");
+        ws_hello(&mut ws).await;
+        let r = subscribe(&mut ws, &a, Some(bad(&a, &epoch, 2))).await;
+        assert_eq!(r["result"]["sessionState"], "ended");
+        let t = next(&mut ws).await.expect("terminal");
+        assert_eq!(t["method"], "events.stream.terminal", "{t}");
+        assert!(t["params"]["lastEmittedCursor"].is_null(), "{t}");
     });
 }
 

@@ -174,8 +174,16 @@ fn required_features_and_dependencies() {
     );
     assert_eq!(rpc_code(&r), -32004);
     assert_eq!(
-        r["error"]["data"]["details"]["unsupported"],
+        r["error"]["data"]["details"]["unsupportedRequired"],
         json!(["no.such.feature.v1"])
+    );
+    assert_eq!(r["error"]["data"]["retryable"], true);
+    assert_eq!(
+        r["error"]["data"]["details"]["available"]
+            .as_array()
+            .map(Vec::len),
+        Some(10),
+        "every feature is available at 1.5: {r}"
     );
     // Gated by version: uiSnapshot needs 1.5.
     let r = h.call(
@@ -286,7 +294,12 @@ fn timeout_rules() {
     );
     assert_eq!(
         error_code(&r).as_deref(),
-        Some("request_timeout_not_supported")
+        Some("feature_not_negotiated"),
+        "timeoutMs on hello: nothing is negotiated yet"
+    );
+    assert_eq!(
+        r["error"]["data"]["details"],
+        json!({ "field": "timeoutMs", "requiredFeature": "request.control.v1" })
     );
     h.hello_with(
         json!([{ "major": 1, "minMinor": 0, "maxMinor": 5 }]),
@@ -300,10 +313,26 @@ fn timeout_rules() {
         "{r}"
     );
     assert_eq!(rpc_code(&r), -32602);
+    // Without request.control.v1 the feature check comes first.
+    let r = h.call_with_timeout("sessions.list", None, 100);
+    assert_eq!(error_code(&r).as_deref(), Some("feature_not_negotiated"));
+    let mut h = TestHost::start();
+    h.hello();
     let r = h.call_with_timeout("sessions.list", None, 100);
     assert_eq!(
         error_code(&r).as_deref(),
         Some("request_timeout_not_supported")
+    );
+    assert_eq!(
+        r["error"]["data"]["details"],
+        json!({
+            "field": "timeoutMs",
+            "method": "sessions.list",
+            "supportedMethods": [
+                "device.connect", "device.disconnect", "device.capabilities",
+                "device.observe", "device.execute", "media.stream.capture"
+            ]
+        })
     );
 }
 

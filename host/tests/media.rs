@@ -62,34 +62,60 @@ fn screenshot_stream_lifecycle() {
         error_code(&capture(&mut h, &s, 1, None)).as_deref(),
         Some("media_frame_out_of_order")
     );
-    assert_eq!(
-        error_code(&capture(&mut h, &s, 2, Some(10))).as_deref(),
-        Some("media_frame_mismatch")
-    );
+    // durationMs belongs to video frames only.
+    let r = capture(&mut h, &s, 3, Some(10));
+    assert_eq!(error_code(&r).as_deref(), Some("invalid_media_frame"));
+    assert_eq!(r["error"]["code"], -32016);
+    assert_eq!(r["error"]["data"]["details"], json!({ "streamId": s }));
     // A frame is Evidence of the session.
     let verdict = h.ok(
         "verdict.record",
         Some(json!({ "verdict": { "status": "pass", "summary": "field focused", "evidence": [f2["result"]["frame"]["evidence"]] } })),
     );
     assert_eq!(verdict["event"]["payload"]["type"], "verdictRecorded");
-    assert_eq!(h.err("session.end", None), "media_stream_open");
+    // A protected action cannot run while the stream records the screen.
+    let r = h.call(
+        "device.execute",
+        Some(TestHost::action("inputSecret", json!({ "text": "pw" }))),
+    );
+    assert_eq!(
+        error_code(&r).as_deref(),
+        Some("media_stream_protected_action_blocked"),
+        "{r}"
+    );
+    assert_eq!(r["error"]["data"]["retryable"], true);
     let ended = h.ok("media.stream.end", Some(json!({ "streamId": s })));
     assert_eq!(ended, json!({ "streamId": s, "frameCount": 2 }));
+    // Ending again answers the same; a capture after the end is refused;
+    // a retry of the last frame still returns it.
     assert_eq!(
-        h.err("media.stream.end", Some(json!({ "streamId": s }))),
-        "media_stream_not_found"
+        h.ok("media.stream.end", Some(json!({ "streamId": s }))),
+        ended
     );
     assert_eq!(
         error_code(&capture(&mut h, &s, 3, None)).as_deref(),
-        Some("media_stream_not_found")
+        Some("media_stream_ended")
     );
     assert_eq!(
-        h.err(
+        capture(&mut h, &s, 2, None)["result"],
+        f2["result"],
+        "an exact retry of the last frame is answered after the end"
+    );
+    // An identical start returns the original stream and records nothing;
+    // another kind conflicts.
+    assert_eq!(
+        h.ok(
             "media.stream.start",
             Some(json!({ "streamId": s, "kind": "screenshot" }))
         ),
-        "media_stream_exists"
+        started
     );
+    let r = h.call(
+        "media.stream.start",
+        Some(json!({ "streamId": s, "kind": "video" })),
+    );
+    assert_eq!(error_code(&r).as_deref(), Some("media_stream_conflict"));
+    assert_eq!(r["error"]["data"]["details"], json!({ "streamId": s }));
     let events = h.ok("events.list", None);
     let kinds: Vec<&str> = events
         .as_array()
@@ -133,11 +159,11 @@ fn video_frames_need_a_duration() {
     );
     assert_eq!(
         error_code(&capture(&mut h, &s, 1, None)).as_deref(),
-        Some("media_duration_required")
+        Some("invalid_media_frame")
     );
     assert_eq!(
         error_code(&capture(&mut h, &s, 1, Some(0))).as_deref(),
-        Some("media_duration_required")
+        Some("invalid_media_frame")
     );
     let r = capture(&mut h, &s, 1, Some(100));
     assert_eq!(r["result"]["frame"]["durationMs"], 100);
@@ -176,12 +202,14 @@ fn streams_belong_to_their_session_and_device() {
         "media.stream.start",
         Some(json!({ "streamId": s, "kind": "screenshot" })),
     );
-    // Re-selecting does not move the stream to another device.
-    h.ok("device.select", Some(json!({ "deviceId": "mock-1" })));
+    // The session holds its device: the selection cannot move.
+    let r = h.call("device.select", Some(json!({ "deviceId": "mock-1" })));
+    assert_eq!(error_code(&r).as_deref(), Some("device_lease_active"));
+    assert_eq!(r["error"]["code"], -32014);
     let r = capture(&mut h, &s, 1, None);
     assert!(
         r.get("result").is_some(),
-        "captures use the stream's device (mock-2 is connected, mock-1 is not): {r}"
+        "captures use the stream's device: {r}"
     );
     assert_eq!(
         error_code(&capture(&mut h, &id(), 1, None)).as_deref(),
@@ -193,7 +221,7 @@ fn streams_belong_to_their_session_and_device() {
     assert_eq!(
         error_code(&capture(&mut h, &s, 2, None)).as_deref(),
         Some("media_stream_not_found"),
-        "another session"
+        "stream ids are forgotten with their session"
     );
 }
 
@@ -209,7 +237,8 @@ fn omit_policy_forbids_media_capture() {
             "media.stream.start",
             Some(json!({ "streamId": id(), "kind": "screenshot" }))
         ),
-        "media_capture_disabled"
+        "method_not_found",
+        "screenshot capture, which media streams need, is switched off"
     );
 }
 

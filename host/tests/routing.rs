@@ -85,8 +85,16 @@ fn a_request_keeps_the_route_it_was_accepted_with() {
         "device.execute",
         Some(TestHost::action("sleep", json!({ "ms": 300 }))),
     );
-    // Re-selecting while the Action runs does not redirect it.
-    h.ok("device.select", Some(json!({ "deviceId": "mock-2" })));
+    // The session holds its device: re-selecting while the Action runs is
+    // refused and the selection is kept.
+    let r = h.call("device.select", Some(json!({ "deviceId": "mock-2" })));
+    assert_eq!(
+        error_code(&r).as_deref(),
+        Some("device_lease_active"),
+        "{r}"
+    );
+    assert_eq!(r["error"]["data"]["retryable"], false);
+    assert_eq!(h.ok("devices.list", None)["selectedDeviceId"], "mock-1");
     let r = h.response(&slow);
     assert!(r.get("error").is_none(), "{r}");
     let events = h.ok("events.list", None);
@@ -97,6 +105,8 @@ fn a_request_keeps_the_route_it_was_accepted_with() {
         .find(|e| e["payload"]["type"] == "actionStarted")
         .cloned();
     assert_eq!(started.expect("actionStarted")["deviceId"], "mock-1");
+    h.ok("session.end", None);
+    h.ok("device.select", Some(json!({ "deviceId": "mock-2" })));
 }
 
 #[test]
@@ -109,6 +119,12 @@ fn no_devices_means_device_not_found() {
     assert_eq!(h.ok("devices.list", None)["devices"], json!([]));
     let r = h.call("device.connect", None);
     assert_eq!(error_code(&r).as_deref(), Some("device_not_found"));
+    assert_eq!(r["error"]["data"]["retryable"], true);
+    assert_eq!(
+        r["error"]["data"]["details"],
+        json!({ "reason": "noRegisteredDevices" })
+    );
+    assert_eq!(h.err("session.start", None), "device_not_found");
     assert_eq!(
         h.ok("system.describe", None)["deviceId"],
         serde_json::Value::Null

@@ -86,6 +86,7 @@ fn session_end_waits_for_in_flight_actions() {
     assert_eq!(error_code(&r).as_deref(), Some("session_busy"), "{r}");
     assert_eq!(rpc_code(&r), -32006);
     assert_eq!(r["error"]["data"]["retryable"], true);
+    assert_eq!(r["error"]["data"]["details"]["inFlightActions"], 1, "{r}");
     assert!(h.response(&slow).get("result").is_some());
     assert_eq!(h.ok("session.end", None)["state"], "ended");
 }
@@ -112,13 +113,14 @@ fn paging_and_export() {
         json!([])
     );
     assert_eq!(
-        h.err("events.list", Some(json!({ "afterSequence": 7 }))),
-        "sequence_out_of_range"
+        h.ok("events.list", Some(json!({ "afterSequence": 7 }))),
+        json!([]),
+        "events.list past the end is an empty page"
     );
     // Paged export needs an ended session.
     assert_eq!(
         h.err("session.export", Some(json!({ "limit": 2 }))),
-        "session_not_ended"
+        "session_active"
     );
     let legacy_active = h.ok("session.export", None);
     assert_eq!(legacy_active["events"].as_array().map(Vec::len), Some(6));
@@ -152,7 +154,7 @@ fn paging_and_export() {
             "session.export",
             Some(json!({ "sessionId": id, "limit": 2, "afterSequence": 8 }))
         ),
-        "sequence_out_of_range"
+        "event_cursor_ahead"
     );
     assert_eq!(
         h.err(
@@ -180,21 +182,27 @@ fn paged_export_needs_its_feature() {
     );
     h.ok("session.start", None);
     h.ok("session.end", None);
-    let r = h.call("session.export", Some(json!({ "limit": 1 })));
+    let r = h.call("session.export", None);
     assert_eq!(
         error_code(&r).as_deref(),
         Some("session_required"),
         "no active session and no id: {r}"
+    );
+    assert_eq!(r["error"]["data"]["retryable"], true);
+    assert_eq!(
+        r["error"]["data"]["details"],
+        json!({ "requiredMethod": "session.start" })
     );
     let id = h.ok("sessions.list", None)[0]["id"].clone();
     let r = h.call(
         "session.export",
         Some(json!({ "sessionId": id, "limit": 1 })),
     );
-    assert_eq!(error_code(&r).as_deref(), Some("feature_not_negotiated"));
+    // A paged export is a method of its own feature.
+    assert_eq!(error_code(&r).as_deref(), Some("method_not_found"));
     assert_eq!(
-        r["error"]["data"]["details"]["requiredFeature"],
-        "session.export.page.v1"
+        r["error"]["data"]["details"],
+        json!({ "method": "session.export", "requiredFeature": "session.export.page.v1" })
     );
     assert_eq!(
         h.ok("session.export", Some(json!({ "sessionId": id })))["events"]
@@ -211,7 +219,7 @@ fn sessions_list_and_deletion() {
     let a = h.ok("session.start", None)["id"].clone();
     assert_eq!(
         h.err("events.clear", Some(json!({ "sessionId": a }))),
-        "session_not_ended"
+        "session_active"
     );
     h.ok("session.end", None);
     let b = h.ok("session.start", None)["id"].clone();
@@ -241,7 +249,7 @@ fn sessions_list_and_deletion() {
     );
     assert_eq!(
         h.err("events.clear", None),
-        "session_not_ended",
+        "session_active",
         "defaults to the active session"
     );
 }
@@ -321,7 +329,7 @@ fn verdicts_need_evidence_of_the_active_session() {
             "verdict.record",
             Some(json!({ "verdict": { "status": "fail", "summary": "x", "evidence": [forged] } }))
         ),
-        "evidence_not_in_session"
+        "evidence_not_reachable"
     );
     let mut tampered = shot.clone();
     tampered["uri"] = json!("file:///etc/passwd");
@@ -332,7 +340,7 @@ fn verdicts_need_evidence_of_the_active_session() {
                 json!({ "verdict": { "status": "fail", "summary": "x", "evidence": [tampered] } })
             )
         ),
-        "evidence_not_in_session"
+        "evidence_not_reachable"
     );
     h.ok("session.end", None);
     h.ok("session.start", None);
@@ -341,7 +349,7 @@ fn verdicts_need_evidence_of_the_active_session() {
             "verdict.record",
             Some(json!({ "verdict": { "status": "pass", "summary": "x", "evidence": [shot] } }))
         ),
-        "evidence_not_in_session",
+        "evidence_not_reachable",
         "evidence of an earlier session"
     );
     let r = h.ok(

@@ -46,9 +46,14 @@ impl DriverError {
         }
     }
 
+    /// Adds `details` (object members are merged into existing ones, so a
+    /// `platformCode` survives; anything else replaces them).
     #[must_use]
     pub fn with_details(mut self, details: Value) -> Self {
-        self.details = details;
+        match (&mut self.details, details) {
+            (Value::Object(existing), Value::Object(more)) => existing.extend(more),
+            (slot, details) => *slot = details,
+        }
         self
     }
 
@@ -87,12 +92,34 @@ impl DriverError {
         .with_details(serde_json::json!({ "deviceId": device }))
     }
 
+    /// The platform refused or failed the Action: `platform_error` with
+    /// `platformCode: "action_failed"`.
     pub fn action_failed(message: impl Into<String>) -> Self {
-        Self::new(ErrorCode::ActionFailed, message)
+        Self::platform("action_failed", message, false)
     }
 
+    /// A platform adapter failure with the driver's own code
+    /// (`[a-z0-9_.-]{1,64}`; anything else is reported as `unknown`).
+    pub fn platform(code: &str, message: impl Into<String>, retryable: bool) -> Self {
+        let mut e = Self::new(ErrorCode::PlatformError, message)
+            .with_details(serde_json::json!({ "platformCode": platform_code(code) }));
+        e.retryable = retryable;
+        e
+    }
+
+    /// The driver failed internally (`internal_error`; retryable, as in the
+    /// reference catalog).
     pub fn failure(message: impl Into<String>) -> Self {
-        Self::new(ErrorCode::DriverFailure, message)
+        let mut e = Self::new(ErrorCode::InternalError, message);
+        e.retryable = true;
+        e
+    }
+
+    /// The driver panicked in `operation`; the panic was contained
+    /// (`internal_error` with `cause: "driverPanicked"`).
+    pub fn panicked(operation: &str, message: &str) -> Self {
+        Self::failure(format!("the driver panicked in {operation}: {message}"))
+            .with_details(serde_json::json!({ "cause": "driverPanicked" }))
     }
 
     /// The call observed cancellation.
@@ -122,6 +149,16 @@ impl DriverError {
             details: self.details,
         }
     }
+}
+
+/// `code` when it is a valid platform code (`[a-z0-9_.-]{1,64}`), else
+/// `unknown`.
+pub fn platform_code(code: &str) -> &str {
+    let valid = (1..=64).contains(&code.len())
+        && code
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"_.-".contains(&b));
+    if valid { code } else { "unknown" }
 }
 
 impl From<ErrorInfo> for DriverError {

@@ -1,13 +1,13 @@
 //! Plugin side of the boundary: adapts a [`Driver`] to [`FfiDriver`], with
 //! every call wrapped in `catch_unwind` so a panic becomes a typed
-//! `driver_panicked` error instead of aborting the host.
+//! contained `internal_error` instead of aborting the host.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::{Duration, Instant};
 
 use abi_stable::sabi_trait::TD_Opaque;
 use abi_stable::std_types::{RNone, ROption, RResult, RSome, RStr, RString};
-use devicerail_protocol::{ActionCall, CallId, DeviceId, ErrorCode, ObservationId};
+use devicerail_protocol::{ActionCall, CallId, DeviceId, ObservationId};
 use serde::Serialize;
 
 use crate::context::CallContext;
@@ -78,7 +78,7 @@ pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     }
 }
 
-/// Runs `f`, turning a panic into `driver_panicked`.
+/// Runs `f`, turning a panic into a contained `internal_error`.
 fn guarded<T>(op: &str, f: impl FnOnce() -> Result<T, DriverError>) -> FfiResult<T> {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(Ok(v)) => RResult::ROk(v),
@@ -86,14 +86,7 @@ fn guarded<T>(op: &str, f: impl FnOnce() -> Result<T, DriverError>) -> FfiResult
         Err(payload) => {
             let msg = panic_message(payload.as_ref());
             tracing::error!(operation = op, "driver panicked: {msg}");
-            RResult::RErr(
-                DriverError::new(
-                    ErrorCode::DriverPanicked,
-                    format!("the driver panicked in {op}: {msg}"),
-                )
-                .with_details(serde_json::json!({ "operation": op }))
-                .into(),
-            )
+            RResult::RErr(DriverError::panicked(op, &msg).into())
         }
     }
 }

@@ -263,10 +263,10 @@ impl HostProcess {
 
     /// Waits for the response with `id`.
     pub fn response(&mut self, id: &Value) -> Value {
-        if let Some(pos) = self.pending.iter().position(|m| &m["id"] == id) {
-            if let Some(m) = self.pending.remove(pos) {
-                return m;
-            }
+        if let Some(pos) = self.pending.iter().position(|m| &m["id"] == id)
+            && let Some(m) = self.pending.remove(pos)
+        {
+            return m;
         }
         let deadline = Instant::now() + RESPONSE_WAIT;
         loop {

@@ -8,7 +8,7 @@
 //! * The macro builds the stable-ABI side ([`ffi`]): an `abi_stable`
 //!   prefix-type root module and a `#[sabi_trait]` driver object that carry
 //!   JSON text and raw image bytes. Every call is wrapped in `catch_unwind`,
-//!   so a driver panic becomes a typed `driver_panicked` error.
+//!   so a driver panic becomes a contained `internal_error` (`cause: driverPanicked`).
 //! * The host (feature `loader`) opens a library with [`loader::load`],
 //!   which checks layout, ABI major, manifest and protocol range, and gets a
 //!   [`loader::LoadedPlugin`] that itself implements [`Driver`], validating

@@ -234,7 +234,7 @@ fn ffi_context(ctx: &CallContext) -> FfiCallContext {
 
 fn violation(what: &str, e: impl std::fmt::Display) -> DriverError {
     DriverError::new(
-        ErrorCode::DriverProtocolViolation,
+        ErrorCode::ProtocolError,
         format!("the driver returned an invalid {what}: {e}"),
     )
 }

@@ -149,6 +149,17 @@ fn tree_of(obs: &DriverObservation) -> DriverResult<&UiTree> {
         .ok_or_else(|| DriverError::failure("the driver produced no UI tree"))
 }
 
+/// How reading the tree itself was carried out (`findElement`,
+/// `waitForElement`): through the document for web contexts, through the
+/// platform's accessibility tree otherwise.
+fn read_mode(tree: &UiTree) -> Mode {
+    if tree.context.context_kind == UiContextKind::Web {
+        Mode::WebSemantic
+    } else {
+        Mode::NativeSemantic
+    }
+}
+
 fn node_ref(ctx: &CallContext, tree: &UiTree, node: &UiNode) -> UiNodeRef {
     UiNodeRef {
         observation_id: ctx.observation_id(),
@@ -198,7 +209,7 @@ pub fn matches<'t>(selector: &ElementSelector, tree: &'t UiTree) -> DriverResult
             .is_none_or(|id| *id == tree.context.context_id);
         if wanted.context_kind != tree.context.context_kind || !id_ok {
             return Err(DriverError::new(
-                ErrorCode::ElementNotFound,
+                ErrorCode::UiContextNotFound,
                 "the selected UI context is not available",
             )
             .with_details(json!({ "context": wanted, "available": tree.context })));
@@ -263,7 +274,7 @@ fn exactly_one<'t>(selector: &ElementSelector, found: Vec<&'t UiNode>) -> Driver
 pub fn resolve_ref<'t>(node: &UiNodeRef, tree: &'t UiTree) -> DriverResult<&'t UiNode> {
     if node.context != tree.context {
         return Err(DriverError::new(
-            ErrorCode::StaleElement,
+            ErrorCode::ElementStale,
             "the node reference belongs to another document epoch or context",
         )
         .with_details(json!({ "reference": node.context, "current": tree.context })));
@@ -273,7 +284,7 @@ pub fn resolve_ref<'t>(node: &UiNodeRef, tree: &'t UiTree) -> DriverResult<&'t U
         .find(|n| n.stable_node_id == node.stable_node_id)
         .ok_or_else(|| {
             DriverError::new(
-                ErrorCode::StaleElement,
+                ErrorCode::ElementStale,
                 "the referenced node no longer exists",
             )
             .with_details(json!({ "stableNodeId": node.stable_node_id }))
@@ -315,7 +326,7 @@ pub fn check_actionable(
 ) -> DriverResult<()> {
     let fail = |reason: &str| {
         Err(DriverError::new(
-            ErrorCode::ElementNotActionable,
+            ErrorCode::ElementNotInteractable,
             format!("element {} is {reason}", node.stable_node_id),
         )
         .with_details(json!({ "stableNodeId": node.stable_node_id, "reason": reason })))
@@ -349,7 +360,8 @@ fn find(
         tree,
         exactly_one(selector, matching(backend, ctx, selector, tree)?)?,
     );
-    output(&FindElementResult { element }, None, obs)
+    let exec = execution(tree, read_mode(tree));
+    output(&FindElementResult { element }, Some(exec), obs)
 }
 
 fn act(
@@ -440,7 +452,8 @@ fn wait(
                 condition: args.condition,
                 element,
             };
-            return output(&result, None, obs);
+            let exec = execution(tree, read_mode(tree));
+            return output(&result, Some(exec), obs);
         }
         if give_up.is_some_and(|t| Instant::now() >= t) {
             let result = WaitForElementResult {
@@ -448,7 +461,8 @@ fn wait(
                 condition: args.condition,
                 element: None,
             };
-            return output(&result, None, obs);
+            let exec = execution(tree, read_mode(tree));
+            return output(&result, Some(exec), obs);
         }
         ctx.sleep(POLL_INTERVAL)?;
     }

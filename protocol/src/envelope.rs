@@ -145,15 +145,18 @@ pub struct RpcRequest {
     pub timeout_ms: Option<RequestTimeoutMs>,
 }
 
-/// A request envelope that could not be accepted.
+/// A request envelope that could not be accepted: always answered with
+/// `invalid_request` and a `null` id, as the reference daemon does (even
+/// when the id was readable, the request as a whole was not).
 #[derive(Debug, Clone, PartialEq)]
 pub struct EnvelopeError {
-    /// The request's id when it could be read, so the error can echo it.
-    pub id: Option<RpcId>,
+    /// The `invalid_request` error to answer with.
     pub error: RpcError,
 }
 
 impl RpcRequest {
+    /// A request with `params` when it is an object or array (anything else
+    /// is dropped).
     pub fn new(id: impl Into<RpcId>, method: impl Into<String>, params: Option<Value>) -> Self {
         Self {
             jsonrpc: JsonRpcVersion,
@@ -168,14 +171,14 @@ impl RpcRequest {
         }
     }
 
-    /// Validates an already-parsed JSON value as a request envelope, with
-    /// the precise error code for each defect and the id echoed whenever
-    /// it is readable.
+    /// Validates an already-parsed JSON value as a request envelope: an
+    /// object with `jsonrpc: "2.0"`, a string or safe non-negative integer
+    /// `id`, a string `method`, `params` (when present) an object or array,
+    /// `timeoutMs` (when present) a positive safe integer, and nothing else.
     #[allow(clippy::result_large_err)]
     pub fn from_value(value: Value) -> Result<Self, EnvelopeError> {
-        let invalid = |id: Option<RpcId>, msg: String, details: Value| EnvelopeError {
-            id,
-            error: ErrorCode::InvalidRequest.rpc(msg, details),
+        let invalid = |msg: String| EnvelopeError {
+            error: ErrorCode::InvalidRequest.rpc(msg, Value::Null),
         };
         let Value::Object(mut map) = value else {
             let msg = if value.is_array() {
@@ -183,81 +186,44 @@ impl RpcRequest {
             } else {
                 "a request must be a JSON object".to_owned()
             };
-            return Err(invalid(None, msg, Value::Null));
+            return Err(invalid(msg));
         };
         let id = match map.remove("id") {
             None => {
                 return Err(invalid(
-                    None,
                     "the request has no id (notifications are not supported)".into(),
-                    Value::Null,
                 ));
             }
-            Some(raw) => match RpcId::deserialize(&raw) {
-                Ok(id) => id,
-                Err(_) => {
-                    return Err(invalid(
-                        None,
-                        "id must be a string or a non-negative JavaScript-safe integer".into(),
-                        serde_json::json!({ "field": "id" }),
-                    ));
-                }
-            },
+            Some(raw) => RpcId::deserialize(&raw).map_err(|_| {
+                invalid("id must be a string or a non-negative JavaScript-safe integer".into())
+            })?,
         };
-        let some_id = Some(id.clone());
         match map.remove("jsonrpc") {
             Some(Value::String(v)) if v == JsonRpcVersion::VALUE => {}
-            _ => {
-                return Err(invalid(
-                    some_id,
-                    "jsonrpc must be \"2.0\"".into(),
-                    serde_json::json!({ "field": "jsonrpc" }),
-                ));
-            }
+            _ => return Err(invalid("jsonrpc must be \"2.0\"".into())),
         }
         let method = match map.remove("method") {
             Some(Value::String(m)) => m,
-            _ => {
-                return Err(invalid(
-                    some_id,
-                    "method must be a string".into(),
-                    serde_json::json!({ "field": "method" }),
-                ));
-            }
+            _ => return Err(invalid("method must be a string".into())),
         };
         let params = match map.remove("params") {
-            None | Some(Value::Null) => None,
+            None => None,
             Some(Value::Object(m)) => Some(RpcParams::Object(m)),
             Some(Value::Array(a)) => Some(RpcParams::Array(a)),
             Some(_) => {
                 return Err(invalid(
-                    some_id,
-                    "params must be an object or an array".into(),
-                    serde_json::json!({ "field": "params" }),
+                    "params, when present, must be an object or an array".into(),
                 ));
             }
         };
         let timeout_ms = match map.remove("timeoutMs") {
             None => None,
-            Some(raw) => match RequestTimeoutMs::deserialize(&raw) {
-                Ok(t) => Some(t),
-                Err(_) => {
-                    return Err(EnvelopeError {
-                        id: some_id,
-                        error: ErrorCode::InvalidParams.rpc(
-                            "timeoutMs must be a positive JavaScript-safe integer",
-                            serde_json::json!({ "field": "timeoutMs" }),
-                        ),
-                    });
-                }
-            },
+            Some(raw) => Some(RequestTimeoutMs::deserialize(&raw).map_err(|_| {
+                invalid("timeoutMs must be a positive JavaScript-safe integer".into())
+            })?),
         };
         if let Some(unknown) = map.keys().next() {
-            return Err(invalid(
-                some_id,
-                format!("unknown request member {unknown:?}"),
-                serde_json::json!({ "field": unknown }),
-            ));
+            return Err(invalid(format!("unknown request member {unknown:?}")));
         }
         Ok(Self {
             jsonrpc: JsonRpcVersion,
@@ -418,43 +384,33 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn code(v: Value) -> (Option<RpcId>, String) {
-        let e = RpcRequest::from_value(v).expect_err("should fail");
-        (e.id, e.error.data.code)
+    fn code(v: Value) -> String {
+        RpcRequest::from_value(v)
+            .expect_err("should fail")
+            .error
+            .data
+            .code
     }
 
     #[test]
-    fn envelope_defects_have_precise_codes() {
-        assert_eq!(code(json!([1])), (None, "invalid_request".into()));
-        assert_eq!(code(json!("x")), (None, "invalid_request".into()));
-        assert_eq!(
-            code(json!({"jsonrpc":"2.0","method":"m"})),
-            (None, "invalid_request".into())
-        );
-        assert_eq!(
-            code(json!({"jsonrpc":"2.0","id":-1,"method":"m"})),
-            (None, "invalid_request".into())
-        );
-        assert_eq!(
-            code(json!({"jsonrpc":"1.0","id":1,"method":"m"})),
-            (Some(RpcId::Number(1)), "invalid_request".into())
-        );
-        assert_eq!(
-            code(json!({"jsonrpc":"2.0","id":"a","method":3})),
-            (Some(RpcId::from("a")), "invalid_request".into())
-        );
-        assert_eq!(
-            code(json!({"jsonrpc":"2.0","id":"a","method":"m","params":"s"})),
-            (Some(RpcId::from("a")), "invalid_request".into())
-        );
-        assert_eq!(
-            code(json!({"jsonrpc":"2.0","id":"a","method":"m","timeoutMs":0})),
-            (Some(RpcId::from("a")), "invalid_params".into())
-        );
-        assert_eq!(
-            code(json!({"jsonrpc":"2.0","id":"a","method":"m","extra":1})),
-            (Some(RpcId::from("a")), "invalid_request".into())
-        );
+    fn envelope_defects_are_invalid_requests() {
+        for bad in [
+            json!([1]),
+            json!("x"),
+            json!({"jsonrpc":"2.0","method":"m"}),
+            json!({"jsonrpc":"2.0","id":-1,"method":"m"}),
+            json!({"jsonrpc":"2.0","id":null,"method":"m"}),
+            json!({"jsonrpc":"2.0","id":1.5,"method":"m"}),
+            json!({"jsonrpc":"1.0","id":1,"method":"m"}),
+            json!({"jsonrpc":"2.0","id":"a","method":3}),
+            json!({"jsonrpc":"2.0","id":"a","method":"m","params":"s"}),
+            json!({"jsonrpc":"2.0","id":"a","method":"m","params":null}),
+            json!({"jsonrpc":"2.0","id":"a","method":"m","timeoutMs":0}),
+            json!({"jsonrpc":"2.0","id":"a","method":"m","timeoutMs":null}),
+            json!({"jsonrpc":"2.0","id":"a","method":"m","extra":1}),
+        ] {
+            assert_eq!(code(bad.clone()), "invalid_request", "{bad}");
+        }
     }
 
     #[test]

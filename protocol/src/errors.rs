@@ -1,9 +1,31 @@
-//! The error catalog: every DeviceRail error code, its JSON-RPC code and
-//! whether a client may retry, plus the wire error types.
+//! The error catalog: every DeviceRail error code, its JSON-RPC code, whether
+//! a client may retry, and the keys its `details` may carry, plus the wire
+//! error types.
 //!
-//! Clients branch on `error.data.code`; the envelope code groups codes.
-//! Drivers may report their own codes; those travel with envelope code
-//! [`ErrorCode::DRIVER_RPC_CODE`].
+//! Clients branch on `error.data.code` and `retryable`, so this table is a
+//! compatibility contract. Its target is the published reference daemon's
+//! catalog: every code marked [`Origin::Reference`] answers with exactly the
+//! reference's numeric code, `retryable` flag and `details` keys (a test
+//! compares the table with the catalog). [`Origin::Protocol`] codes are named
+//! by the protocol text itself (nested Action terminal codes).
+//!
+//! Codes of our own ([`Origin::Own`]) exist only where the catalog has no
+//! code for the condition:
+//!
+//! * `device_unavailable` (-32000, retryable): the device or the plugin that
+//!   owns it is offline, unauthorized, gone or restarting. The reference
+//!   daemon has no driver code for a device that vanishes under a connected
+//!   Session; its pool codes (-32014) describe lease health, not the device.
+//! * `driver_crashed` (-32000, retryable): a plugin worker process died
+//!   while serving the call (it is restarted). The reference daemon runs
+//!   drivers in process and has no such failure.
+//! * `host_stopped` (nested in `actionCompleted`): the host stopped while
+//!   the Action ran; recovery at the next start records it so every started
+//!   Action has a terminal event.
+//!
+//! Some codes answer differently in one context (the same string with
+//! another number or flag, as in the reference); [`Context`] names those
+//! contexts and [`ALTERNATES`] lists them.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -24,6 +46,7 @@ pub struct ErrorInfo {
 }
 
 impl ErrorInfo {
+    /// Error data with `null` details.
     pub fn new(code: impl Into<String>, message: impl Into<String>, retryable: bool) -> Self {
         Self {
             code: code.into(),
@@ -33,6 +56,7 @@ impl ErrorInfo {
         }
     }
 
+    /// The same data with `details` replaced.
     #[must_use]
     pub fn with_details(mut self, details: serde_json::Value) -> Self {
         self.details = details;
@@ -48,13 +72,15 @@ pub struct RpcError {
     // schemars states no bounds for `i32`; state the type's range.
     #[schemars(range(min = i32::MIN, max = i32::MAX))]
     pub code: i32,
+    /// The same text as `data.message`.
     pub message: String,
+    /// The DeviceRail error data clients branch on.
     pub data: ErrorInfo,
 }
 
 impl RpcError {
-    /// A failure whose envelope code comes from the catalog (unknown codes,
-    /// i.e. driver codes, use [`ErrorCode::DRIVER_RPC_CODE`]).
+    /// A failure whose envelope code comes from the catalog (codes outside
+    /// it, i.e. driver codes, use [`ErrorCode::DRIVER_RPC_CODE`]).
     pub fn from_info(data: ErrorInfo) -> Self {
         let code = ErrorCode::from_code(&data.code)
             .map(ErrorCode::rpc_code)
@@ -65,11 +91,45 @@ impl RpcError {
             data,
         }
     }
+
+    /// Whether this is the given catalog code.
+    pub fn is(&self, code: ErrorCode) -> bool {
+        self.data.code == code.as_str()
+    }
+}
+
+/// Where a code comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Origin {
+    /// In the reference daemon's catalog; numbers, flags and detail keys
+    /// agree with it.
+    Reference,
+    /// Named by the protocol text (nested Action terminal codes).
+    Protocol,
+    /// Ours: the catalog has no code for the condition (see the module
+    /// docs for why each exists).
+    Own,
+}
+
+/// A context in which a code answers with another number or flag.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Context {
+    /// The default: the stdio control connection.
+    Control,
+    /// The event-stream WebSocket (`handshake_required`,
+    /// `required_feature_unsupported`).
+    EventStream,
+    /// `system.hello` params (`invalid_params` is retryable there).
+    Hello,
+    /// A routed Driver's own failure (`internal_error` is -32000, retryable).
+    Driver,
+    /// No device is registered at all (`device_not_found` is retryable).
+    NoDevices,
 }
 
 macro_rules! catalog {
-    ($( $variant:ident = $code:literal, $rpc:literal, $retry:literal, $desc:literal; )*) => {
-        /// Every error code the host or its drivers emit.
+    ($( $variant:ident = $code:literal, $rpc:literal, $retry:literal, $origin:ident, [$($key:literal),*], $desc:literal; )*) => {
+        /// Every error code the host or its drivers put on the wire.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
         pub enum ErrorCode { $( #[doc = $desc] $variant, )* }
 
@@ -81,18 +141,28 @@ macro_rules! catalog {
             pub const fn as_str(self) -> &'static str {
                 match self { $( ErrorCode::$variant => $code, )* }
             }
-            /// The JSON-RPC envelope code.
+            /// The JSON-RPC envelope code (in the default context).
             pub const fn rpc_code(self) -> i32 {
                 match self { $( ErrorCode::$variant => $rpc, )* }
             }
-            /// Whether a client may retry the same request.
+            /// Whether a client may retry the same request (in the default
+            /// context).
             pub const fn retryable(self) -> bool {
                 match self { $( ErrorCode::$variant => $retry, )* }
+            }
+            /// Where the code comes from.
+            pub const fn origin(self) -> Origin {
+                match self { $( ErrorCode::$variant => Origin::$origin, )* }
+            }
+            /// Every key `details` may carry (empty: `details` is `null`).
+            pub const fn detail_keys(self) -> &'static [&'static str] {
+                match self { $( ErrorCode::$variant => &[$($key),*], )* }
             }
             /// What the code means.
             pub const fn description(self) -> &'static str {
                 match self { $( ErrorCode::$variant => $desc, )* }
             }
+            /// The code with this `error.data.code` string.
             pub fn from_code(code: &str) -> Option<Self> {
                 match code { $( $code => Some(ErrorCode::$variant), )* _ => None }
             }
@@ -102,91 +172,208 @@ macro_rules! catalog {
 
 catalog! {
     // JSON-RPC level.
-    ParseError = "parse_error", -32700, false, "The frame is not valid JSON (or not UTF-8).";
-    InvalidRequest = "invalid_request", -32600, false, "The JSON-RPC envelope is invalid or unsupported.";
-    MethodNotFound = "method_not_found", -32601, false, "The method does not exist, or its feature or version was not negotiated.";
-    InvalidParams = "invalid_params", -32602, false, "The parameters do not match the method's contract.";
-    FeatureNotNegotiated = "feature_not_negotiated", -32602, false, "A control field or protected action needs a feature this connection did not negotiate.";
-    RequestTimeoutNotSupported = "request_timeout_not_supported", -32602, false, "timeoutMs was sent to a method without request deadlines.";
-    InternalError = "internal_error", -32603, false, "The host failed unexpectedly.";
-    // Handshake.
-    HandshakeRequired = "handshake_required", -32001, false, "system.hello has not completed on this connection.";
-    HandshakeAlreadyCompleted = "handshake_already_completed", -32002, false, "system.hello already succeeded on this connection.";
-    ProtocolVersionIncompatible = "protocol_version_incompatible", -32003, false, "Client and server share no wire version.";
-    RequiredFeatureUnsupported = "required_feature_unsupported", -32004, false, "A required feature is unknown or unavailable at the selected version.";
-    FeatureDependencyUnsatisfied = "feature_dependency_unsatisfied", -32004, false, "An enabled feature needs another feature that is not enabled.";
-    // Sessions and the store.
-    SessionRequired = "session_required", -32005, false, "The operation records facts and needs an active Session.";
-    SessionBusy = "session_busy", -32006, true, "Work is still in flight in the Session; cancel or await it, then retry.";
-    SessionAlreadyActive = "session_already_active", -32006, false, "A Session is already active on this connection.";
-    SessionNotFound = "session_not_found", -32006, false, "No Session with this id exists.";
-    SessionNotEnded = "session_not_ended", -32006, false, "The operation needs an ended Session.";
-    SequenceOutOfRange = "sequence_out_of_range", -32006, false, "The cursor lies beyond the Session's last event.";
-    StorageFailure = "storage_failure", -32006, true, "The event or evidence store could not complete the write.";
-    EvidenceNotInSession = "evidence_not_in_session", -32006, false, "An Evidence reference is not reachable from the active Session.";
-    UiSnapshotNotFound = "ui_snapshot_not_found", -32006, false, "The Observation has no UI snapshot in the active Session.";
-    MediaStreamExists = "media_stream_exists", -32006, false, "The media stream id was already used in this daemon lifetime.";
-    MediaStreamNotFound = "media_stream_not_found", -32006, false, "No open media stream with this id belongs to the active Session.";
-    MediaStreamOpen = "media_stream_open", -32006, false, "The Session still has an open media stream.";
-    MediaFrameOutOfOrder = "media_frame_out_of_order", -32006, false, "The frame index skips ahead or goes back.";
-    MediaFrameMismatch = "media_frame_mismatch", -32006, false, "A retried frame index differs from the captured frame.";
-    MediaDurationRequired = "media_duration_required", -32602, false, "A video capture needs a positive durationMs.";
-    MediaCaptureDisabled = "media_capture_disabled", -32006, false, "The host's screenshot policy forbids capturing media frames.";
-    // Request control.
-    RequestCancelled = "request_cancelled", -32007, false, "The request observed explicit cancellation or shutdown.";
-    RequestTimedOut = "request_timed_out", -32008, true, "The request's timeoutMs budget elapsed.";
-    ActionTimedOut = "action_timed_out", -32008, true, "The Driver-only actionTimeoutMs budget elapsed.";
-    RequestIdInUse = "request_id_in_use", -32009, false, "The RPC id is reserved by an unfinished request.";
-    TooManyRequests = "too_many_requests", -32010, true, "The connection reached its in-flight request bound.";
-    // Routing.
-    DeviceSelectionRequired = "device_selection_required", -32011, false, "Several devices exist; select one first.";
-    DeviceNotFound = "device_not_found", -32011, false, "No registered device has this id (or none is registered).";
-    ResponseFrameTooLarge = "response_frame_too_large", -32012, false, "The result cannot fit in one 1 MiB response frame.";
+    ParseError = "parse_error", -32700, false, Reference, ["line", "column"], "The line is not complete, valid JSON (or not UTF-8).";
+    InvalidRequest = "invalid_request", -32600, false, Reference, [], "The JSON is not an accepted request envelope.";
+    MethodNotFound = "method_not_found", -32601, false, Reference, ["method", "requiredFeature"], "The method does not exist, its feature was not negotiated, or what backs it is unavailable.";
+    ProtectedActionNotNegotiated = "protected_action_not_negotiated", -32601, false, Reference, ["action", "requiredFeature"], "A protected Action needs action.protected.v1.";
+    SemanticActionNotNegotiated = "semantic_action_not_negotiated", -32601, false, Reference, ["action", "requiredFeature"], "A semantic Action needs device.semanticActions.v1.";
+    InvalidParams = "invalid_params", -32602, false, Reference, ["method", "reason", "clientProtocol", "maximumSummaryLength", "maximumEvidenceReferences"], "The parameters do not match the method's contract.";
+    FeatureNotNegotiated = "feature_not_negotiated", -32602, false, Reference, ["field", "requiredFeature"], "A control field was used before its feature was negotiated.";
+    RequestTimeoutNotSupported = "request_timeout_not_supported", -32602, false, Reference, ["field", "method", "supportedMethods"], "timeoutMs was sent to a method without request deadlines.";
+    InvalidStreamOrigin = "invalid_stream_origin", -32602, false, Reference, [], "An exact stream origin must be http(s)://127.0.0.1:<port>.";
+    DuplicateEvidenceReference = "duplicate_evidence_reference", -32602, false, Reference, ["digest"], "A verdict cites the same Evidence twice.";
+    EvidenceNotReachable = "evidence_not_reachable", -32602, false, Reference, ["digest"], "A verdict cites Evidence not reachable from the active Session.";
+    InternalError = "internal_error", -32603, false, Reference, ["cause"], "The host (or, as -32000, a Driver) failed unexpectedly.";
+    EvidenceIoError = "evidence_io_error", -32603, true, Reference, [], "Reading or writing the Evidence store failed.";
     // Driver codes (envelope -32000).
-    DeviceUnavailable = "device_unavailable", -32000, true, "The device is offline, unauthorized or gone.";
-    DeviceNotConnected = "device_not_connected", -32000, false, "The device must be connected first.";
-    InvalidArguments = "invalid_arguments", -32000, false, "The Action arguments do not match its input schema.";
-    UnknownAction = "unknown_action", -32000, false, "The device's action space has no Action of this name.";
-    ActionFailed = "action_failed", -32000, false, "The Driver tried the Action and it failed.";
-    ElementNotFound = "element_not_found", -32000, false, "No UI element matches the selector.";
-    ElementAmbiguous = "element_ambiguous", -32000, false, "More than one UI element matches the selector.";
-    ElementNotActionable = "element_not_actionable", -32000, true, "The element is hidden, disabled, moving or covered.";
-    StaleElement = "stale_element", -32000, false, "The node reference belongs to an older document epoch.";
-    DriverPanicked = "driver_panicked", -32000, false, "The Driver panicked; the call was contained.";
-    DriverFailure = "driver_failure", -32000, false, "The Driver failed for a reason of its own.";
-    DriverProtocolViolation = "driver_protocol_violation", -32000, false, "The Driver returned data that breaks the protocol contract.";
-    // Nested action terminal codes (inside actionCompleted events).
-    ActionCancelled = "action_cancelled", -32007, false, "The Action was cancelled after it started.";
-    ActionTimeout = "action_timeout", -32008, true, "The Action exceeded its deadline after it started.";
-    // Event-payload and stream codes.
-    SessionDegraded = "session_degraded", -32006, false, "The Session recorded terminal Action errors.";
-    SessionRecovered = "session_recovered", -32006, false, "The Session was active when the host stopped and was closed on restart.";
-    StreamSlowConsumer = "stream_slow_consumer", -32006, true, "The subscriber fell behind its bounded queue.";
-    StreamSessionDeleted = "stream_session_deleted", -32006, false, "The streamed Session was deleted.";
-    StreamServerShutdown = "stream_server_shutdown", -32006, true, "The host is shutting down.";
-    StreamSequenceGap = "stream_sequence_gap", -32006, true, "The stream could not continue without a gap.";
-    StreamEventTooLarge = "stream_event_too_large", -32006, false, "An event does not fit in one WebSocket message.";
-    StreamInternalError = "stream_internal_error", -32603, false, "The stream failed unexpectedly.";
-    StreamCursorInvalid = "stream_cursor_invalid", -32602, false, "The cursor belongs to another Session or daemon lifetime, or lies beyond the log.";
-    StreamAlreadySubscribed = "stream_already_subscribed", -32006, false, "This stream connection already has its one subscription.";
+    DeviceNotConnected = "device_not_connected", -32000, true, Reference, ["deviceId"], "The device must be connected (device.connect) first.";
+    UnknownAction = "unknown_action", -32000, false, Reference, ["action"], "The device's action space has no Action of this name.";
+    InvalidArguments = "invalid_arguments", -32000, false, Reference, ["action"], "The Driver rejected the Action arguments.";
+    ElementNotFound = "element_not_found", -32000, false, Reference, [], "No UI element matches the semantic target.";
+    ElementAmbiguous = "element_ambiguous", -32000, false, Reference, [], "More than one UI element matches the semantic target.";
+    ElementNotInteractable = "element_not_interactable", -32000, false, Reference, [], "The element is hidden, disabled or cannot be operated.";
+    ElementStale = "element_stale", -32000, true, Reference, [], "The element reference belongs to an older UI state.";
+    UiContextNotFound = "ui_context_not_found", -32000, false, Reference, [], "The selected UI context is not available.";
+    UiContextAmbiguous = "ui_context_ambiguous", -32000, false, Reference, [], "The UI context selector matches more than one context.";
+    UiContextChanged = "ui_context_changed", -32000, true, Reference, [], "The UI context changed during the operation.";
+    SemanticChannelUnavailable = "semantic_channel_unavailable", -32000, false, Reference, [], "The Driver cannot run semantic Actions now.";
+    ProtocolError = "protocol_error", -32000, false, Reference, [], "The Driver broke its contract (results, Evidence, execution metadata).";
+    DriverCancelled = "driver_cancelled", -32000, false, Reference, [], "The Driver stopped on a cancellation the host did not request.";
+    DriverTimedOut = "driver_timed_out", -32000, true, Reference, [], "The Driver's own timeout elapsed before the request's deadline.";
+    PlatformError = "platform_error", -32000, false, Reference, ["platformCode"], "A platform adapter failed; platformCode names how.";
+    DeviceUnavailable = "device_unavailable", -32000, true, Own, ["deviceId", "reason"], "The device, or the plugin serving it, is offline, unauthorized, gone or restarting.";
+    DriverCrashed = "driver_crashed", -32000, true, Own, ["plugin", "reason"], "The plugin worker serving the call died; it is being restarted.";
+    // Handshake.
+    HandshakeRequired = "handshake_required", -32001, true, Reference, ["requiredMethod"], "system.hello has not completed on this connection.";
+    HandshakeAlreadyCompleted = "handshake_already_completed", -32002, false, Reference, [], "system.hello already succeeded on this connection.";
+    ProtocolVersionIncompatible = "protocol_version_incompatible", -32003, false, Reference, ["reason", "clientProtocol", "serverProtocol"], "Client and server share no wire version.";
+    RequiredFeatureUnsupported = "required_feature_unsupported", -32004, true, Reference, ["unsupportedRequired", "available", "requiredFeature"], "A required feature is unavailable at the selected version or transport.";
+    FeatureDependencyUnsatisfied = "feature_dependency_unsatisfied", -32004, false, Reference, ["feature", "requiredFeature"], "An enabled feature needs another feature that is not enabled.";
+    // Sessions and the event store.
+    SessionRequired = "session_required", -32005, true, Reference, ["requiredMethod"], "The operation records or reads facts of an active Session.";
+    SessionAlreadyActive = "session_already_active", -32006, false, Reference, ["sessionId"], "A Session is already active on this connection.";
+    SessionNotFound = "session_not_found", -32006, false, Reference, ["sessionId"], "No Session with this id exists.";
+    SessionActive = "session_active", -32006, false, Reference, ["sessionId"], "The operation needs an ended Session.";
+    SessionBusy = "session_busy", -32006, true, Reference, ["sessionId", "inFlightActions", "inFlightObservations", "inFlightMediaStreams"], "Work is still in flight in the Session; cancel or await it, then retry.";
+    SessionEnded = "session_ended", -32006, false, Reference, ["sessionId"], "The Session ended while the write was on its way.";
+    DuplicateActionCall = "duplicate_action_call", -32006, false, Reference, ["callId"], "device.execute reused an Action id within the Session.";
+    EventCursorAhead = "event_cursor_ahead", -32006, false, Reference, ["sessionId", "afterSequence", "lastSequence"], "A paged export cursor lies beyond the Session's last event.";
+    SessionProtocolIncompatible = "session_protocol_incompatible", -32006, false, Reference, ["eventId", "eventSequence", "method", "requiredProtocol", "selectedProtocol", "sessionId"], "An event needs a newer protocol minor than the connection negotiated.";
+    EventStoreShuttingDown = "event_store_shutting_down", -32006, false, Reference, [], "The event store is shutting down.";
+    EventStoreError = "event_store_error", -32006, true, Reference, [], "The event store could not complete the operation (I/O, full disk).";
+    // Request control.
+    RequestCancelled = "request_cancelled", -32007, false, Reference, ["reason"], "The request observed request.cancel or host shutdown.";
+    RequestTimedOut = "request_timed_out", -32008, true, Reference, ["scope", "timeoutMs"], "The request's timeoutMs budget elapsed.";
+    ActionTimedOut = "action_timed_out", -32008, true, Reference, ["scope", "timeoutMs"], "The Driver-only actionTimeoutMs budget elapsed.";
+    RequestIdInUse = "request_id_in_use", -32009, false, Reference, ["requestId"], "The RPC id is reserved by an unfinished request.";
+    TooManyRequests = "too_many_requests", -32010, true, Reference, ["limit"], "The connection reached its in-flight request bound.";
+    // Routing.
+    DeviceSelectionRequired = "device_selection_required", -32011, true, Reference, ["deviceCount", "availableDeviceIds", "requiredMethod", "requiredFeature"], "Several devices exist and none is selected.";
+    DeviceNotFound = "device_not_found", -32011, false, Reference, ["deviceId", "reason"], "No registered device has this id (or none is registered).";
+    ResponseFrameTooLarge = "response_frame_too_large", -32012, false, Reference, ["actualBytes", "actualBytesAtLeast", "limitBytes"], "The response cannot fit in one 1 MiB frame.";
+    // The event stream (-32013; the last four are stream terminals).
+    StreamCapabilityLimit = "stream_capability_limit", -32013, true, Reference, [], "Too many unused stream endpoints are pending.";
+    StreamServerShutdown = "stream_server_shutdown", -32013, true, Reference, [], "The host is shutting down.";
+    StreamTransportError = "stream_transport_error", -32013, false, Reference, [], "The stream endpoint could not be formed.";
+    StreamCursorSessionMismatch = "stream_cursor_session_mismatch", -32013, false, Reference, [], "The subscription names another Session than the endpoint's.";
+    StreamCursorEpochMismatch = "stream_cursor_epoch_mismatch", -32013, true, Reference, [], "The cursor belongs to another daemon lifetime.";
+    StreamCursorAhead = "stream_cursor_ahead", -32013, false, Reference, ["afterSequence", "lastSequence"], "The cursor lies beyond the Session's last event.";
+    StreamSubscriptionLimit = "stream_subscription_limit", -32013, true, Reference, ["maximumSubscribers"], "The Session already has the maximum number of subscribers.";
+    StreamSessionDeleted = "stream_session_deleted", -32013, false, Reference, ["sessionId", "lastSequence"], "The streamed Session was deleted.";
+    StreamInternalError = "stream_internal_error", -32013, false, Reference, [], "The stream failed unexpectedly.";
+    StreamSlowConsumer = "stream_slow_consumer", -32013, true, Reference, ["lastDelivered", "missedEvents"], "The subscriber fell behind its bounded queue.";
+    StreamSequenceGap = "stream_sequence_gap", -32013, false, Reference, [], "The stream could not continue without a gap.";
+    StreamEventTooLarge = "stream_event_too_large", -32013, false, Reference, ["observedBytesAtLeast", "limitBytes"], "An event does not fit in one WebSocket message.";
+    StreamEventProtocolIncompatible = "stream_event_protocol_incompatible", -32013, false, Reference, ["selectedProtocol", "requiredProtocol", "sequence"], "An event needs a newer protocol minor than the stream negotiated.";
+    // Device pool (-32014).
+    DeviceLeaseActive = "device_lease_active", -32014, false, Reference, ["sessionId"], "The connection's active Session holds its device; the selection cannot change.";
+    DeviceInUse = "device_in_use", -32014, true, Reference, ["deviceId"], "Another connection holds the device's lease.";
+    // Media streams (-32016).
+    MediaStreamConflict = "media_stream_conflict", -32016, false, Reference, ["streamId"], "The stream id is in use with another kind, Session or device.";
+    MediaStreamBusy = "media_stream_busy", -32016, true, Reference, ["streamId"], "Another capture of the stream is running.";
+    MediaStreamSensitiveActionInFlight = "media_stream_sensitive_action_in_flight", -32016, true, Reference, [], "A protected or unclassified Action is running; no stream may start.";
+    MediaStreamNotFound = "media_stream_not_found", -32016, false, Reference, ["streamId"], "The connection owns no media stream with this id.";
+    MediaStreamSessionMismatch = "media_stream_session_mismatch", -32016, false, Reference, ["streamId"], "The stream belongs to another Session.";
+    InvalidMediaFrame = "invalid_media_frame", -32016, false, Reference, ["streamId"], "durationMs is required for video frames and refused for screenshots.";
+    MediaFrameRetryConflict = "media_frame_retry_conflict", -32016, false, Reference, ["streamId", "frameIndex"], "A retried frame index differs from the committed frame.";
+    MediaStreamEnded = "media_stream_ended", -32016, false, Reference, ["streamId"], "The stream has ended.";
+    MediaFrameOutOfOrder = "media_frame_out_of_order", -32016, false, Reference, ["streamId", "frameIndex", "expectedFrameIndex"], "The frame index is neither the last committed nor the next.";
+    MediaCaptureUnavailable = "media_capture_unavailable", -32016, true, Reference, ["streamId"], "The device returned no screenshot for the frame.";
+    MediaCaptureFormatUnsupported = "media_capture_format_unsupported", -32016, false, Reference, ["streamId", "mediaType"], "The device's screenshot is not image/png.";
+    MediaStreamProtectedActionBlocked = "media_stream_protected_action_blocked", -32016, true, Reference, [], "A protected or unclassified Action cannot run while a media stream is open.";
+    // UI snapshots (-32017).
+    UiSnapshotNotFound = "ui_snapshot_not_found", -32017, false, Reference, ["observationId"], "The Observation is not in the active Session.";
+    UiSnapshotUnavailable = "ui_snapshot_unavailable", -32017, false, Reference, ["observationId", "omissionReason"], "The Observation has no UI snapshot.";
+    InvalidUiSnapshot = "invalid_ui_snapshot", -32017, false, Reference, ["observationId"], "The stored UI snapshot is invalid.";
+    UiSnapshotReadFailed = "ui_snapshot_read_failed", -32017, true, Reference, ["observationId"], "Reading the stored UI snapshot failed.";
+    // Nested Action terminal codes (inside actionCompleted events).
+    ActionCancelled = "action_cancelled", -32007, false, Protocol, ["callId", "reason"], "The Action was cancelled after it started.";
+    ActionTimeout = "action_timeout", -32008, true, Protocol, ["callId", "scope", "timeoutMs"], "The Action exceeded its deadline after it started.";
+    HostStopped = "host_stopped", -32007, false, Own, ["callId"], "The host stopped while the Action ran; recorded when it restarted.";
 }
+
+/// Codes that answer with another number or flag in one [`Context`].
+pub const ALTERNATES: &[(ErrorCode, Context, i32, bool)] = &[
+    (
+        ErrorCode::HandshakeRequired,
+        Context::EventStream,
+        -32601,
+        false,
+    ),
+    (
+        ErrorCode::RequiredFeatureUnsupported,
+        Context::EventStream,
+        -32004,
+        false,
+    ),
+    (ErrorCode::InvalidParams, Context::Hello, -32602, true),
+    (ErrorCode::InternalError, Context::Driver, -32000, true),
+    (ErrorCode::DeviceNotFound, Context::NoDevices, -32011, true),
+];
+
+/// Detail keys we add to a reference code beyond the catalog's own (which
+/// are all kept), each for a stated reason.
+pub const DETAIL_EXTENSIONS: &[(ErrorCode, &str, &str)] = &[];
 
 impl ErrorCode {
     /// Envelope code of errors reported by a routed Driver.
     pub const DRIVER_RPC_CODE: i32 = -32000;
 
-    /// Builds the wire data for this code.
+    /// The numeric code and flag in `context`.
+    pub fn in_context(self, context: Context) -> (i32, bool) {
+        ALTERNATES
+            .iter()
+            .find(|(c, ctx, _, _)| *c == self && *ctx == context)
+            .map_or((self.rpc_code(), self.retryable()), |&(_, _, rpc, r)| {
+                (rpc, r)
+            })
+    }
+
+    /// Builds the wire data for this code (details `null`).
     pub fn info(self, message: impl Into<String>) -> ErrorInfo {
         ErrorInfo::new(self.as_str(), message, self.retryable())
     }
 
     /// Builds a complete JSON-RPC error for this code.
     pub fn rpc(self, message: impl Into<String>, details: serde_json::Value) -> RpcError {
-        let data = self.info(message).with_details(details);
+        self.rpc_in(Context::Control, message, details)
+    }
+
+    /// Builds a complete JSON-RPC error for this code in `context`.
+    ///
+    /// `details` keys outside [`ErrorCode::detail_keys`] are dropped (a
+    /// debug build panics instead, so tests catch the mistake).
+    pub fn rpc_in(
+        self,
+        context: Context,
+        message: impl Into<String>,
+        details: serde_json::Value,
+    ) -> RpcError {
+        let (code, retryable) = self.in_context(context);
+        let message = message.into();
         RpcError {
-            code: self.rpc_code(),
-            message: data.message.clone(),
-            data,
+            code,
+            message: message.clone(),
+            data: ErrorInfo {
+                code: self.as_str().to_owned(),
+                message,
+                retryable,
+                details: self.checked_details(details),
+            },
+        }
+    }
+
+    /// `details` the host builds itself: a debug build panics on a key
+    /// outside [`ErrorCode::detail_keys`] (so tests catch the mistake), a
+    /// release build drops it.
+    pub fn checked_details(self, details: serde_json::Value) -> serde_json::Value {
+        if let serde_json::Value::Object(map) = &details {
+            let keys = self.detail_keys();
+            debug_assert!(
+                map.keys().all(|k| keys.contains(&k.as_str())),
+                "{self}: details keys {:?} not in {keys:?}",
+                map.keys().collect::<Vec<_>>()
+            );
+        } else {
+            debug_assert!(details.is_null(), "{self}: details must be an object");
+        }
+        self.filtered_details(details)
+    }
+
+    /// `details` restricted to this code's keys (`null` when none remain),
+    /// for details that come from elsewhere (a Driver).
+    pub fn filtered_details(self, details: serde_json::Value) -> serde_json::Value {
+        match details {
+            serde_json::Value::Object(mut map) => {
+                let keys = self.detail_keys();
+                map.retain(|k, _| keys.contains(&k.as_str()));
+                if map.is_empty() {
+                    serde_json::Value::Null
+                } else {
+                    serde_json::Value::Object(map)
+                }
+            }
+            _ => serde_json::Value::Null,
         }
     }
 }
@@ -249,5 +436,27 @@ mod tests {
         assert_eq!(e.code, ErrorCode::DRIVER_RPC_CODE);
         let e = RpcError::from_info(ErrorCode::SessionBusy.info("busy"));
         assert_eq!(e.code, -32006);
+    }
+
+    #[test]
+    fn contexts_change_number_and_flag() {
+        let e = ErrorCode::HandshakeRequired.rpc_in(
+            Context::EventStream,
+            "x",
+            serde_json::json!({ "requiredMethod": "system.hello" }),
+        );
+        assert_eq!((e.code, e.data.retryable), (-32601, false));
+        let e = ErrorCode::HandshakeRequired.rpc("x", serde_json::Value::Null);
+        assert_eq!((e.code, e.data.retryable), (-32001, true));
+        assert_eq!(
+            ErrorCode::InternalError.in_context(Context::Driver),
+            (-32000, true)
+        );
+    }
+
+    #[test]
+    fn empty_details_are_null() {
+        let e = ErrorCode::ElementNotFound.rpc("x", serde_json::json!({}));
+        assert_eq!(e.data.details, serde_json::Value::Null);
     }
 }

@@ -88,4 +88,43 @@ impl TestEventPayload {
             Self::Error { .. } => "error",
         }
     }
+
+    /// The first minor version of major 1 whose clients can read this
+    /// event: media events need 1.4; verdicts, UI snapshot references and
+    /// omissions, and semantic execution metadata need 1.5. A reader that
+    /// negotiated less is refused the event rather than handed a shape it
+    /// does not know.
+    pub fn required_minor(&self) -> u16 {
+        fn observation(o: &Observation) -> u16 {
+            if o.ui_snapshot.is_some() || o.ui_snapshot_omission.is_some() {
+                5
+            } else {
+                0
+            }
+        }
+        match self {
+            Self::MediaStreamStarted { .. }
+            | Self::MediaFrameCaptured { .. }
+            | Self::MediaStreamEnded { .. } => 4,
+            Self::VerdictRecorded { .. } => 5,
+            Self::ObservationCaptured { observation: o } => observation(o),
+            Self::ActionCompleted {
+                outcome: ActionOutcome::Succeeded { result },
+                ..
+            } => {
+                let observed = [&result.before, &result.after]
+                    .into_iter()
+                    .flatten()
+                    .map(observation)
+                    .max()
+                    .unwrap_or(0);
+                if result.execution.is_some() {
+                    5
+                } else {
+                    observed
+                }
+            }
+            _ => 0,
+        }
+    }
 }

@@ -138,7 +138,7 @@ impl MethodSpec {
 pub fn invalid_params(method: &str, message: impl std::fmt::Display) -> RpcError {
     ErrorCode::InvalidParams.rpc(
         format!("invalid params for {method}: {message}"),
-        json!({ "method": method, "reason": message.to_string() }),
+        json!({ "method": method }),
     )
 }
 

@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use crate::errors::{ErrorCode, RpcError};
+use crate::errors::{Context, ErrorCode, RpcError};
 use crate::handshake::{
     FeatureOffer, ProtocolIncompatibilityReason, ProtocolOffer, ProtocolRange, ProtocolVersion,
 };
@@ -36,11 +36,20 @@ pub enum VersionError {
 }
 
 impl VersionError {
-    /// The JSON-RPC error this failure is answered with.
+    /// The JSON-RPC error this failure is answered with on the control
+    /// connection.
     pub fn to_rpc_error(&self, client: &[ProtocolRange], server: &[ProtocolRange]) -> RpcError {
         match self {
-            Self::EmptyOffer | Self::InvertedRange { .. } => ErrorCode::InvalidParams
-                .rpc(self.to_string(), json!({ "field": "protocol.ranges" })),
+            Self::EmptyOffer => ErrorCode::InvalidParams.rpc_in(
+                Context::Hello,
+                self.to_string(),
+                json!({ "reason": "emptyProtocolOffer" }),
+            ),
+            Self::InvertedRange { .. } => ErrorCode::InvalidParams.rpc_in(
+                Context::Hello,
+                self.to_string(),
+                json!({ "reason": "invalidProtocolRange", "clientProtocol": { "ranges": client } }),
+            ),
             Self::Incompatible { reason } => ErrorCode::ProtocolVersionIncompatible.rpc(
                 "client and server do not share a protocol version",
                 json!({
@@ -49,6 +58,25 @@ impl VersionError {
                     "serverProtocol": { "ranges": server },
                 }),
             ),
+        }
+    }
+
+    /// The error on the event-stream WebSocket, whose offers carry no
+    /// `reason`.
+    pub fn to_stream_rpc_error(
+        &self,
+        client: &[ProtocolRange],
+        server: &[ProtocolRange],
+    ) -> RpcError {
+        match self {
+            Self::Incompatible { .. } => ErrorCode::ProtocolVersionIncompatible.rpc(
+                "client and server do not share a protocol version",
+                json!({
+                    "clientProtocol": { "ranges": client },
+                    "serverProtocol": { "ranges": server },
+                }),
+            ),
+            other => other.to_rpc_error(client, server),
         }
     }
 }
@@ -248,21 +276,43 @@ pub enum FeatureError {
 }
 
 impl FeatureError {
-    pub fn to_rpc_error(&self, version: ProtocolVersion) -> RpcError {
-        let selected = json!({ "major": version.major, "minor": version.minor });
+    /// The JSON-RPC error on the control connection; `available` is what the
+    /// transport offers at the selected version.
+    pub fn to_rpc_error(&self, available: FeatureSet) -> RpcError {
         match self {
             Self::RequiredUnsupported { unsupported } => ErrorCode::RequiredFeatureUnsupported.rpc(
                 self.to_string(),
-                json!({ "unsupported": unsupported, "selectedProtocol": selected }),
+                json!({ "unsupportedRequired": unsupported, "available": available.names() }),
             ),
             Self::DependencyUnsatisfied { feature, requires } => {
                 ErrorCode::FeatureDependencyUnsatisfied.rpc(
                     self.to_string(),
-                    json!({ "feature": feature.name(), "requires": requires.name(), "selectedProtocol": selected }),
+                    json!({ "feature": feature.name(), "requiredFeature": requires.name() }),
                 )
             }
         }
     }
+
+    /// The error on the event-stream WebSocket (not retryable there).
+    pub fn to_stream_rpc_error(&self) -> RpcError {
+        match self {
+            Self::RequiredUnsupported { unsupported } => ErrorCode::RequiredFeatureUnsupported
+                .rpc_in(
+                    Context::EventStream,
+                    self.to_string(),
+                    json!({ "unsupportedRequired": unsupported }),
+                ),
+            other => other.to_rpc_error(FeatureSet::EMPTY),
+        }
+    }
+}
+
+/// The features a transport offers at `version`.
+pub fn available_features(transport: FeatureSet, version: ProtocolVersion) -> FeatureSet {
+    transport
+        .iter()
+        .filter(|f| f.available_at(version))
+        .collect()
 }
 
 /// Resolves a client's feature offer against what the transport offers at

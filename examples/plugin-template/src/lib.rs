@@ -15,7 +15,7 @@
 //! stream; log with `tracing`, which the host forwards), block forever
 //! (honour the call context's deadline and cancellation), or panic on
 //! input (validate every argument; the export layer does turn panics into
-//! `driver_panicked` errors, but that is a bug report, not a feature).
+//! contained `internal_error`s, but that is a bug report, not a feature).
 
 pub mod actions;
 pub mod config;

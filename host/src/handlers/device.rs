@@ -12,7 +12,7 @@ use devicerail_protocol::{
 };
 use serde_json::json;
 
-use crate::connection::{ActiveSession, BusyGuard, Connection, Negotiated};
+use crate::connection::{ActiveSession, BusyGuard, Connection, Negotiated, Work as SessionWork};
 use crate::device_call::{self, Interrupt, Stop};
 use crate::dispatch::{Call, feature_not_negotiated};
 use crate::event_store::NewEvent;
@@ -94,6 +94,14 @@ async fn permit(a: &Accepted) -> Result<tokio::sync::OwnedSemaphorePermit, RpcEr
     }
 }
 
+/// `semantic_action_not_negotiated` for `name`.
+fn semantic_not_negotiated(name: &str) -> RpcError {
+    ErrorCode::SemanticActionNotNegotiated.rpc(
+        format!("{name} is a semantic action; negotiate device.semanticActions.v1 to use it"),
+        json!({ "action": name, "requiredFeature": Feature::DeviceSemanticActions.name() }),
+    )
+}
+
 fn admit(call: &mut Call) -> Result<(Accepted, Work, Option<BusyGuard>), RpcError> {
     let work = match call.spec.id {
         MethodId::DeviceConnect => call.params::<NoParams>().map(|_| Work::Connect)?,
@@ -102,6 +110,11 @@ fn admit(call: &mut Call) -> Result<(Accepted, Work, Option<BusyGuard>), RpcErro
         MethodId::DeviceObserve => call.params::<NoParams>().map(|_| Work::Observe)?,
         MethodId::DeviceExecute => {
             let p: DeviceExecuteParams = call.params()?;
+            if SEMANTIC_ACTIONS.contains(&p.name.as_str())
+                && !call.neg.has(Feature::DeviceSemanticActions)
+            {
+                return Err(semantic_not_negotiated(&p.name));
+            }
             if p.action_timeout_ms.is_some() && !call.neg.has(Feature::RequestControl) {
                 return Err(feature_not_negotiated(
                     "actionTimeoutMs",
@@ -120,23 +133,28 @@ fn admit(call: &mut Call) -> Result<(Accepted, Work, Option<BusyGuard>), RpcErro
     };
     let route = match &work {
         // A capture always uses the device its stream was started on.
-        Work::Capture(p) => streams::capture_route(&call.host, &call.conn, &p.stream_id)?,
+        Work::Capture(p) => streams::capture_route(&call.conn, &p.stream_id)?,
         _ => routing::resolve(&call.host, &call.conn)?,
     };
-    let needs_session = matches!(work, Work::Observe | Work::Execute(_) | Work::Capture(_));
-    let session = match (needs_session, call.conn.session()) {
-        (true, None) => return Err(session_required(call.spec.name)),
-        (_, s) => s,
-    };
+    let session = call.conn.session();
+    // device.execute checks its Session after the protected-action check.
+    if matches!(work, Work::Observe | Work::Capture(_)) && session.is_none() {
+        return Err(session_required(call.spec.name));
+    }
     let cancel = call.conn.inflight.reserve(
         &call.id,
         &tokio_util::sync::CancellationToken::new(),
         call.host.config.max_inflight,
     )?;
-    let busy = if needs_session {
-        session.as_ref().map(ActiveSession::enter)
-    } else {
-        None
+    let busy_kind = match work {
+        Work::Observe => Some(SessionWork::Observation),
+        Work::Execute(_) => Some(SessionWork::Action),
+        Work::Capture(_) => Some(SessionWork::Capture),
+        _ => None,
+    };
+    let (session, busy) = match busy_kind {
+        Some(kind) => (session.clone(), session.as_ref().map(|s| s.enter(kind))),
+        None => (None, None),
     };
     let accepted = Accepted {
         host: call.host.clone(),
@@ -145,7 +163,7 @@ fn admit(call: &mut Call) -> Result<(Accepted, Work, Option<BusyGuard>), RpcErro
         id: call.id.clone(),
         route,
         stop: call.stop(cancel),
-        session: if needs_session { session } else { None },
+        session,
         timeout_ms: call.timeout_ms,
     };
     Ok((accepted, work, busy))
@@ -178,29 +196,48 @@ pub fn interrupt_error(why: Interrupt, timeout_ms: Option<u64>) -> RpcError {
                 "the request exceeded its {} ms budget",
                 timeout_ms.unwrap_or(0)
             ),
-            json!({ "timeoutMs": timeout_ms }),
+            json!({ "scope": "request", "timeoutMs": timeout_ms }),
         ),
         Interrupt::Cancelled => ErrorCode::RequestCancelled.rpc(
             "the request was cancelled",
-            json!({ "reason": "cancelled" }),
+            json!({ "reason": "requested" }),
         ),
         Interrupt::Shutdown => ErrorCode::RequestCancelled
             .rpc("the host is shutting down", json!({ "reason": "shutdown" })),
     }
 }
 
-/// Maps a driver error, treating the driver's own cancellation/deadline
-/// reports as the interrupt the host caused.
+/// Maps a driver error. A driver's own cancellation or deadline report is
+/// the interrupt the host caused when one fired; otherwise the driver
+/// stopped on its own (`driver_cancelled`, `driver_timed_out`).
 pub fn failed_call(a: &Accepted, e: DriverError) -> RpcError {
     if e.is_deadline() || e.is_cancellation() {
-        let why = a.stop.fired().unwrap_or(if e.is_deadline() {
-            Interrupt::TimedOut
+        if let Some(why) = a.stop.fired() {
+            return interrupt_error(why, a.timeout_ms);
+        }
+        let code = if e.is_deadline() {
+            ErrorCode::DriverTimedOut
         } else {
-            Interrupt::Cancelled
-        });
-        return interrupt_error(why, a.timeout_ms);
+            ErrorCode::DriverCancelled
+        };
+        return driver_error(DriverError::new(code, e.message));
     }
     driver_error(e)
+}
+
+/// `device_not_connected` unless the device was connected through this host.
+pub fn require_connected(a: &Accepted) -> Result<(), RpcError> {
+    if a.host.is_connected(&a.route.device) {
+        Ok(())
+    } else {
+        Err(ErrorCode::DeviceNotConnected.rpc(
+            format!(
+                "device {} is not connected; call device.connect first",
+                a.route.device
+            ),
+            json!({ "deviceId": a.route.device }),
+        ))
+    }
 }
 
 /// Runs one driver call for an accepted request and maps every failure.
@@ -316,6 +353,7 @@ async fn observe(a: &Accepted) -> Result<Observation, RpcError> {
         .session
         .clone()
         .ok_or_else(|| session_required("device.observe"))?;
+    require_connected(a)?;
     let caps = capabilities(a).await?;
     let tree = match (a.neg.has(Feature::ObservationUiSnapshot), caps.ui_tree) {
         (false, _) => Tree::NotRequested,
@@ -344,7 +382,6 @@ async fn observe(a: &Accepted) -> Result<Observation, RpcError> {
         observation: captured.observation.clone(),
     });
     event.evidence = captured.evidence;
-    event.ui_snapshot = captured.ui_snapshot;
     a.host
         .store
         .append_one(session.id, event)

@@ -19,75 +19,87 @@ pub async fn ui_snapshot_get(call: &mut Call) -> Result<Box<RawValue>, RpcError>
         .conn
         .session()
         .ok_or_else(|| session_required("ui.snapshot.get"))?;
-    let not_found = || {
-        ErrorCode::UiSnapshotNotFound.rpc(
-            format!(
-                "observation {} has no UI snapshot in the active session",
-                p.observation_id
-            ),
-            json!({ "observationId": p.observation_id, "sessionId": session.id }),
-        )
-    };
-    let sha = call
+    let observation = p.observation_id;
+    let row = call
         .host
         .store
-        .ui_snapshot(session.id, p.observation_id)
+        .observation(session.id, observation)
         .await
         .map_err(store_error)?
-        .ok_or_else(not_found)?;
-    let evidence = call.host.evidence.clone();
-    let bytes = tokio::task::spawn_blocking(move || evidence.get(&sha))
-        .await
-        .map_err(|e| ErrorCode::InternalError.rpc(e.to_string(), serde_json::Value::Null))?
-        .map_err(|e| {
-            ErrorCode::StorageFailure.rpc(
-                format!("the UI snapshot blob is unreadable: {e}"),
-                serde_json::Value::Null,
+        .ok_or_else(|| {
+            ErrorCode::UiSnapshotNotFound.rpc(
+                format!("observation {observation} is not in the active session"),
+                json!({ "observationId": observation }),
             )
         })?;
-    let text = String::from_utf8(bytes).map_err(|_| {
-        ErrorCode::StorageFailure.rpc("the UI snapshot blob is not UTF-8", serde_json::Value::Null)
-    })?;
-    RawValue::from_string(text).map_err(|e| {
-        ErrorCode::StorageFailure.rpc(
-            format!("the UI snapshot blob is not JSON: {e}"),
-            serde_json::Value::Null,
+    let Some(sha) = row.ui_sha256 else {
+        return Err(ErrorCode::UiSnapshotUnavailable.rpc(
+            format!("observation {observation} has no UI snapshot"),
+            json!({ "observationId": observation, "omissionReason": row.ui_omission }),
+        ));
+    };
+    let evidence = call.host.evidence.clone();
+    let read_failed = |why: String| {
+        ErrorCode::UiSnapshotReadFailed.rpc(
+            format!("the UI snapshot of observation {observation} could not be read: {why}"),
+            json!({ "observationId": observation }),
         )
-    })
+    };
+    let bytes = tokio::task::spawn_blocking(move || evidence.get(&sha))
+        .await
+        .map_err(|e| read_failed(e.to_string()))?
+        .map_err(|e| read_failed(e.to_string()))?;
+    let invalid = |why: &str| {
+        ErrorCode::InvalidUiSnapshot.rpc(
+            format!("the stored UI snapshot of observation {observation} is invalid: {why}"),
+            json!({ "observationId": observation }),
+        )
+    };
+    let text = String::from_utf8(bytes).map_err(|_| invalid("not UTF-8"))?;
+    RawValue::from_string(text).map_err(|_| invalid("not JSON"))
 }
 
 /// Persists the caller's verdict after checking every Evidence reference
 /// is reachable from the active Session (and matches what was stored).
 pub async fn verdict_record(call: &mut Call) -> Result<VerdictRecordResult, RpcError> {
-    let p: VerdictRecordParams = call.params()?;
+    let p: VerdictRecordParams = call.params().map_err(|e| {
+        ErrorCode::InvalidParams.rpc(
+            e.message,
+            json!({
+                "method": "verdict.record",
+                "maximumSummaryLength": 16384,
+                "maximumEvidenceReferences": 64,
+            }),
+        )
+    })?;
     let session = call
         .conn
         .session()
         .ok_or_else(|| session_required("verdict.record"))?;
+    let mut seen = std::collections::HashSet::new();
     for asset in p.verdict.evidence.iter() {
+        if !seen.insert(asset.id.as_str()) {
+            return Err(ErrorCode::DuplicateEvidenceReference.rpc(
+                format!("the verdict cites evidence {} twice", asset.id),
+                json!({ "digest": asset.id }),
+            ));
+        }
         let stored = call
             .host
             .store
             .evidence_ref(session.id, asset.id.clone())
             .await
             .map_err(store_error)?;
-        match stored {
-            Some(s) if s == *asset => {}
-            Some(_) => {
-                return Err(ErrorCode::EvidenceNotInSession.rpc(
-                    format!("evidence {} does not match the session's stored reference", asset.id),
-                    json!({ "evidenceId": asset.id, "sessionId": session.id, "reason": "mismatch" }),
-                ));
-            }
-            None => {
-                return Err(ErrorCode::EvidenceNotInSession.rpc(
-                    format!(
-                        "evidence {} is not reachable from the active session",
-                        asset.id
-                    ),
-                    json!({ "evidenceId": asset.id, "sessionId": session.id }),
-                ));
-            }
+        if stored.as_ref() != Some(asset) {
+            let why = if stored.is_some() {
+                "does not match the session's stored reference"
+            } else {
+                "is not reachable from the active session"
+            };
+            return Err(ErrorCode::EvidenceNotReachable.rpc(
+                format!("evidence {} {why}", asset.id),
+                json!({ "digest": asset.id }),
+            ));
         }
     }
     let mut event = NewEvent::new(TestEventPayload::VerdictRecorded { verdict: p.verdict });

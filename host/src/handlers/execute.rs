@@ -13,17 +13,18 @@ use devicerail_plugin_api::{ActionOutput, DriverError, ObserveRequest};
 use devicerail_protocol::{
     ActionCall, ActionOutcome, ActionResult, AssetRef, ClearElementResult, DeviceExecuteParams,
     ErrorCode, ErrorInfo, Feature, FindElementResult, Observation, ObservationId,
-    RecordedActionCall, RpcError, SEMANTIC_ACTIONS, SafeU64, SetElementValueResult,
-    TapElementResult, TestEventPayload, UiNodeRef, WaitForElementResult,
+    RecordedActionCall, RpcError, SafeU64, SetElementValueResult, TapElementResult,
+    TestEventPayload, UiNodeRef, WaitForElementResult,
 };
 use serde_json::json;
 use tokio::time::Instant;
 
 use crate::device_call::{self, Interrupt};
-use crate::dispatch::feature_not_negotiated;
 use crate::event_store::now_ms;
-use crate::handlers::device::{Accepted, capabilities, failed_call, interrupt_error, shot};
-use crate::handlers::{session_required, store_error};
+use crate::handlers::device::{
+    Accepted, capabilities, failed_call, interrupt_error, require_connected, shot,
+};
+use crate::handlers::{driver_error_info, driver_rpc, session_required, store_error};
 use crate::recorder::{self, Captured, Shot, Tree};
 
 /// Which budget ended an Action.
@@ -41,47 +42,63 @@ enum Terminal {
     Cancelled(Interrupt),
 }
 
-/// Replaces a driver error's text for redacted calls: serde messages may
-/// quote argument values, which must never reach events or logs.
+/// The recorded (and answered) form of a driver failure. For redacted
+/// calls the text is replaced: serde messages may quote argument values,
+/// which must never reach events or logs. (Details are already restricted
+/// to the catalog's keys, which name actions, devices and codes, never
+/// argument values.)
 fn sanitized(e: &DriverError, redact: bool) -> ErrorInfo {
+    let info = driver_error_info(e.clone());
     if redact {
         ErrorInfo {
-            code: e.code.clone(),
-            message: format!("{} (details withheld for a redacted action)", e.code),
-            retryable: e.retryable,
-            details: serde_json::Value::Null,
+            message: format!(
+                "{} (the message is withheld for a redacted action)",
+                info.code
+            ),
+            ..info
         }
     } else {
-        e.clone().into_info()
+        info
     }
 }
 
 pub async fn execute(a: &Accepted, p: DeviceExecuteParams) -> Result<ActionResult, RpcError> {
+    let caps = capabilities(a).await?;
+    let def = caps.actions.iter().find(|d| d.name == p.name);
+    if let Some(d) = def
+        && d.is_protected()
+        && !a.neg.has(Feature::ActionProtected)
+    {
+        return Err(ErrorCode::ProtectedActionNotNegotiated.rpc(
+            format!(
+                "{} is a protected action; negotiate action.protected.v1 to use it",
+                d.name
+            ),
+            json!({ "action": d.name, "requiredFeature": Feature::ActionProtected.name() }),
+        ));
+    }
     let session = a
         .session
         .clone()
         .ok_or_else(|| session_required("device.execute"))?;
-    let caps = capabilities(a).await?;
-    let def = caps.actions.iter().find(|d| d.name == p.name);
-    if let Some(d) = def {
-        if d.is_protected() && !a.neg.has(Feature::ActionProtected) {
-            return Err(feature_not_negotiated(
-                &format!("protected action {:?}", d.name),
-                Feature::ActionProtected,
-            ));
-        }
-        if SEMANTIC_ACTIONS.contains(&d.name.as_str()) && !a.neg.has(Feature::DeviceSemanticActions)
-        {
-            return Err(feature_not_negotiated(
-                &format!("semantic action {:?}", d.name),
-                Feature::DeviceSemanticActions,
-            ));
-        }
-    }
+    require_connected(a)?;
     let redact = def.is_none_or(|d| d.is_protected());
+    if redact && session.has_open_stream() {
+        return Err(ErrorCode::MediaStreamProtectedActionBlocked.rpc(
+            "a protected or unclassified action cannot run while a media stream is open; end the stream first",
+            serde_json::Value::Null,
+        ));
+    }
+    let _sensitive = redact.then(|| session.enter_sensitive());
     let call: ActionCall = p.call();
     if let Some(why) = a.stop.fired() {
         return Err(interrupt_error(why, a.timeout_ms));
+    }
+    if !session.claim_call_id(call.id) {
+        return Err(ErrorCode::DuplicateActionCall.rpc(
+            format!("action id {} was already used in this session", call.id),
+            json!({ "callId": call.id }),
+        ));
     }
     let started = a
         .host
@@ -162,7 +179,7 @@ pub async fn execute(a: &Accepted, p: DeviceExecuteParams) -> Result<ActionResul
 
     match terminal {
         Terminal::Succeeded(out) => {
-            let (result, evidence, ui) =
+            let (result, evidence) =
                 finish_success(a, &call, out, observation_id, started_at_ms, redact).await?;
             let mut event = a.event(TestEventPayload::ActionCompleted {
                 call_id: call.id,
@@ -171,7 +188,6 @@ pub async fn execute(a: &Accepted, p: DeviceExecuteParams) -> Result<ActionResul
                 },
             });
             event.evidence = evidence;
-            event.ui_snapshot = ui;
             a.host
                 .store
                 .append_one(session.id, event)
@@ -193,19 +209,19 @@ pub async fn execute(a: &Accepted, p: DeviceExecuteParams) -> Result<ActionResul
             .await?;
             tracing::info!(request = %a.id, call = %call.id, code = %info.code, "action failed");
             if redact {
-                Err(RpcError::from_info(info))
+                Err(driver_rpc(info))
             } else {
                 Err(failed_call(a, e))
             }
         }
         Terminal::TimedOut(budget) => {
-            let (ms, which, code) = match budget {
-                Budget::Request(ms) => (ms, "timeoutMs", ErrorCode::RequestTimedOut),
-                Budget::Action(ms) => (ms, "actionTimeoutMs", ErrorCode::ActionTimedOut),
+            let (ms, which, scope, code) = match budget {
+                Budget::Request(ms) => (ms, "timeoutMs", "request", ErrorCode::RequestTimedOut),
+                Budget::Action(ms) => (ms, "actionTimeoutMs", "action", ErrorCode::ActionTimedOut),
             };
             let error = ErrorCode::ActionTimeout
-                .info(format!("the action exceeded its {ms} ms deadline"))
-                .with_details(json!({ "callId": call.id, "budget": which }));
+                .info(format!("the action exceeded its {ms} ms {which} deadline"))
+                .with_details(json!({ "callId": call.id, "scope": scope, "timeoutMs": ms }));
             record(
                 a,
                 session.id,
@@ -219,7 +235,7 @@ pub async fn execute(a: &Accepted, p: DeviceExecuteParams) -> Result<ActionResul
             tracing::info!(request = %a.id, call = %call.id, budget = which, "action timed out");
             Err(code.rpc(
                 format!("the action exceeded its {ms} ms {which} budget"),
-                json!({ "callId": call.id, which: ms }),
+                json!({ "scope": scope, "timeoutMs": ms }),
             ))
         }
         Terminal::Cancelled(why) => {
@@ -228,9 +244,14 @@ pub async fn execute(a: &Accepted, p: DeviceExecuteParams) -> Result<ActionResul
             } else {
                 "the caller cancelled the action"
             };
+            let reason = if why == Interrupt::Shutdown {
+                "shutdown"
+            } else {
+                "requested"
+            };
             let error = ErrorCode::ActionCancelled
                 .info(message)
-                .with_details(json!({ "callId": call.id }));
+                .with_details(json!({ "callId": call.id, "reason": reason }));
             record(a, session.id, call.id, ActionOutcome::Cancelled { error }).await?;
             tracing::info!(request = %a.id, call = %call.id, "action cancelled");
             Err(interrupt_error(why, a.timeout_ms))
@@ -261,7 +282,7 @@ fn check_semantic_output(
     out: &ActionOutput,
     observation: ObservationId,
 ) -> Result<(), DriverError> {
-    let violation = |msg: String| DriverError::new(ErrorCode::DriverProtocolViolation, msg);
+    let violation = |msg: String| DriverError::new(ErrorCode::ProtocolError, msg);
     let element: Option<UiNodeRef> = match name {
         "findElement" => {
             serde_json::from_value::<FindElementResult>(out.output.clone()).map(|r| Some(r.element))
@@ -297,8 +318,7 @@ fn check_semantic_output(
             )));
         }
     }
-    if matches!(name, "tapElement" | "clearElement" | "setElementValue") && out.execution.is_none()
-    {
+    if out.execution.is_none() {
         return Err(violation(format!(
             "{name} did not report how it was executed"
         )));
@@ -306,7 +326,7 @@ fn check_semantic_output(
     Ok(())
 }
 
-type Success = (ActionResult, Vec<AssetRef>, Option<(ObservationId, String)>);
+type Success = (ActionResult, Vec<AssetRef>);
 
 async fn finish_success(
     a: &Accepted,
@@ -323,7 +343,6 @@ async fn finish_success(
     } = out;
     let mut evidence = Vec::new();
     let mut links = Vec::new();
-    let mut ui = None;
     let before = match resolved {
         Some(obs) => {
             let shot = match (&obs.png, redact) {
@@ -338,7 +357,7 @@ async fn finish_success(
             } else {
                 Tree::NotRequested
             };
-            let Captured { observation, evidence: assets, ui_snapshot } =
+            let Captured { observation, evidence: assets } =
                 recorder::capture(&a.host, observation_id, &a.route.device, obs, shot, tree).await.inspect_err(|e| {
                     tracing::warn!(request = %a.id, "could not store the resolved observation: {}", e.message);
                 })?;
@@ -346,7 +365,6 @@ async fn finish_success(
                 evidence.push(s.clone());
             }
             links.extend(assets);
-            ui = ui_snapshot;
             Some(observation)
         }
         None => None,
@@ -368,7 +386,7 @@ async fn finish_success(
         evidence,
         execution,
     };
-    Ok((result, links, ui))
+    Ok((result, links))
 }
 
 /// Observes the device after a successful Action (screenshot per policy,

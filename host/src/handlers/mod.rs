@@ -9,7 +9,7 @@ pub mod streams;
 pub mod system;
 
 use devicerail_plugin_api::DriverError;
-use devicerail_protocol::{ErrorCode, RpcError};
+use devicerail_protocol::{ErrorCode, ErrorInfo, RpcError};
 use serde_json::json;
 
 use crate::event_store::StoreError;
@@ -20,25 +20,77 @@ pub fn store_error(e: StoreError) -> RpcError {
         StoreError::NotFound(id) => {
             ErrorCode::SessionNotFound.rpc(format!("no session {id}"), json!({ "sessionId": id }))
         }
-        StoreError::Ended(id) => ErrorCode::SessionRequired.rpc(
+        StoreError::Ended(id) => ErrorCode::SessionEnded.rpc(
             format!("session {id} has ended"),
             json!({ "sessionId": id }),
         ),
-        StoreError::Active(id) => ErrorCode::SessionNotEnded.rpc(
+        StoreError::Active(id) => ErrorCode::SessionActive.rpc(
             format!("session {id} is still active; end it first"),
             json!({ "sessionId": id }),
         ),
-        StoreError::Storage(msg) => ErrorCode::StorageFailure.rpc(msg, serde_json::Value::Null),
-        StoreError::Closed => {
-            ErrorCode::StorageFailure.rpc("the event store is shut down", serde_json::Value::Null)
-        }
+        StoreError::Storage(msg) => ErrorCode::EventStoreError.rpc(msg, serde_json::Value::Null),
+        StoreError::Closed => ErrorCode::EventStoreShuttingDown
+            .rpc("the event store is shut down", serde_json::Value::Null),
     }
 }
 
-/// The JSON-RPC error for a driver failure (envelope from the catalog,
-/// `-32000` for driver-specific codes).
+/// The wire form of a routed Driver's failure. Catalog driver codes keep
+/// their code with the catalog's flag and detail keys; `internal_error` is
+/// the driver variant (-32000, retryable); codes a driver invents travel as
+/// `platform_error` with the code as `platformCode`.
+pub fn driver_error_info(e: DriverError) -> ErrorInfo {
+    let known = ErrorCode::from_code(&e.code);
+    match known {
+        Some(ErrorCode::PlatformError) => ErrorInfo {
+            code: e.code,
+            message: e.message,
+            retryable: e.retryable,
+            details: ErrorCode::PlatformError.filtered_details(e.details),
+        },
+        Some(ErrorCode::InternalError) => ErrorInfo {
+            code: e.code,
+            message: e.message,
+            retryable: ErrorCode::InternalError
+                .in_context(devicerail_protocol::errors::Context::Driver)
+                .1,
+            details: ErrorCode::InternalError.filtered_details(e.details),
+        },
+        Some(code)
+            if code.rpc_code() == ErrorCode::DRIVER_RPC_CODE
+                || code == ErrorCode::DeviceNotFound =>
+        {
+            ErrorInfo {
+                code: e.code,
+                message: e.message,
+                retryable: code.retryable(),
+                details: code.filtered_details(e.details),
+            }
+        }
+        _ => ErrorInfo {
+            code: ErrorCode::PlatformError.as_str().to_owned(),
+            message: e.message,
+            retryable: e.retryable,
+            details: json!({ "platformCode": devicerail_plugin_api::driver::platform_code(&e.code) }),
+        },
+    }
+}
+
+/// The JSON-RPC error for a driver failure (see [`driver_error_info`]).
 pub fn driver_error(e: DriverError) -> RpcError {
-    RpcError::from_info(e.into_info())
+    driver_rpc(driver_error_info(e))
+}
+
+/// The JSON-RPC error carrying already-mapped driver error data.
+pub fn driver_rpc(info: ErrorInfo) -> RpcError {
+    let code = match ErrorCode::from_code(&info.code) {
+        Some(ErrorCode::DeviceNotFound) => ErrorCode::DeviceNotFound.rpc_code(),
+        _ => ErrorCode::DRIVER_RPC_CODE,
+    };
+    RpcError {
+        code,
+        message: info.message.clone(),
+        data: info,
+    }
 }
 
 /// The stored summary of session `id`, or `session_not_found`.
@@ -57,6 +109,6 @@ pub async fn existing_session(
 pub fn session_required(what: &str) -> RpcError {
     ErrorCode::SessionRequired.rpc(
         format!("{what} needs an active session; call session.start"),
-        serde_json::Value::Null,
+        json!({ "requiredMethod": "session.start" }),
     )
 }

@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use devicerail_protocol::errors::Context;
 use devicerail_protocol::{
     DeviceId, DeviceSelectParams, DeviceSelectResult, DevicesListResult, ErrorCode, Feature,
     RpcError,
@@ -13,31 +14,50 @@ use crate::dispatch::Call;
 use crate::registry::Route;
 use crate::state::Host;
 
-/// The device this connection routes to right now, if any.
+/// The device this connection routes to right now, if any: its active
+/// Session's device, else its selection, else the sole registered device.
 pub fn current_device(host: &Host, conn: &Connection) -> Option<DeviceId> {
-    conn.selected().or_else(|| host.registry.sole_device())
+    conn.session()
+        .map(|s| s.device.clone())
+        .or_else(|| conn.selected())
+        .or_else(|| host.registry.sole_device())
 }
 
-/// The route a device request captures when accepted: the selection, else
-/// the sole registered device.
+/// The route a device request captures when accepted: the active Session's
+/// device, else the selection, else the sole registered device.
 pub fn resolve(host: &Host, conn: &Connection) -> Result<Route, RpcError> {
-    if let Some(selected) = conn.selected() {
-        return host.registry.route(&selected).ok_or_else(|| {
-            ErrorCode::DeviceNotFound.rpc(
-                format!("the selected device {selected} is no longer registered"),
-                json!({ "deviceId": selected }),
-            )
-        });
+    if let Some(device) = conn
+        .session()
+        .map(|s| s.device.clone())
+        .or_else(|| conn.selected())
+    {
+        return host
+            .registry
+            .route(&device)
+            .ok_or_else(|| not_registered(&device));
     }
     match host.registry.sole_device() {
-        Some(only) => host.registry.route(&only).ok_or_else(|| not_registered(&only)),
-        None if host.registry.device_count() == 0 => {
-            Err(ErrorCode::DeviceNotFound.rpc("no device is registered", json!({ "registered": 0 })))
-        }
-        None => Err(ErrorCode::DeviceSelectionRequired.rpc(
-            "several devices are registered; select one with device.select",
-            json!({ "devices": host.registry.devices().iter().map(|d| d.id.clone()).collect::<Vec<_>>() }),
+        Some(only) => host
+            .registry
+            .route(&only)
+            .ok_or_else(|| not_registered(&only)),
+        None if host.registry.device_count() == 0 => Err(ErrorCode::DeviceNotFound.rpc_in(
+            Context::NoDevices,
+            "no device is registered",
+            json!({ "reason": "noRegisteredDevices" }),
         )),
+        None => {
+            let ids: Vec<DeviceId> = host.registry.devices().into_iter().map(|d| d.id).collect();
+            Err(ErrorCode::DeviceSelectionRequired.rpc(
+                "several devices are registered; select one with device.select",
+                json!({
+                    "deviceCount": ids.len(),
+                    "availableDeviceIds": ids,
+                    "requiredMethod": "device.select",
+                    "requiredFeature": Feature::DeviceRouting.name(),
+                }),
+            ))
+        }
     }
 }
 
@@ -62,6 +82,15 @@ pub fn devices_list(call: &Call) -> DevicesListResult {
 
 /// `device.select`: an unknown id keeps the previous selection.
 pub async fn device_select(call: &mut Call) -> Result<DeviceSelectResult, RpcError> {
+    if let Some(active) = call.conn.session() {
+        return Err(ErrorCode::DeviceLeaseActive.rpc(
+            format!(
+                "session {} holds device {}; end it before selecting another device",
+                active.id, active.device
+            ),
+            json!({ "sessionId": active.id }),
+        ));
+    }
     let p: DeviceSelectParams = call.params()?;
     let registry = call.host.registry.clone();
     if registry.device(&p.device_id).is_none() {

@@ -12,8 +12,9 @@ use serde_json::json;
 use serde_json::value::RawValue;
 
 use crate::connection::ActiveSession;
-use crate::dispatch::{Call, feature_not_negotiated};
-use crate::handlers::{existing_session, session_required, store_error};
+use crate::dispatch::Call;
+use crate::event_store::EventRow;
+use crate::handlers::{existing_session, routing, session_required, store_error};
 
 pub async fn start(call: &mut Call) -> Result<SessionInfo, RpcError> {
     call.params::<NoParams>()?;
@@ -23,17 +24,20 @@ pub async fn start(call: &mut Call) -> Result<SessionInfo, RpcError> {
                 "session {} is already active on this connection; end it first",
                 active.id
             ),
-            json!({ "activeSessionId": active.id }),
+            json!({ "sessionId": active.id }),
         ));
     }
+    // A Session is bound to one device: the selection, else the sole one.
+    let route = routing::resolve(&call.host, &call.conn)?;
     let (info, _) = call
         .host
         .store
         .start_session(Some(call.id.clone()))
         .await
         .map_err(store_error)?;
-    call.conn.set_session(Some(ActiveSession::new(info.id)));
-    tracing::info!(session = %info.id, "session started");
+    call.conn
+        .set_session(Some(ActiveSession::new(info.id, route.device.clone())));
+    tracing::info!(session = %info.id, device = %route.device, "session started");
     Ok(info)
 }
 
@@ -51,36 +55,73 @@ pub async fn end(call: &mut Call) -> Result<SessionInfo, RpcError> {
         .conn
         .session()
         .ok_or_else(|| session_required("session.end"))?;
-    let busy = active.busy();
-    if busy > 0 {
-        return Err(ErrorCode::SessionBusy.rpc(
-            format!("{busy} action(s) or observation(s) are still in flight; cancel or await them, then retry"),
-            json!({ "sessionId": active.id, "inFlight": busy }),
-        ));
-    }
-    let open = active
-        .open_streams
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .clone();
-    if !open.is_empty() {
-        return Err(ErrorCode::MediaStreamOpen.rpc(
-            format!(
-                "{} media stream(s) are still open; end them first",
-                open.len()
-            ),
-            json!({ "sessionId": active.id, "streamIds": open }),
-        ));
+    if let Some(e) = busy_error(&active) {
+        return Err(e);
     }
     let outcome = p.outcome.unwrap_or(SessionOutcome::Completed);
-    let (info, _) = call
-        .host
-        .store
-        .end_session(active.id, outcome, p.reason, Some(call.id.clone()))
-        .await
-        .map_err(store_error)?;
+    let info = finish(
+        &call.host,
+        &active,
+        outcome,
+        p.reason,
+        Some(call.id.clone()),
+    )
+    .await?;
     call.conn.set_session(None);
     tracing::info!(session = %info.id, ?outcome, "session ended");
+    Ok(info)
+}
+
+/// `session_busy` while any work of `active` is in flight.
+pub fn busy_error(active: &ActiveSession) -> Option<RpcError> {
+    let (actions, observations, captures) = active.busy();
+    if actions + observations + captures == 0 {
+        return None;
+    }
+    let mut details = serde_json::Map::new();
+    details.insert("sessionId".into(), json!(active.id));
+    for (key, n) in [
+        ("inFlightActions", actions),
+        ("inFlightObservations", observations),
+        ("inFlightMediaStreams", captures),
+    ] {
+        if n > 0 {
+            details.insert(key.into(), json!(n));
+        }
+    }
+    Some(ErrorCode::SessionBusy.rpc(
+        format!(
+            "{} request(s) are still in flight in session {}; cancel or await them, then retry",
+            actions + observations + captures,
+            active.id
+        ),
+        serde_json::Value::Object(details),
+    ))
+}
+
+/// Ends `active`: its open media streams first (each records
+/// `mediaStreamEnded`), then the log with `sessionEnded`.
+pub async fn finish(
+    host: &std::sync::Arc<crate::state::Host>,
+    active: &std::sync::Arc<ActiveSession>,
+    outcome: SessionOutcome,
+    reason: Option<String>,
+    request_id: Option<devicerail_protocol::RpcId>,
+) -> Result<SessionInfo, RpcError> {
+    for stream in active.open_streams() {
+        if let Err(e) = crate::handlers::streams::end_stream(host, active, stream, None).await {
+            // At shutdown the Session ends regardless.
+            if outcome != SessionOutcome::Shutdown {
+                return Err(e);
+            }
+            tracing::warn!(%stream, "could not end the media stream at shutdown: {}", e.message);
+        }
+    }
+    let (info, _) = host
+        .store
+        .end_session(active.id, outcome, reason, request_id)
+        .await
+        .map_err(store_error)?;
     Ok(info)
 }
 
@@ -93,36 +134,54 @@ pub async fn list(call: &mut Call) -> Result<Vec<SessionInfo>, RpcError> {
 fn target(call: &Call, explicit: Option<SessionId>, method: &str) -> Result<SessionId, RpcError> {
     explicit
         .or_else(|| call.conn.session().map(|s| s.id))
-        .ok_or_else(|| {
-            ErrorCode::SessionRequired.rpc(
-                format!("{method} needs a sessionId or an active session"),
-                serde_json::Value::Null,
-            )
-        })
+        .ok_or_else(|| session_required(method))
 }
 
-fn beyond(info: &SessionInfo, after: u64) -> Option<RpcError> {
-    (after > info.last_sequence.get()).then(|| {
-        ErrorCode::SequenceOutOfRange.rpc(
-            format!("afterSequence {after} is beyond the session's last sequence {}", info.last_sequence),
-            json!({ "sessionId": info.id, "afterSequence": after, "lastSequence": info.last_sequence }),
-        )
-    })
+/// Refuses events newer than the connection's protocol minor
+/// (`session_protocol_incompatible`), then hands the JSON on.
+fn readable(
+    call: &Call,
+    method: &str,
+    session: SessionId,
+    rows: Vec<EventRow>,
+) -> Result<Vec<Box<RawValue>>, RpcError> {
+    let selected = call.neg.version;
+    if let Some(row) = rows.iter().find(|r| r.min_minor > selected.minor) {
+        let event_id = serde_json::from_str::<serde_json::Value>(row.json.get())
+            .ok()
+            .and_then(|v| v.get("eventId").cloned())
+            .unwrap_or(serde_json::Value::Null);
+        return Err(ErrorCode::SessionProtocolIncompatible.rpc(
+            format!(
+                "event {} of session {session} needs protocol 1.{}, but this connection negotiated {selected}",
+                row.sequence, row.min_minor
+            ),
+            json!({
+                "eventId": event_id,
+                "eventSequence": row.sequence,
+                "method": method,
+                "requiredProtocol": { "major": 1, "minor": row.min_minor },
+                "selectedProtocol": selected,
+                "sessionId": session,
+            }),
+        ));
+    }
+    Ok(rows.into_iter().map(|r| r.json).collect())
 }
 
 pub async fn events_list(call: &mut Call) -> Result<Vec<Box<RawValue>>, RpcError> {
     let p: EventsListParams = call.params()?;
     let id = target(call, p.session_id, "events.list")?;
-    let info = existing_session(&call.host, id).await?;
+    existing_session(&call.host, id).await?;
+    // A cursor past the end reads an empty page.
     let after = p.after_sequence.map_or(0, |s| s.get());
-    if let Some(e) = beyond(&info, after) {
-        return Err(e);
-    }
-    call.host
+    let rows = call
+        .host
         .store
         .events(id, after, p.limit.map(|l| l.get()))
         .await
-        .map_err(store_error)
+        .map_err(store_error)?;
+    readable(call, "events.list", id, rows)
 }
 
 /// `session.export` result with raw stored events.
@@ -140,13 +199,19 @@ pub async fn export(call: &mut Call) -> Result<ExportResult, RpcError> {
     if p.after_sequence.is_some() && p.limit.is_none() {
         return Err(ErrorCode::InvalidParams.rpc(
             "afterSequence needs limit (a paged export)",
-            json!({ "method": "session.export", "field": "afterSequence" }),
+            json!({ "method": "session.export" }),
+        ));
+    }
+    if p.limit.is_some() && !call.neg.has(Feature::SessionExportPage) {
+        return Err(ErrorCode::MethodNotFound.rpc(
+            "a paged session.export (limit) requires the session.export.page.v1 feature",
+            json!({ "method": "session.export", "requiredFeature": Feature::SessionExportPage.name() }),
         ));
     }
     let id = target(call, p.session_id, "session.export")?;
     let Some(limit) = p.limit else {
         let info = existing_session(&call.host, id).await?;
-        let events = call
+        let rows = call
             .host
             .store
             .events(id, 0, None)
@@ -154,33 +219,34 @@ pub async fn export(call: &mut Call) -> Result<ExportResult, RpcError> {
             .map_err(store_error)?;
         return Ok(ExportResult {
             session: info,
-            events,
+            events: readable(call, "session.export", id, rows)?,
             next_after_sequence: None,
         });
     };
-    if !call.neg.has(Feature::SessionExportPage) {
-        return Err(feature_not_negotiated(
-            "limit (paged session.export)",
-            Feature::SessionExportPage,
-        ));
-    }
     let info = existing_session(&call.host, id).await?;
     if info.state == SessionState::Active {
-        return Err(ErrorCode::SessionNotEnded.rpc(
+        return Err(ErrorCode::SessionActive.rpc(
             format!("session {id} is still active; paged export reads only ended sessions"),
             json!({ "sessionId": id }),
         ));
     }
     let after = p.after_sequence.map_or(0, |s| s.get());
-    if let Some(e) = beyond(&info, after) {
-        return Err(e);
+    if after > info.last_sequence.get() {
+        return Err(ErrorCode::EventCursorAhead.rpc(
+            format!(
+                "afterSequence {after} is beyond the session's last sequence {}",
+                info.last_sequence
+            ),
+            json!({ "sessionId": id, "afterSequence": after, "lastSequence": info.last_sequence }),
+        ));
     }
-    let events = call
+    let rows = call
         .host
         .store
         .events(id, after, Some(limit.get()))
         .await
         .map_err(store_error)?;
+    let events = readable(call, "session.export", id, rows)?;
     let last_returned = after + events.len() as u64;
     let next =
         (!events.is_empty() && last_returned < info.last_sequence.get()).then_some(last_returned);
@@ -194,12 +260,6 @@ pub async fn export(call: &mut Call) -> Result<ExportResult, RpcError> {
 pub async fn clear(call: &mut Call) -> Result<EventsClearResult, RpcError> {
     let p: SessionTargetParams = call.params()?;
     let id = target(call, p.session_id, "events.clear")?;
-    if call.conn.session().is_some_and(|s| s.id == id) {
-        return Err(ErrorCode::SessionNotEnded.rpc(
-            format!("session {id} is active; end it before deleting it"),
-            json!({ "sessionId": id }),
-        ));
-    }
     let orphans = call
         .host
         .store

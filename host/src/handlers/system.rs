@@ -2,11 +2,12 @@
 
 use std::sync::Arc;
 
+use devicerail_protocol::errors::Context;
 use devicerail_protocol::methods::{MethodId, parse_params};
-use devicerail_protocol::negotiation::{negotiate_features, negotiate_version};
+use devicerail_protocol::negotiation::{available_features, negotiate_features, negotiate_version};
 use devicerail_protocol::{
-    ErrorCode, FeatureSelection, HelloParams, HelloResult, ProtocolSelection, RpcError, RpcParams,
-    SERVER_PROTOCOL_RANGES, SystemDescribeResult,
+    ErrorCode, Feature, FeatureSelection, HelloParams, HelloResult, ProtocolSelection, RpcError,
+    RpcParams, SERVER_PROTOCOL_RANGES, SystemDescribeResult,
 };
 use serde_json::json;
 
@@ -15,31 +16,81 @@ use crate::dispatch::Call;
 use crate::handlers::routing;
 use crate::state::Host;
 
+/// Decodes hello params; every defect is a retryable `invalid_params`, an
+/// empty protocol offer with its own reason.
+fn hello_params(params: Option<RpcParams>) -> Result<HelloParams, RpcError> {
+    if let Some(RpcParams::Object(map)) = &params
+        && map
+            .get("protocol")
+            .and_then(|p| p.get("ranges"))
+            .and_then(serde_json::Value::as_array)
+            .is_some_and(Vec::is_empty)
+    {
+        return Err(ErrorCode::InvalidParams.rpc_in(
+            Context::Hello,
+            "the protocol offer is empty",
+            json!({ "reason": "emptyProtocolOffer" }),
+        ));
+    }
+    parse_params(MethodId::SystemHello.spec(), params)
+        .map_err(|e| ErrorCode::InvalidParams.rpc_in(Context::Hello, e.message, e.data.details))
+}
+
 /// Negotiates version and features; on success the connection is Ready.
 /// Every failure leaves it awaiting a new hello.
 pub fn hello(
     host: &Arc<Host>,
     conn: &Arc<Connection>,
     params: Option<RpcParams>,
-    has_timeout: bool,
 ) -> Result<HelloResult, RpcError> {
-    if has_timeout {
-        return Err(ErrorCode::RequestTimeoutNotSupported.rpc(
-            "system.hello does not accept timeoutMs (nothing is negotiated yet)",
-            json!({ "method": "system.hello" }),
-        ));
-    }
-    let params: HelloParams = parse_params(MethodId::SystemHello.spec(), params)?;
+    let params = hello_params(params)?;
     let server = SERVER_PROTOCOL_RANGES;
     let version = negotiate_version(&params.protocol.ranges, server)
         .map_err(|e| e.to_rpc_error(&params.protocol.ranges, server))?;
-    let transport_features = if conn.transport.kind == "webSocket" {
-        devicerail_protocol::FeatureSet::web_socket()
-    } else {
-        host.config.stdio_features
-    };
+    let transport_features = host.config.stdio_features;
     let features = negotiate_features(&params.features, transport_features, version)
-        .map_err(|e| e.to_rpc_error(version))?;
+        .map_err(|e| e.to_rpc_error(available_features(transport_features, version)))?;
+    Ok(complete(conn, host, params, version, features))
+}
+
+/// `system.hello` on an event-stream socket: versions 1.3–1.5 only, and
+/// the offer must name `events.stream.v1` (the only feature there).
+pub fn hello_stream(
+    host: &Arc<Host>,
+    conn: &Arc<Connection>,
+    params: Option<RpcParams>,
+) -> Result<HelloResult, RpcError> {
+    let params = hello_params(params)?;
+    let server = crate::event_stream::STREAM_PROTOCOL_RANGES;
+    let version = negotiate_version(&params.protocol.ranges, server)
+        .map_err(|e| e.to_stream_rpc_error(&params.protocol.ranges, server))?;
+    let stream = Feature::EventsStream.name();
+    let offered = params.features.required.iter().any(|f| f == stream)
+        || params.features.optional.iter().any(|f| f == stream);
+    if !offered {
+        return Err(ErrorCode::RequiredFeatureUnsupported.rpc_in(
+            Context::EventStream,
+            "the event stream needs events.stream.v1 in the feature offer",
+            json!({ "requiredFeature": stream }),
+        ));
+    }
+    let features = negotiate_features(
+        &params.features,
+        devicerail_protocol::FeatureSet::web_socket(),
+        version,
+    )
+    .map_err(|e| e.to_stream_rpc_error())?;
+    Ok(complete(conn, host, params, version, features))
+}
+
+/// Records a successful negotiation on `conn`.
+pub fn complete(
+    conn: &Arc<Connection>,
+    host: &Host,
+    params: HelloParams,
+    version: devicerail_protocol::ProtocolVersion,
+    features: devicerail_protocol::FeatureSet,
+) -> HelloResult {
     let result = HelloResult {
         connection_id: conn.id,
         protocol: ProtocolSelection { selected: version },
@@ -50,6 +101,8 @@ pub fn hello(
         },
     };
     tracing::info!(
+        connection = %conn.id,
+        transport = %conn.transport.kind,
         client = %params.client.name,
         client_version = %params.client.version,
         protocol = %version,
@@ -62,7 +115,7 @@ pub fn hello(
         client: params.client,
         hello: result.clone(),
     });
-    Ok(result)
+    result
 }
 
 /// `system.describe`: the negotiated connection and its routing/session.

@@ -1,6 +1,8 @@
 //! A test client for the real `devicerail serve` binary over pipes.
 #![allow(dead_code)]
 
+pub mod client;
+
 use std::path::{Path, PathBuf};
 use std::process::{ChildStdin, ExitStatus};
 use std::sync::OnceLock;

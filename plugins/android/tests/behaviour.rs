@@ -582,7 +582,7 @@ fn semantic_actions_resolve_the_tree_and_act_by_coordinates() {
             &semantic("tapElement", json!({ "target": by_id("help") })),
         )
         .expect_err("disabled");
-    assert_eq!(e.code, ErrorCode::ElementNotActionable.as_str());
+    assert_eq!(e.code, ErrorCode::ElementNotInteractable.as_str());
     let e = plugin
         .execute(
             &ctx(),
@@ -640,7 +640,7 @@ fn semantic_actions_resolve_the_tree_and_act_by_coordinates() {
             ),
         )
         .expect_err("stale");
-    assert_eq!(e.code, ErrorCode::StaleElement.as_str());
+    assert_eq!(e.code, ErrorCode::ElementStale.as_str());
 
     let waited = plugin
         .execute(
@@ -705,7 +705,7 @@ fn apps_and_urls() {
             &call("launchApp", json!({ "appId": "com.example.missing" })),
         )
         .expect_err("not installed");
-    assert_eq!(e.code, ErrorCode::ActionFailed.as_str());
+    assert_eq!(e.code, ErrorCode::PlatformError.as_str());
     let url = "https://example.com/search?q=a b&x='1'";
     let e = plugin
         .execute(&ctx(), &device, &call("openUrl", json!({ "url": url })))

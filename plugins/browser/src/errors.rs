@@ -2,9 +2,8 @@
 
 use std::time::Duration;
 
-use devicerail_plugin_api::protocol::{DeviceId, ErrorCode};
+use devicerail_plugin_api::protocol::DeviceId;
 use devicerail_plugin_api::{CallContext, DriverError};
-use serde_json::json;
 
 use crate::cdp::CdpError;
 
@@ -39,11 +38,11 @@ pub fn from_cdp(ctx: &CallContext, device: &DeviceId, e: CdpError) -> DriverErro
             method,
             code,
             message,
-        } => DriverError::new(
-            ErrorCode::DriverFailure,
-            format!("the browser refused {method}: {message}"),
-        )
-        .with_details(json!({ "method": method, "cdpCode": code, "cdpMessage": message })),
+        } => DriverError::platform(
+            "cdp_error",
+            format!("the browser refused {method}: {message} (CDP code {code})"),
+            false,
+        ),
         e @ CdpError::Decode { .. } => DriverError::failure(e.to_string()),
     }
 }

@@ -55,7 +55,7 @@ struct Edited {
 
 fn not_actionable(node: &UiNode, reason: &str, extra: Value) -> DriverError {
     DriverError::new(
-        ErrorCode::ElementNotActionable,
+        ErrorCode::ElementNotInteractable,
         format!("element {} is {reason}", node.stable_node_id),
     )
     .with_details(json!({
@@ -103,7 +103,7 @@ impl WebBackend<'_> {
                 .await
                 .map_err(|e| self.cdp(ctx, e))?
                 .ok_or_else(|| {
-                    DriverError::new(ErrorCode::StaleElement, "the element left the document")
+                    DriverError::new(ErrorCode::ElementStale, "the element left the document")
                         .with_details(json!({ "stableNodeId": node.stable_node_id }))
                 })?;
             let check: Result<Actionability, _> = page

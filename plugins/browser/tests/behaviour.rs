@@ -133,7 +133,7 @@ fn find_a_button_by_role_and_name_tap_it_and_see_the_page_change() {
         json!({ "target": selector(json!({ "role": "button", "name": "Disabled" })) }),
     );
     let e = disabled.expect_err("a disabled button is not actionable");
-    assert_eq!(e.code, ErrorCode::ElementNotActionable.as_str());
+    assert_eq!(e.code, ErrorCode::ElementNotInteractable.as_str());
     assert_eq!(e.details["reason"], "disabled");
 
     let covered = b.run(
@@ -141,7 +141,7 @@ fn find_a_button_by_role_and_name_tap_it_and_see_the_page_change() {
         json!({ "target": selector(json!({ "identifier": "covered" })) }),
     );
     let e = covered.expect_err("a covered button is not actionable");
-    assert_eq!(e.code, ErrorCode::ElementNotActionable.as_str());
+    assert_eq!(e.code, ErrorCode::ElementNotInteractable.as_str());
     assert_eq!(e.details["reason"], "covered");
 
     assert_eq!(
@@ -215,7 +215,7 @@ fn set_element_value_then_read_it_back_from_the_snapshot() {
         json!({ "target": selector(json!({ "identifier": "ro" })), "value": "x" }),
     );
     let e = ro.expect_err("read-only fields are not editable");
-    assert_eq!(e.code, ErrorCode::ElementNotActionable.as_str());
+    assert_eq!(e.code, ErrorCode::ElementNotInteractable.as_str());
 
     // The password field never shows its value.
     b.ok(
@@ -332,7 +332,7 @@ fn navigation_moves_the_epoch_and_old_references_go_stale() {
         "tapElement",
         json!({ "target": { "kind": "node", "node": old_ref.clone() } }),
     );
-    assert_eq!(code_of(stale), ErrorCode::StaleElement.as_str());
+    assert_eq!(code_of(stale), ErrorCode::ElementStale.as_str());
 
     // History and reload are navigations too.
     let back = b.ok("back", json!({}));
@@ -345,7 +345,7 @@ fn navigation_moves_the_epoch_and_old_references_go_stale() {
             "tapElement",
             json!({ "target": { "kind": "node", "node": old_ref } })
         )),
-        ErrorCode::StaleElement.as_str()
+        ErrorCode::ElementStale.as_str()
     );
     let forward = b.ok("forward", json!({}));
     assert_eq!(forward.output["title"], "Other");
@@ -357,7 +357,7 @@ fn navigation_moves_the_epoch_and_old_references_go_stale() {
     );
     assert_eq!(
         code_of(b.run("forward", json!({}))),
-        ErrorCode::ActionFailed.as_str()
+        ErrorCode::PlatformError.as_str()
     );
 
     assert_eq!(
@@ -373,7 +373,7 @@ fn navigation_moves_the_epoch_and_old_references_go_stale() {
         "navigate",
         json!({ "url": format!("http://127.0.0.1:{port}/") }),
     );
-    assert_eq!(code_of(refused), ErrorCode::ActionFailed.as_str());
+    assert_eq!(code_of(refused), ErrorCode::PlatformError.as_str());
 }
 
 #[test]
@@ -384,7 +384,7 @@ fn keyboard_typing_and_scrolling() {
     b.goto(&web.url("/form"));
     assert_eq!(
         code_of(b.run("inputText", json!({ "text": "nobody listens" }))),
-        ErrorCode::ActionFailed.as_str(),
+        ErrorCode::PlatformError.as_str(),
         "nothing has focus yet"
     );
     let tree = b.tree();

@@ -45,9 +45,9 @@ pub fn wda(ctx: &CallContext, device: &DeviceId, e: WdaError) -> DriverError {
             let details = json!({ "path": path, "httpStatus": status, "wdaError": error, "wdaMessage": message });
             let code = match error.as_str() {
                 "no such element" => ErrorCode::ElementNotFound,
-                "stale element reference" => ErrorCode::StaleElement,
+                "stale element reference" => ErrorCode::ElementStale,
                 "element not interactable" | "element click intercepted" => {
-                    ErrorCode::ElementNotActionable
+                    ErrorCode::ElementNotInteractable
                 }
                 "invalid session id" => {
                     return DriverError::device_unavailable(
@@ -56,7 +56,10 @@ pub fn wda(ctx: &CallContext, device: &DeviceId, e: WdaError) -> DriverError {
                     )
                     .with_details(details);
                 }
-                _ => ErrorCode::ActionFailed,
+                _ => {
+                    return DriverError::platform("wda_refused", reason, false)
+                        .with_details(details);
+                }
             };
             DriverError::new(code, reason).with_details(details)
         }
@@ -132,11 +135,11 @@ mod tests {
         );
         assert_eq!(
             wda(&ctx, &d, refused("stale element reference")).code,
-            "stale_element"
+            "element_stale"
         );
         assert_eq!(
             wda(&ctx, &d, refused("unknown error")).code,
-            "action_failed"
+            "platform_error"
         );
         assert_eq!(
             wda(

@@ -211,7 +211,7 @@ fn without_xcrun_there_are_no_simulators_unless_it_was_configured() {
     let e = explicit
         .list_devices(&ctx)
         .expect_err("configured but missing");
-    assert_eq!(e.code, "driver_failure");
+    assert_eq!(e.code, "internal_error");
     assert!(e.message.contains("xcrun"), "{}", e.message);
 }
 
@@ -496,7 +496,7 @@ fn action_arguments_are_validated() {
             json!({ "bundleId": "com.example.notinstalled" }),
         )
         .expect_err("not installed");
-    assert_eq!(e.code, "action_failed");
+    assert_eq!(e.code, "platform_error");
     assert!(
         e.message.contains("FBSOpenApplicationServiceErrorDomain"),
         "{}",
@@ -504,12 +504,12 @@ fn action_arguments_are_validated() {
     );
     assert_eq!(
         code(rig.exec("openUrl", json!({ "url": "unknownscheme://x" }))),
-        "action_failed"
+        "platform_error"
     );
     // Typing with no focused field is refused by WDA.
     assert_eq!(
         code(rig.exec("inputText", json!({ "text": "x" }))),
-        "action_failed"
+        "platform_error"
     );
     let cancelled = CallContext::unbounded();
     cancelled.cancel();
@@ -547,7 +547,13 @@ fn semantic_actions_use_wda_elements() {
         json!(resolved.ui_tree.as_ref().expect("tree").context),
         username_ref["context"]
     );
-    assert!(found.execution.is_none());
+    assert!(
+        matches!(
+            found.execution,
+            Some(ActionExecution::NativeSemantic { .. })
+        ),
+        "findElement reports it read the accessibility tree"
+    );
 
     let set = rig.ok(
         "setElementValue",
@@ -599,7 +605,7 @@ fn semantic_actions_use_wda_elements() {
             "setElementValue",
             json!({ "target": { "kind": "node", "node": found.output["element"] }, "value": "x" })
         )),
-        "stale_element"
+        "element_stale"
     );
     let gone = rig.ok(
         "waitForElement",
@@ -644,15 +650,15 @@ fn semantic_errors_are_typed() {
             "tapElement",
             sel(json!({ "role": "button", "name": "Help" }))
         )),
-        "element_not_actionable"
+        "element_not_interactable"
     );
     assert_eq!(
         code(rig.exec("tapElement", sel(json!({ "identifier": "version" })))),
-        "element_not_actionable"
+        "element_not_interactable"
     );
     assert_eq!(
         code(rig.exec("setElementValue", json!({ "target": { "kind": "selector", "selector": { "identifier": "signIn" } }, "value": "x" }))),
-        "action_failed"
+        "platform_error"
     );
     assert_eq!(
         code(rig.exec("findElement", json!({ "selector": { "css": "#x" } }))),
@@ -664,7 +670,7 @@ fn semantic_errors_are_typed() {
             "setElementValue",
             json!({ "target": { "kind": "selector", "selector": { "role": "link" } }, "value": "x" })
         )),
-        "action_failed"
+        "platform_error"
     );
     let timed = rig.exec_ctx(
         &within(300),
