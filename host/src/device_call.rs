@@ -1,13 +1,15 @@
-//! Running one blocking driver call off the async workers, bounded by the
-//! request's deadline, its cancellation and host shutdown. The plugin sees
-//! all three through its `CallContext` cancellation flag.
+//! Running one blocking driver call on its plugin's executor (never on the
+//! async workers), bounded by the request's deadline, its cancellation and
+//! host shutdown. The plugin sees all three through its `CallContext`
+//! cancellation flag.
 
 use std::time::Duration;
 
 use devicerail_plugin_api::{CallContext, Driver, DriverError, DriverResult};
 
+use crate::executor::Ticket;
 use crate::registry::Route;
-use tokio::task::JoinHandle;
+use tokio::sync::oneshot;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -79,35 +81,61 @@ impl Stop {
     }
 }
 
+/// How long an interrupted driver call may take to return before it is
+/// written off (and, for Actions, before the terminal event is recorded
+/// anyway).
+pub const CLEANUP_GRACE: Duration = Duration::from_secs(2);
+
 /// A call that was interrupted; the driver may still be running.
-pub struct Interrupted<T> {
+pub struct Interrupted<T: Send + 'static> {
     pub why: Interrupt,
-    pub handle: JoinHandle<DriverResult<T>>,
+    rx: Option<oneshot::Receiver<DriverResult<T>>>,
+    ticket: Option<Ticket>,
 }
 
-impl<T> Interrupted<T> {
-    /// Waits up to `grace` for the driver to return (bounded cleanup).
-    pub async fn settle(self, grace: Duration) -> Option<DriverResult<T>> {
-        match tokio::time::timeout(grace, self.handle).await {
+impl<T: Send + 'static> Interrupted<T> {
+    /// Waits up to `grace` for the driver to return (bounded cleanup); a
+    /// call still running after that is abandoned: its thread no longer
+    /// counts against the plugin's capacity.
+    pub async fn settle(mut self, grace: Duration) -> Option<DriverResult<T>> {
+        let rx = self.rx.take()?;
+        let ticket = self.ticket.take();
+        match tokio::time::timeout(grace, rx).await {
             Ok(Ok(r)) => Some(r),
-            _ => None,
+            Ok(Err(_)) => None,
+            Err(_) => {
+                if let Some(t) = ticket {
+                    t.abandon();
+                }
+                None
+            }
         }
     }
 }
 
-fn interrupted_before_start<T: Send + 'static>(
-    why: Interrupt,
-    ctx: &CallContext,
-) -> Interrupted<T> {
-    ctx.cancel();
-    let handle = tokio::spawn(async { Err(DriverError::cancelled()) });
-    Interrupted { why, handle }
+impl<T: Send + 'static> Drop for Interrupted<T> {
+    fn drop(&mut self) {
+        // Nobody waits for the result: write the call off unless it returns
+        // within the grace period.
+        if let (Some(rx), Some(ticket)) = (self.rx.take(), self.ticket.take()) {
+            match tokio::runtime::Handle::try_current() {
+                Ok(rt) => {
+                    rt.spawn(async move {
+                        if tokio::time::timeout(CLEANUP_GRACE, rx).await.is_err() {
+                            ticket.abandon();
+                        }
+                    });
+                }
+                Err(_) => ticket.abandon(),
+            }
+        }
+    }
 }
 
-/// Runs `f` on the blocking pool. The driver's cancellation flag is set on
-/// any interrupt; an interrupted call returns its handle so the caller can
-/// wait for a bounded cleanup. (Concurrency per plugin is bounded by the
-/// caller holding one of the route's permits for the whole request.)
+/// Runs `f` on the route's plugin executor. The driver's cancellation flag
+/// is set on any interrupt; an interrupted call is returned so the caller
+/// can wait for a bounded cleanup. A plugin whose threads are all taken by
+/// calls that never returned refuses with `device_unavailable`.
 pub async fn run<T: Send + 'static>(
     route: &Route,
     ctx: CallContext,
@@ -115,19 +143,32 @@ pub async fn run<T: Send + 'static>(
     f: impl FnOnce(&dyn Driver, &CallContext) -> DriverResult<T> + Send + 'static,
 ) -> Result<DriverResult<T>, Interrupted<T>> {
     if let Some(why) = stop.fired() {
-        return Err(interrupted_before_start(why, &ctx));
+        ctx.cancel();
+        return Err(Interrupted {
+            why,
+            rx: None,
+            ticket: None,
+        });
     }
     let flag = ctx.clone();
     let driver = route.driver.clone();
-    let mut handle = tokio::task::spawn_blocking(move || f(driver.as_ref(), &ctx));
+    let (ticket, mut rx) = match route.executor.submit(move || f(driver.as_ref(), &ctx)) {
+        Ok(submitted) => submitted,
+        Err(e) => {
+            return Ok(Err(DriverError::device_unavailable(
+                &route.device,
+                format!("plugin {} cannot take the call: {e}", route.plugin),
+            )));
+        }
+    };
     tokio::select! {
-        r = &mut handle => Ok(r.unwrap_or_else(|e| Err(DriverError::panicked(
+        r = &mut rx => Ok(r.unwrap_or_else(|_| Err(DriverError::panicked(
             "a host-side call",
-            &e.to_string(),
+            "the call ended without a result",
         )))),
         why = stop.wait() => {
             flag.cancel();
-            Err(Interrupted { why, handle })
+            Err(Interrupted { why, rx: Some(rx), ticket: Some(ticket) })
         }
     }
 }

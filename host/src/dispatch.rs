@@ -9,7 +9,6 @@
 
 use std::sync::Arc;
 
-use devicerail_protocol::methods::parse_params;
 use devicerail_protocol::{
     ErrorCode, Feature, MAX_FRAME_BYTES, MethodId, MethodSpec, RequestCancelParams,
     RequestCancelResult, RequestCancelStatus, RpcError, RpcId, RpcParams, RpcRequest, method_spec,
@@ -36,7 +35,7 @@ pub struct Call {
 impl Call {
     /// Decodes the params for this method.
     pub fn params<P: serde::de::DeserializeOwned>(&mut self) -> Result<P, RpcError> {
-        parse_params(self.spec, self.params.take())
+        crate::params::decode(self.spec, self.params.take())
     }
 
     /// The request's stop conditions, measured from now (acceptance).

@@ -20,17 +20,44 @@ use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use devicerail_protocol::{
-    AssetRef, DeviceId, EventId, EventSequence, ObservationId, RpcId, SafeU64, SessionId,
-    SessionInfo, SessionOutcome, SessionState, TestEvent, TestEventPayload,
+    ActionOutcome, AssetRef, CallId, DeviceId, ErrorCode, EventId, EventSequence, ObservationId,
+    RpcId, SafeU64, SessionId, SessionInfo, SessionOutcome, SessionState, TestEvent,
+    TestEventPayload,
 };
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::value::RawValue;
 use tokio::sync::{oneshot, watch};
 
+/// Largest stored event: every event must fit, with room to spare, in one
+/// response frame (`events.list`, a page of `session.export`) and one
+/// event-stream message.
+pub const MAX_EVENT_BYTES: usize = devicerail_protocol::MAX_FRAME_BYTES - 16 * 1024;
+
+/// How `session.end` closes Actions that have no terminal event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dangling {
+    /// Recovery after the host died: `cancelled` with `host_stopped`.
+    HostStopped,
+    /// A shutdown that did not wait for them: `cancelled` with
+    /// `action_cancelled` (`reason: shutdown`).
+    Shutdown,
+    /// Their terminal write failed: `failed` with `internal_error`.
+    NotRecorded,
+}
+
 /// Largest number of commands folded into one commit.
 const MAX_BATCH: usize = 1024;
 /// Queue depth between the host and the writer thread.
 const QUEUE: usize = 4096;
+
+/// The writer of a read-only store: every command is refused.
+fn refuse_writes(rx: &Receiver<Command>, why: &str) {
+    while let Ok(cmd) = rx.recv() {
+        Writer::placeholder(cmd)
+            .fail(StoreError::ReadOnly(why.to_owned()))
+            .send();
+    }
+}
 
 /// Wall-clock milliseconds since the Unix epoch.
 pub fn now_ms() -> SafeU64 {
@@ -51,13 +78,27 @@ pub enum StoreError {
     Active(SessionId),
     #[error("the event store failed: {0}")]
     Storage(String),
+    #[error("the event store cannot write (full disk or I/O error): {0}")]
+    CannotWrite(String),
+    #[error("the event store is read-only: {0}")]
+    ReadOnly(String),
+    #[error(
+        "the event is {bytes} bytes, over the {MAX_EVENT_BYTES}-byte limit of a readable event"
+    )]
+    TooLarge { bytes: usize },
     #[error("the event store is shut down")]
     Closed,
 }
 
 impl From<rusqlite::Error> for StoreError {
     fn from(e: rusqlite::Error) -> Self {
-        Self::Storage(e.to_string())
+        use rusqlite::ErrorCode as C;
+        match e.sqlite_error_code() {
+            Some(C::DiskFull | C::SystemIoFailure | C::ReadOnly | C::CannotOpen) => {
+                Self::CannotWrite(e.to_string())
+            }
+            _ => Self::Storage(e.to_string()),
+        }
     }
 }
 
@@ -104,6 +145,7 @@ enum Command {
         outcome: SessionOutcome,
         reason: Option<String>,
         request_id: Option<RpcId>,
+        dangling: Dangling,
         reply: oneshot::Sender<Result<(SessionInfo, StoredEvent), StoreError>>,
     },
     Delete {
@@ -112,10 +154,13 @@ enum Command {
     },
 }
 
-/// Sessions recovered at open: they were active when the host stopped.
+/// What opening the store did: sessions left active by a previous run that
+/// were closed, and whether the store could only be opened read-only.
 #[derive(Debug, Clone, Default)]
 pub struct Recovery {
     pub closed: Vec<SessionId>,
+    /// Why writes are refused, when the store started read-only.
+    pub read_only: Option<String>,
 }
 
 /// Handle to the store; cheap to clone.
@@ -124,6 +169,9 @@ pub struct EventStore {
     tx: SyncSender<Command>,
     readers: Arc<Mutex<Vec<Connection>>>,
     path: PathBuf,
+    /// Read-only start without a write-ahead log: readers open the file
+    /// as immutable.
+    immutable: bool,
     watchers: Arc<Mutex<HashMap<SessionId, watch::Sender<u64>>>>,
 }
 
@@ -276,7 +324,58 @@ impl EventStore {
     /// previous run, and starts the writer thread.
     pub fn open(data_dir: &Path) -> Result<(Self, Recovery), StoreError> {
         let path = data_dir.join("events.sqlite3");
-        let conn = open_connection(&path)?;
+        let watchers: Arc<Mutex<HashMap<SessionId, watch::Sender<u64>>>> = Arc::default();
+        let (tx, rx) = sync_channel(QUEUE);
+        let (recovery, immutable) = match Self::open_writer(&path) {
+            Ok((writer, recovery)) => {
+                let w = watchers.clone();
+                std::thread::Builder::new()
+                    .name("event-store-writer".into())
+                    .spawn(move || writer.run(rx, w))
+                    .map_err(|e| {
+                        StoreError::Storage(format!("cannot start the writer thread: {e}"))
+                    })?;
+                (recovery, false)
+            }
+            // A full disk must not cost the reads: start read-only.
+            Err(StoreError::CannotWrite(why)) if path.exists() => {
+                tracing::error!("the event store cannot write ({why}); serving it read-only");
+                let reason = why.clone();
+                std::thread::Builder::new()
+                    .name("event-store-writer".into())
+                    .spawn(move || refuse_writes(&rx, &reason))
+                    .map_err(|e| {
+                        StoreError::Storage(format!("cannot start the writer thread: {e}"))
+                    })?;
+                // Without a write-ahead log every committed event is in the
+                // main file, and readers need not create the shared-memory
+                // index (which a full disk may refuse).
+                let wal = path.with_extension("sqlite3-wal");
+                (
+                    Recovery {
+                        closed: Vec::new(),
+                        read_only: Some(why),
+                    },
+                    !wal.exists(),
+                )
+            }
+            Err(e) => return Err(e),
+        };
+        Ok((
+            Self {
+                tx,
+                readers: Arc::default(),
+                path,
+                immutable,
+                watchers,
+            },
+            recovery,
+        ))
+    }
+
+    /// The write connection, migrated and recovered.
+    fn open_writer(path: &Path) -> Result<(Writer, Recovery), StoreError> {
+        let conn = open_connection(path)?;
         conn.execute_batch(SCHEMA)?;
         migrate(&conn)?;
         let mut writer = Writer {
@@ -284,22 +383,12 @@ impl EventStore {
             active: HashMap::new(),
         };
         let recovery = writer.recover()?;
-        let (tx, rx) = sync_channel(QUEUE);
-        let watchers: Arc<Mutex<HashMap<SessionId, watch::Sender<u64>>>> = Arc::default();
-        let w = watchers.clone();
-        std::thread::Builder::new()
-            .name("event-store-writer".into())
-            .spawn(move || writer.run(rx, w))
-            .map_err(|e| StoreError::Storage(format!("cannot start the writer thread: {e}")))?;
-        Ok((
-            Self {
-                tx,
-                readers: Arc::default(),
-                path,
-                watchers,
-            },
-            recovery,
-        ))
+        Ok((writer, recovery))
+    }
+
+    /// Whether the store started read-only (writes are refused).
+    pub fn is_read_only(&self) -> bool {
+        self.immutable
     }
 
     async fn call<T>(
@@ -357,19 +446,23 @@ impl EventStore {
         v.pop().ok_or(StoreError::Closed)
     }
 
-    /// Appends `sessionEnded` and seals the log.
+    /// Appends `sessionEnded` and seals the log, first closing any Action
+    /// still open (its terminal could not be written, or it outlived a
+    /// shutdown) as `dangling` says.
     pub async fn end_session(
         &self,
         session: SessionId,
         outcome: SessionOutcome,
         reason: Option<String>,
         request_id: Option<RpcId>,
+        dangling: Dangling,
     ) -> Result<(SessionInfo, StoredEvent), StoreError> {
         self.call(|reply| Command::End {
             session,
             outcome,
             reason,
             request_id,
+            dangling,
             reply,
         })
         .await
@@ -395,16 +488,23 @@ impl EventStore {
     ) -> Result<T, StoreError> {
         let readers = self.readers.clone();
         let path = self.path.clone();
+        let immutable = self.immutable;
         tokio::task::spawn_blocking(move || {
             let conn = readers.lock().unwrap_or_else(|p| p.into_inner()).pop();
             let conn = match conn {
                 Some(c) => c,
                 None => {
-                    let c = Connection::open_with_flags(
-                        &path,
-                        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY
-                            | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
-                    )?;
+                    let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY
+                        | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
+                    let c = if immutable {
+                        let uri = format!("file:{}?immutable=1", path.display());
+                        Connection::open_with_flags(
+                            uri,
+                            flags | rusqlite::OpenFlags::SQLITE_OPEN_URI,
+                        )?
+                    } else {
+                        Connection::open_with_flags(&path, flags)?
+                    };
                     c.busy_timeout(std::time::Duration::from_secs(5))?;
                     c
                 }
@@ -514,6 +614,49 @@ impl EventStore {
     }
 }
 
+/// Actions of session `ord` started without a terminal event (read from
+/// the log: used when a Session is loaded, e.g. at recovery).
+fn open_calls(c: &Connection, ord: i64) -> Result<Vec<CallId>, StoreError> {
+    #[derive(serde::Deserialize)]
+    struct Peek {
+        payload: PeekPayload,
+    }
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct PeekPayload {
+        #[serde(rename = "type")]
+        kind: String,
+        call: Option<PeekCall>,
+        call_id: Option<CallId>,
+    }
+    #[derive(serde::Deserialize)]
+    struct PeekCall {
+        id: CallId,
+    }
+    let mut stmt = c.prepare(
+        "SELECT json FROM events WHERE session_ord = ?1
+           AND (json LIKE '%\"type\":\"actionStarted\"%' OR json LIKE '%\"type\":\"actionCompleted\"%')
+         ORDER BY sequence",
+    )?;
+    let rows = stmt.query_map([ord], |r| r.get::<_, String>(0))?;
+    let mut open: Vec<CallId> = Vec::new();
+    for json in rows {
+        let Ok(peek) = serde_json::from_str::<Peek>(&json?) else {
+            continue;
+        };
+        match (
+            peek.payload.kind.as_str(),
+            peek.payload.call,
+            peek.payload.call_id,
+        ) {
+            ("actionStarted", Some(call), _) => open.push(call.id),
+            ("actionCompleted", _, Some(id)) => open.retain(|c| *c != id),
+            _ => {}
+        }
+    }
+    Ok(open)
+}
+
 fn session_ord(c: &Connection, id: &SessionId) -> Result<Option<i64>, StoreError> {
     Ok(c.query_row(
         "SELECT ord FROM sessions WHERE id = ?1",
@@ -535,9 +678,12 @@ fn session_info(c: &Connection, id: &SessionId) -> Result<Option<SessionInfo>, S
         .transpose()
 }
 
+#[derive(Clone)]
 struct Active {
     ord: i64,
     last: u64,
+    /// Actions started and not yet completed.
+    open_calls: Vec<CallId>,
 }
 
 struct Writer {
@@ -609,6 +755,7 @@ impl Writer {
                 SessionOutcome::Shutdown,
                 Some("the host stopped while this session was active; closed when the host restarted".into()),
                 None,
+                Dangling::HostStopped,
             );
             match r {
                 Ok(_) => self.conn.execute_batch("COMMIT")?,
@@ -621,7 +768,10 @@ impl Writer {
             tracing::warn!(session = %session, "closed a session left active by a previous run (outcome shutdown)");
             closed.push(session);
         }
-        Ok(Recovery { closed })
+        Ok(Recovery {
+            closed,
+            read_only: None,
+        })
     }
 
     fn load_active(&mut self, session: &SessionId) -> Result<(), StoreError> {
@@ -640,11 +790,13 @@ impl Writer {
             None => Err(StoreError::NotFound(*session)),
             Some((_, state, _)) if state != "active" => Err(StoreError::Ended(*session)),
             Some((ord, _, last)) => {
+                let open_calls = open_calls(&self.conn, ord)?;
                 self.active.insert(
                     *session,
                     Active {
                         ord,
                         last: u64::try_from(last).unwrap_or(0),
+                        open_calls,
                     },
                 );
                 Ok(())
@@ -708,19 +860,11 @@ impl Writer {
                 .map(|c| Self::placeholder(c).fail(err.clone()))
                 .collect();
         }
-        let snapshot: HashMap<SessionId, (i64, u64)> = self
-            .active
-            .iter()
-            .map(|(k, v)| (*k, (v.ord, v.last)))
-            .collect();
+        let snapshot = self.active.clone();
         let mut done = Vec::with_capacity(batch.len());
         for cmd in batch {
             let _ = self.conn.execute_batch("SAVEPOINT cmd");
-            let before: HashMap<SessionId, (i64, u64)> = self
-                .active
-                .iter()
-                .map(|(k, v)| (*k, (v.ord, v.last)))
-                .collect();
+            let before = self.active.clone();
             let d = self.apply(cmd);
             let failed = match &d {
                 Done::Start(_, r) | Done::End(_, r) => r.is_err(),
@@ -729,10 +873,7 @@ impl Writer {
             };
             if failed {
                 let _ = self.conn.execute_batch("ROLLBACK TO cmd; RELEASE cmd");
-                self.active = before
-                    .into_iter()
-                    .map(|(k, (ord, last))| (k, Active { ord, last }))
-                    .collect();
+                self.active = before;
             } else {
                 let _ = self.conn.execute_batch("RELEASE cmd");
             }
@@ -740,10 +881,7 @@ impl Writer {
         }
         if let Err(e) = self.conn.execute_batch("COMMIT") {
             let _ = self.conn.execute_batch("ROLLBACK");
-            self.active = snapshot
-                .into_iter()
-                .map(|(k, (ord, last))| (k, Active { ord, last }))
-                .collect();
+            self.active = snapshot;
             let err = StoreError::from(e);
             tracing::error!("event store commit failed: {err}");
             return done.into_iter().map(|d| d.fail(err.clone())).collect();
@@ -775,9 +913,10 @@ impl Writer {
                 outcome,
                 reason,
                 request_id,
+                dangling,
                 reply,
             } => {
-                let r = self.end(session, outcome, reason, request_id);
+                let r = self.end(session, outcome, reason, request_id, dangling);
                 if r.is_ok() {
                     self.active.remove(&session);
                 }
@@ -800,7 +939,14 @@ impl Writer {
             params![id.to_string(), at.get() as i64],
         )?;
         let ord = self.conn.last_insert_rowid();
-        self.active.insert(id, Active { ord, last: 0 });
+        self.active.insert(
+            id,
+            Active {
+                ord,
+                last: 0,
+                open_calls: Vec::new(),
+            },
+        );
         let mut first = NewEvent::new(TestEventPayload::SessionStarted);
         first.request_id = request_id;
         let mut stored = self.append(id, vec![first])?;
@@ -824,12 +970,33 @@ impl Writer {
         events: Vec<NewEvent>,
     ) -> Result<Vec<StoredEvent>, StoreError> {
         self.load_active(&session)?;
-        let (ord, mut last) = match self.active.get(&session) {
-            Some(a) => (a.ord, a.last),
+        let (ord, mut last, mut open) = match self.active.get(&session) {
+            Some(a) => (a.ord, a.last, a.open_calls.clone()),
             None => return Err(StoreError::NotFound(session)),
         };
         let mut out = Vec::with_capacity(events.len());
         for e in events {
+            // Exactly one terminal event per started Action.
+            match &e.payload {
+                TestEventPayload::ActionStarted { call } => {
+                    if open.contains(&call.id) {
+                        return Err(StoreError::Storage(format!(
+                            "action {} was already started",
+                            call.id
+                        )));
+                    }
+                    open.push(call.id);
+                }
+                TestEventPayload::ActionCompleted { call_id, .. } => {
+                    let Some(pos) = open.iter().position(|c| c == call_id) else {
+                        return Err(StoreError::Storage(format!(
+                            "action {call_id} is not running in session {session}"
+                        )));
+                    };
+                    open.swap_remove(pos);
+                }
+                _ => {}
+            }
             last += 1;
             let event = TestEvent {
                 event_id: EventId::new_v7(),
@@ -842,6 +1009,9 @@ impl Writer {
             };
             let json =
                 serde_json::to_string(&event).map_err(|e| StoreError::Storage(e.to_string()))?;
+            if json.len() > MAX_EVENT_BYTES {
+                return Err(StoreError::TooLarge { bytes: json.len() });
+            }
             self.conn
                 .prepare_cached(
                     "INSERT INTO events (session_ord, sequence, json, min_minor) VALUES (?1, ?2, ?3, ?4)",
@@ -881,8 +1051,51 @@ impl Writer {
             .execute(params![last as i64, ord])?;
         if let Some(a) = self.active.get_mut(&session) {
             a.last = last;
+            a.open_calls = open;
         }
         Ok(out)
+    }
+
+    /// Records a terminal event for every Action of `session` still open:
+    /// nothing is sealed with a started Action left without one.
+    fn close_dangling(&mut self, session: SessionId, why: Dangling) -> Result<(), StoreError> {
+        self.load_active(&session)?;
+        let open = self
+            .active
+            .get(&session)
+            .map(|a| a.open_calls.clone())
+            .unwrap_or_default();
+        if open.is_empty() {
+            return Ok(());
+        }
+        tracing::warn!(session = %session, actions = open.len(), ?why, "closing actions without a terminal event");
+        let events = open
+            .into_iter()
+            .map(|call_id| {
+                let details = serde_json::json!({ "callId": call_id });
+                let outcome = match why {
+                    Dangling::HostStopped => ActionOutcome::Cancelled {
+                        error: ErrorCode::HostStopped
+                            .info("the host stopped while the action was running")
+                            .with_details(details),
+                    },
+                    Dangling::Shutdown => ActionOutcome::Cancelled {
+                        error: ErrorCode::ActionCancelled
+                            .info("the host shut down while the action was running")
+                            .with_details(
+                                serde_json::json!({ "callId": call_id, "reason": "shutdown" }),
+                            ),
+                    },
+                    Dangling::NotRecorded => ActionOutcome::Failed {
+                        error: ErrorCode::InternalError
+                            .info("the action's outcome could not be recorded when it ended")
+                            .with_details(serde_json::json!({ "cause": "terminalNotRecorded" })),
+                    },
+                };
+                NewEvent::new(TestEventPayload::ActionCompleted { call_id, outcome })
+            })
+            .collect();
+        self.append(session, events).map(|_| ())
     }
 
     fn end(
@@ -891,7 +1104,9 @@ impl Writer {
         outcome: SessionOutcome,
         reason: Option<String>,
         request_id: Option<RpcId>,
+        dangling: Dangling,
     ) -> Result<(SessionInfo, StoredEvent), StoreError> {
+        self.close_dangling(session, dangling)?;
         let mut ev = NewEvent::new(TestEventPayload::SessionEnded { outcome, reason });
         ev.request_id = request_id;
         let mut stored = self.append(session, vec![ev])?;
@@ -994,6 +1209,124 @@ mod tests {
         );
     }
 
+    fn started(call: CallId) -> NewEvent {
+        NewEvent::new(TestEventPayload::ActionStarted {
+            call: devicerail_protocol::RecordedActionCall {
+                id: call,
+                name: "tap".into(),
+                arguments: serde_json::Value::Null,
+                arguments_redacted: false,
+            },
+        })
+    }
+
+    fn completed(call: CallId) -> NewEvent {
+        NewEvent::new(TestEventPayload::ActionCompleted {
+            call_id: call,
+            outcome: ActionOutcome::Cancelled {
+                error: ErrorCode::ActionCancelled.info("x"),
+            },
+        })
+    }
+
+    #[tokio::test]
+    async fn every_started_action_gets_exactly_one_terminal() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (store, _) = EventStore::open(dir.path()).expect("open");
+        let (info, _) = store.start_session(None).await.expect("start");
+        let (a, b) = (CallId::new_v4(), CallId::new_v4());
+        store.append_one(info.id, started(a)).await.expect("a");
+        store.append_one(info.id, started(b)).await.expect("b");
+        store
+            .append_one(info.id, completed(a))
+            .await
+            .expect("a ends");
+        // A second terminal, or one for an Action never started, is refused.
+        assert!(store.append_one(info.id, completed(a)).await.is_err());
+        assert!(
+            store
+                .append_one(info.id, completed(CallId::new_v4()))
+                .await
+                .is_err()
+        );
+        // Ending closes b, whose terminal never came.
+        store
+            .end_session(
+                info.id,
+                SessionOutcome::Completed,
+                None,
+                None,
+                Dangling::NotRecorded,
+            )
+            .await
+            .expect("end");
+        let events = store.events(info.id, 0, None).await.expect("events");
+        let kinds: Vec<TestEvent> = events
+            .iter()
+            .map(|r| serde_json::from_str(r.json.get()).expect("event"))
+            .collect();
+        let last_two: Vec<&str> = kinds[kinds.len() - 2..]
+            .iter()
+            .map(|e| e.payload.kind())
+            .collect();
+        assert_eq!(last_two, ["actionCompleted", "sessionEnded"]);
+        match &kinds[kinds.len() - 2].payload {
+            TestEventPayload::ActionCompleted { call_id, outcome } => {
+                assert_eq!(*call_id, b);
+                assert!(matches!(outcome, ActionOutcome::Failed { .. }));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn recovery_closes_actions_left_running() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (store, _) = EventStore::open(dir.path()).expect("open");
+        let (info, _) = store.start_session(None).await.expect("start");
+        let a = CallId::new_v4();
+        store.append_one(info.id, started(a)).await.expect("a");
+        drop(store);
+        let (store, recovery) = EventStore::open(dir.path()).expect("reopen");
+        assert_eq!(recovery.closed, vec![info.id]);
+        let events = store.events(info.id, 0, None).await.expect("events");
+        let terminal: TestEvent = serde_json::from_str(events[2].json.get()).expect("event");
+        match terminal.payload {
+            TestEventPayload::ActionCompleted {
+                call_id,
+                outcome: ActionOutcome::Cancelled { error },
+            } => {
+                assert_eq!(call_id, a);
+                assert_eq!(error.code, "host_stopped");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn events_too_large_to_read_back_are_refused() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (store, _) = EventStore::open(dir.path()).expect("open");
+        let (info, _) = store.start_session(None).await.expect("start");
+        let mut big = started(CallId::new_v4());
+        if let TestEventPayload::ActionStarted { call } = &mut big.payload {
+            call.arguments = serde_json::json!({ "text": "x".repeat(MAX_EVENT_BYTES) });
+        }
+        assert!(matches!(
+            store.append_one(info.id, big).await,
+            Err(StoreError::TooLarge { .. })
+        ));
+        // Nothing was recorded; the session goes on.
+        store
+            .append_one(info.id, started(CallId::new_v4()))
+            .await
+            .expect("a small one");
+        assert_eq!(
+            store.events(info.id, 0, None).await.expect("events").len(),
+            2
+        );
+    }
+
     #[tokio::test]
     async fn ended_sessions_refuse_appends_and_can_be_deleted() {
         let dir = tempfile::tempdir().expect("tempdir");
@@ -1004,7 +1337,13 @@ mod tests {
             Err(StoreError::Active(_))
         ));
         store
-            .end_session(info.id, SessionOutcome::Completed, None, None)
+            .end_session(
+                info.id,
+                SessionOutcome::Completed,
+                None,
+                None,
+                Dangling::NotRecorded,
+            )
             .await
             .expect("end");
         let r = store

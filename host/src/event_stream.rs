@@ -28,7 +28,7 @@ use devicerail_protocol::{
 };
 use futures_util::{SinkExt, StreamExt};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{OnceCell, mpsc};
+use tokio::sync::{OnceCell, OwnedSemaphorePermit, Semaphore};
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
 use tokio_tungstenite::tungstenite::http::{HeaderValue, StatusCode};
@@ -39,6 +39,7 @@ use tokio_tungstenite::tungstenite::protocol::{
 use crate::connection::Connection;
 use crate::event_store::{EventStore, now_ms};
 use crate::state::Host;
+use crate::transport::{Outgoing, OutputQueue};
 
 /// The subprotocol a client must offer.
 pub const SUBPROTOCOL: &str = "devicerail.events.v1";
@@ -59,6 +60,8 @@ fn capability_ttl() -> Duration {
 }
 /// Frames a subscriber may have queued before it counts as slow.
 const SUBSCRIBER_QUEUE: usize = 1024;
+/// Bytes a subscriber may have queued before it counts as slow.
+const SUBSCRIBER_BYTES: usize = 8 * 1024 * 1024;
 /// How long a full subscriber queue is tolerated.
 const SLOW_CONSUMER_GRACE: Duration = Duration::from_secs(2);
 /// Events read from the store per page.
@@ -67,6 +70,14 @@ const PAGE: u64 = 256;
 pub const MAX_PENDING_CAPABILITIES: usize = 256;
 /// Subscribers one Session may have at once.
 pub const MAX_SUBSCRIBERS: usize = 128;
+/// Sockets open at once (subscribed or not).
+pub const MAX_SOCKETS: usize = 256;
+/// Sockets that have not subscribed yet, at once.
+pub const MAX_PENDING_SOCKETS: usize = 64;
+/// How long the HTTP upgrade may take.
+pub const UPGRADE_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a socket may take from upgrade to subscription.
+pub const SUBSCRIBE_TIMEOUT: Duration = Duration::from_secs(10);
 /// Close code after a failed `system.hello` on the socket.
 pub const CLOSE_PROTOCOL: u16 = 1002;
 /// Close code after a failed `events.subscribe`.
@@ -290,6 +301,8 @@ impl StreamServer {
 }
 
 async fn accept_loop(host: Arc<Host>, listener: TcpListener, addr: SocketAddr) {
+    let open = Arc::new(Semaphore::new(MAX_SOCKETS));
+    let pending = Arc::new(Semaphore::new(MAX_PENDING_SOCKETS));
     loop {
         let accepted = tokio::select! {
             _ = host.shutdown.cancelled() => return,
@@ -300,8 +313,20 @@ async fn accept_loop(host: Arc<Host>, listener: TcpListener, addr: SocketAddr) {
                 if !peer.ip().is_loopback() {
                     continue;
                 }
+                // Over either cap the socket is closed at once: a refused
+                // connection costs nothing beyond its accept.
+                let (Ok(slot), Ok(handshake)) = (
+                    open.clone().try_acquire_owned(),
+                    pending.clone().try_acquire_owned(),
+                ) else {
+                    tracing::warn!(
+                        "event stream connection refused: too many open or pending sockets"
+                    );
+                    drop(stream);
+                    continue;
+                };
                 let _ = stream.set_nodelay(true);
-                tokio::spawn(serve_socket(host.clone(), stream, addr));
+                tokio::spawn(serve_socket(host.clone(), stream, addr, slot, handshake));
             }
             Err(e) => {
                 tracing::warn!("event stream accept failed: {e}");
@@ -311,7 +336,17 @@ async fn accept_loop(host: Arc<Host>, listener: TcpListener, addr: SocketAddr) {
     }
 }
 
-async fn serve_socket(host: Arc<Host>, stream: TcpStream, addr: SocketAddr) {
+/// Serves one socket. `_slot` counts it as open while it lives;
+/// `handshake` counts it as pending until it has subscribed (or gives up:
+/// the upgrade must finish within [`UPGRADE_TIMEOUT`], hello and the
+/// subscription within [`SUBSCRIBE_TIMEOUT`]).
+async fn serve_socket(
+    host: Arc<Host>,
+    stream: TcpStream,
+    addr: SocketAddr,
+    _slot: OwnedSemaphorePermit,
+    handshake: OwnedSemaphorePermit,
+) {
     let mut binding = None;
     // The signature is tungstenite's upgrade callback contract.
     #[allow(clippy::result_large_err)]
@@ -339,18 +374,21 @@ async fn serve_socket(host: Arc<Host>, stream: TcpStream, addr: SocketAddr) {
     let config = WebSocketConfig::default()
         .max_message_size(Some(MAX_FRAME_BYTES))
         .max_frame_size(Some(MAX_FRAME_BYTES));
-    let ws = match tokio_tungstenite::accept_hdr_async_with_config(stream, callback, Some(config))
-        .await
-    {
-        Ok(ws) => ws,
-        Err(e) => {
+    let upgrade = tokio_tungstenite::accept_hdr_async_with_config(stream, callback, Some(config));
+    let ws = match tokio::time::timeout(UPGRADE_TIMEOUT, upgrade).await {
+        Ok(Ok(ws)) => ws,
+        Ok(Err(e)) => {
             tracing::debug!("event stream handshake failed: {e}");
+            return;
+        }
+        Err(_) => {
+            tracing::debug!("event stream handshake timed out");
             return;
         }
     };
     let Some(binding) = binding else { return };
     let (mut sink, mut source) = ws.split();
-    let (out, mut frames) = mpsc::channel::<Vec<u8>>(SUBSCRIBER_QUEUE);
+    let (out, mut frames) = OutputQueue::bounded(SUBSCRIBER_QUEUE, SUBSCRIBER_BYTES);
     let conn = Connection::new_stream(TransportInfo::web_socket(), out, binding);
     let close_code = conn
         .stream
@@ -358,7 +396,7 @@ async fn serve_socket(host: Arc<Host>, stream: TcpStream, addr: SocketAddr) {
         .map(|s| s.close_code.clone())
         .unwrap_or_default();
     let writer = tokio::spawn(async move {
-        while let Some(frame) = frames.recv().await {
+        while let Some(Outgoing { frame, .. }) = frames.recv().await {
             if frame.is_empty() {
                 // The terminal (or a failure answer) was sent: close.
                 let code = close_code.load(std::sync::atomic::Ordering::Acquire);
@@ -381,10 +419,24 @@ async fn serve_socket(host: Arc<Host>, stream: TcpStream, addr: SocketAddr) {
         let _ = sink.close().await;
     });
     let mut phase = SocketPhase::AwaitingHello;
+    let mut handshake = Some(handshake);
+    let subscribe_by = tokio::time::Instant::now() + SUBSCRIBE_TIMEOUT;
     loop {
+        let deadline = async {
+            if handshake.is_some() {
+                tokio::time::sleep_until(subscribe_by).await;
+            } else {
+                std::future::pending::<()>().await;
+            }
+        };
         let msg = tokio::select! {
             _ = host.shutdown.cancelled() => break,
             _ = conn.closed() => break,
+            _ = deadline => {
+                tracing::debug!("event stream socket did not subscribe in time");
+                conn.fail_stream(CLOSE_POLICY).await;
+                break;
+            }
             m = source.next() => m,
         };
         let bytes = match msg {
@@ -394,6 +446,9 @@ async fn serve_socket(host: Arc<Host>, stream: TcpStream, addr: SocketAddr) {
             Some(Ok(_)) => continue,
         };
         phase = socket_message(&host, &conn, phase, bytes).await;
+        if phase == SocketPhase::Subscribed {
+            handshake = None;
+        }
     }
     conn.close_stream();
     // Let a running pump finish its terminal, then stop the writer.

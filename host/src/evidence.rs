@@ -65,12 +65,14 @@ impl EvidenceStore {
                 .root
                 .join("tmp")
                 .join(uuid::Uuid::new_v4().simple().to_string());
-            {
+            let written = (|| {
                 let mut f = File::create(&tmp)?;
                 f.write_all(bytes)?;
                 f.sync_all()?;
-            }
-            if let Err(e) = fs::rename(&tmp, &path) {
+                fs::rename(&tmp, &path)
+            })();
+            if let Err(e) = written {
+                // A failed write (a full disk) leaves no partial file.
                 let _ = fs::remove_file(&tmp);
                 return Err(e);
             }

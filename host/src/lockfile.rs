@@ -57,9 +57,19 @@ pub fn lock(dir: &Path) -> Result<DataDirLock, LockError> {
         }
         return Err(io(err));
     }
-    file.set_len(0).map_err(io)?;
-    file.seek(SeekFrom::Start(0)).map_err(io)?;
-    write!(file, "{}", std::process::id()).map_err(io)?;
-    file.sync_all().map_err(io)?;
+    // The pid is only a hint for the message above; a full disk must not
+    // stop the host from starting (read-only) over it.
+    let pid = (|| {
+        file.set_len(0)?;
+        file.seek(SeekFrom::Start(0))?;
+        write!(file, "{}", std::process::id())?;
+        file.sync_all()
+    })();
+    if let Err(e) = pid {
+        tracing::warn!(
+            "could not record the pid in {}: {e}",
+            dir.join("host.lock").display()
+        );
+    }
     Ok(DataDirLock { _file: file })
 }

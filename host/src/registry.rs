@@ -1,17 +1,22 @@
-//! The device registry: loaded plugins, the cached device list, and which
-//! plugin owns each device id. Listing is cached (refreshed in the
-//! background and after connect/disconnect) so `devices.list` never waits
-//! on a driver.
+//! The device registry: loaded plugins (each with its own executor), the
+//! cached device list, and which plugin owns each device id. Listing is
+//! cached (refreshed in the background, each plugin on its own threads and
+//! with its own timeout) so `devices.list` never waits on a driver, and a
+//! plugin that hangs keeps its last known devices.
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
 use devicerail_plugin_api::{CallContext, Driver};
+
+use crate::executor::{Executor, Limits};
 use devicerail_protocol::{DeviceId, DeviceInfo};
 
 /// How long one background listing of a plugin may take.
 const REFRESH_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long past its deadline a listing is still awaited.
+const REFRESH_GRACE: Duration = Duration::from_secs(2);
 /// Driver calls one plugin may have running at once; further calls wait
 /// (still bounded by their deadlines). This bounds threads and memory when
 /// a client pipelines thousands of device requests.
@@ -22,14 +27,18 @@ pub struct PluginSlot {
     pub id: String,
     pub driver: Arc<dyn Driver>,
     pub permits: Arc<tokio::sync::Semaphore>,
+    /// The threads its driver calls run on.
+    pub executor: Executor,
 }
 
 impl PluginSlot {
     pub fn new(id: String, driver: Arc<dyn Driver>) -> Self {
+        let executor = Executor::new(&id, Limits::default());
         Self {
             id,
             driver,
             permits: Arc::new(tokio::sync::Semaphore::new(PLUGIN_CONCURRENCY)),
+            executor,
         }
     }
 }
@@ -40,8 +49,10 @@ pub struct Route {
     pub device: DeviceId,
     pub plugin: String,
     pub driver: Arc<dyn Driver>,
-    /// The owning plugin's call permits.
+    /// The owning plugin's request permits.
     pub permits: Arc<tokio::sync::Semaphore>,
+    /// The owning plugin's threads.
+    pub executor: Executor,
 }
 
 impl std::fmt::Debug for Route {
@@ -117,22 +128,56 @@ impl Registry {
         *cache = Cache { devices, owner };
     }
 
-    /// Re-lists every plugin (blocking; bounded per plugin).
-    pub fn refresh_blocking(&self) {
-        let lists = self
-            .plugins
-            .iter()
-            .map(|p| {
-                let ctx = CallContext::new(Some(Instant::now() + REFRESH_TIMEOUT));
-                match p.driver.list_devices(&ctx) {
-                    Ok(list) => Some(list),
-                    Err(e) => {
-                        tracing::warn!(plugin = %p.id, "listing devices failed: {e}");
-                        None
+    /// Re-lists every plugin concurrently, each on its own executor and
+    /// within [`REFRESH_TIMEOUT`]; a plugin that fails or hangs keeps its
+    /// previous devices.
+    pub async fn refresh(&self) {
+        self.refresh_within(REFRESH_TIMEOUT + REFRESH_GRACE).await;
+    }
+
+    /// [`Registry::refresh`], waiting at most `wait` for each plugin (a
+    /// plugin slower than that keeps its previous devices; its call is
+    /// written off only past [`REFRESH_TIMEOUT`]).
+    pub async fn refresh_within(&self, wait: Duration) {
+        let mut pending = Vec::with_capacity(self.plugins.len());
+        for p in &self.plugins {
+            let ctx = CallContext::new(Some(Instant::now() + REFRESH_TIMEOUT));
+            let driver = p.driver.clone();
+            let flag = ctx.clone();
+            let submitted = p.executor.submit(move || driver.list_devices(&ctx));
+            pending.push((p, flag, submitted));
+        }
+        let mut lists = Vec::with_capacity(pending.len());
+        for (p, flag, submitted) in pending {
+            let list = match submitted {
+                Ok((ticket, rx)) => {
+                    let wait = wait.min(REFRESH_TIMEOUT + REFRESH_GRACE);
+                    match tokio::time::timeout(wait, rx).await {
+                        Ok(Ok(Ok(list))) => Some(list),
+                        Ok(Ok(Err(e))) => {
+                            tracing::warn!(plugin = %p.id, "listing devices failed: {e}");
+                            None
+                        }
+                        Ok(Err(_)) => {
+                            tracing::warn!(plugin = %p.id, "listing devices failed: the call was dropped");
+                            None
+                        }
+                        Err(_) if wait >= REFRESH_TIMEOUT => {
+                            flag.cancel();
+                            ticket.abandon();
+                            tracing::warn!(plugin = %p.id, "listing devices did not return in time");
+                            None
+                        }
+                        Err(_) => None,
                     }
                 }
-            })
-            .collect();
+                Err(e) => {
+                    tracing::warn!(plugin = %p.id, "listing devices refused: {e}");
+                    None
+                }
+            };
+            lists.push(list);
+        }
         self.install(lists);
     }
 
@@ -182,6 +227,7 @@ impl Registry {
             plugin: self.plugins[i].id.clone(),
             driver: self.plugins[i].driver.clone(),
             permits: self.plugins[i].permits.clone(),
+            executor: self.plugins[i].executor.clone(),
         })
     }
 

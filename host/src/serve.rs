@@ -26,12 +26,17 @@ use crate::paths;
 use crate::plugin_dir;
 use crate::registry::{PluginSlot, Registry};
 use crate::state::{Host, HostConfig, ScreenshotPolicy};
-use crate::transport::{Frame, FrameReader, spawn_writer};
+use crate::transport::{Frame, FrameReader, spawn_reader, spawn_writer};
 
 /// How often the device list is refreshed in the background.
 const REFRESH_EVERY: Duration = Duration::from_secs(2);
 /// Output queue depth (frames).
 const OUTPUT_QUEUE: usize = 4096;
+/// Output queue size in bytes: past it, a client that does not read stops
+/// being answered (and so stops being read) until it catches up.
+const OUTPUT_BYTES: usize = 4 * 1024 * 1024;
+/// Input chunks (64 KiB each) read ahead of the dispatcher.
+const INPUT_CHUNKS: usize = 16;
 /// Threads for blocking work (driver calls, store reads, file I/O).
 const MAX_BLOCKING_THREADS: usize = 64;
 
@@ -79,13 +84,37 @@ fn take_stdout() -> Result<File, ServeError> {
     }
 }
 
+/// Raises the soft limit of open files to the hard limit: every socket,
+/// plugin file and store reader costs a descriptor.
+fn raise_fd_limit() {
+    // SAFETY: getrlimit/setrlimit on our own process with a valid struct.
+    unsafe {
+        let mut lim = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 && lim.rlim_cur < lim.rlim_max {
+            lim.rlim_cur = lim.rlim_max.min(1 << 20);
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) != 0 {
+                tracing::debug!("could not raise the open-files limit");
+            }
+        }
+    }
+}
+
 /// Runs the daemon until shutdown.
 pub fn serve(opts: ServeOptions) -> Result<(), ServeError> {
     let proto_out = take_stdout()?;
     let plugins_dir = paths::plugins_dir(opts.plugins_dir.as_deref())?;
     let data_dir = paths::data_dir(opts.data_dir.as_deref())?;
     let _lock = lockfile::lock(&data_dir)?;
+    raise_fd_limit();
     let (store, recovery) = EventStore::open(&data_dir)?;
+    if let Some(why) = &recovery.read_only {
+        tracing::error!(
+            "the data directory cannot be written ({why}): serving read-only; reads and exports work, every write answers event_store_error"
+        );
+    }
     if !recovery.closed.is_empty() {
         tracing::warn!(
             sessions = recovery.closed.len(),
@@ -123,15 +152,12 @@ pub fn serve(opts: ServeOptions) -> Result<(), ServeError> {
 }
 
 async fn run(host: Arc<Host>, proto_out: File) -> Result<(), ServeError> {
-    let (out, writer) = spawn_writer(proto_out, OUTPUT_QUEUE);
+    let (out, writer) = spawn_writer(proto_out, OUTPUT_QUEUE, OUTPUT_BYTES);
     let conn = Connection::new(TransportInfo::stdio(), out);
     routing::spawn_refresher(host.clone(), REFRESH_EVERY);
     let stop_reading = CancellationToken::new();
     spawn_signal_watch(stop_reading.clone());
-    let mut reader = FrameReader::new(tokio::io::BufReader::with_capacity(
-        64 * 1024,
-        tokio::io::stdin(),
-    ));
+    let mut reader = FrameReader::new(spawn_reader(std::io::stdin(), INPUT_CHUNKS));
     loop {
         let frame = tokio::select! {
             biased;
@@ -217,19 +243,32 @@ async fn shutdown(host: &Arc<Host>, conn: &Arc<Connection>) {
         let Some(route) = host.registry.route(&device) else {
             continue;
         };
+        let ctx = devicerail_plugin_api::CallContext::new(Some(
+            std::time::Instant::now() + Duration::from_secs(5),
+        ));
+        let flag = ctx.clone();
         let d = device.clone();
-        let call = tokio::task::spawn_blocking(move || {
-            let ctx = devicerail_plugin_api::CallContext::new(Some(
-                std::time::Instant::now() + Duration::from_secs(5),
-            ));
-            route.driver.disconnect(&ctx, &d)
-        });
-        match tokio::time::timeout(Duration::from_secs(6), call).await {
-            Ok(Ok(Ok(()))) => tracing::info!(device = %device, "device disconnected at shutdown"),
-            Ok(Ok(Err(e))) => {
+        let driver = route.driver.clone();
+        let result = match route.executor.submit(move || driver.disconnect(&ctx, &d)) {
+            Ok((ticket, rx)) => match tokio::time::timeout(Duration::from_secs(6), rx).await {
+                Ok(Ok(r)) => Some(r),
+                _ => {
+                    flag.cancel();
+                    ticket.abandon();
+                    None
+                }
+            },
+            Err(e) => Some(Err(devicerail_plugin_api::DriverError::device_unavailable(
+                &device,
+                e.to_string(),
+            ))),
+        };
+        match result {
+            Some(Ok(())) => tracing::info!(device = %device, "device disconnected at shutdown"),
+            Some(Err(e)) => {
                 tracing::warn!(device = %device, "disconnect at shutdown failed: {e}")
             }
-            _ => tracing::warn!(device = %device, "disconnect at shutdown did not finish"),
+            None => tracing::warn!(device = %device, "disconnect at shutdown did not finish"),
         }
     }
 }

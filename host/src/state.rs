@@ -43,7 +43,7 @@ impl HostConfig {
         Self {
             screenshot_policy,
             max_inflight: 1024,
-            cleanup_grace: Duration::from_secs(2),
+            cleanup_grace: crate::device_call::CLEANUP_GRACE,
             internal_call_timeout: Duration::from_secs(30),
             stdio_features: FeatureSet::stdio(),
             server: PeerInfo {

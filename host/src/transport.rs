@@ -2,15 +2,20 @@
 //! [`MAX_FRAME_BYTES`] per frame in both directions.
 //!
 //! The reader never buffers more than one frame: an oversized line is
-//! skipped up to its newline and reported as [`Frame::TooLarge`]. The
-//! writer is a dedicated thread fed by a bounded queue; it writes frames in
-//! order and flushes whenever the queue runs dry.
+//! skipped up to its newline and reported as [`Frame::TooLarge`]. Input is
+//! read on a thread of its own ([`spawn_reader`]); the writer is a
+//! dedicated thread fed by a queue bounded in frames and bytes
+//! ([`OutputQueue`]); it writes frames in order and flushes whenever the
+//! queue runs dry.
 
-use std::io::Write;
+use std::io::{Read, Write};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
 
 use devicerail_protocol::MAX_FRAME_BYTES;
-use tokio::io::{AsyncBufRead, AsyncBufReadExt};
-use tokio::sync::mpsc;
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, ReadBuf};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 
 /// One input frame.
 #[derive(Debug, PartialEq, Eq)]
@@ -98,27 +103,83 @@ fn memchr(haystack: &[u8]) -> Option<usize> {
     haystack.iter().position(|&b| b == b'\n')
 }
 
-/// Sender side of the output queue. Frames must already be newline-free
-/// JSON; the writer appends `\n`.
-pub type OutputQueue = mpsc::Sender<Vec<u8>>;
+/// One queued output frame with the share of the byte budget it holds
+/// until it is written.
+#[derive(Debug)]
+pub struct Outgoing {
+    pub frame: Vec<u8>,
+    _bytes: Option<OwnedSemaphorePermit>,
+}
+
+/// The sender side of an output queue, bounded in frames *and* bytes: a
+/// connection whose peer does not read stops being fed (senders wait) once
+/// its queue holds `bytes` bytes, instead of buffering without limit.
+/// Frames must be newline-free JSON; the stdio writer appends `\n`.
+#[derive(Debug, Clone)]
+pub struct OutputQueue {
+    tx: mpsc::Sender<Outgoing>,
+    budget: Arc<Semaphore>,
+    bytes: usize,
+}
+
+/// The queue was closed (its writer is gone).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the output queue is closed")]
+pub struct Closed;
+
+impl OutputQueue {
+    /// A queue of at most `frames` frames and `bytes` bytes, with its
+    /// receiver.
+    pub fn bounded(frames: usize, bytes: usize) -> (Self, mpsc::Receiver<Outgoing>) {
+        let (tx, rx) = mpsc::channel(frames);
+        let bytes = bytes.max(1);
+        let queue = Self {
+            tx,
+            budget: Arc::new(Semaphore::new(bytes)),
+            bytes,
+        };
+        (queue, rx)
+    }
+
+    /// Queues a frame, waiting while the queue is full.
+    pub async fn send(&self, frame: Vec<u8>) -> Result<(), Closed> {
+        // A frame larger than the whole budget takes all of it.
+        let share = u32::try_from(frame.len().clamp(1, self.bytes)).unwrap_or(u32::MAX);
+        let permit = self
+            .budget
+            .clone()
+            .acquire_many_owned(share)
+            .await
+            .map_err(|_| Closed)?;
+        self.tx
+            .send(Outgoing {
+                frame,
+                _bytes: Some(permit),
+            })
+            .await
+            .map_err(|_| Closed)
+    }
+}
 
 /// Starts the writer thread over `out`; it ends when every sender is
 /// dropped, after writing everything queued. Returns the queue and the
 /// thread handle.
 pub fn spawn_writer<W: Write + Send + 'static>(
     out: W,
-    depth: usize,
+    frames: usize,
+    bytes: usize,
 ) -> (OutputQueue, std::thread::JoinHandle<std::io::Result<()>>) {
-    let (tx, mut rx) = mpsc::channel::<Vec<u8>>(depth);
+    let (tx, mut rx) = OutputQueue::bounded(frames, bytes);
     let handle = std::thread::Builder::new()
         .name("stdout-writer".into())
         .spawn(move || {
             let mut w = std::io::BufWriter::with_capacity(256 * 1024, out);
-            while let Some(frame) = rx.blocking_recv() {
-                w.write_all(&frame)?;
+            while let Some(first) = rx.blocking_recv() {
+                w.write_all(&first.frame)?;
                 w.write_all(b"\n")?;
-                while let Ok(frame) = rx.try_recv() {
-                    w.write_all(&frame)?;
+                drop(first);
+                while let Ok(next) = rx.try_recv() {
+                    w.write_all(&next.frame)?;
                     w.write_all(b"\n")?;
                 }
                 w.flush()?;
@@ -127,6 +188,92 @@ pub fn spawn_writer<W: Write + Send + 'static>(
         })
         .unwrap_or_else(|e| panic!("cannot start the output writer thread: {e}"));
     (tx, handle)
+}
+
+/// Reads a blocking source (stdin) on a thread of its own and hands its
+/// bytes to async readers, so reading input never takes a thread of the
+/// async runtime's blocking pool. At most `depth` chunks wait unread: a
+/// host that stops consuming stops reading.
+pub fn spawn_reader<R: Read + Send + 'static>(mut input: R, depth: usize) -> ChannelReader {
+    let (tx, rx) = mpsc::channel::<std::io::Result<Vec<u8>>>(depth.max(1));
+    let spawned = std::thread::Builder::new()
+        .name("stdin-reader".into())
+        .spawn(move || {
+            loop {
+                let mut chunk = vec![0u8; 64 * 1024];
+                match input.read(&mut chunk) {
+                    Ok(0) => break,
+                    Ok(n) => {
+                        chunk.truncate(n);
+                        if tx.blocking_send(Ok(chunk)).is_err() {
+                            break;
+                        }
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => {
+                        let _ = tx.blocking_send(Err(e));
+                        break;
+                    }
+                }
+            }
+        });
+    if let Err(e) = spawned {
+        tracing::error!("cannot start the input reader thread: {e}");
+    }
+    ChannelReader {
+        rx,
+        chunk: Vec::new(),
+        pos: 0,
+    }
+}
+
+/// The async side of [`spawn_reader`].
+#[derive(Debug)]
+pub struct ChannelReader {
+    rx: mpsc::Receiver<std::io::Result<Vec<u8>>>,
+    chunk: Vec<u8>,
+    pos: usize,
+}
+
+impl AsyncRead for ChannelReader {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let available = match self.as_mut().poll_fill_buf(cx) {
+            Poll::Ready(Ok(a)) => a,
+            Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+            Poll::Pending => return Poll::Pending,
+        };
+        let n = available.len().min(buf.remaining());
+        buf.put_slice(&available[..n]);
+        self.consume(n);
+        Poll::Ready(Ok(()))
+    }
+}
+
+impl AsyncBufRead for ChannelReader {
+    fn poll_fill_buf(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<&[u8]>> {
+        let this = self.get_mut();
+        while this.pos >= this.chunk.len() {
+            match this.rx.poll_recv(cx) {
+                Poll::Ready(Some(Ok(chunk))) => {
+                    this.chunk = chunk;
+                    this.pos = 0;
+                }
+                Poll::Ready(Some(Err(e))) => return Poll::Ready(Err(e)),
+                // End of input.
+                Poll::Ready(None) => return Poll::Ready(Ok(&[])),
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+        Poll::Ready(Ok(&this.chunk[this.pos..]))
+    }
+
+    fn consume(mut self: Pin<&mut Self>, amt: usize) {
+        self.pos = (self.pos + amt).min(self.chunk.len());
+    }
 }
 
 #[cfg(test)]
@@ -158,6 +305,37 @@ mod tests {
                 Frame::Eof
             ]
         );
+    }
+
+    #[tokio::test]
+    async fn the_output_queue_is_bounded_in_bytes() {
+        let (q, mut rx) = OutputQueue::bounded(100, 10);
+        q.send(vec![b'a'; 6]).await.expect("fits");
+        // 6 + 6 > 10: the second frame waits until the first is written.
+        let pending =
+            tokio::time::timeout(std::time::Duration::from_millis(50), q.send(vec![b'b'; 6])).await;
+        assert!(pending.is_err(), "the byte budget holds the sender back");
+        let first = rx.recv().await.expect("first");
+        drop(first);
+        q.send(vec![b'c'; 6]).await.expect("room again");
+        // A frame over the whole budget takes all of it.
+        drop(rx.recv().await);
+        q.send(vec![b'd'; 1000]).await.expect("oversized frame");
+    }
+
+    #[tokio::test]
+    async fn the_reader_thread_feeds_frames() {
+        let input = std::io::Cursor::new(b"{\"a\":1}\n{\"b\":2}\n".to_vec());
+        let mut r = FrameReader::new(spawn_reader(input, 2));
+        assert_eq!(
+            r.next().await.expect("a"),
+            Frame::Line(b"{\"a\":1}".to_vec())
+        );
+        assert_eq!(
+            r.next().await.expect("b"),
+            Frame::Line(b"{\"b\":2}".to_vec())
+        );
+        assert_eq!(r.next().await.expect("eof"), Frame::Eof);
     }
 
     #[tokio::test]

@@ -335,29 +335,3 @@ fn timeout_rules() {
         })
     );
 }
-
-trait WithTimeout {
-    fn call_with_timeout(
-        &mut self,
-        method: &str,
-        params: Option<serde_json::Value>,
-        ms: u64,
-    ) -> serde_json::Value;
-}
-
-impl WithTimeout for TestHost {
-    fn call_with_timeout(
-        &mut self,
-        method: &str,
-        params: Option<serde_json::Value>,
-        ms: u64,
-    ) -> serde_json::Value {
-        let id = json!(self.next_id());
-        let mut msg = json!({ "jsonrpc": "2.0", "id": id, "method": method, "timeoutMs": ms });
-        if let Some(p) = params {
-            msg["params"] = p;
-        }
-        self.send(&msg);
-        self.response(&id)
-    }
-}

@@ -311,7 +311,11 @@ impl ErrorCode {
 
     /// Builds the wire data for this code (details `null`).
     pub fn info(self, message: impl Into<String>) -> ErrorInfo {
-        ErrorInfo::new(self.as_str(), message, self.retryable())
+        ErrorInfo::new(
+            self.as_str(),
+            bound_message(message.into()),
+            self.retryable(),
+        )
     }
 
     /// Builds a complete JSON-RPC error for this code.
@@ -330,7 +334,7 @@ impl ErrorCode {
         details: serde_json::Value,
     ) -> RpcError {
         let (code, retryable) = self.in_context(context);
-        let message = message.into();
+        let message = bound_message(message.into());
         RpcError {
             code,
             message: message.clone(),
@@ -338,7 +342,7 @@ impl ErrorCode {
                 code: self.as_str().to_owned(),
                 message,
                 retryable,
-                details: self.checked_details(details),
+                details: bound_value(self.checked_details(details), 0),
             },
         }
     }
@@ -375,6 +379,70 @@ impl ErrorCode {
             }
             _ => serde_json::Value::Null,
         }
+    }
+}
+
+/// Longest error message, in characters; longer ones are cut.
+pub const MAX_MESSAGE_CHARS: usize = 1024;
+/// Longest string inside error details, in characters.
+pub const MAX_DETAIL_STRING_CHARS: usize = 256;
+/// Most items of an array (or members of an object) inside error details.
+pub const MAX_DETAIL_ITEMS: usize = 32;
+/// Deepest nesting inside error details.
+const MAX_DETAIL_DEPTH: usize = 6;
+/// Appended where text was cut.
+const CUT: &str = "…(truncated)";
+
+/// `message` cut to [`MAX_MESSAGE_CHARS`] (errors may quote input, and an
+/// error frame must never outgrow the request that caused it).
+pub fn bound_message(message: String) -> String {
+    cut(message, MAX_MESSAGE_CHARS)
+}
+
+fn cut(text: String, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        None => text,
+        Some((at, _)) => {
+            let mut t = text;
+            t.truncate(at);
+            t.push_str(CUT);
+            t
+        }
+    }
+}
+
+/// Details with long strings cut and long arrays or objects shortened
+/// (an array ends with a `"…(truncated)"` marker item), so echoed input is
+/// bounded.
+pub fn bound_value(value: serde_json::Value, depth: usize) -> serde_json::Value {
+    use serde_json::Value;
+    match value {
+        Value::String(s) => Value::String(cut(s, MAX_DETAIL_STRING_CHARS)),
+        Value::Array(items) if depth >= MAX_DETAIL_DEPTH => {
+            Value::String(format!("[{} items]{CUT}", items.len()))
+        }
+        Value::Object(map) if depth >= MAX_DETAIL_DEPTH => {
+            Value::String(format!("{{{} members}}{CUT}", map.len()))
+        }
+        Value::Array(items) => {
+            let long = items.len() > MAX_DETAIL_ITEMS;
+            let mut out: Vec<Value> = items
+                .into_iter()
+                .take(MAX_DETAIL_ITEMS)
+                .map(|v| bound_value(v, depth + 1))
+                .collect();
+            if long {
+                out.push(Value::String(CUT.to_owned()));
+            }
+            Value::Array(out)
+        }
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .take(MAX_DETAIL_ITEMS)
+                .map(|(k, v)| (cut(k, MAX_DETAIL_STRING_CHARS), bound_value(v, depth + 1)))
+                .collect(),
+        ),
+        other => other,
     }
 }
 
@@ -451,6 +519,25 @@ mod tests {
         assert_eq!(
             ErrorCode::InternalError.in_context(Context::Driver),
             (-32000, true)
+        );
+    }
+
+    #[test]
+    fn echoed_input_is_bounded() {
+        let long = "x".repeat(100_000);
+        let many: Vec<u32> = (0..10_000).collect();
+        let e = ErrorCode::InvalidParams.rpc(
+            long.clone(),
+            serde_json::json!({ "method": long, "reason": many }),
+        );
+        let size = serde_json::to_vec(&e)
+            .map(|v| v.len())
+            .unwrap_or(usize::MAX);
+        assert!(size < 8 * 1024, "{size} bytes");
+        assert!(e.message.ends_with("…(truncated)"));
+        assert_eq!(
+            e.data.details["reason"].as_array().map(Vec::len),
+            Some(MAX_DETAIL_ITEMS + 1)
         );
     }
 

@@ -176,6 +176,15 @@ pub trait Method {
     type Result: Serialize + DeserializeOwned;
 }
 
+macro_rules! params_schema {
+    (none $p:ty) => {
+        None
+    };
+    ($shape:ident $p:ty) => {
+        Some(schemars::schema_for!($p))
+    };
+}
+
 macro_rules! params_shape {
     (none) => {
         ParamsShape::None
@@ -271,6 +280,13 @@ macro_rules! methods {
             }
             pub const fn name(self) -> &'static str {
                 match self { $( MethodId::$variant => $name, )* }
+            }
+            /// The JSON Schema of the method's params object, which a
+            /// server validates before decoding (serde alone would accept
+            /// an array where an object is required); `None` for methods
+            /// that take no params.
+            pub fn params_schema(self) -> Option<schemars::Schema> {
+                match self { $( MethodId::$variant => params_schema!($shape $params), )* }
             }
         }
 

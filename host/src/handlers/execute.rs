@@ -19,8 +19,11 @@ use devicerail_protocol::{
 use serde_json::json;
 use tokio::time::Instant;
 
+use std::sync::Arc;
+
+use crate::connection::{ActiveSession, SensitiveGuard};
 use crate::device_call::{self, Interrupt};
-use crate::event_store::now_ms;
+use crate::event_store::{MAX_EVENT_BYTES, StoreError, now_ms};
 use crate::handlers::device::{
     Accepted, capabilities, failed_call, interrupt_error, require_connected, shot,
 };
@@ -62,7 +65,34 @@ fn sanitized(e: &DriverError, redact: bool) -> ErrorInfo {
     }
 }
 
+/// `device.execute`: admission checks, the durable start, the driver
+/// call, and exactly one terminal event.
 pub async fn execute(a: &Accepted, p: DeviceExecuteParams) -> Result<ActionResult, RpcError> {
+    let admitted = admit(a, &p).await?;
+    let started = start(a, &admitted).await?;
+    let terminal = drive(a, &admitted, &started, p.action_timeout_ms.map(|t| t.get())).await;
+    finish(a, &admitted, &started, terminal).await
+}
+
+/// An Action that passed every check before it starts.
+struct Admitted {
+    session: Arc<ActiveSession>,
+    call: ActionCall,
+    /// Protected or unclassified: arguments, screenshots and error text
+    /// stay out of the record.
+    redact: bool,
+    _sensitive: Option<SensitiveGuard>,
+}
+
+/// A started Action: `actionStarted` is durable.
+struct Started {
+    at_ms: SafeU64,
+    observation_id: ObservationId,
+}
+
+/// The checks, in the reference order: protected feature (after routing),
+/// Session, connection, open media streams, interrupts, reused ids.
+async fn admit(a: &Accepted, p: &DeviceExecuteParams) -> Result<Admitted, RpcError> {
     let caps = capabilities(a).await?;
     let def = caps.actions.iter().find(|d| d.name == p.name);
     if let Some(d) = def
@@ -89,7 +119,7 @@ pub async fn execute(a: &Accepted, p: DeviceExecuteParams) -> Result<ActionResul
             serde_json::Value::Null,
         ));
     }
-    let _sensitive = redact.then(|| session.enter_sensitive());
+    let sensitive = redact.then(|| session.enter_sensitive());
     let call: ActionCall = p.call();
     if let Some(why) = a.stop.fired() {
         return Err(interrupt_error(why, a.timeout_ms));
@@ -100,52 +130,76 @@ pub async fn execute(a: &Accepted, p: DeviceExecuteParams) -> Result<ActionResul
             json!({ "callId": call.id }),
         ));
     }
-    let started = a
-        .host
-        .store
-        .append_one(
-            session.id,
-            a.event(TestEventPayload::ActionStarted {
-                call: RecordedActionCall::of(&call, redact),
-            }),
-        )
-        .await
-        .map_err(store_error)?;
-    let started_at_ms = started.event.at_ms;
-    if redact {
-        tracing::info!(request = %a.id, call = %call.id, "action started (arguments redacted)");
-    } else {
-        tracing::info!(request = %a.id, call = %call.id, action = %call.name, "action started");
-    }
+    Ok(Admitted {
+        session,
+        call,
+        redact,
+        _sensitive: sensitive,
+    })
+}
 
-    // The Action deadline starts now that actionStarted is durable.
-    let action_deadline = p
-        .action_timeout_ms
-        .map(|t| Instant::now() + Duration::from_millis(t.get()));
+/// Appends `actionStarted`. An Action whose recorded form could not be
+/// read back in one frame is refused here, before the device acts.
+async fn start(a: &Accepted, ad: &Admitted) -> Result<Started, RpcError> {
+    let event = a.event(TestEventPayload::ActionStarted {
+        call: RecordedActionCall::of(&ad.call, ad.redact),
+    });
+    let started = match a.host.store.append_one(ad.session.id, event).await {
+        Ok(s) => s,
+        Err(StoreError::TooLarge { bytes }) => {
+            return Err(ErrorCode::InvalidParams.rpc(
+                format!(
+                    "the action's recorded event would be {bytes} bytes, over the {MAX_EVENT_BYTES}-byte limit of one readable event; send smaller arguments"
+                ),
+                json!({ "method": "device.execute" }),
+            ));
+        }
+        Err(e) => return Err(store_error(e)),
+    };
+    if ad.redact {
+        tracing::info!(request = %a.id, call = %ad.call.id, "action started (arguments redacted)");
+    } else {
+        tracing::info!(request = %a.id, call = %ad.call.id, action = %ad.call.name, "action started");
+    }
+    Ok(Started {
+        at_ms: started.event.at_ms,
+        observation_id: ObservationId::new_v7(),
+    })
+}
+
+/// Runs the driver call under the earlier of the request and Action
+/// deadlines (the Action clock starts now that `actionStarted` is
+/// durable) and classifies how it ended.
+async fn drive(
+    a: &Accepted,
+    ad: &Admitted,
+    st: &Started,
+    action_timeout_ms: Option<u64>,
+) -> Terminal {
+    let action_deadline = action_timeout_ms.map(|t| Instant::now() + Duration::from_millis(t));
     let stop = a.stop.tightened(action_deadline);
     let budget = match (
         a.stop.deadline,
         action_deadline,
         a.timeout_ms,
-        p.action_timeout_ms,
+        action_timeout_ms,
     ) {
         (Some(r), Some(x), Some(rm), Some(xm)) => {
             if x < r {
-                Budget::Action(xm.get())
+                Budget::Action(xm)
             } else {
                 Budget::Request(rm)
             }
         }
-        (_, Some(_), _, Some(xm)) => Budget::Action(xm.get()),
+        (_, Some(_), _, Some(xm)) => Budget::Action(xm),
         (_, _, rm, _) => Budget::Request(rm.unwrap_or(0)),
     };
-    let observation_id = ObservationId::new_v7();
     let ctx = stop
         .context()
-        .with_observation_id(observation_id)
+        .with_observation_id(st.observation_id)
         .with_request_id(a.id.to_string());
     let device = a.route.device.clone();
-    let driver_call = call.clone();
+    let driver_call = ad.call.clone();
     let terminal = match device_call::run(&a.route, ctx, &stop, move |d, ctx| {
         d.execute(ctx, &device, &driver_call)
     })
@@ -169,18 +223,45 @@ pub async fn execute(a: &Accepted, p: DeviceExecuteParams) -> Result<ActionResul
             }
         }
     };
-    let terminal = match terminal {
-        Terminal::Succeeded(out) => match check_semantic_output(&call.name, &out, observation_id) {
-            Ok(()) => Terminal::Succeeded(out),
-            Err(e) => Terminal::Failed(e),
-        },
-        other => other,
-    };
-
     match terminal {
         Terminal::Succeeded(out) => {
-            let (result, evidence) =
-                finish_success(a, &call, out, observation_id, started_at_ms, redact).await?;
+            match check_semantic_output(&ad.call.name, &out, st.observation_id) {
+                Ok(()) => Terminal::Succeeded(out),
+                Err(e) => Terminal::Failed(e),
+            }
+        }
+        other => other,
+    }
+}
+
+/// Records the one terminal event and answers. Whatever happens here, the
+/// Action ends with a terminal event: when the success cannot be recorded
+/// as it is (its Evidence cannot be stored, its event would not fit a
+/// frame) a `failed` terminal says why, never retryable since the device
+/// acted; when no terminal can be written at all the store closes the
+/// Action when its Session ends.
+async fn finish(
+    a: &Accepted,
+    ad: &Admitted,
+    st: &Started,
+    terminal: Terminal,
+) -> Result<ActionResult, RpcError> {
+    let call = &ad.call;
+    let session = ad.session.id;
+    match terminal {
+        Terminal::Succeeded(out) => {
+            let stored = finish_success(a, call, out, st.observation_id, st.at_ms, ad.redact).await;
+            let (result, evidence) = match stored {
+                Ok(s) => s,
+                Err(e) => {
+                    tracing::warn!(request = %a.id, call = %call.id, "the action ran but its evidence could not be stored: {}", e.message);
+                    let error = ErrorCode::InternalError.rpc(
+                        "the action ran, but its evidence could not be stored",
+                        json!({ "cause": "evidenceNotStored" }),
+                    );
+                    return failed(a, session, call.id, error).await;
+                }
+            };
             let mut event = a.event(TestEventPayload::ActionCompleted {
                 call_id: call.id,
                 outcome: ActionOutcome::Succeeded {
@@ -188,19 +269,27 @@ pub async fn execute(a: &Accepted, p: DeviceExecuteParams) -> Result<ActionResul
                 },
             });
             event.evidence = evidence;
-            a.host
-                .store
-                .append_one(session.id, event)
-                .await
-                .map_err(store_error)?;
+            match a.host.store.append_one(session, event).await {
+                Ok(_) => {}
+                Err(StoreError::TooLarge { bytes }) => {
+                    let error = ErrorCode::ResponseFrameTooLarge.rpc(
+                        format!(
+                            "the action ran, but its result ({bytes} bytes) cannot be recorded or sent in one frame"
+                        ),
+                        json!({ "actualBytes": bytes, "limitBytes": MAX_EVENT_BYTES }),
+                    );
+                    return failed(a, session, call.id, error).await;
+                }
+                Err(e) => return Err(terminal_not_recorded(a, call.id, e)),
+            }
             tracing::info!(request = %a.id, call = %call.id, "action succeeded");
             Ok(result)
         }
         Terminal::Failed(e) => {
-            let info = sanitized(&e, redact);
+            let info = sanitized(&e, ad.redact);
             record(
                 a,
-                session.id,
+                session,
                 call.id,
                 ActionOutcome::Failed {
                     error: info.clone(),
@@ -208,7 +297,7 @@ pub async fn execute(a: &Accepted, p: DeviceExecuteParams) -> Result<ActionResul
             )
             .await?;
             tracing::info!(request = %a.id, call = %call.id, code = %info.code, "action failed");
-            if redact {
+            if ad.redact {
                 Err(driver_rpc(info))
             } else {
                 Err(failed_call(a, e))
@@ -224,7 +313,7 @@ pub async fn execute(a: &Accepted, p: DeviceExecuteParams) -> Result<ActionResul
                 .with_details(json!({ "callId": call.id, "scope": scope, "timeoutMs": ms }));
             record(
                 a,
-                session.id,
+                session,
                 call.id,
                 ActionOutcome::TimedOut {
                     error,
@@ -239,24 +328,57 @@ pub async fn execute(a: &Accepted, p: DeviceExecuteParams) -> Result<ActionResul
             ))
         }
         Terminal::Cancelled(why) => {
-            let message = if why == Interrupt::Shutdown {
-                "the host shut down while the action was running"
+            let (message, reason) = if why == Interrupt::Shutdown {
+                (
+                    "the host shut down while the action was running",
+                    "shutdown",
+                )
             } else {
-                "the caller cancelled the action"
-            };
-            let reason = if why == Interrupt::Shutdown {
-                "shutdown"
-            } else {
-                "requested"
+                ("the caller cancelled the action", "requested")
             };
             let error = ErrorCode::ActionCancelled
                 .info(message)
                 .with_details(json!({ "callId": call.id, "reason": reason }));
-            record(a, session.id, call.id, ActionOutcome::Cancelled { error }).await?;
+            record(a, session, call.id, ActionOutcome::Cancelled { error }).await?;
             tracing::info!(request = %a.id, call = %call.id, "action cancelled");
             Err(interrupt_error(why, a.timeout_ms))
         }
     }
+}
+
+/// Records `failed` with `error` (the Action ran; nothing is retryable)
+/// and answers with it.
+async fn failed(
+    a: &Accepted,
+    session: devicerail_protocol::SessionId,
+    call_id: devicerail_protocol::CallId,
+    error: RpcError,
+) -> Result<ActionResult, RpcError> {
+    record(
+        a,
+        session,
+        call_id,
+        ActionOutcome::Failed {
+            error: error.data.clone(),
+        },
+    )
+    .await?;
+    Err(error)
+}
+
+/// The answer when not even the terminal event could be written: the
+/// Action ran (or may have), so it is not retryable; the store closes it
+/// when its Session ends.
+fn terminal_not_recorded(
+    a: &Accepted,
+    call_id: devicerail_protocol::CallId,
+    e: StoreError,
+) -> RpcError {
+    tracing::error!(request = %a.id, call = %call_id, "could not record the terminal event: {e}");
+    ErrorCode::InternalError.rpc(
+        format!("the action's outcome could not be recorded: {e}"),
+        json!({ "cause": "terminalNotRecorded" }),
+    )
 }
 
 async fn record(
@@ -266,13 +388,12 @@ async fn record(
     outcome: ActionOutcome,
 ) -> Result<(), RpcError> {
     let event = a.event(TestEventPayload::ActionCompleted { call_id, outcome });
-    match a.host.store.append_one(session, event).await {
-        Ok(_) => Ok(()),
-        Err(e) => {
-            tracing::error!(request = %a.id, call = %call_id, "could not record the terminal event: {e}");
-            Err(store_error(e))
-        }
-    }
+    a.host
+        .store
+        .append_one(session, event)
+        .await
+        .map(|_| ())
+        .map_err(|e| terminal_not_recorded(a, call_id, e))
 }
 
 /// Checks a semantic Action's output against its canonical result type:

@@ -28,7 +28,16 @@ pub fn store_error(e: StoreError) -> RpcError {
             format!("session {id} is still active; end it first"),
             json!({ "sessionId": id }),
         ),
-        StoreError::Storage(msg) => ErrorCode::EventStoreError.rpc(msg, serde_json::Value::Null),
+        e @ (StoreError::Storage(_) | StoreError::CannotWrite(_) | StoreError::ReadOnly(_)) => {
+            ErrorCode::EventStoreError.rpc(e.to_string(), serde_json::Value::Null)
+        }
+        StoreError::TooLarge { bytes } => ErrorCode::ResponseFrameTooLarge.rpc(
+            format!(
+                "the event would be {bytes} bytes; no event larger than {} bytes is recorded, so that every event can be read back",
+                crate::event_store::MAX_EVENT_BYTES
+            ),
+            json!({ "actualBytes": bytes, "limitBytes": crate::event_store::MAX_EVENT_BYTES }),
+        ),
         StoreError::Closed => ErrorCode::EventStoreShuttingDown
             .rpc("the event store is shut down", serde_json::Value::Null),
     }
@@ -38,7 +47,9 @@ pub fn store_error(e: StoreError) -> RpcError {
 /// their code with the catalog's flag and detail keys; `internal_error` is
 /// the driver variant (-32000, retryable); codes a driver invents travel as
 /// `platform_error` with the code as `platformCode`.
-pub fn driver_error_info(e: DriverError) -> ErrorInfo {
+pub fn driver_error_info(mut e: DriverError) -> ErrorInfo {
+    e.message = devicerail_protocol::errors::bound_message(e.message);
+    e.details = devicerail_protocol::errors::bound_value(e.details, 0);
     let known = ErrorCode::from_code(&e.code);
     match known {
         Some(ErrorCode::PlatformError) => ErrorInfo {

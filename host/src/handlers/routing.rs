@@ -94,9 +94,11 @@ pub async fn device_select(call: &mut Call) -> Result<DeviceSelectResult, RpcErr
     let p: DeviceSelectParams = call.params()?;
     let registry = call.host.registry.clone();
     if registry.device(&p.device_id).is_none() {
-        // The device may have appeared since the last background refresh.
-        let r = registry.clone();
-        let _ = tokio::task::spawn_blocking(move || r.refresh_blocking()).await;
+        // The device may have appeared since the last background refresh;
+        // a plugin that does not answer within a second is not waited for.
+        registry
+            .refresh_within(std::time::Duration::from_secs(1))
+            .await;
     }
     let info = registry
         .device(&p.device_id)
@@ -116,8 +118,7 @@ pub fn spawn_refresher(host: Arc<Host>, every: std::time::Duration) {
                 _ = host.shutdown.cancelled() => return,
                 _ = tick.tick() => {}
             }
-            let r = host.registry.clone();
-            let _ = tokio::task::spawn_blocking(move || r.refresh_blocking()).await;
+            host.registry.refresh().await;
         }
     });
 }

@@ -13,7 +13,7 @@ use serde_json::value::RawValue;
 
 use crate::connection::ActiveSession;
 use crate::dispatch::Call;
-use crate::event_store::EventRow;
+use crate::event_store::{Dangling, EventRow};
 use crate::handlers::{existing_session, routing, session_required, store_error};
 
 pub async fn start(call: &mut Call) -> Result<SessionInfo, RpcError> {
@@ -119,7 +119,17 @@ pub async fn finish(
     }
     let (info, _) = host
         .store
-        .end_session(active.id, outcome, reason, request_id)
+        .end_session(
+            active.id,
+            outcome,
+            reason,
+            request_id,
+            if outcome == SessionOutcome::Shutdown {
+                Dangling::Shutdown
+            } else {
+                Dangling::NotRecorded
+            },
+        )
         .await
         .map_err(store_error)?;
     Ok(info)

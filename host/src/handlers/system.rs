@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use devicerail_protocol::errors::Context;
-use devicerail_protocol::methods::{MethodId, parse_params};
+use devicerail_protocol::methods::MethodId;
 use devicerail_protocol::negotiation::{available_features, negotiate_features, negotiate_version};
 use devicerail_protocol::{
     ErrorCode, Feature, FeatureSelection, HelloParams, HelloResult, ProtocolSelection, RpcError,
@@ -32,7 +32,7 @@ fn hello_params(params: Option<RpcParams>) -> Result<HelloParams, RpcError> {
             json!({ "reason": "emptyProtocolOffer" }),
         ));
     }
-    parse_params(MethodId::SystemHello.spec(), params)
+    crate::params::decode(MethodId::SystemHello.spec(), params)
         .map_err(|e| ErrorCode::InvalidParams.rpc_in(Context::Hello, e.message, e.data.details))
 }
 

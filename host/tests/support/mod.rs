@@ -39,6 +39,8 @@ pub struct Options {
     pub root: Option<PathBuf>,
     /// Start without any plugin.
     pub no_plugins: bool,
+    /// The data directory (default: `data` under the root).
+    pub data_dir: Option<PathBuf>,
     pub env: Vec<(String, String)>,
 }
 
@@ -87,7 +89,8 @@ impl TestHost {
             plugins_dir_with_mock(&root)
         };
         let binary = Path::new(env!("CARGO_BIN_EXE_devicerail"));
-        let mut cmd = HostProcess::serve_command(binary, &plugins, &root.join("data"));
+        let data = opts.data_dir.clone().unwrap_or_else(|| root.join("data"));
+        let mut cmd = HostProcess::serve_command(binary, &plugins, &data);
         if let Some(p) = opts.screenshot_policy {
             cmd.arg("--screenshot-policy").arg(p);
         }
@@ -117,6 +120,17 @@ impl TestHost {
     /// Sends a request with a fresh numeric id and returns the id.
     pub fn request(&mut self, method: &str, params: Option<Value>) -> Value {
         self.inner.request(method, params, None)
+    }
+
+    /// Sends a request with `timeoutMs`; returns its id.
+    pub fn request_with_timeout(&mut self, method: &str, params: Option<Value>, ms: u64) -> Value {
+        self.inner.request(method, params, Some(ms))
+    }
+
+    /// Calls with `timeoutMs` and returns the whole response.
+    pub fn call_with_timeout(&mut self, method: &str, params: Option<Value>, ms: u64) -> Value {
+        let id = self.request_with_timeout(method, params, ms);
+        self.inner.response(&id)
     }
 
     /// Whether no message arrives within `wait`.
@@ -195,9 +209,63 @@ impl TestHost {
         assert_eq!(rc, 0, "kill({pid}, {sig}) failed");
     }
 
+    /// The host's process id.
+    pub fn pid(&self) -> u32 {
+        self.inner.child.id()
+    }
+
+    /// The host's resident memory in KiB (Linux `VmRSS`).
+    pub fn rss_kib(&self) -> u64 {
+        proc_status_kib(self.pid(), "VmRSS:")
+    }
+
+    /// Descriptors the host has open.
+    pub fn open_fds(&self) -> usize {
+        std::fs::read_dir(format!("/proc/{}/fd", self.pid()))
+            .map(|d| d.count())
+            .unwrap_or(0)
+    }
+
     pub fn stderr_text(&self) -> String {
         self.inner.stderr()
     }
+}
+
+/// A `/proc/<pid>/status` line's value in KiB.
+pub fn proc_status_kib(pid: u32, key: &str) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with(key))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// The hostile test plugin library, built once per test binary.
+pub fn hostile_library() -> PathBuf {
+    static PATH: OnceLock<PathBuf> = OnceLock::new();
+    PATH.get_or_init(|| {
+        devicerail_plugin_api::conformance::build_workspace_plugin(
+            "devicerail-test-plugin-hostile",
+            "test-hostile",
+        )
+    })
+    .clone()
+}
+
+/// A root whose plugins directory holds the mock and the hostile plugin.
+pub fn root_with_hostile() -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = plugins_dir_with_mock(tmp.path());
+    std::fs::copy(
+        hostile_library(),
+        dir.join("libdevicerail_plugin_test_hostile.so"),
+    )
+    .expect("copy hostile plugin");
+    tmp
 }
 
 /// `error.data.code` of a response.

@@ -1,0 +1,146 @@
+//! A full disk, through the real binary, on a size-limited tmpfs (the test
+//! mounts one where the machine allows it, and says so when it cannot):
+//! writes fail with typed errors and leave no partial Evidence, the host
+//! keeps serving, and a host that cannot write starts read-only, so reads
+//! and exports still work.
+
+mod support;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+use support::{Options, TestHost, error_code, plugins_dir_with_mock};
+
+/// A tmpfs mounted for the test's lifetime.
+struct Tmpfs {
+    dir: tempfile::TempDir,
+}
+
+impl Tmpfs {
+    fn mount(size: &str) -> Result<Self, String> {
+        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+        let status = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(dir.path())
+            .stderr(std::process::Stdio::piped())
+            .output()
+            .map_err(|e| format!("cannot run mount: {e}"))?;
+        if !status.status.success() {
+            return Err(String::from_utf8_lossy(&status.stderr).trim().to_owned());
+        }
+        Ok(Self { dir })
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg(self.dir.path())
+            .status();
+    }
+}
+
+/// Writes zeros into `path` until the file system is full.
+fn fill(path: &Path) -> PathBuf {
+    let filler = path.join("filler");
+    let mut f = std::fs::File::create(&filler).expect("create filler");
+    let block = vec![0u8; 64 * 1024];
+    while f.write_all(&block).is_ok() {}
+    let small = [0u8; 512];
+    while f.write_all(&small).is_ok() {}
+    let _ = f.sync_all();
+    filler
+}
+
+fn host(root: &Path, data: &Path) -> TestHost {
+    TestHost::with(Options {
+        root: Some(root.to_path_buf()),
+        faults: true,
+        data_dir: Some(data.to_path_buf()),
+        ..Options::default()
+    })
+}
+
+#[test]
+fn a_full_disk_fails_writes_keeps_reads_and_starts_read_only() {
+    let disk = match Tmpfs::mount("16m") {
+        Ok(d) => d,
+        Err(why) => {
+            println!(
+                "full disk: skipped (mounting a size-limited tmpfs needs privileges here: {why})"
+            );
+            return;
+        }
+    };
+    let root = tempfile::tempdir().expect("tempdir");
+    plugins_dir_with_mock(root.path());
+    let data = disk.path().join("data");
+    let mut h = host(root.path(), &data);
+    h.hello();
+    h.ok("device.connect", None);
+    let session = h.ok("session.start", None)["id"].clone();
+    for _ in 0..3 {
+        h.ok("device.observe", None);
+    }
+    let filler = fill(disk.path());
+    // New Evidence (a changed screen) cannot be written.
+    let tap = h.call(
+        "device.execute",
+        Some(TestHost::action("tap", json!({ "x": 100, "y": 300 }))),
+    );
+    println!("full disk: a tap answered {:?}", error_code(&tap));
+    let r = h.call("device.observe", None);
+    let code = support::error_code(&r);
+    println!("full disk: device.observe answered {code:?}");
+    assert!(
+        matches!(
+            code.as_deref(),
+            Some("evidence_io_error" | "event_store_error")
+        ),
+        "{r}"
+    );
+    assert_eq!(r["error"]["data"]["retryable"], true);
+    let tmp = std::fs::read_dir(data.join("evidence/tmp"))
+        .map(|d| d.count())
+        .unwrap_or(0);
+    assert_eq!(tmp, 0, "a failed Evidence write leaves no partial file");
+    // Reads still work, and so does everything that needs no write.
+    assert!(h.ok("devices.list", None)["devices"].is_array());
+    assert!(h.ok("events.list", None).as_array().is_some());
+    // A crash while the disk is full.
+    h.kill9();
+    let mut h = host(root.path(), &data);
+    h.hello();
+    assert!(
+        h.stderr_text().contains("read-only"),
+        "the host says it serves read-only:\n{}",
+        h.stderr_text()
+    );
+    let sessions = h.ok("sessions.list", None);
+    assert_eq!(sessions.as_array().map(Vec::len), Some(1), "{sessions}");
+    let export = h.ok("session.export", Some(json!({ "sessionId": session })));
+    assert!(
+        export["events"].as_array().map(Vec::len).unwrap_or(0) >= 4,
+        "every acknowledged event reads back"
+    );
+    h.ok("device.connect", None);
+    let r = h.call("session.start", None);
+    assert_eq!(error_code(&r).as_deref(), Some("event_store_error"), "{r}");
+    drop(h);
+    // With room again, the next start recovers the session.
+    std::fs::remove_file(filler).expect("free the disk");
+    let mut h = host(root.path(), &data);
+    h.hello();
+    let export = h.ok("session.export", Some(json!({ "sessionId": session })));
+    let last = export["events"]
+        .as_array()
+        .and_then(|e| e.last().cloned())
+        .expect("events");
+    assert_eq!(last["payload"]["type"], "sessionEnded");
+    assert_eq!(last["payload"]["outcome"], "shutdown");
+}

@@ -1,0 +1,165 @@
+//! # devicerail-test-plugin-hostile
+//!
+//! A driver that misbehaves on purpose, so the host's tests can show one
+//! bad plugin never stalls, starves or takes down the host. It serves one
+//! device, `hostile-1` (a 64×64 grey screen), and these Actions:
+//!
+//! * `hang` — never returns and ignores cancellation and deadlines (the
+//!   thread is stuck until the process exits);
+//! * `big {bytes}` — succeeds with an output of `bytes` characters;
+//! * `echo {text}` — succeeds with its text, for a healthy call.
+//!
+//! With `DEVICERAIL_HOSTILE_OBSERVE=hang`, `observe` never returns either.
+//! Never install or ship it.
+
+use std::io::Cursor;
+
+use devicerail_plugin_api::protocol::{
+    ActionCall, ActionDefinition, DeviceId, DeviceInfo, Platform, Viewport,
+};
+use devicerail_plugin_api::{
+    ActionOutput, CallContext, DeviceCapabilities, Driver, DriverError, DriverObservation,
+    DriverResult, ObserveRequest, PluginConfig,
+};
+use serde_json::{Value, json};
+
+/// The one device.
+pub const DEVICE: &str = "hostile-1";
+/// Environment variable: `hang` makes every `observe` hang.
+pub const OBSERVE_ENV: &str = "DEVICERAIL_HOSTILE_OBSERVE";
+
+const SIDE: u32 = 64;
+
+/// The hostile driver.
+pub struct Hostile {
+    observe_hangs: bool,
+}
+
+fn hang_forever() -> ! {
+    loop {
+        std::thread::park();
+    }
+}
+
+fn info(connected: bool) -> DeviceInfo {
+    DeviceInfo {
+        id: DeviceId::new(DEVICE),
+        name: "Hostile test device".into(),
+        platform: Platform::Mock,
+        os_version: None,
+        connected,
+    }
+}
+
+fn png() -> DriverResult<Vec<u8>> {
+    let img = image::GrayImage::from_pixel(SIDE, SIDE, image::Luma([128]));
+    let mut out = Cursor::new(Vec::new());
+    img.write_to(&mut out, image::ImageFormat::Png)
+        .map_err(|e| DriverError::failure(format!("PNG encoding failed: {e}")))?;
+    Ok(out.into_inner())
+}
+
+fn action(name: &str, description: &str, schema: Value) -> ActionDefinition {
+    ActionDefinition {
+        name: name.into(),
+        description: description.into(),
+        input_schema: schema,
+        protection: None,
+    }
+}
+
+impl Driver for Hostile {
+    fn list_devices(&self, _ctx: &CallContext) -> DriverResult<Vec<DeviceInfo>> {
+        Ok(vec![info(false)])
+    }
+
+    fn connect(&self, _ctx: &CallContext, device: &DeviceId) -> DriverResult<DeviceInfo> {
+        if device.as_str() != DEVICE {
+            return Err(DriverError::device_not_found(device));
+        }
+        Ok(info(true))
+    }
+
+    fn disconnect(&self, _ctx: &CallContext, _device: &DeviceId) -> DriverResult<()> {
+        Ok(())
+    }
+
+    fn capabilities(
+        &self,
+        _ctx: &CallContext,
+        _device: &DeviceId,
+    ) -> DriverResult<DeviceCapabilities> {
+        Ok(DeviceCapabilities {
+            actions: vec![
+                action(
+                    "hang",
+                    "Never return, ignoring cancellation.",
+                    json!({ "type": "object" }),
+                ),
+                action(
+                    "big",
+                    "Return an output of `bytes` characters.",
+                    json!({ "type": "object", "properties": { "bytes": { "type": "integer" } } }),
+                ),
+                action(
+                    "echo",
+                    "Return the text.",
+                    json!({ "type": "object", "properties": { "text": { "type": "string" } } }),
+                ),
+            ],
+            ui_tree: false,
+        })
+    }
+
+    fn observe(
+        &self,
+        _ctx: &CallContext,
+        _device: &DeviceId,
+        request: &ObserveRequest,
+    ) -> DriverResult<DriverObservation> {
+        if self.observe_hangs {
+            hang_forever();
+        }
+        let mut obs = DriverObservation::new(Viewport {
+            width: SIDE,
+            height: SIDE,
+            scale_factor: 1.0,
+        });
+        if request.screenshot {
+            obs.png = Some(png()?);
+        }
+        Ok(obs)
+    }
+
+    fn execute(
+        &self,
+        _ctx: &CallContext,
+        _device: &DeviceId,
+        call: &ActionCall,
+    ) -> DriverResult<ActionOutput> {
+        match call.name.as_str() {
+            "hang" => hang_forever(),
+            "big" => {
+                let bytes = call.arguments["bytes"].as_u64().unwrap_or(0);
+                let bytes = usize::try_from(bytes).unwrap_or(usize::MAX).min(64 << 20);
+                Ok(ActionOutput::new(json!({ "data": "x".repeat(bytes) })))
+            }
+            "echo" => Ok(ActionOutput::new(
+                json!({ "text": call.arguments["text"].clone() }),
+            )),
+            other => Err(DriverError::unknown_action(other)),
+        }
+    }
+}
+
+fn construct(_config: &PluginConfig) -> Result<Hostile, String> {
+    Ok(Hostile {
+        observe_hangs: std::env::var(OBSERVE_ENV).is_ok_and(|v| v == "hang"),
+    })
+}
+
+devicerail_plugin_api::export_plugin! {
+    id: "test-hostile",
+    description: "Test-only plugin that misbehaves on purpose; never install it",
+    driver: construct,
+}
