@@ -18,9 +18,13 @@
 //! - hand-write or patch a schema's shape: a schema that is wrong is fixed
 //!   in the Rust type (its serde or schemars attributes), so the schema and
 //!   the deserializer cannot drift apart;
-//! - produce output that depends on anything but the Rust types (no clock,
-//!   no environment, no network, no hash-map order): the same source must
-//!   always give byte-identical files, so `write --check` can gate CI.
+//! - produce output that depends on anything but the Rust types and the
+//!   golden fixtures (no clock, no environment, no network, no hash-map
+//!   order): the same source must always give byte-identical files, so
+//!   `write --check` can gate CI.
+//!
+//! The same `write` also generates the type-only TypeScript package in
+//! `schema/typescript/` from these schemas (see [`typescript`]).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -35,6 +39,8 @@ use devicerail_protocol::session::SessionExport;
 use schemars::generate::SchemaSettings;
 use schemars::{JsonSchema, Schema};
 use serde_json::{Map, Value, json};
+
+pub mod typescript;
 
 /// Where the schema set lives, relative to the workspace root.
 pub const SCHEMA_DIR: &str = "schema/v1";

@@ -1,6 +1,8 @@
 //! Helpers shared by the schema crate's tests.
 #![allow(dead_code)]
 
+pub mod node;
+
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
