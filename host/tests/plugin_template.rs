@@ -100,6 +100,17 @@ fn the_plugin_template_builds_standalone_and_passes_the_conformance_kit() {
         "the template reports no doctor checks"
     );
     Suite::new(&plugin).device(DEVICE_ID).run().assert_passed();
+    // Its action space, byte for byte as clients see it.
+    let caps = plugin
+        .capabilities(
+            &devicerail_plugin_api::CallContext::unbounded(),
+            &devicerail_plugin_api::protocol::DeviceId::new(DEVICE_ID),
+        )
+        .expect("capabilities");
+    devicerail_plugin_api::conformance::assert_golden(
+        &root.join("examples/plugin-template/tests/golden/capabilities.json"),
+        &caps,
+    );
     println!(
         "plugin template: copied and built in {:.1}s, loaded and checked in {:.1}s total",
         built.as_secs_f64(),

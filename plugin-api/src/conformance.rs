@@ -542,3 +542,36 @@ pub fn load_workspace_plugin_with(
     let path = build_workspace_plugin(package, plugin_id);
     loader::load(&path, settings).unwrap_or_else(|e| panic!("{} did not load: {e}", path.display()))
 }
+
+/// Environment variable: set to `1` to (re)write golden files instead of
+/// comparing with them.
+pub const UPDATE_GOLDEN_ENV: &str = "DEVICERAIL_UPDATE_GOLDEN";
+
+/// Compares `value`'s wire JSON with the golden file at `path` byte for
+/// byte (a driver's capabilities must not change by accident); with
+/// [`UPDATE_GOLDEN_ENV`]`=1` it writes the file instead.
+pub fn assert_golden<T: serde::Serialize>(path: &std::path::Path, value: &T) {
+    let json = serde_json::to_string(value).unwrap_or_else(|e| panic!("serialize: {e}"));
+    if std::env::var(UPDATE_GOLDEN_ENV).is_ok_and(|v| v == "1") {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).unwrap_or_else(|e| panic!("mkdir: {e}"));
+        }
+        std::fs::write(path, format!("{json}\n"))
+            .unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
+        println!("golden: wrote {}", path.display());
+        return;
+    }
+    let golden = std::fs::read_to_string(path).unwrap_or_else(|e| {
+        panic!(
+            "read {}: {e} (run with {UPDATE_GOLDEN_ENV}=1 to create it)",
+            path.display()
+        )
+    });
+    assert!(
+        golden.trim_end() == json,
+        "the wire JSON differs from {} (run with {UPDATE_GOLDEN_ENV}=1 if the change is intended)\nnow:    {json}\ngolden: {}",
+        path.display(),
+        golden.trim_end()
+    );
+    println!("golden: {} matches ({} bytes)", path.display(), json.len());
+}

@@ -1,0 +1,12 @@
+//! The browser action space (for a 1280×720 viewport), byte for byte as
+//! clients see it.
+
+#[test]
+fn the_action_space_is_stable() {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/capabilities.json");
+    devicerail_plugin_api::conformance::assert_golden(
+        &path,
+        &devicerail_plugin_browser::actions::definitions(1280, 720),
+    );
+}
