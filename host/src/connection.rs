@@ -15,7 +15,7 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::media::MediaStream;
-use crate::transport::OutputQueue;
+use crate::outbox::OutputQueue;
 
 /// What `system.hello` settled.
 #[derive(Debug, Clone)]
@@ -262,7 +262,7 @@ impl Inflight {
 #[derive(Debug)]
 pub struct StreamState {
     /// The Session the spent capability was bound to.
-    pub binding: crate::event_stream::Binding,
+    pub binding: crate::stream_gate::Binding,
     subscribed: std::sync::atomic::AtomicBool,
     closed: CancellationToken,
     /// Cancelled when the running pump (if any) has finished.
@@ -293,7 +293,7 @@ impl Connection {
     pub fn new_stream(
         transport: TransportInfo,
         out: OutputQueue,
-        binding: crate::event_stream::Binding,
+        binding: crate::stream_gate::Binding,
     ) -> Arc<Self> {
         let stream = StreamState {
             binding,

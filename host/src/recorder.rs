@@ -54,7 +54,7 @@ pub fn png_dimensions(bytes: &[u8]) -> Option<(u32, u32)> {
 }
 
 fn violation(what: impl std::fmt::Display) -> RpcError {
-    crate::handlers::driver_rpc(
+    crate::wire_errors::driver_rpc(
         ErrorCode::ProtocolError.info(format!("the driver returned {what}")),
     )
 }

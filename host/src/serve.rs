@@ -17,7 +17,7 @@ use devicerail_protocol::{SessionOutcome, TransportInfo};
 use tokio_util::sync::CancellationToken;
 
 use crate::connection::Connection;
-use crate::dispatch::{frame_too_large, handle_line};
+use crate::dispatch::Dispatcher;
 use crate::event_store::EventStore;
 use crate::evidence::EvidenceStore;
 use crate::handlers::routing;
@@ -26,7 +26,7 @@ use crate::paths;
 use crate::plugin_dir;
 use crate::registry::{PluginSlot, Registry};
 use crate::state::{Host, HostConfig, ScreenshotPolicy};
-use crate::transport::{Frame, FrameReader, spawn_reader, spawn_writer};
+use crate::transport::{event_socket, stdio};
 
 /// How often the device list is refreshed in the background.
 const REFRESH_EVERY: Duration = Duration::from_secs(2);
@@ -35,8 +35,7 @@ const OUTPUT_QUEUE: usize = 4096;
 /// Output queue size in bytes: past it, a client that does not read stops
 /// being answered (and so stops being read) until it catches up.
 const OUTPUT_BYTES: usize = 4 * 1024 * 1024;
-/// Input chunks (64 KiB each) read ahead of the dispatcher.
-const INPUT_CHUNKS: usize = 16;
+
 /// Threads for blocking work (driver calls, store reads, file I/O).
 const MAX_BLOCKING_THREADS: usize = 64;
 
@@ -152,33 +151,20 @@ pub fn serve(opts: ServeOptions) -> Result<(), ServeError> {
 }
 
 async fn run(host: Arc<Host>, proto_out: File) -> Result<(), ServeError> {
-    let (out, writer) = spawn_writer(proto_out, OUTPUT_QUEUE, OUTPUT_BYTES);
+    let dispatcher = Dispatcher::new(host.clone());
+    // The transports: the event-stream listener (bound on first use), then
+    // the control connection on stdio.
+    host.streams
+        .set_listener(event_socket::Listener::new(&host));
+    let (out, writer) = stdio::spawn_writer(proto_out, OUTPUT_QUEUE, OUTPUT_BYTES);
     let conn = Connection::new(TransportInfo::stdio(), out);
     routing::spawn_refresher(host.clone(), REFRESH_EVERY);
     let stop_reading = CancellationToken::new();
     spawn_signal_watch(stop_reading.clone());
-    let mut reader = FrameReader::new(spawn_reader(std::io::stdin(), INPUT_CHUNKS));
-    loop {
-        let frame = tokio::select! {
-            biased;
-            _ = stop_reading.cancelled() => break,
-            f = reader.next() => f,
-        };
-        match frame {
-            Ok(Frame::Line(line)) => handle_line(&host, &conn, line).await,
-            Ok(Frame::TooLarge { len }) => conn.respond_error(None, frame_too_large(len)).await,
-            Ok(Frame::Eof) => {
-                tracing::info!("stdin closed");
-                break;
-            }
-            Err(e) => {
-                tracing::warn!("reading stdin failed: {e}");
-                break;
-            }
-        }
-    }
+    stdio::serve(&dispatcher, &conn, std::io::stdin(), stop_reading).await;
     shutdown(&host, &conn).await;
     drop(conn);
+    drop(dispatcher);
     drop(host);
     match tokio::task::spawn_blocking(move || writer.join()).await {
         Ok(Ok(Ok(()))) => {}

@@ -67,8 +67,8 @@ pub struct Host {
     capabilities: Mutex<HashMap<DeviceId, Arc<DeviceCapabilities>>>,
     /// Devices this host connected (disconnected at shutdown).
     connected: Mutex<HashSet<DeviceId>>,
-    /// The event-stream WebSocket server (bound on first use).
-    pub streams: crate::event_stream::StreamServer,
+    /// The event stream's capabilities, subscribers and listener.
+    pub streams: crate::stream_gate::StreamGate,
 }
 
 impl Host {

@@ -8,8 +8,8 @@ use devicerail_protocol::{
 use serde_json::json;
 use serde_json::value::RawValue;
 
-use crate::dispatch::Call;
 use crate::event_store::NewEvent;
+use crate::handlers::call::Call;
 use crate::handlers::{routing, session_required, store_error};
 
 /// Returns the stored UI tree of an Observation of the active Session.

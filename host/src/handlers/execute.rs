@@ -24,7 +24,7 @@ use std::sync::Arc;
 use crate::connection::{ActiveSession, SensitiveGuard};
 use crate::device_call::{self, Interrupt};
 use crate::event_store::{MAX_EVENT_BYTES, StoreError, now_ms};
-use crate::handlers::device::{
+use crate::handlers::request::{
     Accepted, capabilities, failed_call, interrupt_error, require_connected, shot,
 };
 use crate::handlers::{driver_error_info, driver_rpc, session_required, store_error};

@@ -1,108 +1,24 @@
-//! Method handlers, one module per area of the method table.
+//! Method handlers, one module per area of the method table. Handlers
+//! use state (the host, its connections, registry and stores); they never
+//! reach up to dispatch or the transports.
 
+pub mod call;
 pub mod device;
+pub mod events;
 pub mod evidence;
 pub mod execute;
+pub mod media;
+pub mod request;
 pub mod routing;
 pub mod sessions;
-pub mod streams;
 pub mod system;
 
-use devicerail_plugin_api::DriverError;
-use devicerail_protocol::{ErrorCode, ErrorInfo, RpcError};
-use serde_json::json;
+use devicerail_protocol::RpcError;
 
 use crate::event_store::StoreError;
-
-/// The JSON-RPC error for a store failure.
-pub fn store_error(e: StoreError) -> RpcError {
-    match e {
-        StoreError::NotFound(id) => {
-            ErrorCode::SessionNotFound.rpc(format!("no session {id}"), json!({ "sessionId": id }))
-        }
-        StoreError::Ended(id) => ErrorCode::SessionEnded.rpc(
-            format!("session {id} has ended"),
-            json!({ "sessionId": id }),
-        ),
-        StoreError::Active(id) => ErrorCode::SessionActive.rpc(
-            format!("session {id} is still active; end it first"),
-            json!({ "sessionId": id }),
-        ),
-        e @ (StoreError::Storage(_) | StoreError::CannotWrite(_) | StoreError::ReadOnly(_)) => {
-            ErrorCode::EventStoreError.rpc(e.to_string(), serde_json::Value::Null)
-        }
-        StoreError::TooLarge { bytes } => ErrorCode::ResponseFrameTooLarge.rpc(
-            format!(
-                "the event would be {bytes} bytes; no event larger than {} bytes is recorded, so that every event can be read back",
-                crate::event_store::MAX_EVENT_BYTES
-            ),
-            json!({ "actualBytes": bytes, "limitBytes": crate::event_store::MAX_EVENT_BYTES }),
-        ),
-        StoreError::Closed => ErrorCode::EventStoreShuttingDown
-            .rpc("the event store is shut down", serde_json::Value::Null),
-    }
-}
-
-/// The wire form of a routed Driver's failure. Catalog driver codes keep
-/// their code with the catalog's flag and detail keys; `internal_error` is
-/// the driver variant (-32000, retryable); codes a driver invents travel as
-/// `platform_error` with the code as `platformCode`.
-pub fn driver_error_info(mut e: DriverError) -> ErrorInfo {
-    e.message = devicerail_protocol::errors::bound_message(e.message);
-    e.details = devicerail_protocol::errors::bound_value(e.details, 0);
-    let known = ErrorCode::from_code(&e.code);
-    match known {
-        Some(ErrorCode::PlatformError) => ErrorInfo {
-            code: e.code,
-            message: e.message,
-            retryable: e.retryable,
-            details: ErrorCode::PlatformError.filtered_details(e.details),
-        },
-        Some(ErrorCode::InternalError) => ErrorInfo {
-            code: e.code,
-            message: e.message,
-            retryable: ErrorCode::InternalError
-                .in_context(devicerail_protocol::errors::Context::Driver)
-                .1,
-            details: ErrorCode::InternalError.filtered_details(e.details),
-        },
-        Some(code)
-            if code.rpc_code() == ErrorCode::DRIVER_RPC_CODE
-                || code == ErrorCode::DeviceNotFound =>
-        {
-            ErrorInfo {
-                code: e.code,
-                message: e.message,
-                retryable: code.retryable(),
-                details: code.filtered_details(e.details),
-            }
-        }
-        _ => ErrorInfo {
-            code: ErrorCode::PlatformError.as_str().to_owned(),
-            message: e.message,
-            retryable: e.retryable,
-            details: json!({ "platformCode": devicerail_plugin_api::driver::platform_code(&e.code) }),
-        },
-    }
-}
-
-/// The JSON-RPC error for a driver failure (see [`driver_error_info`]).
-pub fn driver_error(e: DriverError) -> RpcError {
-    driver_rpc(driver_error_info(e))
-}
-
-/// The JSON-RPC error carrying already-mapped driver error data.
-pub fn driver_rpc(info: ErrorInfo) -> RpcError {
-    let code = match ErrorCode::from_code(&info.code) {
-        Some(ErrorCode::DeviceNotFound) => ErrorCode::DeviceNotFound.rpc_code(),
-        _ => ErrorCode::DRIVER_RPC_CODE,
-    };
-    RpcError {
-        code,
-        message: info.message.clone(),
-        data: info,
-    }
-}
+pub use crate::wire_errors::{
+    driver_error, driver_error_info, driver_rpc, session_required, store_error,
+};
 
 /// The stored summary of session `id`, or `session_not_found`.
 pub async fn existing_session(
@@ -114,12 +30,4 @@ pub async fn existing_session(
         .await
         .map_err(store_error)?
         .ok_or_else(|| store_error(StoreError::NotFound(id)))
-}
-
-/// `session_required`.
-pub fn session_required(what: &str) -> RpcError {
-    ErrorCode::SessionRequired.rpc(
-        format!("{what} needs an active session; call session.start"),
-        json!({ "requiredMethod": "session.start" }),
-    )
 }

@@ -10,7 +10,7 @@ use devicerail_protocol::{
 use serde_json::json;
 
 use crate::connection::Connection;
-use crate::dispatch::Call;
+use crate::handlers::call::Call;
 use crate::registry::Route;
 use crate::state::Host;
 

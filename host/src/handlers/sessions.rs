@@ -12,8 +12,8 @@ use serde_json::json;
 use serde_json::value::RawValue;
 
 use crate::connection::ActiveSession;
-use crate::dispatch::Call;
 use crate::event_store::{Dangling, EventRow};
+use crate::handlers::call::Call;
 use crate::handlers::{existing_session, routing, session_required, store_error};
 
 pub async fn start(call: &mut Call) -> Result<SessionInfo, RpcError> {
@@ -109,7 +109,7 @@ pub async fn finish(
     request_id: Option<devicerail_protocol::RpcId>,
 ) -> Result<SessionInfo, RpcError> {
     for stream in active.open_streams() {
-        if let Err(e) = crate::handlers::streams::end_stream(host, active, stream, None).await {
+        if let Err(e) = crate::handlers::media::end_stream(host, active, stream, None).await {
             // At shutdown the Session ends regardless.
             if outcome != SessionOutcome::Shutdown {
                 return Err(e);

@@ -12,7 +12,7 @@ use devicerail_protocol::{
 use serde_json::json;
 
 use crate::connection::{Connection, Negotiated};
-use crate::dispatch::Call;
+use crate::handlers::call::Call;
 use crate::handlers::routing;
 use crate::state::Host;
 
@@ -61,7 +61,7 @@ pub fn hello_stream(
     params: Option<RpcParams>,
 ) -> Result<HelloResult, RpcError> {
     let params = hello_params(params)?;
-    let server = crate::event_stream::STREAM_PROTOCOL_RANGES;
+    let server = crate::stream_gate::STREAM_PROTOCOL_RANGES;
     let version = negotiate_version(&params.protocol.ranges, server)
         .map_err(|e| e.to_stream_rpc_error(&params.protocol.ranges, server))?;
     let stream = Feature::EventsStream.name();

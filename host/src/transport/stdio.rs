@@ -14,8 +14,13 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use devicerail_protocol::MAX_FRAME_BYTES;
+use tokio_util::sync::CancellationToken;
+
+use crate::connection::Connection;
+use crate::dispatch::Dispatcher;
+pub use crate::outbox::{Closed, Outgoing, OutputQueue};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, ReadBuf};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
+use tokio::sync::mpsc;
 
 /// One input frame.
 #[derive(Debug, PartialEq, Eq)]
@@ -101,64 +106,6 @@ impl<R: AsyncBufRead + Unpin> FrameReader<R> {
 
 fn memchr(haystack: &[u8]) -> Option<usize> {
     haystack.iter().position(|&b| b == b'\n')
-}
-
-/// One queued output frame with the share of the byte budget it holds
-/// until it is written.
-#[derive(Debug)]
-pub struct Outgoing {
-    pub frame: Vec<u8>,
-    _bytes: Option<OwnedSemaphorePermit>,
-}
-
-/// The sender side of an output queue, bounded in frames *and* bytes: a
-/// connection whose peer does not read stops being fed (senders wait) once
-/// its queue holds `bytes` bytes, instead of buffering without limit.
-/// Frames must be newline-free JSON; the stdio writer appends `\n`.
-#[derive(Debug, Clone)]
-pub struct OutputQueue {
-    tx: mpsc::Sender<Outgoing>,
-    budget: Arc<Semaphore>,
-    bytes: usize,
-}
-
-/// The queue was closed (its writer is gone).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error("the output queue is closed")]
-pub struct Closed;
-
-impl OutputQueue {
-    /// A queue of at most `frames` frames and `bytes` bytes, with its
-    /// receiver.
-    pub fn bounded(frames: usize, bytes: usize) -> (Self, mpsc::Receiver<Outgoing>) {
-        let (tx, rx) = mpsc::channel(frames);
-        let bytes = bytes.max(1);
-        let queue = Self {
-            tx,
-            budget: Arc::new(Semaphore::new(bytes)),
-            bytes,
-        };
-        (queue, rx)
-    }
-
-    /// Queues a frame, waiting while the queue is full.
-    pub async fn send(&self, frame: Vec<u8>) -> Result<(), Closed> {
-        // A frame larger than the whole budget takes all of it.
-        let share = u32::try_from(frame.len().clamp(1, self.bytes)).unwrap_or(u32::MAX);
-        let permit = self
-            .budget
-            .clone()
-            .acquire_many_owned(share)
-            .await
-            .map_err(|_| Closed)?;
-        self.tx
-            .send(Outgoing {
-                frame,
-                _bytes: Some(permit),
-            })
-            .await
-            .map_err(|_| Closed)
-    }
 }
 
 /// Starts the writer thread over `out`; it ends when every sender is
@@ -275,6 +222,40 @@ impl AsyncBufRead for ChannelReader {
         self.pos = (self.pos + amt).min(self.chunk.len());
     }
 }
+
+/// Serves one control connection on `input` until end of input or `stop`:
+/// every line goes to the dispatcher (which answers through the
+/// connection's output queue).
+pub async fn serve<R: Read + Send + 'static>(
+    dispatcher: &Dispatcher,
+    conn: &Arc<Connection>,
+    input: R,
+    stop: CancellationToken,
+) {
+    let mut reader = FrameReader::new(spawn_reader(input, INPUT_CHUNKS));
+    loop {
+        let frame = tokio::select! {
+            biased;
+            _ = stop.cancelled() => break,
+            f = reader.next() => f,
+        };
+        match frame {
+            Ok(Frame::Line(line)) => dispatcher.handle_line(conn, line).await,
+            Ok(Frame::TooLarge { len }) => dispatcher.frame_too_large(conn, len).await,
+            Ok(Frame::Eof) => {
+                tracing::info!(connection = %conn.id, "input closed");
+                break;
+            }
+            Err(e) => {
+                tracing::warn!(connection = %conn.id, "reading input failed: {e}");
+                break;
+            }
+        }
+    }
+}
+
+/// Input chunks (64 KiB each) read ahead of the dispatcher.
+const INPUT_CHUNKS: usize = 16;
 
 #[cfg(test)]
 mod tests {

@@ -1,207 +1,26 @@
-//! The streaming planes: `events.stream.open` (stdio), `events.subscribe`
-//! (the WebSocket) and `media.stream.start`/`capture`/`end`.
+//! Media streams (`media.stream.start`, `capture`, `end`): Session-scoped
+//! sequences of screenshot Evidence the host captures from the stream's
+//! device. A capture is a device request (concurrent, with deadlines);
+//! start and end are answered inline.
 
 use std::sync::Arc;
 
 use devicerail_plugin_api::ObserveRequest;
 use devicerail_protocol::{
-    ErrorCode, EventStreamOriginPolicy, EventsStreamOpenParams, EventsStreamOpenResult,
-    EventsSubscribeParams, EventsSubscribeResult, MediaFrame, MediaStreamCaptureParams,
-    MediaStreamCaptureResult, MediaStreamEndParams, MediaStreamEndResult, MediaStreamId,
-    MediaStreamInfo, MediaStreamKind, MediaStreamStartParams, MediaStreamStartResult, MethodId,
-    ObservationId, PNG_MEDIA_TYPE, RpcError, SafeU64, SubscriptionId, TestEventPayload,
+    ErrorCode, MediaFrame, MediaStreamCaptureParams, MediaStreamCaptureResult,
+    MediaStreamEndParams, MediaStreamEndResult, MediaStreamId, MediaStreamInfo, MediaStreamKind,
+    MediaStreamStartParams, MediaStreamStartResult, ObservationId, PNG_MEDIA_TYPE, RpcError,
+    SafeU64, TestEventPayload,
 };
 use serde_json::json;
 
 use crate::connection::{ActiveSession, Connection};
-use crate::dispatch::Call;
 use crate::event_store::NewEvent;
-use crate::event_stream::{self, OpenError, cursor};
-use crate::handlers::device::{Accepted, call_driver, interrupt_error, require_connected};
-use crate::handlers::{existing_session, routing, session_required, store_error};
+use crate::handlers::call::Call;
+use crate::handlers::request::{Accepted, call_driver, interrupt_error, require_connected};
+use crate::handlers::{routing, session_required, store_error};
 use crate::media::{MediaStream, Progress};
 use crate::state::{Host, ScreenshotPolicy};
-
-/// Control methods of the streaming planes, answered inline.
-pub async fn handle(call: &mut Call) -> Result<serde_json::Value, RpcError> {
-    fn to_value<T: serde::Serialize>(
-        v: Result<T, RpcError>,
-    ) -> Result<serde_json::Value, RpcError> {
-        v.and_then(|v| {
-            serde_json::to_value(v)
-                .map_err(|e| ErrorCode::InternalError.rpc(e.to_string(), serde_json::Value::Null))
-        })
-    }
-    match call.spec.id {
-        MethodId::EventsStreamOpen => to_value(open(call).await),
-        MethodId::MediaStreamStart => to_value(media_start(call).await),
-        MethodId::MediaStreamEnd => to_value(media_end(call).await),
-        other => Err(ErrorCode::InternalError.rpc(
-            format!("{} is not a stream control method", other.name()),
-            serde_json::Value::Null,
-        )),
-    }
-}
-
-/// Whether an exact origin is `http(s)://127.0.0.1:<port>` with an explicit,
-/// non-default port, at most 256 ASCII characters.
-fn valid_exact_origin(origin: &str) -> bool {
-    if origin.len() > 256 || !origin.is_ascii() {
-        return false;
-    }
-    let (rest, default_port) = if let Some(r) = origin.strip_prefix("http://127.0.0.1:") {
-        (r, 80)
-    } else if let Some(r) = origin.strip_prefix("https://127.0.0.1:") {
-        (r, 443)
-    } else {
-        return false;
-    };
-    let canonical =
-        !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit()) && !rest.starts_with('0');
-    canonical
-        && rest
-            .parse::<u16>()
-            .is_ok_and(|p| p != 0 && p != default_port)
-}
-
-async fn open(call: &mut Call) -> Result<EventsStreamOpenResult, RpcError> {
-    let p: EventsStreamOpenParams = call.params()?;
-    if let EventStreamOriginPolicy::Exact { origin } = &p.origin_policy
-        && !valid_exact_origin(origin)
-    {
-        return Err(ErrorCode::InvalidStreamOrigin.rpc(
-            "an exact origin must be http(s)://127.0.0.1:<port> with an explicit, non-default port",
-            serde_json::Value::Null,
-        ));
-    }
-    existing_session(&call.host, p.session_id).await?;
-    let (endpoint, expires_at_ms) = call
-        .host
-        .streams
-        .open(&call.host, p.session_id, p.origin_policy)
-        .await
-        .map_err(|e| match e {
-            OpenError::ShuttingDown => ErrorCode::StreamServerShutdown
-                .rpc("the host is shutting down", serde_json::Value::Null),
-            OpenError::CapabilityLimit(limit) => ErrorCode::StreamCapabilityLimit.rpc(
-                format!(
-                    "{limit} unused stream endpoints are already pending; use or let them expire"
-                ),
-                serde_json::Value::Null,
-            ),
-            other => ErrorCode::StreamTransportError.rpc(
-                format!("cannot open the event stream: {other}"),
-                serde_json::Value::Null,
-            ),
-        })?;
-    tracing::info!(session = %p.session_id, "event stream endpoint opened");
-    Ok(EventsStreamOpenResult {
-        endpoint,
-        stream_epoch: call.host.epoch,
-        expires_at_ms: SafeU64::saturating(expires_at_ms),
-    })
-}
-
-/// `events.subscribe`: answers, then starts the pump (so the response
-/// always precedes the first event). A failed subscription closes the
-/// socket (close code 1008).
-pub async fn subscribe(call: &mut Call) {
-    let id = call.id.clone();
-    let conn = call.conn.clone();
-    match prepare_subscription(call).await {
-        Ok((result, after, guard)) => {
-            conn.respond(&id, Ok::<_, RpcError>(&result)).await;
-            conn.pump_started();
-            tokio::spawn(event_stream::pump(
-                call.host.clone(),
-                conn,
-                event_stream::Subscription {
-                    id: result.subscription_id,
-                    session: result.session_id,
-                    epoch: call.host.epoch,
-                    after,
-                    minor: call.neg.version.minor,
-                    ended_at: (result.session_state == devicerail_protocol::SessionState::Ended)
-                        .then_some(result.replay_through.sequence.get()),
-                    _guard: guard,
-                },
-            ));
-        }
-        Err(e) => {
-            conn.respond_error(Some(&id), e).await;
-            conn.fail_stream(event_stream::CLOSE_POLICY).await;
-        }
-    }
-}
-
-async fn prepare_subscription(
-    call: &mut Call,
-) -> Result<(EventsSubscribeResult, u64, event_stream::SubscriberGuard), RpcError> {
-    let p: EventsSubscribeParams = call.params()?;
-    let Some(stream) = &call.conn.stream else {
-        return Err(ErrorCode::MethodNotFound.rpc(
-            "events.subscribe is served on the event stream only",
-            json!({ "method": "events.subscribe" }),
-        ));
-    };
-    let bound = stream.binding.session;
-    let cursor_session = p.after_cursor.as_ref().map(|c| c.session_id);
-    if p.session_id != bound || cursor_session.is_some_and(|s| s != bound) {
-        return Err(ErrorCode::StreamCursorSessionMismatch.rpc(
-            format!("this endpoint is bound to session {bound}"),
-            serde_json::Value::Null,
-        ));
-    }
-    if let Some(c) = &p.after_cursor
-        && c.stream_epoch != call.host.epoch
-    {
-        return Err(ErrorCode::StreamCursorEpochMismatch.rpc(
-            "the cursor belongs to another daemon lifetime; resume from a cursor of this one (or from the start)",
-            serde_json::Value::Null,
-        ));
-    }
-    // The endpoint was opened for an existing Session: gone now means
-    // deleted.
-    let info = call
-        .host
-        .store
-        .session(p.session_id)
-        .await
-        .map_err(store_error)?
-        .ok_or_else(|| {
-            ErrorCode::StreamSessionDeleted.rpc(
-                format!("session {} was deleted", p.session_id),
-                json!({ "sessionId": p.session_id }),
-            )
-        })?;
-    let after = p.after_cursor.map_or(0, |c| c.sequence.get());
-    if after > info.last_sequence.get() {
-        return Err(ErrorCode::StreamCursorAhead.rpc(
-            format!(
-                "the cursor sequence {after} is beyond the log ({})",
-                info.last_sequence
-            ),
-            json!({ "afterSequence": after, "lastSequence": info.last_sequence }),
-        ));
-    }
-    let guard = call.host.streams.subscribe(p.session_id).ok_or_else(|| {
-        ErrorCode::StreamSubscriptionLimit.rpc(
-            format!(
-                "session {} already has {} subscribers",
-                p.session_id,
-                event_stream::MAX_SUBSCRIBERS
-            ),
-            json!({ "maximumSubscribers": event_stream::MAX_SUBSCRIBERS }),
-        )
-    })?;
-    let result = EventsSubscribeResult {
-        subscription_id: SubscriptionId::new_v4(),
-        session_id: p.session_id,
-        replay_through: cursor(call.host.epoch, p.session_id, info.last_sequence.get()),
-        session_state: info.state,
-    };
-    Ok((result, after, guard))
-}
 
 fn stream_not_found(id: &MediaStreamId) -> RpcError {
     ErrorCode::MediaStreamNotFound.rpc(
@@ -217,7 +36,8 @@ fn stream_busy(id: &MediaStreamId) -> RpcError {
     )
 }
 
-async fn media_start(call: &mut Call) -> Result<MediaStreamStartResult, RpcError> {
+/// `media.stream.start`.
+pub async fn start(call: &mut Call) -> Result<MediaStreamStartResult, RpcError> {
     let p: MediaStreamStartParams = call.params()?;
     let session = call
         .conn
@@ -324,7 +144,8 @@ pub async fn end_stream(
     })
 }
 
-async fn media_end(call: &mut Call) -> Result<MediaStreamEndResult, RpcError> {
+/// `media.stream.end`.
+pub async fn end(call: &mut Call) -> Result<MediaStreamEndResult, RpcError> {
     let p: MediaStreamEndParams = call.params()?;
     let session = call
         .conn

@@ -1,11 +1,16 @@
-//! Request dispatch: one input frame in, one response out.
+//! Dispatch: one input frame in, one response out. Transports hand frames
+//! to a [`Dispatcher`] they are given; dispatch checks them and routes each
+//! request to its handler. It never reaches back into a transport.
 //!
 //! Checks run in the reference daemon's order: JSON → envelope → reserved
 //! id → in-flight bound → hello → handshake phase → method table (feature,
-//! version, transport) → `timeoutMs` rules → params. Control-plane methods run inline, in arrival order; device
-//! methods are accepted inline (route, Session and deadline captured, id
-//! reserved) and then run concurrently, so their responses may come out of
-//! order.
+//! version, transport) → `timeoutMs` rules → params. Control methods run
+//! inline, in arrival order; device methods are accepted inline and run
+//! concurrently ([`device`]), so their responses may come out of order.
+//! Event-stream sockets follow a fixed conversation ([`stream`]).
+
+mod device;
+mod stream;
 
 use std::sync::Arc;
 
@@ -14,39 +19,50 @@ use devicerail_protocol::{
     RequestCancelResult, RequestCancelStatus, RpcError, RpcId, RpcParams, RpcRequest, method_spec,
 };
 use serde_json::json;
-use tokio::time::Instant;
 
-use crate::connection::{CancelOutcome, Connection, Negotiated, Phase};
-use crate::device_call::Stop;
-use crate::handlers;
+use crate::connection::{CancelOutcome, Connection, Phase};
+use crate::handlers::call::Call;
+use crate::handlers::{self, events, media};
 use crate::state::Host;
+pub use crate::wire_errors::feature_not_negotiated;
 
-/// One request that passed the envelope and method checks.
-pub struct Call {
-    pub host: Arc<Host>,
-    pub conn: Arc<Connection>,
-    pub neg: Arc<Negotiated>,
-    pub id: RpcId,
-    pub spec: &'static MethodSpec,
-    pub params: Option<RpcParams>,
-    pub timeout_ms: Option<u64>,
+pub use stream::{CLOSE_POLICY, CLOSE_PROTOCOL, SocketPhase};
+
+/// What transports hand their frames to.
+#[derive(Clone)]
+pub struct Dispatcher {
+    host: Arc<Host>,
 }
 
-impl Call {
-    /// Decodes the params for this method.
-    pub fn params<P: serde::de::DeserializeOwned>(&mut self) -> Result<P, RpcError> {
-        crate::params::decode(self.spec, self.params.take())
+impl Dispatcher {
+    pub fn new(host: Arc<Host>) -> Self {
+        Self { host }
     }
 
-    /// The request's stop conditions, measured from now (acceptance).
-    pub fn stop(&self, cancel: tokio_util::sync::CancellationToken) -> Stop {
-        Stop {
-            deadline: self
-                .timeout_ms
-                .map(|ms| Instant::now() + std::time::Duration::from_millis(ms)),
-            cancel,
-            shutdown: self.host.shutdown.clone(),
-        }
+    /// The host this dispatcher serves.
+    pub fn host(&self) -> &Arc<Host> {
+        &self.host
+    }
+
+    /// Handles one request frame of a control connection.
+    pub async fn handle_line(&self, conn: &Arc<Connection>, line: Vec<u8>) {
+        handle_line(&self.host, conn, line).await;
+    }
+
+    /// Answers a frame the transport discarded for its size.
+    pub async fn frame_too_large(&self, conn: &Arc<Connection>, len: usize) {
+        conn.respond_error(None, frame_too_large(len)).await;
+    }
+
+    /// Handles one message of an event-stream socket (`None`: a binary
+    /// frame) in its `phase` and returns the next phase.
+    pub async fn stream_message(
+        &self,
+        conn: &Arc<Connection>,
+        phase: SocketPhase,
+        bytes: Option<Vec<u8>>,
+    ) -> SocketPhase {
+        stream::message(&self.host, conn, phase, bytes).await
     }
 }
 
@@ -60,17 +76,6 @@ pub fn frame_too_large(len: usize) -> RpcError {
         ),
         serde_json::Value::Null,
     )
-}
-
-/// [`handle_line`] as a boxed `Send` future, for the event-stream socket:
-/// the named type breaks the cycle stream → dispatch → `events.stream.open`
-/// → stream that would otherwise leave `Send` unprovable.
-pub fn handle_line_boxed(
-    host: Arc<Host>,
-    conn: Arc<Connection>,
-    line: Vec<u8>,
-) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> {
-    Box::pin(async move { handle_line(&host, &conn, line).await })
 }
 
 /// Parses one frame into a request envelope. Failures are answered with a
@@ -94,7 +99,7 @@ pub fn parse_request(line: Vec<u8>) -> Result<RpcRequest, RpcError> {
 }
 
 /// Handles one input line.
-pub async fn handle_line(host: &Arc<Host>, conn: &Arc<Connection>, line: Vec<u8>) {
+async fn handle_line(host: &Arc<Host>, conn: &Arc<Connection>, line: Vec<u8>) {
     let request = match parse_request(line) {
         Ok(r) => r,
         Err(e) => return conn.respond_error(None, e).await,
@@ -213,16 +218,8 @@ pub fn timeout_not_supported(method: &str) -> RpcError {
     )
 }
 
-/// `feature_not_negotiated` for a control field or capability.
-pub fn feature_not_negotiated(what: &str, feature: Feature) -> RpcError {
-    ErrorCode::FeatureNotNegotiated.rpc(
-        format!("{what} needs the {feature} feature, which this connection did not negotiate"),
-        json!({ "field": what, "requiredFeature": feature.name() }),
-    )
-}
-
 async fn run(mut call: Call) {
-    use handlers::*;
+    use handlers::{evidence, routing, sessions, system};
     let id = call.id.clone();
     let conn = call.conn.clone();
     match call.spec.id {
@@ -291,9 +288,19 @@ async fn run(mut call: Call) {
             let r = evidence::verdict_record(&mut call).await;
             conn.respond(&id, r).await;
         }
-        MethodId::EventsSubscribe => streams::subscribe(&mut call).await,
-        MethodId::EventsStreamOpen | MethodId::MediaStreamStart | MethodId::MediaStreamEnd => {
-            let r = streams::handle(&mut call).await;
+        MethodId::EventsSubscribe => {
+            events::subscribe(&mut call).await;
+        }
+        MethodId::EventsStreamOpen => {
+            let r = events::open(&mut call).await;
+            conn.respond(&id, r).await;
+        }
+        MethodId::MediaStreamStart => {
+            let r = media::start(&mut call).await;
+            conn.respond(&id, r).await;
+        }
+        MethodId::MediaStreamEnd => {
+            let r = media::end(&mut call).await;
             conn.respond(&id, r).await;
         }
     }

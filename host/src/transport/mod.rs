@@ -1,0 +1,12 @@
+//! Transports: they carry frames between a peer and the [`Dispatcher`]
+//! they are given, and bound what they buffer. Adding a transport is a new
+//! module here plus one line of wiring in `serve.rs`.
+//!
+//! * [`stdio`] — NDJSON on the process's stdin/stdout (the control
+//!   connection).
+//! * [`event_socket`] — the loopback WebSocket of the event stream.
+//!
+//! [`Dispatcher`]: crate::dispatch::Dispatcher
+
+pub mod event_socket;
+pub mod stdio;
