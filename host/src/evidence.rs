@@ -1,7 +1,14 @@
-//! The Evidence store: content-addressed blobs (screenshots, UI trees) in
-//! `<data>/evidence/sha256/<2 hex>/<64 hex>`. Writes are atomic (temp file,
-//! fsync, rename, fsync dir) and de-duplicated: identical bytes are stored
-//! once. An Evidence file is durable before any event references it.
+//! The Evidence store: content-addressed blobs (screenshots, UI trees).
+//!
+//! Blobs up to [`INLINE_MAX`] bytes travel with the event that references
+//! them and are written into the event store in that event's transaction
+//! ([`Blob`]): one durable commit covers the Observation, its screenshot
+//! and its UI snapshot, shared with everything else committed meanwhile.
+//! Larger blobs are files in `<data>/evidence/sha256/<2 hex>/<64 hex>`,
+//! written atomically (temp file, fsync, rename, fsync dir) before the
+//! event that references them. Either way identical bytes are stored once,
+//! and Evidence is durable no later than the first event that references
+//! it.
 
 use std::fs::{self, File};
 use std::io::{self, Write};
@@ -28,11 +35,31 @@ pub fn is_sha256_hex(s: &str) -> bool {
             .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
+/// Largest blob stored in the event store with its event.
+pub const INLINE_MAX: usize = 1024 * 1024;
+
+/// Evidence bytes bound for the event store, with their content address.
+#[derive(Debug, Clone)]
+pub struct Blob {
+    pub sha256: String,
+    pub media_type: String,
+    pub bytes: std::sync::Arc<Vec<u8>>,
+    /// Set for a UI snapshot: it is stored with its Observation's row
+    /// (unique to it, so never shared with another event).
+    pub observation: Option<devicerail_protocol::ObservationId>,
+}
+
 /// The content-addressed blob store.
 #[derive(Debug, Clone)]
 pub struct EvidenceStore {
     root: PathBuf,
+    /// Digests of the last few blobs: a device whose screen did not change
+    /// sends the same bytes again, which compare faster than they hash.
+    recent: std::sync::Arc<std::sync::Mutex<Vec<(std::sync::Arc<Vec<u8>>, String)>>>,
 }
+
+/// Digests remembered by [`EvidenceStore::digest`].
+const RECENT_DIGESTS: usize = 8;
 
 impl EvidenceStore {
     /// Opens (creating) the store under `data_dir/evidence`.
@@ -46,7 +73,10 @@ impl EvidenceStore {
                 let _ = fs::remove_file(e.path());
             }
         }
-        Ok(Self { root })
+        Ok(Self {
+            root,
+            recent: std::sync::Arc::default(),
+        })
     }
 
     fn path_of(&self, sha: &str) -> PathBuf {
@@ -81,7 +111,45 @@ impl EvidenceStore {
         Ok(AssetRef::content_addressed(&sha, media_type))
     }
 
-    /// The bytes of one blob.
+    /// The content address of `bytes`: a blob to store with its event when
+    /// small, else written as a file now (blocking I/O).
+    pub fn store(
+        &self,
+        bytes: Vec<u8>,
+        media_type: &str,
+    ) -> io::Result<(AssetRef, Option<Blob>)> {
+        if bytes.len() > INLINE_MAX {
+            return self.put(&bytes, media_type).map(|a| (a, None));
+        }
+        let sha = self.digest(&bytes);
+        let asset = AssetRef::content_addressed(&sha, media_type);
+        let blob = Blob {
+            sha256: sha,
+            media_type: media_type.to_owned(),
+            bytes: std::sync::Arc::new(bytes),
+            observation: None,
+        };
+        Ok((asset, Some(blob)))
+    }
+
+    /// The SHA-256 of `bytes`, remembered for the next identical bytes.
+    pub fn digest(&self, bytes: &[u8]) -> String {
+        let mut recent = self.recent.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(pos) = recent.iter().position(|(b, _)| b.as_slice() == bytes) {
+            let hit = recent.remove(pos);
+            let sha = hit.1.clone();
+            recent.insert(0, hit);
+            return sha;
+        }
+        drop(recent);
+        let sha = sha256_hex(bytes);
+        let mut recent = self.recent.lock().unwrap_or_else(|p| p.into_inner());
+        recent.insert(0, (std::sync::Arc::new(bytes.to_vec()), sha.clone()));
+        recent.truncate(RECENT_DIGESTS);
+        sha
+    }
+
+    /// The bytes of one file blob.
     pub fn get(&self, sha: &str) -> io::Result<Vec<u8>> {
         if !is_sha256_hex(sha) {
             return Err(io::Error::new(

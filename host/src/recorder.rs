@@ -13,6 +13,7 @@ use devicerail_protocol::{
 use serde_json::json;
 
 use crate::event_store::now_ms;
+use crate::evidence::Blob;
 use crate::state::Host;
 
 /// What the host wanted of the screenshot.
@@ -40,6 +41,8 @@ pub struct Captured {
     pub observation: Observation,
     /// Evidence the observation references.
     pub evidence: Vec<AssetRef>,
+    /// Evidence bytes the recording event stores with itself.
+    pub blobs: Vec<Blob>,
 }
 
 /// Width and height from a PNG's IHDR chunk, if `bytes` is a PNG.
@@ -127,28 +130,33 @@ pub async fn capture(
         (Tree::Omitted(r), _) => Some(r),
         _ => None,
     };
-    let evidence = host.evidence.clone();
-    let stored = tokio::task::spawn_blocking(move || -> Result<_, String> {
-        let shot = png
-            .map(|bytes| evidence.put(&bytes, PNG_MEDIA_TYPE))
-            .transpose()
-            .map_err(|e| e.to_string())?;
-        let ui = match snapshot {
-            Some(s) => {
-                let bytes = serde_json::to_vec(&s).map_err(|e| e.to_string())?;
-                let asset = evidence
-                    .put(&bytes, UI_TREE_MEDIA_TYPE)
-                    .map_err(|e| e.to_string())?;
-                Some((s, bytes.len(), asset))
-            }
-            None => None,
-        };
-        Ok((shot, ui))
-    })
-    .await
-    .map_err(storage)?
-    .map_err(storage)?;
-    let (screenshot, ui) = stored;
+    let mut blobs = Vec::new();
+    let screenshot = match png {
+        Some(bytes) => Some(store_evidence(host, bytes, PNG_MEDIA_TYPE, &mut blobs).await?),
+        None => None,
+    };
+    let ui = match snapshot {
+        Some(s) => {
+            let bytes = serde_json::to_vec(&s).map_err(storage)?;
+            let len = bytes.len();
+            // A snapshot names its Observation, so its bytes are new every
+            // time: no need to look for them among recent digests.
+            let asset = if len <= crate::evidence::INLINE_MAX {
+                let sha = crate::evidence::sha256_hex(&bytes);
+                blobs.push(Blob {
+                    sha256: sha.clone(),
+                    media_type: UI_TREE_MEDIA_TYPE.to_owned(),
+                    bytes: Arc::new(bytes),
+                    observation: Some(id),
+                });
+                AssetRef::content_addressed(&sha, UI_TREE_MEDIA_TYPE)
+            } else {
+                store_evidence(host, bytes, UI_TREE_MEDIA_TYPE, &mut blobs).await?
+            };
+            Some((s, len, asset))
+        }
+        None => None,
+    };
     let mut evidence = Vec::new();
     if let Some(a) = &screenshot {
         evidence.push(a.clone());
@@ -184,7 +192,29 @@ pub async fn capture(
     Ok(Captured {
         observation,
         evidence,
+        blobs,
     })
+}
+
+/// The content address of `bytes`; small blobs are added to `blobs` (to be
+/// committed with their event), larger ones written as files now.
+pub async fn store_evidence(
+    host: &Arc<Host>,
+    bytes: Vec<u8>,
+    media_type: &'static str,
+    blobs: &mut Vec<Blob>,
+) -> Result<AssetRef, RpcError> {
+    let (asset, blob) = if bytes.len() <= crate::evidence::INLINE_MAX {
+        host.evidence.store(bytes, media_type).map_err(storage)?
+    } else {
+        let evidence = host.evidence.clone();
+        tokio::task::spawn_blocking(move || evidence.store(bytes, media_type))
+            .await
+            .map_err(storage)?
+            .map_err(storage)?
+    };
+    blobs.extend(blob);
+    Ok(asset)
 }
 
 /// Details for errors about one device.

@@ -12,6 +12,15 @@ use crate::event_store::EventStore;
 use crate::evidence::EvidenceStore;
 use crate::registry::Registry;
 
+/// Why stored Evidence could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error(transparent)]
+    Store(#[from] crate::event_store::StoreError),
+    #[error("reading the Evidence file failed: {0}")]
+    Io(#[from] std::io::Error),
+}
+
 /// Whether observations carry screenshots.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ScreenshotPolicy {
@@ -125,6 +134,25 @@ impl Host {
             set.insert(device.clone());
         } else {
             set.remove(device);
+        }
+    }
+
+    /// The bytes of stored Evidence: from the event store when it was
+    /// stored with its event, else from its file.
+    pub async fn evidence_bytes(
+        &self,
+        sha256: &str,
+    ) -> Result<Option<Vec<u8>>, ReadError> {
+        if let Some(b) = self.store.blob(sha256.to_owned()).await? {
+            return Ok(Some(b));
+        }
+        let evidence = self.evidence.clone();
+        let sha = sha256.to_owned();
+        match tokio::task::spawn_blocking(move || evidence.get(&sha)).await {
+            Ok(Ok(bytes)) => Ok(Some(bytes)),
+            Ok(Err(e)) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Ok(Err(e)) => Err(ReadError::Io(e)),
+            Err(e) => Err(ReadError::Io(std::io::Error::other(e))),
         }
     }
 

@@ -121,13 +121,17 @@ fn observe_stores_content_addressed_evidence() {
         "unchanged screen, same Evidence"
     );
     assert_ne!(a["id"], b["id"]);
-    let file = h
-        .root
-        .join("data/evidence/sha256")
-        .join(&sha[..2])
-        .join(sha);
-    let bytes = std::fs::read(&file).expect("evidence file");
+    // Small Evidence is stored in the event store, with its event.
+    let db = rusqlite::Connection::open_with_flags(
+        h.root.join("data/events.sqlite3"),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    )
+    .expect("open the store");
+    let bytes: Vec<u8> = db
+        .query_row("SELECT bytes FROM blobs WHERE sha256 = ?1", [sha], |r| r.get(0))
+        .expect("the screenshot blob");
     assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+    assert_eq!(devicerail_host::evidence::sha256_hex(&bytes), sha);
     let ev = events(&mut h);
     assert_eq!(ev[1]["payload"]["type"], "observationCaptured");
     assert_eq!(ev[1]["payload"]["observation"], a);

@@ -108,6 +108,8 @@ pub struct NewEvent {
     pub payload: TestEventPayload,
     /// Evidence this event makes reachable from its session.
     pub evidence: Vec<AssetRef>,
+    /// Evidence bytes to store in the same transaction (small blobs).
+    pub blobs: Vec<crate::evidence::Blob>,
 }
 
 impl NewEvent {
@@ -117,6 +119,7 @@ impl NewEvent {
             device_id: None,
             payload,
             evidence: Vec::new(),
+            blobs: Vec::new(),
         }
     }
 }
@@ -166,6 +169,9 @@ pub struct ObservationRow {
     /// Why it has none (`driverUnsupported`, `policy`, `protectedAction`),
     /// when the Observation says so.
     pub ui_omission: Option<String>,
+    /// The snapshot's bytes, when they were stored with the Observation
+    /// (larger ones are Evidence files).
+    pub ui_bytes: Option<Vec<u8>>,
 }
 
 impl EventStore {

@@ -49,7 +49,7 @@ impl EventStore {
     pub async fn sessions(&self) -> Result<Vec<SessionInfo>, StoreError> {
         self.read(|c| {
             let mut stmt =
-                c.prepare_cached("SELECT id, state, started_at_ms, ended_at_ms, last_sequence FROM sessions ORDER BY ord")?;
+                c.prepare_cached("SELECT id, state, started_at_ms, ended_at_ms, COALESCE((SELECT MAX(sequence) FROM events WHERE session_ord = sessions.ord), 0) FROM sessions ORDER BY ord")?;
             let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))?;
             rows.map(|r| {
                 let (id, state, started, ended, last) = r?;
@@ -112,8 +112,39 @@ impl EventStore {
                     |r| r.get(0),
                 )
                 .optional()?;
-            json.map(|j| serde_json::from_str(&j).map_err(|e| StoreError::Storage(e.to_string())))
-                .transpose()
+            if let Some(j) = json {
+                return serde_json::from_str(&j)
+                    .map(Some)
+                    .map_err(|e| StoreError::Storage(e.to_string()));
+            }
+            // A UI snapshot is reachable through its Observation.
+            let Some(sha) = asset_id.strip_prefix("sha256:") else {
+                return Ok(None);
+            };
+            let found = c
+                .query_row(
+                    "SELECT 1 FROM observations o JOIN sessions s ON s.ord = o.session_ord
+                     WHERE s.id = ?1 AND o.ui_sha256 = ?2 LIMIT 1",
+                    params![session.to_string(), sha],
+                    |_| Ok(()),
+                )
+                .optional()?;
+            Ok(found.map(|()| {
+                AssetRef::content_addressed(sha, devicerail_protocol::UI_TREE_MEDIA_TYPE)
+            }))
+        })
+        .await
+    }
+
+    /// The bytes of a (shared) blob stored in the event store, if it is one
+    /// (UI snapshots are read through their Observation).
+    pub async fn blob(&self, sha256: String) -> Result<Option<Vec<u8>>, StoreError> {
+        self.read(move |c| {
+            let stored: Option<Vec<u8>> = c
+                .prepare_cached("SELECT bytes FROM blobs WHERE sha256 = ?1")?
+                .query_row([&sha256], |r| r.get(0))
+                .optional()?;
+            Ok(stored)
         })
         .await
     }
@@ -126,13 +157,14 @@ impl EventStore {
     ) -> Result<Option<ObservationRow>, StoreError> {
         self.read(move |c| {
             Ok(c.query_row(
-                "SELECT o.ui_sha256, o.ui_omission FROM observations o JOIN sessions s ON s.ord = o.session_ord
+                "SELECT o.ui_sha256, o.ui_omission, o.ui_bytes FROM observations o JOIN sessions s ON s.ord = o.session_ord
                  WHERE s.id = ?1 AND o.observation_id = ?2",
                 params![session.to_string(), observation.to_string()],
                 |r| {
                     Ok(ObservationRow {
                         ui_sha256: r.get(0)?,
                         ui_omission: r.get(1)?,
+                        ui_bytes: r.get(2)?,
                     })
                 },
             )

@@ -16,6 +16,9 @@ pub(super) fn open_connection(path: &Path) -> Result<Connection, StoreError> {
     conn.pragma_update(None, "journal_mode", "WAL")?;
     conn.pragma_update(None, "synchronous", "FULL")?;
     conn.pragma_update(None, "foreign_keys", "OFF")?;
+    // Checkpoint the log every 32 MiB rather than every 4: a checkpoint
+    // copies and fsyncs pages, and fewer of them cost less per commit.
+    conn.pragma_update(None, "wal_autocheckpoint", 8192)?;
     Ok(conn)
 }
 
@@ -48,15 +51,29 @@ CREATE TABLE IF NOT EXISTS observations (
     observation_id TEXT NOT NULL,
     ui_sha256 TEXT,
     ui_omission TEXT,
+    ui_bytes BLOB,
     PRIMARY KEY (session_ord, observation_id)
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS observations_sha ON observations (ui_sha256);
+CREATE TABLE IF NOT EXISTS blobs (
+    sha256 TEXT PRIMARY KEY NOT NULL,
+    media_type TEXT NOT NULL,
+    bytes BLOB NOT NULL
+);
 ";
 
 /// Brings a store written by an earlier version up to [`SCHEMA`]: events
 /// gain the protocol minor they need, and the UI snapshot index becomes
 /// the index of every Observation.
 pub(super) fn migrate(conn: &Connection) -> Result<(), StoreError> {
+    let has_ui_bytes: bool = conn
+        .prepare("SELECT 1 FROM pragma_table_info('observations') WHERE name = 'ui_bytes'")?
+        .exists([])?;
+    if !has_ui_bytes {
+        conn.execute_batch("ALTER TABLE observations ADD COLUMN ui_bytes BLOB")?;
+    }
+    // Snapshots are found through their Observation; an index by digest
+    // only cost every write a page.
+    conn.execute_batch("DROP INDEX IF EXISTS observations_sha")?;
     let has_min_minor: bool = conn
         .prepare("SELECT 1 FROM pragma_table_info('events') WHERE name = 'min_minor'")?
         .exists([])?;
@@ -178,7 +195,7 @@ pub(super) fn session_info(
 ) -> Result<Option<SessionInfo>, StoreError> {
     let row: Option<(String, String, i64, Option<i64>, i64)> = c
         .query_row(
-            "SELECT id, state, started_at_ms, ended_at_ms, last_sequence FROM sessions WHERE id = ?1",
+            "SELECT id, state, started_at_ms, ended_at_ms, COALESCE((SELECT MAX(sequence) FROM events WHERE session_ord = sessions.ord), 0) FROM sessions WHERE id = ?1",
             [id.to_string()],
             |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
         )

@@ -2,7 +2,7 @@
 //! sequences and folds every queued command into one transaction (group
 //! commit); a reply is sent only after the commit is durable.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::mpsc::{Receiver, TryRecvError};
 use std::sync::{Arc, Mutex};
 
@@ -18,6 +18,8 @@ use super::{Dangling, MAX_EVENT_BYTES, NewEvent, Recovery, StoreError, StoredEve
 
 /// Largest number of commands folded into one commit.
 const MAX_BATCH: usize = 1024;
+/// Blob digests the writer remembers as stored.
+const KNOWN_BLOBS: usize = 65_536;
 
 pub(super) enum Command {
     Start {
@@ -78,6 +80,9 @@ struct Active {
 pub(super) struct Writer {
     conn: Connection,
     active: HashMap<SessionId, Active>,
+    /// Blobs known to be stored (a cache: a miss only costs an insert that
+    /// is ignored).
+    known_blobs: HashSet<String>,
 }
 
 /// A reply to send once the batch has committed.
@@ -123,11 +128,18 @@ impl Done {
 }
 
 impl Writer {
+    /// Runs one statement through the statement cache (these run for
+    /// every command: parsing them each time costs more than they do).
+    fn exec(&self, sql: &str) -> rusqlite::Result<usize> {
+        self.conn.prepare_cached(sql)?.execute([])
+    }
+
     /// A writer over the (migrated) write connection.
     pub(super) fn new(conn: Connection) -> Self {
         Self {
             conn,
             active: HashMap::new(),
+            known_blobs: HashSet::new(),
         }
     }
 
@@ -178,7 +190,7 @@ impl Writer {
         let row: Option<(i64, String, i64)> = self
             .conn
             .query_row(
-                "SELECT ord, state, last_sequence FROM sessions WHERE id = ?1",
+                "SELECT ord, state, COALESCE((SELECT MAX(sequence) FROM events WHERE session_ord = sessions.ord), 0) FROM sessions WHERE id = ?1",
                 [session.to_string()],
                 |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
             )
@@ -250,7 +262,7 @@ impl Writer {
     }
 
     fn apply_batch(&mut self, batch: Vec<Command>) -> Vec<Done> {
-        if let Err(e) = self.conn.execute_batch("BEGIN IMMEDIATE") {
+        if let Err(e) = self.exec("BEGIN IMMEDIATE") {
             let err = StoreError::from(e);
             return batch
                 .into_iter()
@@ -260,7 +272,7 @@ impl Writer {
         let snapshot = self.active.clone();
         let mut done = Vec::with_capacity(batch.len());
         for cmd in batch {
-            let _ = self.conn.execute_batch("SAVEPOINT cmd");
+            let _ = self.exec("SAVEPOINT cmd");
             let before = self.active.clone();
             let d = self.apply(cmd);
             let failed = match &d {
@@ -269,14 +281,15 @@ impl Writer {
                 Done::Delete(_, r, _) => r.is_err(),
             };
             if failed {
-                let _ = self.conn.execute_batch("ROLLBACK TO cmd; RELEASE cmd");
+                let _ = self.exec("ROLLBACK TO cmd");
+                let _ = self.exec("RELEASE cmd");
                 self.active = before;
             } else {
-                let _ = self.conn.execute_batch("RELEASE cmd");
+                let _ = self.exec("RELEASE cmd");
             }
             done.push(d);
         }
-        if let Err(e) = self.conn.execute_batch("COMMIT") {
+        if let Err(e) = self.exec("COMMIT") {
             let _ = self.conn.execute_batch("ROLLBACK");
             self.active = snapshot;
             let err = StoreError::from(e);
@@ -394,6 +407,21 @@ impl Writer {
                 }
                 _ => {}
             }
+            // The Evidence this event references, in the same transaction.
+            for blob in &e.blobs {
+                if blob.observation.is_some() || self.known_blobs.contains(&blob.sha256) {
+                    continue;
+                }
+                self.conn
+                    .prepare_cached(
+                        "INSERT OR IGNORE INTO blobs (sha256, media_type, bytes) VALUES (?1, ?2, ?3)",
+                    )?
+                    .execute(params![blob.sha256, blob.media_type, &blob.bytes[..]])?;
+                if self.known_blobs.len() >= KNOWN_BLOBS {
+                    self.known_blobs.clear();
+                }
+                self.known_blobs.insert(blob.sha256.clone());
+            }
             last += 1;
             let event = TestEvent {
                 event_id: EventId::new_v7(),
@@ -414,6 +442,7 @@ impl Writer {
                     "INSERT INTO events (session_ord, sequence, json, min_minor) VALUES (?1, ?2, ?3, ?4)",
                 )?
                 .execute(params![ord, last as i64, json, event.payload.required_minor()])?;
+            let mut snapshots = Vec::new();
             for o in observations_of(&event.payload) {
                 let sha = o
                     .ui_snapshot
@@ -423,13 +452,26 @@ impl Writer {
                     .ui_snapshot_omission
                     .and_then(|r| serde_json::to_value(r).ok())
                     .and_then(|v| v.as_str().map(str::to_owned));
+                // The snapshot's bytes live in its Observation's row.
+                let bytes = e
+                    .blobs
+                    .iter()
+                    .find(|b| b.observation == Some(o.id))
+                    .map(|b| &b.bytes[..]);
+                if let Some(sha) = &sha {
+                    snapshots.push(sha.clone());
+                }
                 self.conn
                     .prepare_cached(
-                        "INSERT OR REPLACE INTO observations (session_ord, observation_id, ui_sha256, ui_omission) VALUES (?1, ?2, ?3, ?4)",
+                        "INSERT OR REPLACE INTO observations (session_ord, observation_id, ui_sha256, ui_omission, ui_bytes) VALUES (?1, ?2, ?3, ?4, ?5)",
                     )?
-                    .execute(params![ord, o.id.to_string(), sha, omission])?;
+                    .execute(params![ord, o.id.to_string(), sha, omission, bytes])?;
             }
             for asset in &e.evidence {
+                // UI snapshots are reachable through their Observation.
+                if asset.sha256.as_ref().is_some_and(|s| snapshots.contains(s)) {
+                    continue;
+                }
                 let asset_json =
                     serde_json::to_string(asset).map_err(|e| StoreError::Storage(e.to_string()))?;
                 self.conn
@@ -443,9 +485,8 @@ impl Writer {
                 json: json.into(),
             });
         }
-        self.conn
-            .prepare_cached("UPDATE sessions SET last_sequence = ?1 WHERE ord = ?2")?
-            .execute(params![last as i64, ord])?;
+        // (`sessions.last_sequence` is written when the Session ends; an
+        // active Session's is its highest event.)
         if let Some(a) = self.active.get_mut(&session) {
             a.last = last;
             a.open_calls = open;
@@ -512,7 +553,7 @@ impl Writer {
             .ok_or_else(|| StoreError::Storage("no event".into()))?;
         let ended = event.event.at_ms;
         self.conn.execute(
-            "UPDATE sessions SET state = 'ended', ended_at_ms = ?1 WHERE id = ?2",
+            "UPDATE sessions SET state = 'ended', ended_at_ms = ?1, last_sequence = (SELECT MAX(sequence) FROM events WHERE session_ord = sessions.ord) WHERE id = ?2",
             params![ended.get() as i64, session.to_string()],
         )?;
         let info = session_info(&self.conn, &session)?.ok_or(StoreError::NotFound(session))?;
@@ -534,10 +575,20 @@ impl Writer {
         if state == "active" {
             return Err(StoreError::Active(session));
         }
-        let shas: Vec<String> = {
+        // Screenshots and other shared Evidence may be cited by other
+        // Sessions; UI snapshots name their Observation, so theirs are this
+        // Session's alone (inline bytes go with the rows; large ones are
+        // files to remove).
+        let shared: Vec<String> = {
             let mut stmt = self.conn.prepare(
-                "SELECT sha256 FROM session_evidence WHERE session_ord = ?1 AND sha256 IS NOT NULL
-                 UNION SELECT ui_sha256 FROM observations WHERE session_ord = ?1 AND ui_sha256 IS NOT NULL",
+                "SELECT sha256 FROM session_evidence WHERE session_ord = ?1 AND sha256 IS NOT NULL",
+            )?;
+            stmt.query_map([ord], |r| r.get(0))?
+                .collect::<Result<_, _>>()?
+        };
+        let snapshot_files: Vec<String> = {
+            let mut stmt = self.conn.prepare(
+                "SELECT ui_sha256 FROM observations WHERE session_ord = ?1 AND ui_sha256 IS NOT NULL AND ui_bytes IS NULL",
             )?;
             stmt.query_map([ord], |r| r.get(0))?
                 .collect::<Result<_, _>>()?
@@ -550,15 +601,18 @@ impl Writer {
             .execute("DELETE FROM observations WHERE session_ord = ?1", [ord])?;
         self.conn
             .execute("DELETE FROM sessions WHERE ord = ?1", [ord])?;
-        let mut orphans = Vec::new();
-        for sha in shas {
+        let mut orphans = snapshot_files;
+        for sha in shared {
             let used: i64 = self.conn.query_row(
-                "SELECT (SELECT COUNT(*) FROM session_evidence WHERE sha256 = ?1)
-                      + (SELECT COUNT(*) FROM observations WHERE ui_sha256 = ?1)",
+                "SELECT COUNT(*) FROM session_evidence WHERE sha256 = ?1",
                 [&sha],
                 |r| r.get(0),
             )?;
             if used == 0 {
+                self.conn
+                    .prepare_cached("DELETE FROM blobs WHERE sha256 = ?1")?
+                    .execute([&sha])?;
+                self.known_blobs.remove(&sha);
                 orphans.push(sha);
             }
         }

@@ -85,6 +85,7 @@ pub async fn observe(a: &Accepted) -> Result<Observation, RpcError> {
         observation: captured.observation.clone(),
     });
     event.evidence = captured.evidence;
+    event.blobs = captured.blobs;
     a.host
         .store
         .append_one(session.id, event)

@@ -38,17 +38,21 @@ pub async fn ui_snapshot_get(call: &mut Call) -> Result<Box<RawValue>, RpcError>
             json!({ "observationId": observation, "omissionReason": row.ui_omission }),
         ));
     };
-    let evidence = call.host.evidence.clone();
     let read_failed = |why: String| {
         ErrorCode::UiSnapshotReadFailed.rpc(
             format!("the UI snapshot of observation {observation} could not be read: {why}"),
             json!({ "observationId": observation }),
         )
     };
-    let bytes = tokio::task::spawn_blocking(move || evidence.get(&sha))
-        .await
-        .map_err(|e| read_failed(e.to_string()))?
-        .map_err(|e| read_failed(e.to_string()))?;
+    let bytes = match row.ui_bytes {
+        Some(bytes) => bytes,
+        None => call
+            .host
+            .evidence_bytes(&sha)
+            .await
+            .map_err(|e| read_failed(e.to_string()))?
+            .ok_or_else(|| read_failed("the blob is missing".into()))?,
+    };
     let invalid = |why: &str| {
         ErrorCode::InvalidUiSnapshot.rpc(
             format!("the stored UI snapshot of observation {observation} is invalid: {why}"),

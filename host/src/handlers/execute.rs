@@ -12,7 +12,7 @@ use std::time::Duration;
 use devicerail_plugin_api::{ActionOutput, DriverError, ObserveRequest};
 use devicerail_protocol::{
     ActionCall, ActionOutcome, ActionResult, AssetRef, ClearElementResult, DeviceExecuteParams,
-    ErrorCode, ErrorInfo, Feature, FindElementResult, Observation, ObservationId,
+    ErrorCode, ErrorInfo, Feature, FindElementResult, ObservationId,
     RecordedActionCall, RpcError, SafeU64, SetElementValueResult, TapElementResult,
     TestEventPayload, UiNodeRef, WaitForElementResult,
 };
@@ -28,6 +28,7 @@ use crate::handlers::request::{
     Accepted, capabilities, failed_call, interrupt_error, require_connected, shot,
 };
 use crate::handlers::{driver_error_info, driver_rpc, session_required, store_error};
+use crate::evidence::Blob;
 use crate::recorder::{self, Captured, Shot, Tree};
 
 /// Which budget ended an Action.
@@ -251,7 +252,7 @@ async fn finish(
     match terminal {
         Terminal::Succeeded(out) => {
             let stored = finish_success(a, call, out, st.observation_id, st.at_ms, ad.redact).await;
-            let (result, evidence) = match stored {
+            let (result, evidence, blobs) = match stored {
                 Ok(s) => s,
                 Err(e) => {
                     tracing::warn!(request = %a.id, call = %call.id, "the action ran but its evidence could not be stored: {}", e.message);
@@ -269,6 +270,7 @@ async fn finish(
                 },
             });
             event.evidence = evidence;
+            event.blobs = blobs;
             match a.host.store.append_one(session, event).await {
                 Ok(_) => {}
                 Err(StoreError::TooLarge { bytes }) => {
@@ -447,7 +449,9 @@ fn check_semantic_output(
     Ok(())
 }
 
-type Success = (ActionResult, Vec<AssetRef>);
+/// The result, the Evidence it makes reachable, and the bytes to store with
+/// its terminal event.
+type Success = (ActionResult, Vec<AssetRef>, Vec<Blob>);
 
 async fn finish_success(
     a: &Accepted,
@@ -464,6 +468,7 @@ async fn finish_success(
     } = out;
     let mut evidence = Vec::new();
     let mut links = Vec::new();
+    let mut blobs = Vec::new();
     let before = match resolved {
         Some(obs) => {
             let shot = match (&obs.png, redact) {
@@ -478,7 +483,7 @@ async fn finish_success(
             } else {
                 Tree::NotRequested
             };
-            let Captured { observation, evidence: assets } =
+            let Captured { observation, evidence: assets, blobs: bytes } =
                 recorder::capture(&a.host, observation_id, &a.route.device, obs, shot, tree).await.inspect_err(|e| {
                     tracing::warn!(request = %a.id, "could not store the resolved observation: {}", e.message);
                 })?;
@@ -486,33 +491,35 @@ async fn finish_success(
                 evidence.push(s.clone());
             }
             links.extend(assets);
+            blobs.extend(bytes);
             Some(observation)
         }
         None => None,
     };
-    let after = after_observation(a, redact).await;
-    if let Some((obs, assets)) = &after {
-        if let Some(s) = &obs.screenshot {
+    let after = after_observation(a, redact).await.map(|c| {
+        if let Some(s) = &c.observation.screenshot {
             evidence.push(s.clone());
         }
-        links.extend(assets.iter().cloned());
-    }
+        links.extend(c.evidence);
+        blobs.extend(c.blobs);
+        c.observation
+    });
     let result = ActionResult {
         call_id: call.id,
         started_at_ms,
         finished_at_ms: now_ms(),
         output,
         before,
-        after: after.map(|(o, _)| o),
+        after,
         evidence,
         execution,
     };
-    Ok((result, links))
+    Ok((result, links, blobs))
 }
 
 /// Observes the device after a successful Action (screenshot per policy,
 /// omitted for redacted Actions). Failure only leaves `after` empty.
-async fn after_observation(a: &Accepted, redact: bool) -> Option<(Observation, Vec<AssetRef>)> {
+async fn after_observation(a: &Accepted, redact: bool) -> Option<Captured> {
     let shot = shot(&a.host, redact);
     let request = ObserveRequest {
         screenshot: shot == Shot::Wanted,
@@ -551,7 +558,7 @@ async fn after_observation(a: &Accepted, redact: bool) -> Option<(Observation, V
         Tree::NotRequested
     };
     match recorder::capture(&a.host, observation_id, &a.route.device, obs, shot, tree).await {
-        Ok(c) => Some((c.observation, c.evidence)),
+        Ok(c) => Some(c),
         Err(e) => {
             tracing::warn!(request = %a.id, "could not store the after-action observation: {}", e.message);
             None

@@ -260,11 +260,8 @@ pub async fn capture(
             json!({ "streamId": id, "mediaType": media_type }),
         ));
     }
-    let evidence = a.host.evidence.clone();
-    let asset = tokio::task::spawn_blocking(move || evidence.put(&png, PNG_MEDIA_TYPE))
-        .await
-        .map_err(crate::recorder::storage)?
-        .map_err(crate::recorder::storage)?;
+    let mut blobs = Vec::new();
+    let asset = crate::recorder::store_evidence(&a.host, png, PNG_MEDIA_TYPE, &mut blobs).await?;
     if let Some(why) = a.stop.fired() {
         return Err(interrupt_error(why, a.timeout_ms));
     }
@@ -279,6 +276,7 @@ pub async fn capture(
         frame: frame.clone(),
     });
     event.evidence = vec![asset];
+    event.blobs = blobs;
     a.host
         .store
         .append_one(session.id, event)
