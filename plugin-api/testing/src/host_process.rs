@@ -1,0 +1,344 @@
+//! An end-to-end client for driver tests: builds the workspace's
+//! `devicerail` binary, serves a plugins directory holding the plugins under
+//! test, and speaks NDJSON with it over pipes. Drivers test themselves
+//! through the real host without depending on the host crate.
+//!
+//! ```ignore
+//! let lib = devicerail_testing::build_workspace_plugin("devicerail-plugin-browser", "browser");
+//! let mut host = HostProcess::start(&[lib], &[("CHROME_PATH", "/usr/bin/chromium")]);
+//! host.hello();
+//! host.ok("device.connect", None);
+//! ```
+
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, channel};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::profile_dir;
+
+/// How long one response may take.
+pub const RESPONSE_WAIT: Duration = Duration::from_secs(60);
+
+/// Every feature a 1.5 stdio client can ask for.
+pub const ALL_FEATURES: &[&str] = &[
+    "action.protected.v1",
+    "device.routing.v1",
+    "device.semanticActions.v1",
+    "events.snapshot.v1",
+    "events.stream.v1",
+    "media.stream.v1",
+    "observation.uiSnapshot.v1",
+    "request.control.v1",
+    "session.export.page.v1",
+    "verdict.record.v1",
+];
+
+/// Builds the workspace's host binary once per process and returns it.
+pub fn host_binary() -> PathBuf {
+    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let dir = profile_dir();
+            let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+            cmd.args([
+                "build",
+                "--quiet",
+                "-p",
+                "devicerail-host",
+                "--bin",
+                "devicerail",
+            ]);
+            if dir.file_name().is_some_and(|n| n == "release") {
+                cmd.arg("--release");
+            }
+            let status = cmd
+                .status()
+                .unwrap_or_else(|e| panic!("could not run cargo build -p devicerail-host: {e}"));
+            assert!(status.success(), "cargo build -p devicerail-host failed");
+            let bin = dir.join(format!("devicerail{}", std::env::consts::EXE_SUFFIX));
+            assert!(bin.exists(), "{} was not built", bin.display());
+            bin
+        })
+        .clone()
+}
+
+/// A running `devicerail serve`.
+pub struct HostProcess {
+    /// The `devicerail serve` process.
+    pub child: Child,
+    stdin: Option<ChildStdin>,
+    rx: Receiver<Value>,
+    pending: VecDeque<Value>,
+    next_id: u64,
+    stderr: Arc<Mutex<String>>,
+    _dir: Option<tempfile::TempDir>,
+}
+
+impl HostProcess {
+    /// Serves a fresh plugins directory holding copies of `plugins`, with a
+    /// fresh data directory, and `env` set for the host (and so for the
+    /// plugins it loads).
+    pub fn start(plugins: &[PathBuf], env: &[(&str, &str)]) -> Self {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+        let plugins_dir = dir.path().join("plugins");
+        std::fs::create_dir_all(&plugins_dir).unwrap_or_else(|e| panic!("mkdir: {e}"));
+        for p in plugins {
+            let name = p.file_name().unwrap_or_default();
+            std::fs::copy(p, plugins_dir.join(name))
+                .unwrap_or_else(|e| panic!("copy {}: {e}", p.display()));
+        }
+        let mut cmd = Self::serve_command(&host_binary(), &plugins_dir, &dir.path().join("data"));
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut host = Self::spawn(cmd);
+        host._dir = Some(dir);
+        host
+    }
+
+    /// `binary serve` over `plugins_dir` and `data_dir`, for callers that
+    /// add arguments or environment before [`HostProcess::spawn`]
+    /// (drivers pass [`host_binary`]; the host's own tests pass the binary
+    /// cargo built for them).
+    pub fn serve_command(binary: &Path, plugins_dir: &Path, data_dir: &Path) -> Command {
+        let mut cmd = Command::new(binary);
+        cmd.arg("serve")
+            .arg("--plugins-dir")
+            .arg(plugins_dir)
+            .arg("--data-dir")
+            .arg(data_dir);
+        cmd.env(
+            "RUST_LOG",
+            std::env::var("RUST_LOG").unwrap_or_else(|_| "info".into()),
+        );
+        cmd
+    }
+
+    /// Spawns `cmd` (a `devicerail serve` command line) with piped stdio.
+    /// Every stdout line must be JSON; stderr is collected.
+    pub fn spawn(mut cmd: Command) -> Self {
+        cmd.stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = cmd
+            .spawn()
+            .unwrap_or_else(|e| panic!("spawn devicerail serve: {e}"));
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().unwrap_or_else(|| panic!("no stdout"));
+        let stderr_pipe = child.stderr.take().unwrap_or_else(|| panic!("no stderr"));
+        let (tx, rx) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                let value: Value = serde_json::from_str(&line)
+                    .unwrap_or_else(|e| panic!("stdout carried a non-JSON line ({e}): {line:?}"));
+                if tx.send(value).is_err() {
+                    break;
+                }
+            }
+        });
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let sink = stderr.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr_pipe).lines() {
+                let Ok(line) = line else { break };
+                if let Ok(mut s) = sink.lock() {
+                    s.push_str(&line);
+                    s.push('\n');
+                }
+            }
+        });
+        Self {
+            child,
+            stdin,
+            rx,
+            pending: VecDeque::new(),
+            next_id: 1,
+            stderr,
+            _dir: None,
+        }
+    }
+
+    /// A fresh numeric request id.
+    pub fn next_id(&mut self) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        id
+    }
+
+    /// Writes raw bytes to the host's stdin.
+    pub fn send_raw(&mut self, bytes: &[u8]) {
+        let stdin = self
+            .stdin
+            .as_mut()
+            .unwrap_or_else(|| panic!("stdin closed"));
+        stdin
+            .write_all(bytes)
+            .and_then(|_| stdin.flush())
+            .unwrap_or_else(|e| panic!("write: {e}"));
+    }
+
+    /// Writes one message as a line.
+    pub fn send(&mut self, message: &Value) {
+        let mut line = serde_json::to_vec(message).unwrap_or_default();
+        line.push(b'\n');
+        self.send_raw(&line);
+    }
+
+    /// The next message in arrival order, if one comes within `wait`.
+    pub fn recv_within(&mut self, wait: Duration) -> Option<Value> {
+        self.pending
+            .pop_front()
+            .or_else(|| self.rx.recv_timeout(wait).ok())
+    }
+
+    /// The next message in arrival order.
+    pub fn recv(&mut self) -> Value {
+        self.recv_within(RESPONSE_WAIT).unwrap_or_else(|| {
+            panic!(
+                "no message within {RESPONSE_WAIT:?}; host stderr:\n{}",
+                self.stderr()
+            )
+        })
+    }
+
+    /// Puts a received message back at the front of the queue.
+    pub fn unrecv(&mut self, message: Value) {
+        self.pending.push_front(message);
+    }
+
+    /// Takes the stdin pipe (to write from another thread).
+    pub fn take_stdin(&mut self) -> Option<ChildStdin> {
+        self.stdin.take()
+    }
+
+    /// Gives back the stdin pipe taken with [`HostProcess::take_stdin`].
+    pub fn put_stdin(&mut self, pipe: ChildStdin) {
+        self.stdin = Some(pipe);
+    }
+
+    /// Waits for the process to exit.
+    pub fn wait(&mut self) -> std::process::ExitStatus {
+        let deadline = Instant::now() + RESPONSE_WAIT;
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return status;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the host did not exit; stderr:\n{}",
+                self.stderr()
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Everything the host has written to stderr so far.
+    pub fn stderr(&self) -> String {
+        self.stderr.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    /// Sends a request with a fresh id; returns the id.
+    pub fn request(
+        &mut self,
+        method: &str,
+        params: Option<Value>,
+        timeout_ms: Option<u64>,
+    ) -> Value {
+        let id = json!(self.next_id());
+        let mut msg = json!({ "jsonrpc": "2.0", "id": id, "method": method });
+        if let Some(p) = params {
+            msg["params"] = p;
+        }
+        if let Some(t) = timeout_ms {
+            msg["timeoutMs"] = json!(t);
+        }
+        self.send(&msg);
+        id
+    }
+
+    /// Waits for the response with `id`.
+    pub fn response(&mut self, id: &Value) -> Value {
+        if let Some(pos) = self.pending.iter().position(|m| &m["id"] == id)
+            && let Some(m) = self.pending.remove(pos)
+        {
+            return m;
+        }
+        let deadline = Instant::now() + RESPONSE_WAIT;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.rx.recv_timeout(left) {
+                Ok(m) if &m["id"] == id => return m,
+                Ok(m) => self.pending.push_back(m),
+                Err(_) => panic!(
+                    "no response to {id} within {RESPONSE_WAIT:?}; host stderr:\n{}",
+                    self.stderr()
+                ),
+            }
+        }
+    }
+
+    /// Calls and returns the whole response.
+    pub fn call(&mut self, method: &str, params: Option<Value>) -> Value {
+        let id = self.request(method, params, None);
+        self.response(&id)
+    }
+
+    /// Calls and returns the result, panicking on an error response.
+    pub fn ok(&mut self, method: &str, params: Option<Value>) -> Value {
+        let r = self.call(method, params);
+        assert!(
+            r.get("error").is_none(),
+            "{method} failed: {r}\nhost stderr:\n{}",
+            self.stderr()
+        );
+        r["result"].clone()
+    }
+
+    /// Calls and returns `error.data.code`, panicking on success.
+    pub fn err(&mut self, method: &str, params: Option<Value>) -> String {
+        let r = self.call(method, params);
+        r["error"]["data"]["code"]
+            .as_str()
+            .map(str::to_owned)
+            .unwrap_or_else(|| panic!("{method} succeeded: {r}"))
+    }
+
+    /// Handshake at 1.5 with every feature optional.
+    pub fn hello(&mut self) -> Value {
+        self.ok(
+            "system.hello",
+            Some(json!({
+                "client": { "name": "driver-e2e", "version": "0" },
+                "protocol": { "ranges": [{ "major": 1, "minMinor": 0, "maxMinor": 5 }] },
+                "features": { "optional": ALL_FEATURES },
+            })),
+        )
+    }
+
+    /// `device.execute` with a fresh call id; returns the whole response.
+    pub fn execute(&mut self, name: &str, arguments: Value) -> Value {
+        self.call("device.execute", Some(json!({ "id": uuid::Uuid::new_v4().to_string(), "name": name, "arguments": arguments })))
+    }
+
+    /// Closes stdin and waits for the exit.
+    pub fn finish(mut self) -> std::process::ExitStatus {
+        self.stdin.take();
+        self.wait()
+    }
+}
+
+impl Drop for HostProcess {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
