@@ -45,16 +45,16 @@ pub fn store_error(e: StoreError) -> RpcError {
 pub fn driver_error_info(mut e: DriverError) -> ErrorInfo {
     e.message = devicerail_protocol::errors::bound_message(e.message);
     e.details = devicerail_protocol::errors::bound_value(e.details, 0);
-    let known = ErrorCode::from_code(&e.code);
+    let known = e.code.known();
     match known {
         Some(ErrorCode::PlatformError) => ErrorInfo {
-            code: e.code,
+            code: e.code.into(),
             message: e.message,
             retryable: e.retryable,
             details: ErrorCode::PlatformError.filtered_details(e.details),
         },
         Some(ErrorCode::InternalError) => ErrorInfo {
-            code: e.code,
+            code: e.code.into(),
             message: e.message,
             retryable: ErrorCode::InternalError
                 .in_context(devicerail_protocol::errors::Context::Driver)
@@ -66,7 +66,7 @@ pub fn driver_error_info(mut e: DriverError) -> ErrorInfo {
                 || code == ErrorCode::DeviceNotFound =>
         {
             ErrorInfo {
-                code: e.code,
+                code: e.code.into(),
                 message: e.message,
                 retryable: code.retryable(),
                 details: code.filtered_details(e.details),

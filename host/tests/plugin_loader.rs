@@ -5,10 +5,11 @@
 
 use std::path::{Path, PathBuf};
 
-use devicerail_plugin_api::conformance::{Suite, build_workspace_plugin};
+use devicerail_plugin_api::conformance::Suite;
 use devicerail_plugin_api::ffi::ABI_MAJOR;
 use devicerail_plugin_api::loader::{self, LoadError, LoadedPlugin};
 use devicerail_plugin_api::{CallContext, Driver};
+use devicerail_testing::build_workspace_plugin;
 
 fn load(path: &Path) -> Result<LoadedPlugin, LoadError> {
     loader::load(path, &serde_json::Map::new())

@@ -12,8 +12,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-use devicerail_plugin_api::conformance::{Suite, profile_dir};
+use devicerail_plugin_api::conformance::Suite;
 use devicerail_plugin_api::{Driver, library_file_name, loader};
+use devicerail_testing::profile_dir;
 
 /// The template's plugin id and device.
 const PLUGIN_ID: &str = "hello";
@@ -107,7 +108,7 @@ fn the_plugin_template_builds_standalone_and_passes_the_conformance_kit() {
             &devicerail_plugin_api::protocol::DeviceId::new(DEVICE_ID),
         )
         .expect("capabilities");
-    devicerail_plugin_api::conformance::assert_golden(
+    devicerail_testing::assert_golden(
         &root.join("examples/plugin-template/tests/golden/capabilities.json"),
         &caps,
     );

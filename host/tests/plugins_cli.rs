@@ -12,8 +12,8 @@ use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use devicerail_plugin_api::conformance::build_workspace_plugin;
 use devicerail_plugin_api::ffi::ABI_MAJOR;
+use devicerail_testing::build_workspace_plugin;
 use serde_json::{Value, json};
 
 /// The libraries the tests install, built once per test binary.

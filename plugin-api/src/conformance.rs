@@ -2,13 +2,14 @@
 //! its real, loaded `cdylib` (or any [`Driver`]).
 //!
 //! ```ignore
-//! let plugin = conformance::load_workspace_plugin("devicerail-plugin-mock", "mock");
+//! let plugin = devicerail_plugin_api::loader::load(&library, &settings)?;
 //! conformance::Suite::new(&plugin).device("mock-1").run().assert_passed();
 //! ```
+//!
+//! Building and loading this workspace's plugins for tests is the job of
+//! the workspace's `devicerail-testing` crate, not of this kit.
 
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use devicerail_protocol::{
     ActionCall, ActionDefinition, Bounded, BoundedVec, CallId, DeviceId, ErrorCode, ObservationId,
@@ -18,28 +19,58 @@ use serde_json::{Value, json};
 
 use crate::context::CallContext;
 use crate::driver::{Driver, DriverError, ObserveRequest};
-use crate::loader::{self, LoadedPlugin};
-use crate::manifest::library_file_name;
 
 /// One check's outcome.
 #[derive(Debug, Clone)]
 pub struct CheckResult {
+    /// What was checked.
     pub name: String,
+    /// Whether the driver passed.
     pub passed: bool,
+    /// `ok`, or what was wrong.
     pub detail: String,
 }
 
 /// All outcomes of one run.
 #[derive(Debug, Clone, Default)]
 pub struct Report {
+    /// Every check, in the order they ran.
     pub checks: Vec<CheckResult>,
 }
 
+/// What a failed check found.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Failure(pub String);
+
+impl From<String> for Failure {
+    fn from(detail: String) -> Self {
+        Self(detail)
+    }
+}
+
+impl From<&str> for Failure {
+    fn from(detail: &str) -> Self {
+        Self(detail.to_owned())
+    }
+}
+
+impl From<DriverError> for Failure {
+    fn from(e: DriverError) -> Self {
+        Self(e.to_string())
+    }
+}
+
+/// The outcome of one check.
+type Outcome = Result<(), Failure>;
+
 impl Report {
+    /// How many checks passed.
     pub fn passed(&self) -> usize {
         self.checks.iter().filter(|c| c.passed).count()
     }
 
+    /// The failed checks.
     pub fn failures(&self) -> Vec<&CheckResult> {
         self.checks.iter().filter(|c| !c.passed).collect()
     }
@@ -80,6 +111,7 @@ pub struct Suite<'d> {
 }
 
 impl<'d> Suite<'d> {
+    /// The suite for `driver`.
     pub fn new(driver: &'d dyn Driver) -> Self {
         Self {
             driver,
@@ -95,24 +127,21 @@ impl<'d> Suite<'d> {
         self
     }
 
-    fn record(&mut self, name: &str, outcome: Result<(), String>) -> bool {
+    fn record(&mut self, name: &str, outcome: Outcome) -> bool {
         let passed = outcome.is_ok();
         self.report.checks.push(CheckResult {
             name: name.to_owned(),
             passed,
-            detail: outcome.err().unwrap_or_else(|| "ok".into()),
+            detail: outcome.err().map_or_else(|| "ok".into(), |f| f.0),
         });
         passed
     }
 
-    fn expect_code(
-        result: Result<impl std::fmt::Debug, DriverError>,
-        code: ErrorCode,
-    ) -> Result<(), String> {
+    fn expect_code(result: Result<impl std::fmt::Debug, DriverError>, code: ErrorCode) -> Outcome {
         match result {
-            Err(e) if e.code == code.as_str() => Ok(()),
-            Err(e) => Err(format!("expected {code}, got {}: {}", e.code, e.message)),
-            Ok(v) => Err(format!("expected {code}, got success {v:?}")),
+            Err(e) if e.code == code => Ok(()),
+            Err(e) => Err(format!("expected {code}, got {}: {}", e.code, e.message).into()),
+            Ok(v) => Err(format!("expected {code}, got success {v:?}").into()),
         }
     }
 
@@ -122,7 +151,7 @@ impl<'d> Suite<'d> {
         let devices = match self.driver.list_devices(&ctx) {
             Ok(d) => d,
             Err(e) => {
-                self.record("devices are listed", Err(e.to_string()));
+                self.record("devices are listed", Err(e.into()));
                 return self.report;
             }
         };
@@ -149,7 +178,7 @@ impl<'d> Suite<'d> {
             if ids.contains(&device) {
                 Ok(())
             } else {
-                Err(format!("{device} is not listed"))
+                Err(format!("{device} is not listed").into())
             },
         );
         self.record(
@@ -162,13 +191,13 @@ impl<'d> Suite<'d> {
                     Ok(())
                 }
                 Ok(_) => Err("the second listing differs".into()),
-                Err(e) => Err(e.to_string()),
+                Err(e) => Err(e.into()),
             },
         );
         let connected = match self.driver.connect(&ctx, &device) {
             Ok(info) if info.id == device && info.connected => Ok(()),
-            Ok(info) => Err(format!("connect returned {info:?}")),
-            Err(e) => Err(e.to_string()),
+            Ok(info) => Err(format!("connect returned {info:?}").into()),
+            Err(e) => Err(e.into()),
         };
         if !self.record("connect returns the connected device", connected) {
             return self.report;
@@ -180,7 +209,7 @@ impl<'d> Suite<'d> {
                 self.check_errors(&device, &caps.actions);
             }
             Err(e) => {
-                self.record("capabilities are listed", Err(e.to_string()));
+                self.record("capabilities are listed", Err(e.into()));
             }
         }
         let doctor = self.driver.doctor();
@@ -194,15 +223,11 @@ impl<'d> Suite<'d> {
         );
         self.record(
             "disconnect succeeds",
-            self.driver
-                .disconnect(&ctx, &device)
-                .map_err(|e| e.to_string()),
+            self.driver.disconnect(&ctx, &device).map_err(Failure::from),
         );
         self.record(
             "disconnect is idempotent",
-            self.driver
-                .disconnect(&ctx, &device)
-                .map_err(|e| e.to_string()),
+            self.driver.disconnect(&ctx, &device).map_err(Failure::from),
         );
         self.record(
             "observing a disconnected device fails",
@@ -222,12 +247,12 @@ impl<'d> Suite<'d> {
             {
                 Ok(_) => Err("connect succeeded".into()),
                 Err(e)
-                    if e.code == ErrorCode::DeviceNotFound.as_str()
-                        || e.code == ErrorCode::DeviceUnavailable.as_str() =>
+                    if e.code == ErrorCode::DeviceNotFound
+                        || e.code == ErrorCode::DeviceUnavailable =>
                 {
                     Ok(())
                 }
-                Err(e) => Err(format!("expected device_not_found, got {}", e.code)),
+                Err(e) => Err(format!("expected device_not_found, got {}", e.code).into()),
             },
         );
         self.report
@@ -245,7 +270,7 @@ impl<'d> Suite<'d> {
             if actions.is_empty() {
                 Err("the action space is empty".into())
             } else if !dup.is_empty() {
-                Err(format!("duplicates: {dup:?}"))
+                Err(format!("duplicates: {dup:?}").into())
             } else if actions
                 .iter()
                 .any(|a| a.name.is_empty() || a.description.is_empty())
@@ -271,7 +296,7 @@ impl<'d> Suite<'d> {
             if bad_schemas.is_empty() {
                 Ok(())
             } else {
-                Err(bad_schemas.join("; "))
+                Err(bad_schemas.join("; ").into())
             },
         );
         let unprotected: Vec<_> = actions
@@ -284,7 +309,7 @@ impl<'d> Suite<'d> {
             if unprotected.is_empty() {
                 Ok(())
             } else {
-                Err(format!("unprotected: {unprotected:?}"))
+                Err(format!("unprotected: {unprotected:?}").into())
             },
         );
         let semantic: Vec<_> = actions
@@ -295,7 +320,7 @@ impl<'d> Suite<'d> {
         self.record(
             "semantic actions only with UI snapshots",
             if !semantic.is_empty() && !ui_tree {
-                Err(format!("{semantic:?} advertised without UI tree support"))
+                Err(format!("{semantic:?} advertised without UI tree support").into())
             } else {
                 Ok(())
             },
@@ -336,7 +361,7 @@ impl<'d> Suite<'d> {
             if rejected.is_empty() {
                 Ok(())
             } else {
-                Err(format!("rejected: {rejected:?}"))
+                Err(format!("rejected: {rejected:?}").into())
             },
         );
     }
@@ -353,12 +378,12 @@ impl<'d> Suite<'d> {
         let obs = match obs {
             Ok(o) => o,
             Err(e) => {
-                self.record("observe returns a screenshot", Err(e.to_string()));
+                self.record("observe returns a screenshot", Err(e.into()));
                 return;
             }
         };
         let png = match &obs.png {
-            None => Err("no PNG although one was requested".to_owned()),
+            None => Err("no PNG although one was requested".into()),
             Some(bytes) => {
                 match image::load_from_memory_with_format(bytes, image::ImageFormat::Png) {
                     Ok(img)
@@ -373,15 +398,16 @@ impl<'d> Suite<'d> {
                         img.height(),
                         obs.viewport.width,
                         obs.viewport.height
-                    )),
-                    Err(e) => Err(format!("PNG does not decode: {e}")),
+                    )
+                    .into()),
+                    Err(e) => Err(format!("PNG does not decode: {e}").into()),
                 }
             }
         };
         self.record("screenshot PNG decodes and matches the viewport", png);
         if ui_tree {
             let tree = match obs.ui_tree {
-                None => Err("no UI tree although one was requested".to_owned()),
+                None => Err("no UI tree although one was requested".into()),
                 Some(tree) => {
                     let snapshot = BoundedVec::new(tree.root_stable_node_ids).and_then(|roots| {
                         BoundedVec::new(tree.nodes).map(|nodes| UiSnapshot {
@@ -393,8 +419,8 @@ impl<'d> Suite<'d> {
                         })
                     });
                     match snapshot {
-                        Ok(s) => s.validate().map_err(|e| e.to_string()),
-                        Err(e) => Err(e.to_string()),
+                        Ok(s) => s.validate().map_err(|e| Failure(e.to_string())),
+                        Err(e) => Err(Failure(e.to_string())),
                     }
                 }
             };
@@ -413,18 +439,15 @@ impl<'d> Suite<'d> {
             match plain {
                 Ok(o) if o.png.is_none() => Ok(()),
                 Ok(_) => Err("PNG returned although none was requested".into()),
-                Err(e) => Err(e.to_string()),
+                Err(e) => Err(e.into()),
             },
         );
     }
 
     fn check_errors(&mut self, device: &DeviceId, actions: &[ActionDefinition]) {
         let ctx = CallContext::unbounded();
-        let call = |name: &str, arguments: Value| ActionCall {
-            id: CallId::new_v4(),
-            name: name.into(),
-            arguments,
-        };
+        let call =
+            |name: &str, arguments: Value| ActionCall::new(CallId::new_v4(), name, arguments);
         let unknown =
             self.driver
                 .execute(&ctx, device, &call("conformanceNoSuchAction", json!({})));
@@ -446,7 +469,7 @@ impl<'d> Suite<'d> {
             if wrong.is_empty() {
                 Ok(())
             } else {
-                Err(wrong.join("; "))
+                Err(wrong.join("; ").into())
             },
         );
         if let Some(def) = actions.first() {
@@ -461,117 +484,4 @@ impl<'d> Suite<'d> {
             );
         }
     }
-}
-
-/// The `target/<profile>` directory of the running test binary.
-pub fn profile_dir() -> PathBuf {
-    let exe = std::env::current_exe().unwrap_or_default();
-    // target/<profile>/deps/<test-binary>
-    exe.parent()
-        .and_then(Path::parent)
-        .map(Path::to_path_buf)
-        .unwrap_or_default()
-}
-
-/// Builds a workspace plugin crate with cargo (a no-op when up to date)
-/// and returns the path of its library in the test binary's profile. Each
-/// package is built at most once per process.
-pub fn build_workspace_plugin(package: &str, plugin_id: &str) -> PathBuf {
-    static BUILT: std::sync::OnceLock<
-        std::sync::Mutex<std::collections::HashMap<String, PathBuf>>,
-    > = std::sync::OnceLock::new();
-    let built = BUILT.get_or_init(Default::default);
-    // Holding the lock across the build also keeps concurrent tests of one
-    // binary from racing cargo against itself.
-    let mut built = built.lock().unwrap_or_else(|p| p.into_inner());
-    let key = format!("{package}/{plugin_id}");
-    if let Some(path) = built.get(&key) {
-        return path.clone();
-    }
-    let path = build_uncached(package, plugin_id);
-    built.insert(key, path.clone());
-    path
-}
-
-fn build_uncached(package: &str, plugin_id: &str) -> PathBuf {
-    let dir = profile_dir();
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let build = |features: Option<&str>, quiet_errors: bool| {
-        let mut cmd = Command::new(&cargo);
-        cmd.args(["build", "--quiet", "-p", package]);
-        if let Some(f) = features {
-            cmd.args(["--features", f]);
-        }
-        if dir.file_name().is_some_and(|n| n == "release") {
-            cmd.arg("--release");
-        }
-        if quiet_errors {
-            cmd.stderr(std::process::Stdio::null());
-        }
-        cmd.status()
-            .unwrap_or_else(|e| panic!("could not run cargo build -p {package}: {e}"))
-    };
-    // Test builds compile the plugin-api with this feature; building the
-    // library with the same set reuses (and does not overwrite) what the
-    // test build made. Packages without the plugin-api fall back.
-    let same_as_tests = build(Some("devicerail-plugin-api/conformance"), true);
-    if !same_as_tests.success() {
-        let status = build(None, false);
-        assert!(status.success(), "cargo build -p {package} failed");
-    }
-    let path = dir.join(library_file_name(plugin_id));
-    assert!(
-        path.exists(),
-        "{} was not produced by cargo build -p {package}",
-        path.display()
-    );
-    path
-}
-
-/// Builds and loads a workspace plugin.
-pub fn load_workspace_plugin(package: &str, plugin_id: &str) -> LoadedPlugin {
-    load_workspace_plugin_with(package, plugin_id, &serde_json::Map::new())
-}
-
-/// Builds and loads a workspace plugin with host-provided settings.
-pub fn load_workspace_plugin_with(
-    package: &str,
-    plugin_id: &str,
-    settings: &serde_json::Map<String, Value>,
-) -> LoadedPlugin {
-    let path = build_workspace_plugin(package, plugin_id);
-    loader::load(&path, settings).unwrap_or_else(|e| panic!("{} did not load: {e}", path.display()))
-}
-
-/// Environment variable: set to `1` to (re)write golden files instead of
-/// comparing with them.
-pub const UPDATE_GOLDEN_ENV: &str = "DEVICERAIL_UPDATE_GOLDEN";
-
-/// Compares `value`'s wire JSON with the golden file at `path` byte for
-/// byte (a driver's capabilities must not change by accident); with
-/// [`UPDATE_GOLDEN_ENV`]`=1` it writes the file instead.
-pub fn assert_golden<T: serde::Serialize>(path: &std::path::Path, value: &T) {
-    let json = serde_json::to_string(value).unwrap_or_else(|e| panic!("serialize: {e}"));
-    if std::env::var(UPDATE_GOLDEN_ENV).is_ok_and(|v| v == "1") {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).unwrap_or_else(|e| panic!("mkdir: {e}"));
-        }
-        std::fs::write(path, format!("{json}\n"))
-            .unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
-        println!("golden: wrote {}", path.display());
-        return;
-    }
-    let golden = std::fs::read_to_string(path).unwrap_or_else(|e| {
-        panic!(
-            "read {}: {e} (run with {UPDATE_GOLDEN_ENV}=1 to create it)",
-            path.display()
-        )
-    });
-    assert!(
-        golden.trim_end() == json,
-        "the wire JSON differs from {} (run with {UPDATE_GOLDEN_ENV}=1 if the change is intended)\nnow:    {json}\ngolden: {}",
-        path.display(),
-        golden.trim_end()
-    );
-    println!("golden: {} matches ({} bytes)", path.display(), json.len());
 }

@@ -64,10 +64,12 @@ impl CallContext {
             .map(|d| d.saturating_duration_since(Instant::now()))
     }
 
+    /// Whether cancellation was requested.
     pub fn is_cancelled(&self) -> bool {
         self.cancelled.load(Ordering::Acquire)
     }
 
+    /// Whether the deadline has passed.
     pub fn is_expired(&self) -> bool {
         self.deadline.is_some_and(|d| Instant::now() >= d)
     }

@@ -10,9 +10,11 @@ use abi_stable::std_types::{RNone, ROption, RResult, RSome, RStr, RString};
 use devicerail_protocol::{ActionCall, CallId, DeviceId, ObservationId};
 use serde::Serialize;
 
+use crate::config::ConfigError;
 use crate::context::CallContext;
 use crate::driver::{
-    Driver, DriverError, DriverObservation, ObserveRequest, PluginConfig, PluginIdentity,
+    Driver, DriverCode, DriverError, DriverObservation, ObserveRequest, PluginConfig,
+    PluginIdentity,
 };
 use crate::ffi::{
     ABI_MAJOR, ABI_MINOR, FfiActionOutput, FfiCallContext, FfiDriver, FfiDriver_TO, FfiDriverBox,
@@ -39,7 +41,7 @@ pub(crate) fn context_from_ffi(ctx: &FfiCallContext) -> CallContext {
 impl From<DriverError> for FfiError {
     fn from(e: DriverError) -> Self {
         Self {
-            code: e.code.into(),
+            code: e.code.as_str().into(),
             message: e.message.into(),
             retryable: e.retryable,
             details: if e.details.is_null() {
@@ -54,7 +56,7 @@ impl From<DriverError> for FfiError {
 impl From<FfiError> for DriverError {
     fn from(e: FfiError) -> Self {
         Self {
-            code: e.code.into(),
+            code: DriverCode::from_wire(&e.code),
             message: e.message.into(),
             retryable: e.retryable,
             details: if e.details.is_empty() {
@@ -120,6 +122,7 @@ pub struct DriverAdapter<D: Driver> {
 }
 
 impl<D: Driver> DriverAdapter<D> {
+    /// Wraps `driver`.
     pub fn new(driver: D) -> Self {
         Self { driver }
     }
@@ -161,11 +164,14 @@ impl<D: Driver> FfiDriver for DriverAdapter<D> {
 
     fn capabilities(&self, ctx: &FfiCallContext, device: RStr<'_>) -> FfiResult<RString> {
         guarded("capabilities", || {
-            to_json(
-                &self
-                    .driver
-                    .capabilities(&context_from_ffi(ctx), &DeviceId::new(device.as_str()))?,
-            )
+            let caps = self
+                .driver
+                .capabilities(&context_from_ffi(ctx), &DeviceId::new(device.as_str()))?;
+            // An unprotected `inputSecret` would be recorded in the clear:
+            // refuse the whole action space rather than advertise it.
+            crate::actions::check_protection(&caps.actions)
+                .map_err(|e| DriverError::failure(e.to_string()))?;
+            to_json(&caps)
         })
     }
 
@@ -203,11 +209,7 @@ impl<D: Driver> FfiDriver for DriverAdapter<D> {
             let arguments = serde_json::from_str(arguments.as_str()).map_err(|e| {
                 DriverError::failure(format!("bad action arguments from host: {e}"))
             })?;
-            let call = ActionCall {
-                id: CallId(call_id.into()),
-                name: name.as_str().to_owned(),
-                arguments,
-            };
+            let call = ActionCall::new(CallId(call_id.into()), name.as_str(), arguments);
             let out = self.driver.execute(
                 &context_from_ffi(ctx),
                 &DeviceId::new(device.as_str()),
@@ -256,14 +258,47 @@ pub fn manifest_json(identity: PluginIdentity) -> RString {
     serde_json::to_string(&manifest).unwrap_or_default().into()
 }
 
+/// Why a driver's constructor refused to build it. The export glue turns
+/// it into the text the host reports as the plugin's refusal reason.
+#[derive(Debug, thiserror::Error)]
+pub enum PluginInitError {
+    /// A setting or environment variable cannot be used.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// Starting something the driver needs failed.
+    #[error("could not start {what}: {source}")]
+    Io {
+        /// What was being started.
+        what: &'static str,
+        /// The failure.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Any other reason.
+    #[error("{0}")]
+    Other(String),
+}
+
+impl PluginInitError {
+    /// Starting `what` failed with `source`.
+    pub fn io(what: &'static str, source: std::io::Error) -> Self {
+        Self::Io { what, source }
+    }
+
+    /// Any error, by its message.
+    pub fn other(e: impl std::fmt::Display) -> Self {
+        Self::Other(e.to_string())
+    }
+}
+
 /// Builds the driver (called by the generated `init` function): installs the
 /// log forwarder, reads settings, runs the constructor under
 /// `catch_unwind` and boxes the adapter.
 #[doc(hidden)]
-pub fn init_driver<D: Driver>(
+pub fn init_driver<D: Driver, E: Into<PluginInitError>>(
     plugin_id: &'static str,
     init: FfiInit,
-    ctor: impl FnOnce(&PluginConfig) -> Result<D, String>,
+    ctor: impl FnOnce(&PluginConfig) -> Result<D, E>,
 ) -> RResult<FfiDriverBox, RString> {
     let FfiInit {
         log,
@@ -284,7 +319,10 @@ pub fn init_driver<D: Driver>(
             DriverAdapter::new(driver),
             TD_Opaque,
         )),
-        Ok(Err(e)) => RResult::RErr(format!("the driver failed to initialize: {e}").into()),
+        Ok(Err(e)) => {
+            let e: PluginInitError = e.into();
+            RResult::RErr(format!("the driver failed to initialize: {e}").into())
+        }
         Err(payload) => RResult::RErr(
             format!(
                 "the driver panicked during init: {}",
@@ -312,8 +350,10 @@ pub const fn abi_version() -> (u32, u32) {
 /// }
 /// ```
 ///
-/// `driver` is a constructor `FnOnce(&PluginConfig) -> Result<D, String>`.
-/// The version is the crate's `CARGO_PKG_VERSION`.
+/// `driver` is a constructor `FnOnce(&PluginConfig) -> Result<D, E>` whose
+/// error converts into [`PluginInitError`] (a [`ConfigError`] does; wrap
+/// anything else with [`PluginInitError::other`]). The version is the
+/// crate's `CARGO_PKG_VERSION`.
 #[macro_export]
 macro_rules! export_plugin {
     (id: $id:expr, description: $desc:expr, driver: $ctor:expr $(,)?) => {

@@ -30,7 +30,9 @@ pub const ABI_MINOR: u32 = 0;
 #[repr(C)]
 #[derive(StableAbi, Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FfiUuid {
+    /// The first eight bytes.
     pub high: u64,
+    /// The last eight bytes.
     pub low: u64,
 }
 
@@ -65,8 +67,11 @@ pub struct FfiCallContext {
 #[repr(C)]
 #[derive(StableAbi, Debug, Clone)]
 pub struct FfiError {
+    /// The error code's text (a catalog code or a driver code).
     pub code: RString,
+    /// What went wrong, for people.
     pub message: RString,
+    /// Whether the same call may succeed if tried again.
     pub retryable: bool,
     /// JSON text of the details, or empty for `null`.
     pub details: RString,
@@ -76,7 +81,9 @@ pub struct FfiError {
 #[repr(C)]
 #[derive(StableAbi)]
 pub struct FfiObservation {
+    /// JSON of the viewport, metadata and UI tree.
     pub json: RString,
+    /// PNG bytes of the screenshot, when one was requested.
     pub png: ROption<RVec<u8>>,
 }
 
@@ -104,6 +111,7 @@ pub trait FfiDriver: Send + Sync {
     fn list_devices(&self, ctx: &FfiCallContext) -> FfiResult<RString>;
     /// JSON `DeviceInfo`.
     fn connect(&self, ctx: &FfiCallContext, device: RStr<'_>) -> FfiResult<RString>;
+    /// Releases the device.
     fn disconnect(&self, ctx: &FfiCallContext, device: RStr<'_>) -> FfiResult<()>;
     /// JSON `DeviceHealth`.
     fn health(&self, ctx: &FfiCallContext, device: RStr<'_>) -> FfiResult<RString>;
@@ -148,6 +156,7 @@ pub type FfiHostLogBox = FfiHostLog_TO<'static, RBox<()>>;
 #[repr(C)]
 #[derive(StableAbi)]
 pub struct FfiInit {
+    /// Where the plugin's log records go.
     pub log: FfiHostLogBox,
     /// Most verbose level the host records (0 = off ... 5 = trace).
     pub max_level: u8,

@@ -15,10 +15,20 @@
 //!   every value against `devicerail-protocol`.
 //! * Feature `conformance` adds the suite every driver's tests run.
 //!
+//! Shared by every driver: [`actions`] (the native action vocabulary:
+//! argument types, input schemas, limits, the URL check and the always
+//! protected `inputSecret`), [`config`] (settings, then environment
+//! variables, then defaults) and [`semantic`] (the five semantic Actions
+//! over a UI tree).
+//!
 //! This crate must never depend on the host, and nothing async crosses the
 //! boundary: calls are blocking on the plugin side; the host runs them off
 //! its async workers, and a plugin may run its own runtime inside.
 
+#![warn(missing_docs)]
+
+pub mod actions;
+pub mod config;
 pub mod context;
 pub mod driver;
 pub mod export;
@@ -34,19 +44,20 @@ pub mod loader;
 #[cfg(feature = "conformance")]
 pub mod conformance;
 
-#[cfg(feature = "conformance")]
-pub mod host_process;
-
+pub use config::{ConfigError, ConfigReader};
 pub use context::CallContext;
 pub use driver::{
-    ActionOutput, CheckStatus, DeviceCapabilities, DeviceHealth, DoctorCheck, Driver, DriverError,
-    DriverObservation, DriverResult, ObserveRequest, PluginConfig, PluginIdentity, UiTree,
+    ActionOutput, CheckStatus, CustomCode, DeviceCapabilities, DeviceHealth, DoctorCheck, Driver,
+    DriverCode, DriverError, DriverObservation, DriverResult, InvalidCode, ObserveRequest,
+    PluginConfig, PluginIdentity, UiTree,
 };
+pub use export::PluginInitError;
 pub use manifest::{PluginManifest, library_file_name, library_stem, valid_plugin_id};
 
 /// The protocol crate, re-exported so plugins use the host's exact version.
 pub use devicerail_protocol as protocol;
 
+/// Re-exports the export macro's expansion needs.
 #[doc(hidden)]
 pub mod __private {
     pub use abi_stable;

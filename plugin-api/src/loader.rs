@@ -33,20 +33,38 @@ use crate::wire::ObservationWire;
 /// Why a plugin file was refused. Every variant reads as a reason.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum LoadError {
+    /// The file could not be opened as a shared library.
     #[error("not a loadable shared library: {0}")]
     NotALibrary(String),
+    /// The library has no plugin root module.
     #[error("not a DeviceRail plugin: the library exports no plugin root module")]
     NotAPlugin,
+    /// The plugin's types are laid out differently from the host's.
     #[error("incompatible plugin layout: {0}")]
     IncompatibleLayout(String),
+    /// The plugin was built with an incompatible plugin-api version.
     #[error("incompatible plugin-api version: {0}")]
     IncompatibleVersion(String),
+    /// The plugin's ABI major differs from the host's.
     #[error("plugin ABI major {plugin} does not match the host's ABI major {host}")]
-    AbiMismatch { plugin: u32, host: u32 },
+    AbiMismatch {
+        /// The plugin's ABI major.
+        plugin: u32,
+        /// The host's ABI major.
+        host: u32,
+    },
+    /// The manifest does not parse or is not valid.
     #[error("invalid plugin manifest: {0}")]
     BadManifest(String),
+    /// The plugin speaks no protocol version the host serves.
     #[error("plugin protocol {plugin} is not compatible with the host's {host}")]
-    ProtocolMismatch { plugin: String, host: String },
+    ProtocolMismatch {
+        /// The plugin's protocol ranges.
+        plugin: String,
+        /// The host's protocol ranges.
+        host: String,
+    },
+    /// The driver's constructor failed or panicked.
     #[error("plugin initialization failed: {0}")]
     InitFailed(String),
 }
@@ -248,14 +266,17 @@ fn lift<T>(r: RResult<T, crate::ffi::FfiError>) -> DriverResult<T> {
 }
 
 impl LoadedPlugin {
+    /// The manifest the library reported.
     pub fn manifest(&self) -> &PluginManifest {
         &self.manifest
     }
 
+    /// The plugin id.
     pub fn id(&self) -> &str {
         &self.manifest.id
     }
 
+    /// The file the plugin was loaded from.
     pub fn path(&self) -> &Path {
         &self.path
     }

@@ -10,11 +10,15 @@ use crate::ffi::{ABI_MAJOR, ABI_MINOR};
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PluginManifest {
+    /// The plugin id (`[a-z0-9-]{1,64}`).
     pub id: String,
+    /// The plugin crate's version.
     pub version: String,
+    /// One line saying what the plugin drives.
     pub description: String,
-    /// The plugin-api ABI major/minor the plugin was built against.
+    /// The plugin-api ABI major the plugin was built against.
     pub abi_major: u32,
+    /// The plugin-api ABI minor the plugin was built against.
     pub abi_minor: u32,
     /// Version of the `devicerail-plugin-api` crate it was built with.
     pub plugin_api_version: String,
@@ -23,6 +27,7 @@ pub struct PluginManifest {
 }
 
 impl PluginManifest {
+    /// The manifest of a plugin with `identity`, built with this crate.
     pub fn for_identity(identity: PluginIdentity) -> Self {
         Self {
             id: identity.id,

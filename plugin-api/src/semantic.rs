@@ -17,7 +17,6 @@ use devicerail_protocol::{
     WaitForElementCondition, WaitForElementResult,
 };
 use schemars::JsonSchema;
-use serde::de::DeserializeOwned;
 use serde_json::json;
 
 use crate::context::CallContext;
@@ -111,14 +110,7 @@ pub fn is_semantic(name: &str) -> bool {
 }
 
 /// Parses Action arguments, mapping defects to `invalid_arguments`.
-pub fn parse_arguments<T: DeserializeOwned>(call: &ActionCall) -> DriverResult<T> {
-    let args = if call.arguments.is_null() {
-        json!({})
-    } else {
-        call.arguments.clone()
-    };
-    serde_json::from_value(args).map_err(|e| DriverError::invalid_arguments(&call.name, e))
-}
+pub use crate::actions::parse_arguments;
 
 /// Runs a semantic Action if `call` is one; `None` otherwise.
 pub fn execute(

@@ -56,6 +56,17 @@ pub struct ActionCall {
     pub arguments: serde_json::Value,
 }
 
+impl ActionCall {
+    /// The call `id` of Action `name` with `arguments`.
+    pub fn new(id: CallId, name: impl Into<String>, arguments: serde_json::Value) -> Self {
+        Self {
+            id,
+            name: name.into(),
+            arguments,
+        }
+    }
+}
+
 /// An Action invocation as recorded in events. Protected and unknown
 /// Actions keep only correlation fields: `arguments` is `null` and
 /// `argumentsRedacted` is true.

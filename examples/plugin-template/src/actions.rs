@@ -2,8 +2,8 @@
 //! and the parsing that turns a call into a validated [`Action`]. Every
 //! action checks its arguments; anything else is `invalid_arguments`.
 
+use devicerail_plugin_api::actions::{self, Points, TapArgs, parse_arguments};
 use devicerail_plugin_api::protocol::{ActionCall, ActionDefinition};
-use devicerail_plugin_api::semantic::parse_arguments;
 use devicerail_plugin_api::{DriverError, DriverResult};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -22,60 +22,42 @@ pub enum Action {
     Greet { name: String },
 }
 
-/// The action space of a `width` × `height` screen.
+/// The action space of a `width` × `height` screen. `tap` is one of the
+/// shared native Actions (`devicerail_plugin_api::actions`); the other two
+/// are this device's own.
 pub fn definitions(width: u32, height: u32) -> Vec<ActionDefinition> {
-    let def = |name: &str, description: &str, input_schema: Value| ActionDefinition {
-        name: name.into(),
-        description: description.into(),
-        input_schema,
-        protection: None,
-    };
     vec![
-        def(
-            "tap",
+        actions::tap(
             "Tap a point in screenshot pixels; a marker appears there.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "x": { "type": "integer", "minimum": 0, "maximum": width - 1 },
-                    "y": { "type": "integer", "minimum": 0, "maximum": height - 1 }
-                },
-                "required": ["x", "y"],
-                "additionalProperties": false
-            }),
+            Points::within(width, height),
         ),
-        def(
+        actions::definition(
             "setColor",
             "Paint the background with a #rrggbb colour.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "color": { "type": "string", "pattern": "^#[0-9a-fA-F]{6}$" }
-                },
-                "required": ["color"],
-                "additionalProperties": false
-            }),
+            one_field(
+                "color",
+                json!({ "type": "string", "pattern": "^#[0-9a-fA-F]{6}$" }),
+            ),
         ),
-        def(
+        actions::definition(
             "greet",
             "Return a greeting for a name.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "name": { "type": "string", "minLength": 1, "maxLength": MAX_NAME_CHARS }
-                },
-                "required": ["name"],
-                "additionalProperties": false
-            }),
+            one_field(
+                "name",
+                json!({ "type": "string", "minLength": 1, "maxLength": MAX_NAME_CHARS }),
+            ),
         ),
     ]
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct TapArgs {
-    x: u32,
-    y: u32,
+/// The input schema of an object with one required field.
+fn one_field(name: &str, schema: Value) -> Value {
+    json!({
+        "type": "object",
+        "properties": { name: schema },
+        "required": [name],
+        "additionalProperties": false
+    })
 }
 
 #[derive(Deserialize)]
@@ -139,30 +121,27 @@ mod tests {
     use super::*;
     use devicerail_plugin_api::protocol::{CallId, ErrorCode};
 
-    fn call(name: &str, arguments: Value) -> ActionCall {
-        ActionCall {
-            id: CallId::new_v4(),
-            name: name.into(),
-            arguments,
-        }
+    /// Parses a call on a 10 × 20 screen.
+    fn parse_on_small_screen(name: &str, arguments: Value) -> DriverResult<Action> {
+        parse(&ActionCall::new(CallId::new_v4(), name, arguments), 10, 20)
     }
 
     fn code(r: DriverResult<Action>) -> String {
-        r.map_or_else(|e| e.code, |a| format!("ok {a:?}"))
+        r.map_or_else(|e| e.code.into(), |a| format!("ok {a:?}"))
     }
 
     #[test]
     fn valid_calls_parse() {
         assert_eq!(
-            parse(&call("tap", json!({ "x": 9, "y": 19 })), 10, 20),
+            parse_on_small_screen("tap", json!({ "x": 9, "y": 19 })),
             Ok(Action::Tap { x: 9, y: 19 })
         );
         assert_eq!(
-            parse(&call("setColor", json!({ "color": "#FF8000" })), 10, 20),
+            parse_on_small_screen("setColor", json!({ "color": "#FF8000" })),
             Ok(Action::SetColor { rgb: [255, 128, 0] })
         );
         assert_eq!(
-            parse(&call("greet", json!({ "name": "Ada" })), 10, 20),
+            parse_on_small_screen("greet", json!({ "name": "Ada" })),
             Ok(Action::Greet { name: "Ada".into() })
         );
     }
@@ -181,14 +160,11 @@ mod tests {
             ("greet", json!({ "name": "x".repeat(65) })),
             ("greet", json!("not an object")),
         ] {
-            assert_eq!(
-                code(parse(&call(name, args.clone()), 10, 20)),
-                invalid,
-                "{name} {args}"
-            );
+            let r = parse_on_small_screen(name, args.clone());
+            assert_eq!(code(r), invalid, "{name} {args}");
         }
         assert_eq!(
-            code(parse(&call("fly", json!({})), 10, 20)),
+            code(parse_on_small_screen("fly", json!({}))),
             ErrorCode::UnknownAction.as_str()
         );
     }

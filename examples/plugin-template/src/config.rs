@@ -1,7 +1,10 @@
 //! The plugin's configuration: host-provided settings
 //! (`PluginConfig.settings`) win over environment variables, which win over
-//! the defaults. Read once, when the host initializes the plugin.
+//! the defaults. Read once, when the host initializes the plugin, with the
+//! SDK's reader (`devicerail_plugin_api::config`), whose errors name the
+//! setting and where the bad value came from.
 
+use devicerail_plugin_api::config::{ConfigError, ConfigReader};
 use serde_json::{Map, Value};
 
 /// Environment variable with the greeting text.
@@ -18,19 +21,6 @@ pub const SIZE_KEY: &str = "size";
 pub const MAX_GREETING_CHARS: usize = 64;
 /// Smallest and largest screen side, in pixels.
 pub const SIDE_RANGE: std::ops::RangeInclusive<u32> = 16..=4096;
-
-/// A configuration value that cannot be used.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ConfigError {
-    #[error("{source_name} must be 1 to {MAX_GREETING_CHARS} characters of text")]
-    BadGreeting { source_name: String },
-    #[error(
-        "{source_name} must be WIDTHxHEIGHT with each side from {} to {}, not {value:?}",
-        SIDE_RANGE.start(),
-        SIDE_RANGE.end()
-    )]
-    BadSize { source_name: String, value: String },
-}
 
 /// The validated configuration.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,50 +43,39 @@ impl Default for Config {
     }
 }
 
-/// Where one value came from, for error messages.
-fn source_name(key: &str, env: &str, from_settings: bool) -> String {
-    if from_settings {
-        format!("setting {key:?}")
-    } else {
-        env.to_owned()
-    }
-}
-
 impl Config {
     /// Reads `settings`, then `env` (a lookup such as `std::env::var`).
     pub fn load(
         settings: &Map<String, Value>,
         env: impl Fn(&str) -> Option<String>,
     ) -> Result<Self, ConfigError> {
+        let read = ConfigReader::with_env(settings, &env);
         let mut config = Self::default();
-        let pick = |key: &str, var: &str| -> Option<(Option<String>, String)> {
-            match settings.get(key) {
-                Some(v) => Some((v.as_str().map(str::to_owned), source_name(key, var, true))),
-                None => env(var).map(|v| (Some(v), source_name(key, var, false))),
-            }
-        };
-        if let Some((value, source_name)) = pick(GREETING_KEY, GREETING_ENV) {
-            config.greeting = match value {
-                Some(g) if !g.trim().is_empty() && g.chars().count() <= MAX_GREETING_CHARS => g,
-                _ => return Err(ConfigError::BadGreeting { source_name }),
-            };
+        let greeting = read.get(GREETING_KEY).env(GREETING_ENV);
+        let expected = "1 to 64 characters of text";
+        if let Some(g) =
+            greeting.parse_raw(expected, |raw| raw.as_str().and_then(valid_greeting))?
+        {
+            config.greeting = g;
         }
-        if let Some((value, source_name)) = pick(SIZE_KEY, SIZE_ENV) {
-            let text = value.unwrap_or_default();
-            let (width, height) = parse_size(&text).ok_or(ConfigError::BadSize {
-                source_name,
-                value: text,
-            })?;
-            config.width = width;
-            config.height = height;
+        let size = read.get(SIZE_KEY).env(SIZE_ENV);
+        let expected = "WIDTHxHEIGHT with each side from 16 to 4096";
+        if let Some((width, height)) = size.parse(expected, parse_size)? {
+            (config.width, config.height) = (width, height);
         }
         Ok(config)
     }
 }
 
+/// `text` when it is a usable greeting.
+fn valid_greeting(text: &str) -> Option<String> {
+    let usable = !text.trim().is_empty() && text.chars().count() <= MAX_GREETING_CHARS;
+    usable.then(|| text.to_owned())
+}
+
 /// Parses `WIDTHxHEIGHT`.
 fn parse_size(text: &str) -> Option<(u32, u32)> {
-    let (w, h) = text.trim().split_once(['x', 'X'])?;
+    let (w, h) = text.split_once(['x', 'X'])?;
     let (w, h) = (w.trim().parse().ok()?, h.trim().parse().ok()?);
     (SIDE_RANGE.contains(&w) && SIDE_RANGE.contains(&h)).then_some((w, h))
 }
@@ -129,15 +108,10 @@ mod tests {
         let env = |k: &str| (k == SIZE_ENV).then(|| "100x200".to_owned());
         let c = Config::load(&Map::new(), env).map(|c| (c.width, c.height));
         assert_eq!(c, Ok((100, 200)));
-        for bad in ["", "100", "0x100", "100x99999", "axb", "100x200x3"] {
+        for bad in ["100", "0x100", "100x99999", "axb", "100x200x3"] {
             let env = |k: &str| (k == SIZE_ENV).then(|| bad.to_owned());
-            assert!(
-                matches!(
-                    Config::load(&Map::new(), env),
-                    Err(ConfigError::BadSize { .. })
-                ),
-                "{bad:?}"
-            );
+            let e = Config::load(&Map::new(), env).expect_err(bad);
+            assert_eq!(e.key(), Some(SIZE_KEY), "{bad:?}");
         }
     }
 
@@ -146,14 +120,14 @@ mod tests {
         let e = Config::load(&settings(json!({ "greeting": 3 })), |_| None);
         assert_eq!(
             e.map_err(|e| e.to_string()),
-            Err("setting \"greeting\" must be 1 to 64 characters of text".to_owned())
+            Err("setting \"greeting\" must be 1 to 64 characters of text, not 3".to_owned())
         );
         let env = |k: &str| (k == SIZE_ENV).then(|| "tiny".to_owned());
         let e = Config::load(&Map::new(), env).map_err(|e| e.to_string());
         assert_eq!(
             e,
             Err(format!(
-                "{SIZE_ENV} must be WIDTHxHEIGHT with each side from 16 to 4096, not \"tiny\""
+                "environment variable {SIZE_ENV} (for setting \"size\") must be WIDTHxHEIGHT with each side from 16 to 4096, not \"tiny\""
             ))
         );
     }

@@ -25,8 +25,8 @@ use std::sync::{Mutex, MutexGuard};
 
 use devicerail_plugin_api::protocol::{ActionCall, DeviceId, DeviceInfo, Platform, Viewport};
 use devicerail_plugin_api::{
-    ActionOutput, CallContext, DeviceCapabilities, DeviceHealth, DoctorCheck, Driver, DriverError,
-    DriverObservation, DriverResult, ObserveRequest, PluginConfig,
+    ActionOutput, CallContext, ConfigError, DeviceCapabilities, DeviceHealth, DoctorCheck, Driver,
+    DriverError, DriverObservation, DriverResult, ObserveRequest, PluginConfig,
 };
 use serde_json::json;
 
@@ -61,9 +61,8 @@ pub struct HelloDriver {
 impl HelloDriver {
     /// The constructor `export_plugin!` calls: reads host settings and the
     /// environment. An error here refuses the plugin with that reason.
-    pub fn new(plugin: &PluginConfig) -> Result<Self, String> {
-        let config =
-            Config::load(&plugin.settings, |k| std::env::var(k).ok()).map_err(|e| e.to_string())?;
+    pub fn new(plugin: &PluginConfig) -> Result<Self, ConfigError> {
+        let config = Config::load(&plugin.settings, |k| std::env::var(k).ok())?;
         Ok(Self::with_config(config))
     }
 

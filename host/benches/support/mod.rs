@@ -26,10 +26,7 @@ impl Host {
         let tmp = tempfile::tempdir().expect("tempdir");
         let plugins = tmp.path().join("plugins");
         std::fs::create_dir_all(&plugins).expect("mkdir");
-        let lib = devicerail_plugin_api::conformance::build_workspace_plugin(
-            "devicerail-plugin-mock",
-            "mock",
-        );
+        let lib = devicerail_testing::build_workspace_plugin("devicerail-plugin-mock", "mock");
         std::fs::copy(lib, plugins.join("libdevicerail_plugin_mock.so")).expect("copy");
         let mut child = Command::new(env!("CARGO_BIN_EXE_devicerail"))
             .arg("serve")

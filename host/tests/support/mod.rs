@@ -8,15 +8,15 @@ use std::process::{ChildStdin, ExitStatus};
 use std::sync::OnceLock;
 use std::time::Duration;
 
-pub use devicerail_plugin_api::host_process::ALL_FEATURES;
-use devicerail_plugin_api::host_process::HostProcess;
+pub use devicerail_testing::host_process::ALL_FEATURES;
+use devicerail_testing::host_process::HostProcess;
 use serde_json::{Value, json};
 
 /// The mock plugin library, built once per test binary.
 pub fn mock_library() -> PathBuf {
     static PATH: OnceLock<PathBuf> = OnceLock::new();
     PATH.get_or_init(|| {
-        devicerail_plugin_api::conformance::build_workspace_plugin("devicerail-plugin-mock", "mock")
+        devicerail_testing::build_workspace_plugin("devicerail-plugin-mock", "mock")
     })
     .clone()
 }
@@ -248,10 +248,7 @@ pub fn proc_status_kib(pid: u32, key: &str) -> u64 {
 pub fn hostile_library() -> PathBuf {
     static PATH: OnceLock<PathBuf> = OnceLock::new();
     PATH.get_or_init(|| {
-        devicerail_plugin_api::conformance::build_workspace_plugin(
-            "devicerail-test-plugin-hostile",
-            "test-hostile",
-        )
+        devicerail_testing::build_workspace_plugin("devicerail-test-plugin-hostile", "test-hostile")
     })
     .clone()
 }

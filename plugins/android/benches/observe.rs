@@ -185,11 +185,11 @@ fn bench(c: &mut Criterion) {
             b.iter(|| d.observe(&ctx, &device, &req).expect("observes"))
         });
     }
-    let tap = ActionCall {
-        id: CallId::new_v4(),
-        name: "tap".into(),
-        arguments: serde_json::json!({ "x": 5, "y": 5 }),
-    };
+    let tap = ActionCall::new(
+        CallId::new_v4(),
+        "tap",
+        serde_json::json!({ "x": 5, "y": 5 }),
+    );
     g.bench_function("tap round trip", |b| {
         b.iter(|| driver.execute(&ctx, &device, &tap).expect("taps"))
     });

@@ -1,85 +1,29 @@
 //! The action space: definitions with their JSON Schemas, argument types,
 //! and the device commands each Action becomes.
 
-use devicerail_plugin_api::protocol::{ActionDefinition, ActionProtection};
+use devicerail_plugin_api::actions::{
+    self, AppIds, GestureDuration, KeyNames, LaunchArgs, NoArgs, Points, UrlRules,
+};
+use devicerail_plugin_api::protocol::ActionDefinition;
 use devicerail_plugin_api::semantic;
-use serde::Deserialize;
-use serde_json::{Value, json};
 
 use crate::text::sh_quote;
 
-/// Longest text `inputText`/`inputSecret` accept.
+/// Longest text `inputText`/`inputSecret` accept, in characters.
 pub const MAX_TEXT: usize = 4096;
-/// Longest URL `openUrl` accepts.
-pub const MAX_URL: usize = 4096;
-/// Default press of `longPress`.
-pub const DEFAULT_LONG_PRESS_MS: u32 = 1000;
-/// Default duration of `swipe`.
-pub const DEFAULT_SWIPE_MS: u32 = 300;
-/// Longest gesture.
+/// The URLs `openUrl` accepts: up to 4096 characters with a scheme, no
+/// whitespace (they go onto an `am start` command line).
+pub const URLS: UrlRules = UrlRules::new(4096)
+    .allowing_empty_rest()
+    .with_schema_pattern();
+/// Longest gesture, in milliseconds.
 pub const MAX_GESTURE_MS: u32 = 60_000;
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TapArgs {
-    pub x: u32,
-    pub y: u32,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct LongPressArgs {
-    pub x: u32,
-    pub y: u32,
-    #[serde(default)]
-    pub duration_ms: Option<u32>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct SwipeArgs {
-    pub from_x: u32,
-    pub from_y: u32,
-    pub to_x: u32,
-    pub to_y: u32,
-    #[serde(default)]
-    pub duration_ms: Option<u32>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TextArgs {
-    pub text: String,
-}
-
-// Never print a secret: the Debug form hides the text.
-impl std::fmt::Debug for TextArgs {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "TextArgs {{ {} chars }}", self.text.chars().count())
-    }
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct KeyArgs {
-    pub key: String,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct LaunchArgs {
-    pub app_id: String,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct UrlArgs {
-    pub url: String,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct NoArgs {}
+/// Duration of `longPress` (default 1000 ms).
+pub const LONG_PRESS: GestureDuration = GestureDuration::new(1, MAX_GESTURE_MS, 1000);
+/// Duration of `swipe` (default 300 ms).
+pub const SWIPE: GestureDuration = GestureDuration::new(1, MAX_GESTURE_MS, 300);
+/// Coordinates of `tap`, `longPress` and `swipe`.
+const POINTS: Points = Points::whole(100_000, 100_000).described();
 
 /// Whether `id` is a Java package name (`com.example.app`).
 pub fn valid_package(id: &str) -> bool {
@@ -94,24 +38,6 @@ pub fn valid_package(id: &str) -> bool {
                 && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
         });
     ok && segments >= 2
-}
-
-/// Why a URL is refused, if it is.
-pub fn check_url(url: &str) -> Result<(), &'static str> {
-    if url.is_empty() || url.chars().count() > MAX_URL {
-        return Err("the URL must have 1 to 4096 characters");
-    }
-    if url.chars().any(|c| c.is_control() || c.is_whitespace()) {
-        return Err("the URL contains whitespace or control characters");
-    }
-    let scheme = url.split_once(':').map(|(s, _)| s).unwrap_or("");
-    let mut chars = scheme.chars();
-    let scheme_ok = chars.next().is_some_and(|c| c.is_ascii_alphabetic())
-        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
-    if !scheme_ok {
-        return Err("the URL has no scheme (such as https:)");
-    }
-    Ok(())
 }
 
 /// `input tap`.
@@ -143,127 +69,58 @@ pub fn open_url_command(url: &str) -> String {
     )
 }
 
-fn def(name: &str, description: &str, schema: Value) -> ActionDefinition {
-    ActionDefinition {
-        name: name.into(),
-        description: description.into(),
-        input_schema: schema,
-        protection: None,
-    }
-}
-
-fn point(desc: &str) -> Value {
-    json!({ "type": "integer", "minimum": 0, "maximum": 100000, "description": desc })
-}
-
-fn duration(default: u32) -> Value {
-    json!({ "type": "integer", "minimum": 1, "maximum": MAX_GESTURE_MS, "default": default })
-}
-
 /// Every Action of an Android device.
 pub fn definitions() -> Vec<ActionDefinition> {
-    let text = json!({
-        "type": "object",
-        "properties": { "text": { "type": "string", "maxLength": MAX_TEXT } },
-        "required": ["text"],
-        "additionalProperties": false
-    });
-    let none = json!({ "type": "object", "properties": {}, "additionalProperties": false });
     let key_names: Vec<&str> = crate::keys::names().collect();
     let mut defs = vec![
-        def(
-            "tap",
-            "Tap a point given in screenshot pixels.",
-            json!({
-                "type": "object",
-                "properties": { "x": point("pixels from the left"), "y": point("pixels from the top") },
-                "required": ["x", "y"],
-                "additionalProperties": false
-            }),
-        ),
-        def(
-            "longPress",
+        actions::tap("Tap a point given in screenshot pixels.", POINTS),
+        actions::long_press(
             "Press and hold a point given in screenshot pixels.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "x": point("pixels from the left"),
-                    "y": point("pixels from the top"),
-                    "durationMs": duration(DEFAULT_LONG_PRESS_MS)
-                },
-                "required": ["x", "y"],
-                "additionalProperties": false
-            }),
+            POINTS,
+            &LONG_PRESS,
         ),
-        def(
-            "swipe",
+        actions::swipe(
             "Swipe from one point to another (screenshot pixels).",
-            json!({
-                "type": "object",
-                "properties": {
-                    "fromX": point("start, pixels from the left"),
-                    "fromY": point("start, pixels from the top"),
-                    "toX": point("end, pixels from the left"),
-                    "toY": point("end, pixels from the top"),
-                    "durationMs": duration(DEFAULT_SWIPE_MS)
-                },
-                "required": ["fromX", "fromY", "toX", "toY"],
-                "additionalProperties": false
-            }),
+            POINTS,
+            &SWIPE,
         ),
-        def(
-            "inputText",
+        actions::input_text(
             "Type text into the focused field. Printable ASCII, newline (Enter) and tab only; other characters are refused with invalid_arguments.",
-            text.clone(),
+            MAX_TEXT,
         ),
-        ActionDefinition {
-            protection: Some(ActionProtection::Protected),
-            ..def(
-                "inputSecret",
-                "Type a secret into the focused field. The text travels on the shell's stdin, never on a command line, and is never logged. Same character rules as inputText.",
-                text,
-            )
-        },
-        def(
-            "pressKey",
+        actions::input_secret(
+            "Type a secret into the focused field. The text travels on the shell's stdin, never on a command line, and is never logged. Same character rules as inputText.",
+            MAX_TEXT,
+        ),
+        actions::press_key(
             &format!(
                 "Press a key by name: {}, a letter or a digit (KEYCODE_ names also work).",
                 key_names.join(", ")
             ),
-            json!({
-                "type": "object",
-                "properties": { "key": { "type": "string", "minLength": 1, "maxLength": 64 } },
-                "required": ["key"],
-                "additionalProperties": false
-            }),
+            KeyNames::Any { max_len: 64 },
         ),
-        def("back", "Press the Back key.", none.clone()),
-        def("home", "Press the Home key.", none),
-        def(
-            "launchApp",
+        actions::definition(
+            "back",
+            "Press the Back key.",
+            NoArgs::schema_with_properties(),
+        ),
+        actions::definition(
+            "home",
+            "Press the Home key.",
+            NoArgs::schema_with_properties(),
+        ),
+        actions::launch_app(
             "Start an installed app's launcher activity by package name.",
-            json!({
-                "type": "object",
-                "properties": { "appId": {
-                    "type": "string", "minLength": 3, "maxLength": 255,
-                    "pattern": "^[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)+$"
-                } },
-                "required": ["appId"],
-                "additionalProperties": false
-            }),
+            &AppIds {
+                field: LaunchArgs::FIELD,
+                min_len: 3,
+                max_len: 255,
+                pattern: "^[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)+$",
+            },
         ),
-        def(
-            "openUrl",
+        actions::open_url(
             "Open a URL with the VIEW intent (the default browser or the app that handles it).",
-            json!({
-                "type": "object",
-                "properties": { "url": {
-                    "type": "string", "minLength": 1, "maxLength": MAX_URL,
-                    "pattern": "^[A-Za-z][A-Za-z0-9+.-]*:\\S+$"
-                } },
-                "required": ["url"],
-                "additionalProperties": false
-            }),
+            &URLS,
         ),
     ];
     defs.extend(semantic::definitions());
@@ -283,11 +140,11 @@ mod tests {
         assert!(!valid_package("com.ex ample"));
         assert!(!valid_package("com.1x"));
         assert!(!valid_package("com.x; reboot"));
-        assert!(check_url("https://example.com/?q=a&b=c").is_ok());
-        assert!(check_url("myapp://deep/link").is_ok());
-        assert!(check_url("example.com").is_err());
-        assert!(check_url("https://a b").is_err());
-        assert!(check_url("").is_err());
+        assert!(URLS.check("https://example.com/?q=a&b=c").is_ok());
+        assert!(URLS.check("myapp://deep/link").is_ok());
+        assert!(URLS.check("example.com").is_err());
+        assert!(URLS.check("https://a b").is_err());
+        assert!(URLS.check("").is_err());
     }
 
     #[test]
@@ -301,11 +158,5 @@ mod tests {
         let names: Vec<String> = definitions().into_iter().map(|d| d.name).collect();
         assert!(names.contains(&"inputSecret".to_owned()));
         assert!(names.contains(&"waitForElement".to_owned()));
-    }
-
-    #[test]
-    fn secret_args_do_not_print() {
-        let a: TextArgs = serde_json::from_value(json!({ "text": "hunter2" })).expect("parses");
-        assert!(!format!("{a:?}").contains("hunter2"));
     }
 }

@@ -4,6 +4,7 @@
 use std::net::{Ipv4Addr, SocketAddrV4, ToSocketAddrs};
 use std::time::Duration;
 
+use devicerail_plugin_api::config::{ConfigError, ConfigReader};
 use serde_json::{Map, Value};
 
 /// The adb server's default address.
@@ -87,23 +88,30 @@ impl Default for Config {
     }
 }
 
-/// A configuration value that cannot be used.
+/// Why an adb server address is refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid {name}: {reason}")]
-pub struct ConfigError {
-    pub name: String,
-    pub reason: String,
-}
-
-fn bad(name: &str, reason: impl Into<String>) -> ConfigError {
-    ConfigError {
-        name: name.to_owned(),
-        reason: reason.into(),
-    }
+pub enum ServerSpecError {
+    /// Neither a port nor `host:port`.
+    #[error("{0:?} is not tcp:host:port")]
+    NotHostPort(String),
+    /// The port is not a number from 0 to 65535.
+    #[error("{0:?} is not a port number")]
+    BadPort(String),
+    /// The host name does not resolve.
+    #[error("cannot resolve {host:?}: {reason}")]
+    Unresolved {
+        /// The host name.
+        host: String,
+        /// The resolver's error.
+        reason: String,
+    },
+    /// The host has no IPv4 address (adb_client talks IPv4 only).
+    #[error("{0:?} has no IPv4 address")]
+    NoIpv4(String),
 }
 
 /// Parses `tcp:host:port`, `host:port` or a bare port (on 127.0.0.1).
-pub fn parse_server(spec: &str) -> Result<SocketAddrV4, String> {
+pub fn parse_server(spec: &str) -> Result<SocketAddrV4, ServerSpecError> {
     let spec = spec.trim();
     let rest = spec.strip_prefix("tcp:").unwrap_or(spec);
     if let Ok(port) = rest.parse::<u16>() {
@@ -111,40 +119,25 @@ pub fn parse_server(spec: &str) -> Result<SocketAddrV4, String> {
     }
     let (host, port) = rest
         .rsplit_once(':')
-        .ok_or_else(|| format!("{spec:?} is not tcp:host:port"))?;
+        .ok_or_else(|| ServerSpecError::NotHostPort(spec.to_owned()))?;
     let port: u16 = port
         .parse()
-        .map_err(|_| format!("{port:?} is not a port number"))?;
+        .map_err(|_| ServerSpecError::BadPort(port.to_owned()))?;
     if let Ok(ip) = host.parse::<Ipv4Addr>() {
         return Ok(SocketAddrV4::new(ip, port));
     }
     // adb_client talks IPv4 only; resolve names such as "localhost".
     (host, port)
         .to_socket_addrs()
-        .map_err(|e| format!("cannot resolve {host:?}: {e}"))?
+        .map_err(|e| ServerSpecError::Unresolved {
+            host: host.to_owned(),
+            reason: e.to_string(),
+        })?
         .find_map(|a| match a {
             std::net::SocketAddr::V4(v4) => Some(v4),
             std::net::SocketAddr::V6(_) => None,
         })
-        .ok_or_else(|| format!("{host:?} has no IPv4 address"))
-}
-
-fn parse_bool(s: &str) -> Option<bool> {
-    match s.trim().to_ascii_lowercase().as_str() {
-        "1" | "true" | "yes" | "on" => Some(true),
-        "0" | "false" | "no" | "off" => Some(false),
-        _ => None,
-    }
-}
-
-/// A setting as text (strings, numbers and booleans are accepted).
-fn setting(settings: &Map<String, Value>, key: &str) -> Option<String> {
-    match settings.get(key)? {
-        Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        Value::Bool(b) => Some(b.to_string()),
-        _ => Some(String::new()),
-    }
+        .ok_or_else(|| ServerSpecError::NoIpv4(host.to_owned()))
 }
 
 impl Config {
@@ -158,43 +151,33 @@ impl Config {
         settings: &Map<String, Value>,
         env: impl Fn(&str) -> Option<String>,
     ) -> Result<Self, ConfigError> {
+        let read = ConfigReader::with_env(settings, &env);
         let mut c = Config::default();
-        let pick = |key: &str, var: &str| setting(settings, key).or_else(|| env(var));
-        if let Some(spec) = setting(settings, "adbServer").or_else(|| env(env::ADB_SERVER_SOCKET)) {
-            c.server = parse_server(&spec).map_err(|r| bad("adbServer", r))?;
-        } else if let Some(port) = env(env::ANDROID_ADB_SERVER_PORT) {
-            let port = port
-                .trim()
-                .parse()
-                .map_err(|_| bad(env::ANDROID_ADB_SERVER_PORT, "not a port number"))?;
+        let server = read.get("adbServer").env(env::ADB_SERVER_SOCKET);
+        if let Some(server) = server.try_parse(parse_server)? {
+            c.server = server;
+        } else if let Some(port) = read
+            .env(env::ANDROID_ADB_SERVER_PORT)
+            .integer(0..=u16::MAX)?
+        {
             c.server = SocketAddrV4::new(Ipv4Addr::LOCALHOST, port);
         }
-        if let Some(v) = pick("startServer", env::START_SERVER) {
-            c.start_server =
-                parse_bool(&v).ok_or_else(|| bad("startServer", "expected true or false"))?;
-        }
-        if let Some(v) = pick("adbPath", env::ADB_PATH)
-            && !v.trim().is_empty()
+        let start_server = read.get("startServer").env(env::START_SERVER).bool()?;
+        c.start_server = start_server.unwrap_or(c.start_server);
+        if let Some(path) = read.get("adbPath").env(env::ADB_PATH).string()?
+            && !path.trim().is_empty()
         {
-            c.adb_path = v;
+            c.adb_path = path;
         }
-        if let Some(v) = pick("screenshotMode", env::SCREENSHOT) {
-            c.screenshot = match v.trim().to_ascii_lowercase().as_str() {
-                "auto" => ScreenshotPreference::Auto,
-                "raw" => ScreenshotPreference::Fixed(ScreenshotMode::Raw),
-                "png" => ScreenshotPreference::Fixed(ScreenshotMode::Png),
-                _ => return Err(bad("screenshotMode", "expected auto, raw or png")),
-            };
-        }
-        if let Some(v) = pick("commandTimeoutMs", env::COMMAND_TIMEOUT_MS) {
-            let ms: u64 = v
-                .trim()
-                .parse()
-                .ok()
-                .filter(|ms| (1..=3_600_000).contains(ms))
-                .ok_or_else(|| bad("commandTimeoutMs", "expected 1..=3600000"))?;
-            c.command_timeout = Duration::from_millis(ms);
-        }
+        let modes = [
+            ("auto", ScreenshotPreference::Auto),
+            ("raw", ScreenshotPreference::Fixed(ScreenshotMode::Raw)),
+            ("png", ScreenshotPreference::Fixed(ScreenshotMode::Png)),
+        ];
+        let screenshot = read.get("screenshotMode").env(env::SCREENSHOT);
+        c.screenshot = screenshot.one_of(&modes)?.unwrap_or(c.screenshot);
+        let timeout = read.get("commandTimeoutMs").env(env::COMMAND_TIMEOUT_MS);
+        c.command_timeout = timeout.millis(1..=3_600_000)?.unwrap_or(c.command_timeout);
         Ok(c)
     }
 }

@@ -5,18 +5,22 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use devicerail_plugin_api::actions::{
+    KeyArgs, LaunchArgs, LongPressArgs, NoArgs, SwipeArgs, TapArgs, TextArgs, UrlArgs,
+    parse_arguments,
+};
 use devicerail_plugin_api::protocol::{
     ActionCall, DeviceId, DeviceInfo, IdString, Platform, UiContextKind, UiContextRef, UiNode,
     Viewport,
 };
 use devicerail_plugin_api::semantic::{self, Mode, UiBackend};
 use devicerail_plugin_api::{
-    ActionOutput, CallContext, DeviceCapabilities, DeviceHealth, DoctorCheck, Driver, DriverError,
-    DriverObservation, DriverResult, ObserveRequest, PluginConfig, UiTree,
+    ActionOutput, CallContext, ConfigError, DeviceCapabilities, DeviceHealth, DoctorCheck, Driver,
+    DriverError, DriverObservation, DriverResult, ObserveRequest, PluginConfig, UiTree,
 };
 use serde_json::{Value, json};
 
-use crate::actions::{self, DEFAULT_LONG_PRESS_MS, DEFAULT_SWIPE_MS, MAX_GESTURE_MS, MAX_TEXT};
+use crate::actions::{self, LONG_PRESS, MAX_TEXT, SWIPE, URLS};
 use crate::adb::{Adb, AdbError, ListedDevice, ShellOutput};
 use crate::config::{Config, ScreenshotMode, ScreenshotPreference};
 use crate::observe::{self, Screenshot};
@@ -125,11 +129,11 @@ fn id(s: &str) -> DriverResult<IdString> {
 
 impl AndroidDriver {
     /// A driver configured from settings and the environment.
-    pub fn new(config: &PluginConfig) -> Result<Self, String> {
-        let config = Config::load(&config.settings).map_err(|e| e.to_string())?;
-        Ok(Self::with_config(config))
+    pub fn new(config: &PluginConfig) -> Result<Self, ConfigError> {
+        Ok(Self::with_config(Config::load(&config.settings)?))
     }
 
+    /// A driver with an explicit configuration.
     pub fn with_config(config: Config) -> Self {
         let seed = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -434,8 +438,8 @@ impl AndroidDriver {
         device: &DeviceId,
         call: &ActionCall,
     ) -> DriverResult<Value> {
-        let a: actions::TextArgs = semantic::parse_arguments(call)?;
-        check_len(call, &a.text)?;
+        let a = TextArgs::parse(call)?;
+        a.check_length(call, MAX_TEXT)?;
         let steps =
             text::plan(&a.text).map_err(|e| DriverError::invalid_arguments(&call.name, e))?;
         let lines = text::command_lines(&steps);
@@ -443,7 +447,7 @@ impl AndroidDriver {
             ctx.check()?;
             self.run(ctx, device, line, "input text")?;
         }
-        Ok(json!({ "typedChars": a.text.chars().count(), "commands": lines.len() }))
+        Ok(json!({ "typedChars": a.chars(), "commands": lines.len() }))
     }
 
     fn type_secret(
@@ -452,14 +456,9 @@ impl AndroidDriver {
         device: &DeviceId,
         call: &ActionCall,
     ) -> DriverResult<Value> {
-        // Argument errors must not quote the secret.
-        let a: actions::TextArgs = semantic::parse_arguments(call).map_err(|_| {
-            DriverError::invalid_arguments(
-                &call.name,
-                "expected an object with one string field `text`",
-            )
-        })?;
-        check_len(call, &a.text)?;
+        // Argument errors never quote the secret (`TextArgs::parse`).
+        let a = TextArgs::parse(call)?;
+        a.check_length(call, MAX_TEXT)?;
         let steps = text::plan(&a.text).map_err(|e| {
             DriverError::invalid_arguments(
                 &call.name,
@@ -481,7 +480,7 @@ impl AndroidDriver {
                 out.status
             )));
         }
-        Ok(json!({ "typedChars": a.text.chars().count() }))
+        Ok(json!({ "typedChars": a.chars() }))
     }
 
     fn execute_connected(
@@ -500,14 +499,14 @@ impl AndroidDriver {
         }
         let output = match call.name.as_str() {
             "tap" => {
-                let a: actions::TapArgs = semantic::parse_arguments(call)?;
+                let a: TapArgs = parse_arguments(call)?;
                 self.check_point(call, device, &[(a.x, a.y)])?;
                 self.run(ctx, device, &actions::tap_command(a.x, a.y), "input tap")?;
                 json!({ "x": a.x, "y": a.y })
             }
             "longPress" => {
-                let a: actions::LongPressArgs = semantic::parse_arguments(call)?;
-                let ms = gesture_ms(call, a.duration_ms, DEFAULT_LONG_PRESS_MS)?;
+                let a: LongPressArgs = parse_arguments(call)?;
+                let ms = LONG_PRESS.resolve(call, a.duration_ms)?;
                 self.check_point(call, device, &[(a.x, a.y)])?;
                 self.run(
                     ctx,
@@ -518,8 +517,8 @@ impl AndroidDriver {
                 json!({ "x": a.x, "y": a.y, "durationMs": ms })
             }
             "swipe" => {
-                let a: actions::SwipeArgs = semantic::parse_arguments(call)?;
-                let ms = gesture_ms(call, a.duration_ms, DEFAULT_SWIPE_MS)?;
+                let a: SwipeArgs = parse_arguments(call)?;
+                let ms = SWIPE.resolve(call, a.duration_ms)?;
                 self.check_point(call, device, &[(a.from_x, a.from_y), (a.to_x, a.to_y)])?;
                 self.run(
                     ctx,
@@ -532,7 +531,7 @@ impl AndroidDriver {
             "inputText" => self.type_text(ctx, device, call)?,
             "inputSecret" => self.type_secret(ctx, device, call)?,
             "pressKey" => {
-                let a: actions::KeyArgs = semantic::parse_arguments(call)?;
+                let a: KeyArgs = parse_arguments(call)?;
                 let code = crate::keys::keycode(&a.key).ok_or_else(|| {
                     DriverError::invalid_arguments(
                         &call.name,
@@ -552,7 +551,7 @@ impl AndroidDriver {
                 json!({ "key": a.key, "keyCode": code })
             }
             "back" | "home" => {
-                let _: actions::NoArgs = semantic::parse_arguments(call)?;
+                let _: NoArgs = parse_arguments(call)?;
                 let code = if call.name == "back" { 4 } else { 3 };
                 self.run(
                     ctx,
@@ -563,7 +562,7 @@ impl AndroidDriver {
                 json!({ "keyCode": code })
             }
             "launchApp" => {
-                let a: actions::LaunchArgs = semantic::parse_arguments(call)?;
+                let a: LaunchArgs = parse_arguments(call)?;
                 if !actions::valid_package(&a.app_id) {
                     return Err(DriverError::invalid_arguments(
                         &call.name,
@@ -588,9 +587,8 @@ impl AndroidDriver {
                 json!({ "appId": a.app_id })
             }
             "openUrl" => {
-                let a: actions::UrlArgs = semantic::parse_arguments(call)?;
-                actions::check_url(&a.url)
-                    .map_err(|r| DriverError::invalid_arguments(&call.name, r))?;
+                let a: UrlArgs = parse_arguments(call)?;
+                a.check(call, &URLS)?;
                 let out = self.run(ctx, device, &actions::open_url_command(&a.url), "am start")?;
                 let text = out.text();
                 if let Some(line) = text.lines().find(|l| l.starts_with("Error")) {
@@ -639,26 +637,6 @@ pub fn choose_screenshot(
             [Some(raw), Some(png)] if png < raw => ScreenshotMode::Png,
             _ => ScreenshotMode::Raw,
         },
-    }
-}
-
-fn check_len(call: &ActionCall, text: &str) -> DriverResult<()> {
-    if text.chars().count() > MAX_TEXT {
-        return Err(DriverError::invalid_arguments(
-            &call.name,
-            format!("the text is longer than {MAX_TEXT} characters"),
-        ));
-    }
-    Ok(())
-}
-
-fn gesture_ms(call: &ActionCall, given: Option<u32>, default: u32) -> DriverResult<u32> {
-    match given.unwrap_or(default) {
-        ms @ 1..=MAX_GESTURE_MS => Ok(ms),
-        _ => Err(DriverError::invalid_arguments(
-            &call.name,
-            format!("durationMs must be 1..={MAX_GESTURE_MS}"),
-        )),
     }
 }
 

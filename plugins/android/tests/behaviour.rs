@@ -12,9 +12,10 @@ use devicerail_plugin_api::protocol::{
     ActionExecution, CoordinateFallbackReason, DeviceId, ErrorCode, UiNode,
 };
 use devicerail_plugin_api::{CallContext, Driver, DriverObservation, ObserveRequest, UiTree};
+use devicerail_testing::call;
 use serde_json::{Value, json};
 
-use support::{call, ctx};
+use support::ctx;
 
 const BOTH: ObserveRequest = ObserveRequest {
     screenshot: true,
@@ -55,7 +56,7 @@ fn commands(fake: &devicerail_android_fake_adb::FakeAdbDevice) -> Vec<String> {
 
 fn code_of<T: std::fmt::Debug>(r: Result<T, devicerail_plugin_api::DriverError>) -> String {
     match r {
-        Err(e) => e.code,
+        Err(e) => e.code.into(),
         Ok(v) => panic!("expected an error, got {v:?}"),
     }
 }

@@ -4,8 +4,5 @@
 fn the_action_space_is_stable() {
     let path =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/capabilities.json");
-    devicerail_plugin_api::conformance::assert_golden(
-        &path,
-        &devicerail_plugin_android::actions::definitions(),
-    );
+    devicerail_testing::assert_golden(&path, &devicerail_plugin_android::actions::definitions());
 }

@@ -3,8 +3,8 @@
 
 mod support;
 
-use devicerail_plugin_api::conformance::build_workspace_plugin;
-use devicerail_plugin_api::host_process::HostProcess;
+use devicerail_testing::build_workspace_plugin;
+use devicerail_testing::host_process::HostProcess;
 use serde_json::{Value, json};
 
 fn by_id(id: &str) -> Value {

@@ -23,7 +23,7 @@ use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use devicerail_plugin_api::protocol::{ActionCall, CallId, DeviceId};
+use devicerail_plugin_api::protocol::DeviceId;
 use devicerail_plugin_api::{CallContext, Driver, ObserveRequest};
 use devicerail_plugin_browser::BrowserDriver;
 use devicerail_plugin_browser::cdp::{CdpClient, CdpSession};
@@ -67,13 +67,7 @@ fn serve(body: String) -> u16 {
     port
 }
 
-fn call(name: &str, arguments: Value) -> ActionCall {
-    ActionCall {
-        id: CallId::new_v4(),
-        name: name.into(),
-        arguments,
-    }
-}
+use devicerail_testing::call;
 
 fn bench(c: &mut Criterion) {
     let binary = devicerail_plugin_browser::binary::find(None)
@@ -150,10 +144,7 @@ fn bench(c: &mut Criterion) {
         .execute(&ctx, &device, &call("navigate", json!({ "url": url })))
         .expect("plugin navigate");
 
-    let path = devicerail_plugin_api::conformance::build_workspace_plugin(
-        "devicerail-plugin-browser",
-        "browser",
-    );
+    let path = devicerail_testing::build_workspace_plugin("devicerail-plugin-browser", "browser");
     let settings = match settings {
         Value::Object(m) => m,
         _ => serde_json::Map::new(),

@@ -6,7 +6,10 @@
 
 use std::time::Duration;
 
-use devicerail_plugin_api::protocol::{ActionCall, ActionDefinition, ActionProtection, DeviceId};
+use devicerail_plugin_api::actions::{
+    self, KeyArgs, KeyNames, NoArgs, Points, ScrollArgs, TapArgs, TextArgs, UrlArgs, UrlRules,
+};
+use devicerail_plugin_api::protocol::{ActionCall, ActionDefinition, DeviceId};
 use devicerail_plugin_api::semantic;
 use devicerail_plugin_api::{ActionOutput, CallContext, DriverError, DriverResult};
 use serde::Deserialize;
@@ -17,54 +20,22 @@ use crate::errors::{budget, from_cdp};
 use crate::keys;
 use crate::scripts;
 
-/// Longest text `inputText`/`inputSecret` accept.
+/// Longest text `inputText`/`inputSecret` accept, in characters.
 pub const MAX_TEXT: usize = 65_536;
-/// Longest URL `navigate` accepts.
-pub const MAX_URL: usize = 8_192;
+/// The URLs `navigate` accepts: up to 8192 characters with a scheme
+/// (`about:`, `data:` and URLs with spaces included; the page encodes them).
+pub const URLS: UrlRules = UrlRules::new(8_192)
+    .allowing_whitespace()
+    .allowing_empty_rest();
 /// Largest scroll delta, in screenshot pixels.
-pub const MAX_DELTA: i64 = 100_000;
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct UrlArgs {
-    url: String,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct NoArgs {}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct TapArgs {
-    x: f64,
-    y: f64,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct TextArgs {
-    text: String,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct KeyArgs {
-    key: String,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct ScrollArgs {
-    delta_x: i64,
-    delta_y: i64,
-}
+pub const MAX_DELTA: u32 = 100_000;
+/// Longest key name `pressKey` advertises.
+const MAX_KEY_LEN: usize = 16;
 
 /// Parses arguments; a non-object (or missing) value is refused.
 fn args<T: serde::de::DeserializeOwned>(call: &ActionCall) -> DriverResult<T> {
     match &call.arguments {
-        Value::Object(_) => semantic::parse_arguments(call),
-        Value::Null => semantic::parse_arguments(call),
+        Value::Object(_) | Value::Null => actions::parse_arguments(call),
         other => Err(DriverError::invalid_arguments(
             &call.name,
             format!("arguments must be an object, not {other}"),
@@ -75,109 +46,50 @@ fn args<T: serde::de::DeserializeOwned>(call: &ActionCall) -> DriverResult<T> {
 /// Every Action of a browser device with viewport `width` x `height`
 /// screenshot pixels.
 pub fn definitions(width: u32, height: u32) -> Vec<ActionDefinition> {
-    let def = |name: &str, description: &str, schema: Value| ActionDefinition {
-        name: name.into(),
-        description: description.into(),
-        input_schema: schema,
-        protection: None,
-    };
-    let none = json!({ "type": "object", "additionalProperties": false });
-    let text = json!({
-        "type": "object",
-        "properties": { "text": { "type": "string", "maxLength": MAX_TEXT } },
-        "required": ["text"],
-        "additionalProperties": false
-    });
     let mut keys_doc = keys::named_keys().join(", ");
     keys_doc.push_str(", or one character");
     let mut defs = vec![
-        def(
-            "navigate",
+        actions::navigate(
             "Load a URL in the page and wait until it has loaded.",
-            json!({
-                "type": "object",
-                "properties": { "url": { "type": "string", "minLength": 1, "maxLength": MAX_URL } },
-                "required": ["url"],
-                "additionalProperties": false
-            }),
+            &URLS,
         ),
-        def(
+        actions::definition(
             "back",
             "Go one step back in the page's history.",
-            none.clone(),
+            NoArgs::schema(),
         ),
-        def(
+        actions::definition(
             "forward",
             "Go one step forward in the page's history.",
-            none.clone(),
+            NoArgs::schema(),
         ),
-        def(
+        actions::definition(
             "reload",
             "Reload the page and wait until it has loaded.",
-            none,
+            NoArgs::schema(),
         ),
-        def(
-            "tap",
+        actions::tap(
             "Click a point of the viewport, in screenshot pixels.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "x": { "type": "number", "minimum": 0, "exclusiveMaximum": width },
-                    "y": { "type": "number", "minimum": 0, "exclusiveMaximum": height }
-                },
-                "required": ["x", "y"],
-                "additionalProperties": false
-            }),
+            Points::fractional(width, height),
         ),
-        def(
-            "inputText",
-            "Type text into the focused editable element.",
-            text.clone(),
+        actions::input_text("Type text into the focused editable element.", MAX_TEXT),
+        actions::input_secret(
+            "Type a secret into the focused editable element; never recorded or logged.",
+            MAX_TEXT,
         ),
-        ActionDefinition {
-            protection: Some(ActionProtection::Protected),
-            ..def(
-                "inputSecret",
-                "Type a secret into the focused editable element; never recorded or logged.",
-                text,
-            )
-        },
-        def(
-            "pressKey",
+        actions::press_key(
             &format!("Press and release one key: {keys_doc}."),
-            json!({
-                "type": "object",
-                "properties": { "key": { "type": "string", "minLength": 1, "maxLength": 16 } },
-                "required": ["key"],
-                "additionalProperties": false
-            }),
+            KeyNames::Any {
+                max_len: MAX_KEY_LEN,
+            },
         ),
-        def(
-            "scroll",
+        actions::scroll(
             "Scroll with the mouse wheel at the viewport center by a delta in screenshot pixels.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "deltaX": { "type": "integer", "minimum": -MAX_DELTA, "maximum": MAX_DELTA },
-                    "deltaY": { "type": "integer", "minimum": -MAX_DELTA, "maximum": MAX_DELTA }
-                },
-                "required": ["deltaX", "deltaY"],
-                "additionalProperties": false
-            }),
+            MAX_DELTA,
         ),
     ];
     defs.extend(semantic::definitions());
     defs
-}
-
-/// Whether `url` has a scheme (`http:`, `file:`, `about:`, `data:` ...).
-fn has_scheme(url: &str) -> bool {
-    let Some((scheme, _)) = url.split_once(':') else {
-        return false;
-    };
-    let mut chars = scheme.chars();
-    chars.next().is_some_and(|c| c.is_ascii_alphabetic())
-        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
 }
 
 /// Runs a non-semantic Action; `None` when `call` names none.
@@ -235,7 +147,7 @@ async fn navigate(
     call: &ActionCall,
 ) -> DriverResult<ActionOutput> {
     let a: UrlArgs = args(call)?;
-    if a.url.is_empty() || a.url.chars().count() > MAX_URL || !has_scheme(&a.url) {
+    if URLS.check(&a.url).is_err() {
         return Err(DriverError::invalid_arguments(
             &call.name,
             "url must be an absolute URL with a scheme (http://, https://, file:, data:, about:)",
@@ -334,7 +246,7 @@ async fn tap(
     device: &DeviceId,
     call: &ActionCall,
 ) -> DriverResult<ActionOutput> {
-    let a: TapArgs = args(call)?;
+    let a: TapArgs<f64> = args(call)?;
     let vp = conn.viewport();
     let inside = |v: f64, max: u32| v.is_finite() && v >= 0.0 && v < f64::from(max);
     if !inside(a.x, vp.width) || !inside(a.y, vp.height) {
@@ -360,14 +272,12 @@ async fn input_text(
     device: &DeviceId,
     call: &ActionCall,
 ) -> DriverResult<ActionOutput> {
-    let a: TextArgs = args(call)?;
-    let typed = a.text.chars().count();
-    if typed > MAX_TEXT {
-        return Err(DriverError::invalid_arguments(
-            &call.name,
-            format!("text is longer than {MAX_TEXT} characters"),
-        ));
-    }
+    let a: TextArgs = match &call.arguments {
+        Value::Object(_) | Value::Null => TextArgs::parse(call)?,
+        _ => args(call)?,
+    };
+    let typed = a.chars();
+    a.check_length(call, MAX_TEXT)?;
     let page = conn.page(budget(ctx));
     let editable: bool = page
         .evaluate(scripts::FOCUS_IS_EDITABLE)
@@ -400,13 +310,8 @@ async fn scroll(
     device: &DeviceId,
     call: &ActionCall,
 ) -> DriverResult<ActionOutput> {
-    let a: ScrollArgs = args(call)?;
-    if a.delta_x.abs() > MAX_DELTA || a.delta_y.abs() > MAX_DELTA {
-        return Err(DriverError::invalid_arguments(
-            &call.name,
-            format!("deltas are limited to ±{MAX_DELTA}"),
-        ));
-    }
+    let a: ScrollArgs<i64> = args(call)?;
+    a.check_limit(call, MAX_DELTA)?;
     let s = conn.spec.scale;
     let (cx, cy) = (
         f64::from(conn.spec.width) / 2.0,
@@ -445,10 +350,10 @@ mod tests {
             "data:text/html,x",
             "file:///tmp/x",
         ] {
-            assert!(has_scheme(ok), "{ok}");
+            assert!(URLS.check(ok).is_ok(), "{ok}");
         }
         for bad in ["", "example.com", "/path", "1http://x", "://x"] {
-            assert!(!has_scheme(bad), "{bad}");
+            assert!(URLS.check(bad).is_err(), "{bad}");
         }
     }
 

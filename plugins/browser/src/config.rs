@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use serde::Deserialize;
+use devicerail_plugin_api::config::{ConfigError, ConfigReader, Raw};
 use serde_json::{Map, Value};
 
 /// Environment variables read as defaults under the settings.
@@ -21,21 +21,6 @@ pub const DEFAULT_SCALE: f64 = 1.0;
 pub const DEFAULT_LAUNCH_TIMEOUT: Duration = Duration::from_secs(30);
 pub const DEFAULT_LAUNCHED_ID: &str = "browser-chromium";
 pub const DEFAULT_ATTACHED_ID: &str = "browser-remote";
-
-/// A configuration defect; the plugin refuses to initialize with it.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum ConfigError {
-    #[error("invalid browser settings: {0}")]
-    Settings(String),
-    #[error("invalid {name}={value:?}: {reason}")]
-    Env {
-        name: &'static str,
-        value: String,
-        reason: String,
-    },
-    #[error("browser {id:?}: {reason}")]
-    Browser { id: String, reason: String },
-}
 
 /// Where a device's browser comes from.
 #[derive(Debug, Clone, PartialEq)]
@@ -70,88 +55,20 @@ pub struct DriverConfig {
     pub browsers: Vec<BrowserSpec>,
 }
 
-/// The settings of one browser, as JSON.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct BrowserSettings {
-    id: Option<String>,
-    name: Option<String>,
-    binary: Option<PathBuf>,
-    endpoint: Option<String>,
-    headless: Option<bool>,
-    viewport_width: Option<u32>,
-    viewport_height: Option<u32>,
-    device_scale_factor: Option<f64>,
-    args: Option<Vec<String>>,
-    launch_timeout_ms: Option<u64>,
-}
-
-/// Environment defaults.
-#[derive(Debug, Clone, Default)]
-pub struct EnvDefaults {
-    pub endpoint: Option<String>,
-    pub headless: Option<bool>,
-    pub viewport: Option<(u32, u32)>,
-    pub scale: Option<f64>,
-    pub args: Option<Vec<String>>,
-    pub launch_timeout_ms: Option<u64>,
-}
-
-impl EnvDefaults {
-    /// Reads the `DEVICERAIL_BROWSER_*` variables.
-    pub fn from_env() -> Result<Self, ConfigError> {
-        Self::from_lookup(|name| std::env::var(name).ok().filter(|v| !v.is_empty()))
-    }
-
-    pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
-        let bad = |name: &'static str, value: &str, reason: &str| ConfigError::Env {
-            name,
-            value: value.to_owned(),
-            reason: reason.to_owned(),
-        };
-        let headless = match get(HEADLESS_ENV) {
-            None => None,
-            Some(v) => Some(match v.to_ascii_lowercase().as_str() {
-                "1" | "true" | "yes" => true,
-                "0" | "false" | "no" => false,
-                _ => return Err(bad(HEADLESS_ENV, &v, "expected 1 or 0")),
-            }),
-        };
-        let viewport = match get(VIEWPORT_ENV) {
-            None => None,
-            Some(v) => {
-                let parsed = v
-                    .split_once(['x', 'X'])
-                    .and_then(|(w, h)| Some((w.trim().parse().ok()?, h.trim().parse().ok()?)));
-                Some(parsed.ok_or_else(|| bad(VIEWPORT_ENV, &v, "expected WIDTHxHEIGHT"))?)
-            }
-        };
-        let scale = match get(SCALE_ENV) {
-            None => None,
-            Some(v) => Some(
-                v.trim()
-                    .parse::<f64>()
-                    .map_err(|_| bad(SCALE_ENV, &v, "expected a number"))?,
-            ),
-        };
-        let launch_timeout_ms = match get(LAUNCH_TIMEOUT_ENV) {
-            None => None,
-            Some(v) => Some(
-                v.trim()
-                    .parse::<u64>()
-                    .map_err(|_| bad(LAUNCH_TIMEOUT_ENV, &v, "expected milliseconds"))?,
-            ),
-        };
-        Ok(Self {
-            endpoint: get(ENDPOINT_ENV),
-            headless,
-            viewport,
-            scale,
-            args: get(ARGS_ENV).map(|v| v.split_whitespace().map(str::to_owned).collect()),
-            launch_timeout_ms,
-        })
-    }
-}
+/// The settings of one browser (the whole table, or each entry of
+/// `browsers`).
+const BROWSER_KEYS: &[&str] = &[
+    "id",
+    "name",
+    "binary",
+    "endpoint",
+    "headless",
+    "viewportWidth",
+    "viewportHeight",
+    "deviceScaleFactor",
+    "args",
+    "launchTimeoutMs",
+];
 
 /// Whether `id` is a usable device id: 1-64 of `[a-z0-9-]`.
 fn valid_id(id: &str) -> bool {
@@ -163,70 +80,105 @@ fn valid_id(id: &str) -> bool {
 }
 
 impl DriverConfig {
-    /// Builds the configuration from host settings and the environment.
-    pub fn from_settings(
+    /// Builds the configuration from host settings and the process
+    /// environment.
+    pub fn load(settings: &Map<String, Value>) -> Result<Self, ConfigError> {
+        Self::from_sources(settings, |name| std::env::var(name).ok())
+    }
+
+    /// Builds the configuration from host settings and `env`: the
+    /// variables are defaults under every browser's settings.
+    pub fn from_sources(
         settings: &Map<String, Value>,
-        env: &EnvDefaults,
+        env: impl Fn(&str) -> Option<String>,
     ) -> Result<Self, ConfigError> {
-        let list: Vec<BrowserSettings> = match settings.get("browsers") {
-            Some(browsers) => {
-                if settings.len() > 1 {
-                    return Err(ConfigError::Settings(
-                        "with \"browsers\", give every other setting per browser".into(),
+        let read = ConfigReader::with_env(settings, &env);
+        let browsers = match read.tables("browsers")? {
+            None => vec![spec(&read, true, 0)?],
+            Some(tables) => {
+                if let Some(other) = read.keys().find(|k| *k != "browsers") {
+                    return Err(ConfigError::refused(
+                        read.origin_of(other),
+                        "with \"browsers\", give every other setting per browser",
                     ));
                 }
-                serde_json::from_value(browsers.clone())
-                    .map_err(|e| ConfigError::Settings(e.to_string()))?
+                if tables.is_empty() {
+                    return Err(ConfigError::refused(
+                        read.origin_of("browsers"),
+                        "the list is empty",
+                    ));
+                }
+                tables
+                    .iter()
+                    .enumerate()
+                    .map(|(i, table)| spec(&table.reader(), false, i))
+                    .collect::<Result<Vec<_>, _>>()?
             }
-            None => vec![
-                serde_json::from_value(Value::Object(settings.clone()))
-                    .map_err(|e| ConfigError::Settings(e.to_string()))?,
-            ],
         };
-        if list.is_empty() {
-            return Err(ConfigError::Settings("\"browsers\" is empty".into()));
-        }
-        let single = list.len() == 1 && !settings.contains_key("browsers");
-        let mut browsers = Vec::with_capacity(list.len());
-        for (i, b) in list.into_iter().enumerate() {
-            browsers.push(spec(b, env, single, i)?);
-        }
         let mut ids: Vec<&str> = browsers.iter().map(|b| b.id.as_str()).collect();
         ids.sort_unstable();
         if let Some(w) = ids.windows(2).find(|w| w[0] == w[1]) {
-            return Err(ConfigError::Browser {
-                id: w[0].to_owned(),
-                reason: "the id is used twice".into(),
-            });
+            return Err(ConfigError::refused(
+                read.origin_of("browsers"),
+                format!("the id {:?} is used twice", w[0]),
+            ));
         }
         Ok(Self { browsers })
     }
 }
 
-fn spec(
-    b: BrowserSettings,
-    env: &EnvDefaults,
-    single: bool,
-    index: usize,
-) -> Result<BrowserSpec, ConfigError> {
+/// Why a DevTools endpoint is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EndpointError {
+    /// Not a string.
+    #[error("expected a ws://... or http://host:port string")]
+    NotAString,
+    /// Neither WebSocket nor HTTP.
+    #[error("{0:?} is neither ws://... nor http://host:port")]
+    Scheme(String),
+}
+
+fn endpoint(raw: Raw<'_>) -> Result<String, EndpointError> {
+    let endpoint = raw.as_str().ok_or(EndpointError::NotAString)?;
+    if endpoint.starts_with("ws://") || endpoint.starts_with("http://") {
+        Ok(endpoint.to_owned())
+    } else {
+        Err(EndpointError::Scheme(endpoint.to_owned()))
+    }
+}
+
+/// `WIDTHxHEIGHT`, each side within 1..=10000.
+fn viewport(text: &str) -> Option<(u32, u32)> {
+    let (w, h) = text.split_once(['x', 'X'])?;
+    let (w, h) = (w.trim().parse().ok()?, h.trim().parse().ok()?);
+    let side = 1..=10_000;
+    (side.contains(&w) && side.contains(&h)).then_some((w, h))
+}
+
+/// One browser from its settings (`single`: the whole table is one
+/// browser, so the endpoint variable applies).
+fn spec(read: &ConfigReader<'_>, single: bool, index: usize) -> Result<BrowserSpec, ConfigError> {
+    read.deny_unknown(BROWSER_KEYS)?;
+    let binary = read.get("binary").path()?;
+    let headless = read.get("headless").env(HEADLESS_ENV).bool()?;
+    let args = read.get("args").env(ARGS_ENV).list()?;
     // The endpoint variable only applies to the default single browser.
-    let endpoint = b.endpoint.clone().or_else(|| {
-        (single && b.binary.is_none())
-            .then(|| env.endpoint.clone())
-            .flatten()
-    });
-    let source = match (endpoint, b.binary) {
+    let mut attach = read.get("endpoint");
+    if single && binary.is_none() {
+        attach = attach.env(ENDPOINT_ENV);
+    }
+    let source = match (attach.map(endpoint)?, binary) {
         (Some(_), Some(_)) => {
-            return Err(ConfigError::Browser {
-                id: b.id.unwrap_or_default(),
-                reason: "give either \"endpoint\" or \"binary\", not both".into(),
-            });
+            return Err(ConfigError::refused(
+                read.origin_of("binary"),
+                "give either \"endpoint\" or \"binary\", not both",
+            ));
         }
         (Some(endpoint), None) => Source::Attach { endpoint },
         (None, binary) => Source::Launch {
             binary,
-            headless: b.headless.or(env.headless).unwrap_or(true),
-            args: b.args.or_else(|| env.args.clone()).unwrap_or_default(),
+            headless: headless.unwrap_or(true),
+            args: args.unwrap_or_default(),
         },
     };
     let default_id = match (&source, index) {
@@ -234,42 +186,36 @@ fn spec(
         (Source::Attach { .. }, 0) => DEFAULT_ATTACHED_ID.to_owned(),
         (_, i) => format!("browser-{}", i + 1),
     };
-    let id = b.id.unwrap_or(default_id);
-    let fail = |reason: String| ConfigError::Browser {
-        id: id.clone(),
-        reason,
-    };
-    if !valid_id(&id) {
-        return Err(fail("ids are 1-64 characters of [a-z0-9-]".into()));
-    }
-    if let Source::Attach { endpoint } = &source
-        && !(endpoint.starts_with("ws://") || endpoint.starts_with("http://"))
-    {
-        return Err(fail(format!(
-            "endpoint {endpoint:?} is neither ws://... nor http://host:port"
-        )));
-    }
-    let (env_w, env_h) = env.viewport.unzip();
-    let width = b.viewport_width.or(env_w).unwrap_or(DEFAULT_WIDTH);
-    let height = b.viewport_height.or(env_h).unwrap_or(DEFAULT_HEIGHT);
-    if !(1..=10_000).contains(&width) || !(1..=10_000).contains(&height) {
-        return Err(fail(format!(
-            "viewport {width}x{height} is outside 1..=10000"
-        )));
-    }
-    let scale = b.device_scale_factor.or(env.scale).unwrap_or(DEFAULT_SCALE);
-    if !(0.25..=5.0).contains(&scale) {
-        return Err(fail(format!(
-            "deviceScaleFactor {scale} is outside 0.25..=5"
-        )));
-    }
-    let name = b.name.unwrap_or_else(|| match &source {
+    let id = read
+        .get("id")
+        .parse("1-64 characters of [a-z0-9-]", |id| {
+            valid_id(id).then(|| id.to_owned())
+        })?
+        .unwrap_or(default_id);
+    let sizes = read
+        .env(VIEWPORT_ENV)
+        .parse("WIDTHxHEIGHT with each side from 1 to 10000", viewport)?;
+    let (env_w, env_h) = sizes.unzip();
+    let side = |key: &str| read.get(key).integer(1..=10_000u32);
+    let width = side("viewportWidth")?.or(env_w).unwrap_or(DEFAULT_WIDTH);
+    let height = side("viewportHeight")?.or(env_h).unwrap_or(DEFAULT_HEIGHT);
+    let scale = read
+        .get("deviceScaleFactor")
+        .env(SCALE_ENV)
+        .number(0.25..=5.0)?
+        .unwrap_or(DEFAULT_SCALE);
+    let name = read.get("name").string()?.unwrap_or_else(|| match &source {
         Source::Launch { headless: true, .. } => "Chromium (headless)".into(),
         Source::Launch {
             headless: false, ..
         } => "Chromium".into(),
         Source::Attach { endpoint } => format!("Browser at {endpoint}"),
     });
+    let launch_timeout = read
+        .get("launchTimeoutMs")
+        .env(LAUNCH_TIMEOUT_ENV)
+        .millis(0..=u64::MAX)?
+        .unwrap_or(DEFAULT_LAUNCH_TIMEOUT);
     Ok(BrowserSpec {
         id,
         name,
@@ -277,10 +223,7 @@ fn spec(
         width,
         height,
         scale,
-        launch_timeout: b
-            .launch_timeout_ms
-            .or(env.launch_timeout_ms)
-            .map_or(DEFAULT_LAUNCH_TIMEOUT, Duration::from_millis),
+        launch_timeout,
     })
 }
 
@@ -298,7 +241,7 @@ mod tests {
 
     #[test]
     fn defaults() {
-        let c = DriverConfig::from_settings(&Map::new(), &EnvDefaults::default()).expect("config");
+        let c = DriverConfig::from_sources(&Map::new(), |_| None).expect("config");
         assert_eq!(c.browsers.len(), 1);
         let b = &c.browsers[0];
         assert_eq!(b.id, "browser-chromium");
@@ -315,14 +258,13 @@ mod tests {
 
     #[test]
     fn env_defaults_apply_under_settings() {
-        let env = EnvDefaults::from_lookup(|n| match n {
+        let env = |n: &str| match n {
             VIEWPORT_ENV => Some("800x600".into()),
             SCALE_ENV => Some("2".into()),
             HEADLESS_ENV => Some("0".into()),
             _ => None,
-        })
-        .expect("env");
-        let c = DriverConfig::from_settings(&settings(json!({ "viewportWidth": 1024 })), &env)
+        };
+        let c = DriverConfig::from_sources(&settings(json!({ "viewportWidth": 1024 })), env)
             .expect("config");
         let b = &c.browsers[0];
         assert_eq!((b.width, b.height, b.scale), (1024, 600, 2.0));
@@ -337,12 +279,12 @@ mod tests {
 
     #[test]
     fn several_browsers_and_attach() {
-        let c = DriverConfig::from_settings(
+        let c = DriverConfig::from_sources(
             &settings(json!({ "browsers": [
                 { "id": "chrome-a" },
                 { "id": "remote", "endpoint": "http://127.0.0.1:9222" }
             ]})),
-            &EnvDefaults::default(),
+            |_| None,
         )
         .expect("config");
         assert_eq!(c.browsers.len(), 2);
@@ -356,7 +298,6 @@ mod tests {
 
     #[test]
     fn defects_are_refused() {
-        let env = EnvDefaults::default();
         for bad in [
             json!({ "unknownKey": 1 }),
             json!({ "viewportWidth": 0 }),
@@ -368,10 +309,11 @@ mod tests {
             json!({ "browsers": [] }),
         ] {
             assert!(
-                DriverConfig::from_settings(&settings(bad.clone()), &env).is_err(),
+                DriverConfig::from_sources(&settings(bad.clone()), |_| None).is_err(),
                 "{bad} was accepted"
             );
         }
-        assert!(EnvDefaults::from_lookup(|n| (n == VIEWPORT_ENV).then(|| "big".into())).is_err());
+        let big = |n: &str| (n == VIEWPORT_ENV).then(|| "big".to_owned());
+        assert!(DriverConfig::from_sources(&Map::new(), big).is_err());
     }
 }

@@ -11,12 +11,12 @@ use std::time::{Duration, Instant};
 use devicerail_plugin_api::protocol::{ActionCall, DeviceId, DeviceInfo, Platform};
 use devicerail_plugin_api::{
     ActionOutput, CallContext, DeviceCapabilities, DeviceHealth, DoctorCheck, Driver, DriverError,
-    DriverObservation, DriverResult, ObserveRequest, PluginConfig,
+    DriverObservation, DriverResult, ObserveRequest, PluginConfig, PluginInitError,
 };
 
 use crate::actions;
 use crate::binary;
-use crate::config::{BrowserSpec, DriverConfig, EnvDefaults, Source};
+use crate::config::{BrowserSpec, DriverConfig, Source};
 use crate::connection::Connection;
 use crate::endpoint;
 use crate::errors::{budget, from_cdp};
@@ -75,22 +75,20 @@ pub struct BrowserDriver {
 
 impl BrowserDriver {
     /// A driver configured by host settings and `DEVICERAIL_BROWSER_*`.
-    pub fn new(config: &PluginConfig) -> Result<Self, String> {
-        let env = EnvDefaults::from_env().map_err(|e| e.to_string())?;
-        let config =
-            DriverConfig::from_settings(&config.settings, &env).map_err(|e| e.to_string())?;
-        Self::with_config(config)
+    pub fn new(config: &PluginConfig) -> Result<Self, PluginInitError> {
+        Self::with_config(DriverConfig::load(&config.settings)?)
     }
 
-    pub fn with_config(config: DriverConfig) -> Result<Self, String> {
+    /// A driver with an explicit configuration.
+    pub fn with_config(config: DriverConfig) -> Result<Self, PluginInitError> {
         quiet_transport_logs();
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .thread_name("devicerail-browser-io")
             .enable_all()
             .build()
-            .map_err(|e| format!("could not start the I/O runtime: {e}"))?;
-        let spawner = Spawner::new().map_err(|e| format!("could not start the spawner: {e}"))?;
+            .map_err(|e| PluginInitError::io("the I/O runtime", e))?;
+        let spawner = Spawner::new().map_err(|e| PluginInitError::io("the spawner", e))?;
         let devices = config
             .browsers
             .into_iter()

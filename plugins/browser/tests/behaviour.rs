@@ -68,7 +68,7 @@ fn code_of(
 ) -> String {
     match r {
         Ok(o) => panic!("expected an error, got {}", o.output),
-        Err(e) => e.code,
+        Err(e) => e.code.into(),
     }
 }
 
@@ -509,7 +509,7 @@ fn launched_browsers_stop_and_lose_their_profile_on_disconnect() {
         &devicerail_plugin_api::ObserveRequest::default(),
     );
     assert_eq!(
-        observed.err().map(|e| e.code),
+        observed.err().map(|e| e.code.into()),
         Some(ErrorCode::DeviceNotConnected.as_str().to_owned())
     );
 }

@@ -3,8 +3,8 @@
 
 mod common;
 
-use devicerail_plugin_api::conformance::build_workspace_plugin;
-use devicerail_plugin_api::host_process::HostProcess;
+use devicerail_testing::build_workspace_plugin;
+use devicerail_testing::host_process::HostProcess;
 use serde_json::{Value, json};
 
 const PAGE: &str = r#"<!doctype html><html><head><title>Checkout</title></head><body>

@@ -1,73 +1,23 @@
-//! The action space: definitions with their input schemas, the argument
-//! types each Action parses, and the validators for values that end up on
-//! an `xcrun` command line.
+//! The action space: definitions with their input schemas (built from
+//! `devicerail_plugin_api::actions`), the keys `pressKey` knows, and the
+//! validators for values that end up on an `xcrun` command line.
 
-use devicerail_plugin_api::protocol::{ActionDefinition, ActionProtection};
+use devicerail_plugin_api::actions::{
+    self, AppIds, BundleLaunchArgs, GestureDuration, KeyNames, NoArgs, Points, UrlRules,
+};
+use devicerail_plugin_api::protocol::ActionDefinition;
 use devicerail_plugin_api::semantic;
 use serde::Deserialize;
-use serde_json::{Value, json};
 
 /// Longest text `inputText`/`inputSecret` accept, in characters.
 pub const MAX_TEXT_CHARS: usize = 4096;
-/// Longest swipe, in milliseconds.
-pub const MAX_SWIPE_MS: u64 = 10_000;
-/// Swipe duration when `durationMs` is absent.
-pub const DEFAULT_SWIPE_MS: u64 = 300;
-/// Longest URL `openUrl` accepts, in bytes.
-pub const MAX_URL_BYTES: usize = 4096;
-
-/// `tap` arguments, in screenshot pixels.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TapArgs {
-    pub x: u32,
-    pub y: u32,
-}
-
-/// `swipe` arguments, in screenshot pixels.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct SwipeArgs {
-    pub from_x: u32,
-    pub from_y: u32,
-    pub to_x: u32,
-    pub to_y: u32,
-    #[serde(default)]
-    pub duration_ms: Option<u64>,
-}
-
-/// `inputText` / `inputSecret` arguments.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TextArgs {
-    pub text: String,
-}
-
-/// `pressKey` arguments.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct KeyArgs {
-    pub key: Key,
-}
-
-/// `launchApp` arguments.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct LaunchArgs {
-    pub bundle_id: String,
-}
-
-/// `openUrl` arguments.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct UrlArgs {
-    pub url: String,
-}
-
-/// Arguments of Actions that take none.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct NoArgs {}
+/// Duration of `swipe`: at most 10 s, 300 ms when `durationMs` is absent.
+pub const SWIPE: GestureDuration = GestureDuration::new(0, 10_000, 300).unadvertised();
+/// The URLs `openUrl` accepts: up to 4096 characters, a scheme and
+/// something after it, no whitespace (they go onto an `xcrun` command line).
+pub const URLS: UrlRules = UrlRules::new(4096);
+/// Coordinates of `tap` and `swipe`.
+const POINTS: Points = Points::whole(100_000, 100_000);
 
 /// A key `pressKey` can press.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -126,133 +76,44 @@ pub fn valid_bundle_id(id: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-' || b == b'_')
 }
 
-/// Checks a URL for `simctl openurl`: a scheme, no whitespace or control
-/// characters, bounded length. Returns the reason when it is refused.
-pub fn check_url(url: &str) -> Result<(), &'static str> {
-    if url.is_empty() || url.len() > MAX_URL_BYTES {
-        return Err("the URL must be 1 to 4096 bytes long");
-    }
-    if url.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return Err("the URL contains whitespace or control characters");
-    }
-    let Some((scheme, rest)) = url.split_once(':') else {
-        return Err("the URL has no scheme");
-    };
-    let scheme_ok = scheme
-        .bytes()
-        .next()
-        .is_some_and(|b| b.is_ascii_alphabetic())
-        && scheme
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.'));
-    if !scheme_ok {
-        return Err("the URL scheme is not valid");
-    }
-    if rest.is_empty() {
-        return Err("the URL has nothing after its scheme");
-    }
-    Ok(())
-}
-
-fn def(name: &str, description: &str, input_schema: Value) -> ActionDefinition {
-    ActionDefinition {
-        name: name.into(),
-        description: description.into(),
-        input_schema,
-        protection: None,
-    }
-}
-
-fn no_args() -> Value {
-    json!({ "type": "object", "properties": {}, "additionalProperties": false })
-}
-
-fn text_schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": { "text": { "type": "string", "maxLength": MAX_TEXT_CHARS } },
-        "required": ["text"],
-        "additionalProperties": false
-    })
-}
-
 /// Every Action an iOS Simulator offers, the five semantic ones last.
 pub fn definitions() -> Vec<ActionDefinition> {
-    let pixel = json!({ "type": "integer", "minimum": 0, "maximum": 100000 });
     let mut defs = vec![
-        def(
-            "tap",
-            "Tap a point given in screenshot pixels.",
-            json!({
-                "type": "object",
-                "properties": { "x": pixel, "y": pixel },
-                "required": ["x", "y"],
-                "additionalProperties": false
-            }),
-        ),
-        def(
-            "swipe",
+        actions::tap("Tap a point given in screenshot pixels.", POINTS),
+        actions::swipe(
             "Swipe from one point to another (screenshot pixels) over durationMs (default 300).",
-            json!({
-                "type": "object",
-                "properties": {
-                    "fromX": pixel, "fromY": pixel, "toX": pixel, "toY": pixel,
-                    "durationMs": { "type": "integer", "minimum": 0, "maximum": MAX_SWIPE_MS }
-                },
-                "required": ["fromX", "fromY", "toX", "toY"],
-                "additionalProperties": false
-            }),
+            POINTS,
+            &SWIPE,
         ),
-        def(
-            "inputText",
+        actions::input_text(
             "Type text into the focused element through the simulator keyboard.",
-            text_schema(),
+            MAX_TEXT_CHARS,
         ),
-        ActionDefinition {
-            protection: Some(ActionProtection::Protected),
-            ..def(
-                "inputSecret",
-                "Type a secret into the focused element; the text is never recorded or logged.",
-                text_schema(),
-            )
-        },
-        def(
-            "pressKey",
+        actions::input_secret(
+            "Type a secret into the focused element; the text is never recorded or logged.",
+            MAX_TEXT_CHARS,
+        ),
+        actions::press_key(
             "Press a keyboard key (return, delete, tab, space) or a hardware button (home, volumeUp, volumeDown).",
-            json!({
-                "type": "object",
-                "properties": { "key": { "type": "string", "enum": Key::ALL } },
-                "required": ["key"],
-                "additionalProperties": false
-            }),
+            KeyNames::OneOf(&Key::ALL),
         ),
-        def("home", "Go to the home screen.", no_args()),
-        def(
-            "launchApp",
+        actions::definition(
+            "home",
+            "Go to the home screen.",
+            NoArgs::schema_with_properties(),
+        ),
+        actions::launch_app(
             "Launch an installed app by bundle id (xcrun simctl launch).",
-            json!({
-                "type": "object",
-                "properties": {
-                    "bundleId": {
-                        "type": "string", "minLength": 1, "maxLength": 255,
-                        "pattern": "^[A-Za-z0-9][A-Za-z0-9._-]*$"
-                    }
-                },
-                "required": ["bundleId"],
-                "additionalProperties": false
-            }),
+            &AppIds {
+                field: BundleLaunchArgs::FIELD,
+                min_len: 1,
+                max_len: 255,
+                pattern: "^[A-Za-z0-9][A-Za-z0-9._-]*$",
+            },
         ),
-        def(
-            "openUrl",
+        actions::open_url(
             "Open a URL on the simulator (xcrun simctl openurl): web pages in Safari, custom schemes in their app.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "url": { "type": "string", "minLength": 1, "maxLength": MAX_URL_BYTES }
-                },
-                "required": ["url"],
-                "additionalProperties": false
-            }),
+            &URLS,
         ),
     ];
     defs.extend(semantic::definitions());
@@ -275,13 +136,13 @@ mod tests {
 
     #[test]
     fn urls() {
-        assert!(check_url("https://example.com/a?b=c").is_ok());
-        assert!(check_url("myapp://open/item/1").is_ok());
-        assert!(check_url("").is_err());
-        assert!(check_url("no-scheme").is_err());
-        assert!(check_url("-x:y").is_err());
-        assert!(check_url("https://exa mple.com").is_err());
-        assert!(check_url("https:").is_err());
+        assert!(URLS.check("https://example.com/a?b=c").is_ok());
+        assert!(URLS.check("myapp://open/item/1").is_ok());
+        assert!(URLS.check("").is_err());
+        assert!(URLS.check("no-scheme").is_err());
+        assert!(URLS.check("-x:y").is_err());
+        assert!(URLS.check("https://exa mple.com").is_err());
+        assert!(URLS.check("https:").is_err());
     }
 
     #[test]

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use devicerail_plugin_api::config::{ConfigError, ConfigReader, Raw};
 use serde_json::{Map, Value};
 
 /// Environment variable naming the `xcrun` binary.
@@ -59,14 +60,6 @@ impl ScreenshotSource {
     }
 }
 
-/// A configuration value that cannot be used.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid configuration {key}: {reason}")]
-pub struct ConfigError {
-    pub key: String,
-    pub reason: String,
-}
-
 /// The resolved configuration of one driver instance.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
@@ -112,19 +105,6 @@ impl Default for Config {
     }
 }
 
-/// One raw value: from settings (JSON) or the environment (text).
-enum Raw {
-    Json(Value),
-    Text(String),
-}
-
-fn err(key: &str, reason: impl Into<String>) -> ConfigError {
-    ConfigError {
-        key: key.to_owned(),
-        reason: reason.into(),
-    }
-}
-
 impl Config {
     /// Reads `settings` (camelCase keys) and the process environment.
     pub fn from_sources(settings: &Map<String, Value>) -> Result<Self, ConfigError> {
@@ -136,56 +116,41 @@ impl Config {
         settings: &Map<String, Value>,
         env: impl Fn(&str) -> Option<String>,
     ) -> Result<Self, ConfigError> {
-        let raw = |key: &str, var: &str| -> Option<Raw> {
-            match settings.get(key) {
-                Some(Value::Null) | None => env(var)
-                    .filter(|v| !v.trim().is_empty())
-                    .map(|v| Raw::Text(v.trim().to_owned())),
-                Some(v) => Some(Raw::Json(v.clone())),
-            }
-        };
+        let read = ConfigReader::with_env(settings, &env);
         let mut config = Self::default();
-        if let Some(v) = raw("xcrun", ENV_XCRUN) {
-            config.xcrun = PathBuf::from(text("xcrun", v)?);
+        if let Some(xcrun) = read.get("xcrun").env(ENV_XCRUN).path()? {
+            config.xcrun = xcrun;
             config.xcrun_explicit = true;
         }
-        if let Some(v) = raw("wdaUrl", ENV_WDA_URL) {
-            config.wda_url = base_url("wdaUrl", &text("wdaUrl", v)?)?;
+        if let Some(url) = read.get("wdaUrl").env(ENV_WDA_URL).try_parse(base_url)? {
+            config.wda_url = url;
         }
-        if let Some(v) = raw("wdaUrls", ENV_WDA_URLS) {
-            config.wda_urls = url_map(v)?;
+        if let Some(urls) = read.get("wdaUrls").env(ENV_WDA_URLS).map(url_map)? {
+            config.wda_urls = urls;
         }
-        if let Some(v) = raw("boot", ENV_BOOT) {
-            config.boot = flag("boot", v)?;
+        config.boot = read
+            .get("boot")
+            .env(ENV_BOOT)
+            .bool()?
+            .unwrap_or(config.boot);
+        let sources = [
+            ("wda", ScreenshotSource::Wda),
+            ("simctl", ScreenshotSource::Simctl),
+        ];
+        let screenshot = read.get("screenshot").env(ENV_SCREENSHOT);
+        config.screenshot = screenshot.one_of(&sources)?.unwrap_or(config.screenshot);
+        let bundle_id = read.get("wdaBundleId").env(ENV_WDA_BUNDLE_ID);
+        config.wda_bundle_id = bundle_id.parse("a bundle id", |id| {
+            crate::actions::valid_bundle_id(id).then(|| id.to_owned())
+        })?;
+        let millis = |key: &str, var: &str| read.get(key).env(var).millis(1..=86_400_000);
+        if let Some(t) = millis("httpTimeoutMs", ENV_HTTP_TIMEOUT_MS)? {
+            config.http_timeout = t;
         }
-        if let Some(v) = raw("screenshot", ENV_SCREENSHOT) {
-            config.screenshot = match text("screenshot", v)?.as_str() {
-                "wda" => ScreenshotSource::Wda,
-                "simctl" => ScreenshotSource::Simctl,
-                other => {
-                    return Err(err(
-                        "screenshot",
-                        format!("{other:?} is neither \"wda\" nor \"simctl\""),
-                    ));
-                }
-            };
+        if let Some(t) = millis("bootTimeoutMs", ENV_BOOT_TIMEOUT_MS)? {
+            config.boot_timeout = t;
         }
-        if let Some(v) = raw("wdaBundleId", ENV_WDA_BUNDLE_ID) {
-            let id = text("wdaBundleId", v)?;
-            if !crate::actions::valid_bundle_id(&id) {
-                return Err(err("wdaBundleId", format!("{id:?} is not a bundle id")));
-            }
-            config.wda_bundle_id = Some(id);
-        }
-        if let Some(v) = raw("httpTimeoutMs", ENV_HTTP_TIMEOUT_MS) {
-            config.http_timeout = millis("httpTimeoutMs", v)?;
-        }
-        if let Some(v) = raw("bootTimeoutMs", ENV_BOOT_TIMEOUT_MS) {
-            config.boot_timeout = millis("bootTimeoutMs", v)?;
-        }
-        if let Some(v) = raw("wdaWaitMs", ENV_WDA_WAIT_MS) {
-            config.wda_wait = Some(millis("wdaWaitMs", v)?);
-        }
+        config.wda_wait = millis("wdaWaitMs", ENV_WDA_WAIT_MS)?;
         Ok(config)
     }
 
@@ -207,78 +172,59 @@ impl Config {
     }
 }
 
-fn text(key: &str, raw: Raw) -> Result<String, ConfigError> {
-    match raw {
-        Raw::Text(s) | Raw::Json(Value::String(s)) if !s.trim().is_empty() => {
-            Ok(s.trim().to_owned())
-        }
-        _ => Err(err(key, "expected a non-empty string")),
-    }
-}
-
-fn flag(key: &str, raw: Raw) -> Result<bool, ConfigError> {
-    match raw {
-        Raw::Json(Value::Bool(b)) => Ok(b),
-        Raw::Json(Value::String(s)) | Raw::Text(s) => match s.as_str() {
-            "1" | "true" | "yes" | "on" => Ok(true),
-            "0" | "false" | "no" | "off" => Ok(false),
-            other => Err(err(key, format!("{other:?} is not a boolean"))),
-        },
-        Raw::Json(_) => Err(err(key, "expected a boolean")),
-    }
-}
-
-fn millis(key: &str, raw: Raw) -> Result<Duration, ConfigError> {
-    let n = match raw {
-        Raw::Json(Value::Number(n)) => n.as_u64(),
-        Raw::Json(Value::String(s)) | Raw::Text(s) => s.parse::<u64>().ok(),
-        Raw::Json(_) => None,
-    };
-    match n {
-        Some(ms) if (1..=86_400_000).contains(&ms) => Ok(Duration::from_millis(ms)),
-        _ => Err(err(
-            key,
-            "expected a whole number of milliseconds in 1..=86400000",
-        )),
-    }
+/// Why a WebDriverAgent URL setting is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WdaUrlError {
+    /// Not plain HTTP.
+    #[error("{0:?} must be an http:// URL (WebDriverAgent speaks plain HTTP)")]
+    NotHttp(String),
+    /// No host, or whitespace, a query or a fragment.
+    #[error("{0:?} is not a usable base URL")]
+    Unusable(String),
+    /// A `wdaUrls` entry whose URL is not a string.
+    #[error("the URL of {0} is not a string")]
+    NotAString(String),
+    /// A `wdaUrls` text entry that is not `UDID=URL`.
+    #[error("{0:?} is not UDID=URL")]
+    NotAPair(String),
+    /// `wdaUrls` is neither an object nor text.
+    #[error("expected an object or UDID=URL,... text")]
+    Shape,
 }
 
 /// Validates a WebDriverAgent base URL and strips trailing slashes.
-fn base_url(key: &str, url: &str) -> Result<String, ConfigError> {
+fn base_url(url: &str) -> Result<String, WdaUrlError> {
     let trimmed = url.trim_end_matches('/');
-    let rest = trimmed.strip_prefix("http://").ok_or_else(|| {
-        err(
-            key,
-            format!("{url:?} must be an http:// URL (WebDriverAgent speaks plain HTTP)"),
-        )
-    })?;
+    let rest = trimmed
+        .strip_prefix("http://")
+        .ok_or_else(|| WdaUrlError::NotHttp(url.to_owned()))?;
     if rest.is_empty() || rest.contains(char::is_whitespace) || rest.contains(['?', '#']) {
-        return Err(err(key, format!("{url:?} is not a usable base URL")));
+        return Err(WdaUrlError::Unusable(url.to_owned()));
     }
     Ok(trimmed.to_owned())
 }
 
-fn url_map(raw: Raw) -> Result<BTreeMap<String, String>, ConfigError> {
-    const KEY: &str = "wdaUrls";
+/// Per-simulator URLs: a JSON object `{UDID: URL}` or `UDID=URL,...` text.
+fn url_map(raw: Raw<'_>) -> Result<BTreeMap<String, String>, WdaUrlError> {
     let mut out = BTreeMap::new();
     match raw {
         Raw::Json(Value::Object(map)) => {
             for (udid, url) in map {
                 let Value::String(url) = url else {
-                    return Err(err(KEY, format!("the URL of {udid} is not a string")));
+                    return Err(WdaUrlError::NotAString(udid.clone()));
                 };
-                out.insert(udid, base_url(KEY, &url)?);
+                out.insert(udid.clone(), base_url(url)?);
             }
         }
-        Raw::Json(Value::String(s)) | Raw::Text(s) => {
-            for pair in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        other => {
+            let text = other.as_str().ok_or(WdaUrlError::Shape)?;
+            for pair in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
                 let (udid, url) = pair
                     .split_once('=')
-                    .ok_or_else(|| err(KEY, format!("{pair:?} is not UDID=URL")))?;
-                out.insert(udid.trim().to_owned(), base_url(KEY, url.trim())?);
+                    .ok_or_else(|| WdaUrlError::NotAPair(pair.to_owned()))?;
+                out.insert(udid.trim().to_owned(), base_url(url.trim())?);
             }
         }
-        Raw::Json(_) => return Err(err(KEY, "expected an object or UDID=URL,... text")),
     }
     Ok(out)
 }

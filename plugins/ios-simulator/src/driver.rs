@@ -5,17 +5,18 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use devicerail_plugin_api::actions::{
+    BundleLaunchArgs, KeyArgs, NoArgs, SwipeArgs, TapArgs, TextArgs, UrlArgs, parse_arguments,
+};
 use devicerail_plugin_api::protocol::{ActionCall, DeviceId, DeviceInfo, Platform, Viewport};
 use devicerail_plugin_api::semantic;
 use devicerail_plugin_api::{
-    ActionOutput, CallContext, DeviceCapabilities, DeviceHealth, DoctorCheck, Driver, DriverError,
-    DriverObservation, DriverResult, ObserveRequest, PluginConfig, UiTree,
+    ActionOutput, CallContext, ConfigError, DeviceCapabilities, DeviceHealth, DoctorCheck, Driver,
+    DriverError, DriverObservation, DriverResult, ObserveRequest, PluginConfig, UiTree,
 };
 use serde_json::json;
 
-use crate::actions::{
-    self, KeyArgs, KeyPress, LaunchArgs, NoArgs, SwipeArgs, TapArgs, TextArgs, UrlArgs,
-};
+use crate::actions::{self, Key, KeyPress};
 use crate::config::{Config, ScreenshotSource};
 use crate::device::{Connection, lock, viewport_of};
 use crate::errors;
@@ -32,6 +33,17 @@ const READY_POLL: Duration = Duration::from_millis(200);
 /// Lowers the `log` crate's global level to at most DEBUG (never raises it).
 pub fn cap_log_level() {
     log::set_max_level(log::max_level().min(log::LevelFilter::Debug));
+}
+
+/// Why WebDriverAgent cannot serve a simulator now.
+#[derive(Debug, thiserror::Error)]
+enum WdaNotReady {
+    /// It answers, but says it is not ready.
+    #[error("WebDriverAgent at {base} is not ready: {message}")]
+    NotReady { base: String, message: String },
+    /// Asking failed.
+    #[error(transparent)]
+    Failed(WdaError),
 }
 
 /// The iOS Simulator driver.
@@ -56,10 +68,9 @@ impl IosSimulatorDriver {
     /// It also caps this library's `log` records at DEBUG: at TRACE the
     /// HTTP stack dumps raw request bytes, which would put typed text
     /// (including `inputSecret`) into the host's logs.
-    pub fn new(config: &PluginConfig) -> Result<Self, String> {
+    pub fn new(config: &PluginConfig) -> Result<Self, ConfigError> {
         cap_log_level();
-        let config = Config::from_sources(&config.settings).map_err(|e| e.to_string())?;
-        Ok(Self::with_config(config))
+        Ok(Self::with_config(Config::from_sources(&config.settings)?))
     }
 
     /// A driver with an explicit configuration.
@@ -76,6 +87,7 @@ impl IosSimulatorDriver {
         }
     }
 
+    /// The configuration the driver runs with.
     pub fn config(&self) -> &Config {
         &self.config
     }
@@ -446,7 +458,7 @@ impl IosSimulatorDriver {
         let wda_err = |e| self.wda_err(ctx, conn, e);
         match name {
             "tap" => {
-                let a: TapArgs = semantic::parse_arguments(call)?;
+                let a: TapArgs = parse_arguments(call)?;
                 let p = self.to_points(ctx, conn, name, &[(a.x, a.y)])?[0];
                 conn.with_session(ctx, |s| wda.tap(ctx, s, p.0, p.1))
                     .map_err(wda_err)?;
@@ -455,14 +467,8 @@ impl IosSimulatorDriver {
                 ))
             }
             "swipe" => {
-                let a: SwipeArgs = semantic::parse_arguments(call)?;
-                let ms = a.duration_ms.unwrap_or(actions::DEFAULT_SWIPE_MS);
-                if ms > actions::MAX_SWIPE_MS {
-                    return Err(DriverError::invalid_arguments(
-                        name,
-                        format!("durationMs must be at most {}", actions::MAX_SWIPE_MS),
-                    ));
-                }
+                let a: SwipeArgs = parse_arguments(call)?;
+                let ms = u64::from(actions::SWIPE.resolve(call, a.duration_ms)?);
                 let p =
                     self.to_points(ctx, conn, name, &[(a.from_x, a.from_y), (a.to_x, a.to_y)])?;
                 conn.with_session(ctx, |s| wda.swipe(ctx, s, p[0], p[1], ms))
@@ -472,18 +478,10 @@ impl IosSimulatorDriver {
                 ))
             }
             "inputText" | "inputSecret" => {
-                let a: TextArgs = semantic::parse_arguments(call)?;
+                let a = TextArgs::parse(call)?;
                 let secret = name == "inputSecret";
-                let chars = a.text.chars().count();
-                if chars > actions::MAX_TEXT_CHARS {
-                    return Err(DriverError::invalid_arguments(
-                        name,
-                        format!(
-                            "text must be at most {} characters",
-                            actions::MAX_TEXT_CHARS
-                        ),
-                    ));
-                }
+                let chars = a.chars();
+                a.check_length(call, actions::MAX_TEXT_CHARS)?;
                 if chars > 0 {
                     conn.with_session(ctx, |s| wda.keys(ctx, s, &a.text))
                         .map_err(|e| {
@@ -501,7 +499,7 @@ impl IosSimulatorDriver {
                 }))
             }
             "pressKey" => {
-                let a: KeyArgs = semantic::parse_arguments(call)?;
+                let a: KeyArgs<Key> = parse_arguments(call)?;
                 match a.key.press() {
                     KeyPress::Typed(k) => conn.with_session(ctx, |s| wda.keys(ctx, s, k)),
                     KeyPress::Button(b) => conn.with_session(ctx, |s| wda.press_button(ctx, s, b)),
@@ -510,12 +508,12 @@ impl IosSimulatorDriver {
                 Ok(ActionOutput::new(json!({ "accepted": true })))
             }
             "home" => {
-                let _: NoArgs = semantic::parse_arguments(call)?;
+                let _: NoArgs = parse_arguments(call)?;
                 wda.homescreen(ctx).map_err(wda_err)?;
                 Ok(ActionOutput::new(json!({ "accepted": true })))
             }
             "launchApp" => {
-                let a: LaunchArgs = semantic::parse_arguments(call)?;
+                let a: BundleLaunchArgs = parse_arguments(call)?;
                 if !actions::valid_bundle_id(&a.bundle_id) {
                     return Err(DriverError::invalid_arguments(
                         name,
@@ -531,8 +529,8 @@ impl IosSimulatorDriver {
                 ))
             }
             "openUrl" => {
-                let a: UrlArgs = semantic::parse_arguments(call)?;
-                actions::check_url(&a.url).map_err(|r| DriverError::invalid_arguments(name, r))?;
+                let a: UrlArgs = parse_arguments(call)?;
+                a.check(call, &actions::URLS)?;
                 self.simctl
                     .open_url(ctx, conn.udid(), &a.url)
                     .map_err(|e| errors::simctl(ctx, Some(&conn.id), e))?;
@@ -542,15 +540,14 @@ impl IosSimulatorDriver {
         }
     }
 
-    fn check_wda(&self, ctx: &CallContext, wda: &Wda) -> Result<(), String> {
+    fn check_wda(&self, ctx: &CallContext, wda: &Wda) -> Result<(), WdaNotReady> {
         match wda.status(ctx) {
             Ok(s) if s.ready => Ok(()),
-            Ok(s) => Err(format!(
-                "WebDriverAgent at {} is not ready: {}",
-                wda.base(),
-                s.message.unwrap_or_default()
-            )),
-            Err(e) => Err(e.to_string()),
+            Ok(s) => Err(WdaNotReady::NotReady {
+                base: wda.base().to_owned(),
+                message: s.message.unwrap_or_default(),
+            }),
+            Err(e) => Err(WdaNotReady::Failed(e)),
         }
     }
 }

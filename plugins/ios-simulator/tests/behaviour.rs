@@ -42,7 +42,7 @@ fn sel(selector: Value) -> Value {
 fn code(r: Result<impl std::fmt::Debug, devicerail_plugin_api::DriverError>) -> String {
     match r {
         Ok(v) => panic!("expected an error, got {v:?}"),
-        Err(e) => e.code,
+        Err(e) => e.code.into(),
     }
 }
 
@@ -531,7 +531,7 @@ fn semantic_actions_use_wda_elements() {
         .execute(
             &ctx,
             &device,
-            &common::call(
+            &devicerail_testing::call(
                 "findElement",
                 json!({ "selector": { "identifier": "username" } }),
             ),

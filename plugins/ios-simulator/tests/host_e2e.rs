@@ -3,8 +3,8 @@
 
 use devicerail_ios_simulator_fakes::sim_state::SE_UDID;
 use devicerail_ios_simulator_fakes::{FakeSimulators, FakeWdaOptions};
-use devicerail_plugin_api::conformance::build_workspace_plugin;
-use devicerail_plugin_api::host_process::HostProcess;
+use devicerail_testing::build_workspace_plugin;
+use devicerail_testing::host_process::HostProcess;
 use serde_json::{Value, json};
 
 fn selector(s: Value) -> Value {

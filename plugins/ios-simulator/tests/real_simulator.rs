@@ -40,7 +40,7 @@ fn a_real_simulator_passes_the_conformance_kit_and_drives_settings() {
     plugin.connect(&ctx, &device).expect("connects");
     let exec = |name: &str, args| {
         plugin
-            .execute(&ctx, &device, &common::call(name, args))
+            .execute(&ctx, &device, &devicerail_testing::call(name, args))
             .unwrap_or_else(|e| panic!("{name} failed: {e}"))
     };
     exec("launchApp", json!({ "bundleId": "com.apple.Preferences" }));

@@ -21,20 +21,14 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{Bencher, Criterion, criterion_group, criterion_main};
-use devicerail_plugin_api::conformance::load_workspace_plugin;
 use devicerail_plugin_api::ffi::FfiCallContext;
 use devicerail_plugin_api::protocol::{ActionCall, CallId, DeviceId, ObservationId};
 use devicerail_plugin_api::{CallContext, Driver};
 use devicerail_plugin_mock::MockDriver;
+use devicerail_testing::load_workspace_plugin;
 use serde_json::{Value, json};
 
-fn call(name: &str, arguments: Value) -> ActionCall {
-    ActionCall {
-        id: CallId::new_v4(),
-        name: name.into(),
-        arguments,
-    }
-}
+use devicerail_testing::call;
 
 /// The calls under test. The tap point hits no element, so repeated taps
 /// leave the mock's state alone; scrolling back and forth keeps it bounded.
@@ -235,11 +229,11 @@ fn abi_parts(c: &mut Criterion) {
         b.iter(|| {
             let arguments: Value =
                 serde_json::from_str(black_box(&arguments_json)).expect("decode");
-            ActionCall {
-                id: CallId::from(uuid::Uuid::from_u128(black_box(7))),
-                name: black_box("scroll").to_owned(),
+            ActionCall::new(
+                CallId::from(uuid::Uuid::from_u128(black_box(7))),
+                black_box("scroll"),
                 arguments,
-            }
+            )
         })
     });
     group.bench_function("plugin: encode output", |b| {

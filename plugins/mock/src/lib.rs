@@ -4,12 +4,14 @@
 //! tree and rendered PNG change as Actions run. It serves DeviceRail Host
 //! out of the box and is the reference driver of the conformance kit.
 //!
-//! Environment (read at plugin init):
-//! * `DEVICERAIL_MOCK_FAULTS=1` adds fault injection Actions: `failAction`,
-//!   `sleep {ms}` (polls cancellation and the deadline) and `panic`. Never
-//!   enabled by default.
-//! * `DEVICERAIL_MOCK_DEVICES=N` (1–16, default 1) serves `mock-1` …
-//!   `mock-N`, each with its own state, for multi-device routing.
+//! Configuration (read at plugin init; host settings win over the
+//! environment):
+//! * `faults` / `DEVICERAIL_MOCK_FAULTS=1` adds fault injection Actions:
+//!   `failAction`, `sleep {ms}` (polls cancellation and the deadline) and
+//!   `panic`. Never enabled by default.
+//! * `devices` / `DEVICERAIL_MOCK_DEVICES=N` (1–16, default 1) serves
+//!   `mock-1` … `mock-N`, each with its own state, for multi-device
+//!   routing.
 
 pub mod render;
 pub mod ui;
@@ -17,26 +19,40 @@ pub mod ui;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
+use devicerail_plugin_api::actions::{
+    self, NoArgs, Points, ScrollArgs, TapArgs, TextArgs, parse_arguments,
+};
 use devicerail_plugin_api::protocol::{
-    ActionCall, ActionDefinition, ActionProtection, DeviceId, DeviceInfo, Platform, UiNode,
-    Viewport,
+    ActionCall, ActionDefinition, DeviceId, DeviceInfo, Platform, UiNode, Viewport,
 };
 use devicerail_plugin_api::semantic::{self, Mode, UiBackend};
 use devicerail_plugin_api::{
-    ActionOutput, CallContext, DeviceCapabilities, DeviceHealth, DoctorCheck, Driver, DriverError,
-    DriverObservation, DriverResult, ObserveRequest, PluginConfig,
+    ActionOutput, CallContext, ConfigError, DeviceCapabilities, DeviceHealth, DoctorCheck, Driver,
+    DriverError, DriverObservation, DriverResult, ObserveRequest, PluginConfig,
 };
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::ui::{AppState, Field, HEIGHT, Kind, SCALE, WIDTH};
 
 /// The id of the first (by default the only) mock device.
 pub const DEVICE_ID: &str = "mock-1";
-/// Environment variable that enables fault injection Actions.
+/// Setting that enables fault injection Actions.
+pub const FAULTS_KEY: &str = "faults";
+/// Environment variable that enables fault injection Actions (when the
+/// setting is absent).
 pub const FAULTS_ENV: &str = "DEVICERAIL_MOCK_FAULTS";
-/// Environment variable with the number of mock devices (1–16).
+/// Setting with the number of mock devices (1–16).
+pub const DEVICES_KEY: &str = "devices";
+/// Environment variable with the number of mock devices (when the setting
+/// is absent).
 pub const DEVICES_ENV: &str = "DEVICERAIL_MOCK_DEVICES";
+/// How many mock devices one driver may serve.
+pub const DEVICES_RANGE: std::ops::RangeInclusive<usize> = 1..=16;
+/// Longest text `inputText`/`inputSecret` advertise, in characters.
+pub const MAX_TEXT: usize = 4096;
+/// Largest scroll delta advertised, in pixels.
+pub const MAX_DELTA: u32 = 100_000;
 
 struct Device {
     state: AppState,
@@ -52,22 +68,17 @@ pub struct MockDriver {
 }
 
 impl MockDriver {
-    /// A driver configured by `DEVICERAIL_MOCK_FAULTS` and
-    /// `DEVICERAIL_MOCK_DEVICES`.
-    pub fn new(_config: &PluginConfig) -> Result<Self, String> {
-        let count = match std::env::var(DEVICES_ENV) {
-            Err(_) => 1,
-            Ok(v) => match v.parse::<usize>() {
-                Ok(n) if (1..=16).contains(&n) => n,
-                _ => {
-                    return Err(format!(
-                        "{DEVICES_ENV} must be a number from 1 to 16, not {v:?}"
-                    ));
-                }
-            },
-        };
-        let faults = std::env::var(FAULTS_ENV).is_ok_and(|v| v == "1");
-        Ok(Self::with_devices(count, faults))
+    /// A driver configured by the `devices` and `faults` settings, else
+    /// `DEVICERAIL_MOCK_DEVICES` and `DEVICERAIL_MOCK_FAULTS`.
+    pub fn new(config: &PluginConfig) -> Result<Self, ConfigError> {
+        let read = config.reader();
+        let count = read
+            .get(DEVICES_KEY)
+            .env(DEVICES_ENV)
+            .integer(DEVICES_RANGE)?
+            .unwrap_or(1);
+        let faults = read.get(FAULTS_KEY).env(FAULTS_ENV).bool()?;
+        Ok(Self::with_devices(count, faults.unwrap_or(false)))
     }
 
     /// One device, `mock-1`.
@@ -170,67 +181,26 @@ impl MockDriver {
     }
 
     fn definitions(&self) -> Vec<ActionDefinition> {
-        let def = |name: &str, description: &str, schema: Value| ActionDefinition {
-            name: name.into(),
-            description: description.into(),
-            input_schema: schema,
-            protection: None,
-        };
-        let text_schema = json!({
-            "type": "object",
-            "properties": { "text": { "type": "string", "maxLength": 4096 } },
-            "required": ["text"],
-            "additionalProperties": false
-        });
         let mut defs = vec![
-            def(
-                "tap",
+            actions::tap(
                 "Tap a point in screenshot pixels.",
-                json!({
-                    "type": "object",
-                    "properties": {
-                        "x": { "type": "integer", "minimum": 0, "maximum": WIDTH - 1 },
-                        "y": { "type": "integer", "minimum": 0, "maximum": HEIGHT - 1 }
-                    },
-                    "required": ["x", "y"],
-                    "additionalProperties": false
-                }),
+                Points::within(WIDTH, HEIGHT),
             ),
-            def(
-                "inputText",
-                "Type text into the focused field.",
-                text_schema.clone(),
+            actions::input_text("Type text into the focused field.", MAX_TEXT),
+            actions::scroll("Scroll the content by a pixel delta.", MAX_DELTA),
+            actions::input_secret(
+                "Type a secret into the focused field; never recorded.",
+                MAX_TEXT,
             ),
-            def(
-                "scroll",
-                "Scroll the content by a pixel delta.",
-                json!({
-                    "type": "object",
-                    "properties": {
-                        "deltaX": { "type": "integer", "minimum": -100000, "maximum": 100000 },
-                        "deltaY": { "type": "integer", "minimum": -100000, "maximum": 100000 }
-                    },
-                    "required": ["deltaX", "deltaY"],
-                    "additionalProperties": false
-                }),
-            ),
-            ActionDefinition {
-                protection: Some(ActionProtection::Protected),
-                ..def(
-                    "inputSecret",
-                    "Type a secret into the focused field; never recorded.",
-                    text_schema,
-                )
-            },
         ];
         defs.extend(semantic::definitions());
         if self.faults {
-            defs.push(def(
+            defs.push(actions::definition(
                 "failAction",
                 "Fault injection: always fails with action_failed.",
-                json!({ "type": "object", "additionalProperties": false }),
+                NoArgs::schema(),
             ));
-            defs.push(def(
+            defs.push(actions::definition(
                 "sleep",
                 "Fault injection: sleeps, polling cancellation and the deadline.",
                 json!({
@@ -240,45 +210,22 @@ impl MockDriver {
                     "additionalProperties": false
                 }),
             ));
-            defs.push(def(
+            defs.push(actions::definition(
                 "panic",
                 "Fault injection: panics inside the driver.",
-                json!({ "type": "object", "additionalProperties": false }),
+                NoArgs::schema(),
             ));
         }
         defs
     }
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct TapArgs {
-    x: u32,
-    y: u32,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct TextArgs {
-    text: String,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct ScrollArgs {
-    delta_x: i32,
-    delta_y: i32,
-}
-
+/// Arguments of the `sleep` fault.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct SleepArgs {
     ms: u64,
 }
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct NoArgs {}
 
 /// `semantic::UiBackend` over one device.
 struct Backend<'a> {
@@ -412,7 +359,7 @@ impl Driver for MockDriver {
         }
         match call.name.as_str() {
             "tap" => {
-                let a: TapArgs = semantic::parse_arguments(call)?;
+                let a: TapArgs = parse_arguments(call)?;
                 if a.x >= WIDTH || a.y >= HEIGHT {
                     return Err(DriverError::invalid_arguments(
                         &call.name,
@@ -423,7 +370,7 @@ impl Driver for MockDriver {
                 Ok(ActionOutput::new(json!({ "accepted": true, "hit": hit })))
             }
             "inputText" | "inputSecret" => {
-                let a: TextArgs = semantic::parse_arguments(call)?;
+                let a = TextArgs::parse(call)?;
                 let mut d = self.lock(device)?;
                 let Some(field) = d.state.focus else {
                     return Err(DriverError::action_failed(
@@ -432,13 +379,13 @@ impl Driver for MockDriver {
                 };
                 d.state.field_mut(field).push_str(&a.text);
                 d.state.touch();
-                let typed = a.text.chars().count();
+                let typed = a.chars();
                 Ok(ActionOutput::new(
                     json!({ "accepted": true, "typedChars": typed }),
                 ))
             }
             "scroll" => {
-                let a: ScrollArgs = semantic::parse_arguments(call)?;
+                let a: ScrollArgs<i32> = parse_arguments(call)?;
                 let mut d = self.lock(device)?;
                 d.state.scroll_y = (d.state.scroll_y + i64::from(a.delta_y)).clamp(0, 2000);
                 d.state.touch();
@@ -447,17 +394,17 @@ impl Driver for MockDriver {
                 ))
             }
             "failAction" if self.faults => {
-                let _: NoArgs = semantic::parse_arguments(call)?;
+                let _: NoArgs = parse_arguments(call)?;
                 Err(DriverError::action_failed("failAction always fails")
                     .with_details(json!({ "fault": "fail" })))
             }
             "sleep" if self.faults => {
-                let a: SleepArgs = semantic::parse_arguments(call)?;
+                let a: SleepArgs = parse_arguments(call)?;
                 ctx.sleep(Duration::from_millis(a.ms))?;
                 Ok(ActionOutput::new(json!({ "sleptMs": a.ms })))
             }
             "panic" if self.faults => {
-                let _: NoArgs = semantic::parse_arguments(call)?;
+                let _: NoArgs = parse_arguments(call)?;
                 panic!("fault injection: the panic action was executed");
             }
             _ => Err(DriverError::unknown_action(&call.name)),
@@ -478,4 +425,37 @@ devicerail_plugin_api::export_plugin! {
     id: "mock",
     description: "Deterministic mock device with a stateful login form",
     driver: MockDriver::new,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_settings(settings: serde_json::Value) -> Result<MockDriver, ConfigError> {
+        MockDriver::new(&PluginConfig {
+            settings: settings.as_object().cloned().unwrap_or_default(),
+        })
+    }
+
+    #[test]
+    fn settings_configure_devices_and_faults() {
+        let driver = with_settings(json!({ "devices": 3, "faults": true })).expect("valid");
+        assert_eq!(driver.devices.len(), 3);
+        assert!(driver.faults);
+        let driver = with_settings(json!({ "devices": "2", "faults": "0" })).expect("valid");
+        assert_eq!(driver.devices.len(), 2);
+        assert!(!driver.faults);
+    }
+
+    #[test]
+    fn bad_settings_are_refused_by_name() {
+        let e = with_settings(json!({ "devices": 17 }))
+            .err()
+            .expect("refused");
+        assert_eq!(e.key(), Some(DEVICES_KEY));
+        let e = with_settings(json!({ "faults": "sometimes" }))
+            .err()
+            .expect("refused");
+        assert_eq!(e.key(), Some(FAULTS_KEY));
+    }
 }

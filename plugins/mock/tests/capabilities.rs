@@ -14,5 +14,5 @@ fn the_action_space_is_stable() {
         .expect("capabilities");
     let path =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/capabilities.json");
-    devicerail_plugin_api::conformance::assert_golden(&path, &caps);
+    devicerail_testing::assert_golden(&path, &caps);
 }

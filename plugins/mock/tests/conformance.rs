@@ -1,7 +1,8 @@
 //! The mock plugin, loaded as a real cdylib, passes the conformance kit.
 
-use devicerail_plugin_api::conformance::{Suite, load_workspace_plugin};
+use devicerail_plugin_api::conformance::Suite;
 use devicerail_plugin_api::{CallContext, Driver};
+use devicerail_testing::load_workspace_plugin;
 
 #[test]
 fn loaded_mock_passes_the_conformance_kit() {

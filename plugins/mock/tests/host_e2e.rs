@@ -1,7 +1,7 @@
 //! The mock plugin end to end through the real host binary.
 
-use devicerail_plugin_api::conformance::build_workspace_plugin;
-use devicerail_plugin_api::host_process::HostProcess;
+use devicerail_testing::build_workspace_plugin;
+use devicerail_testing::host_process::HostProcess;
 use serde_json::json;
 
 #[test]

@@ -6,9 +6,8 @@
 
 use devicerail_android_fake_adb::{AdbServer, Availability, FakeAdbDevice, FakeConfig};
 use devicerail_plugin_api::CallContext;
-use devicerail_plugin_api::conformance::load_workspace_plugin_with;
 use devicerail_plugin_api::loader::LoadedPlugin;
-use devicerail_plugin_api::protocol::{ActionCall, CallId};
+use devicerail_testing::load_workspace_plugin_with;
 use serde_json::{Value, json};
 
 /// A private adb server; fails loudly when adb is missing (install the
@@ -74,14 +73,6 @@ pub fn attach(server: &AdbServer, config: FakeConfig) -> (FakeAdbDevice, String)
 /// One online fake with the default profile.
 pub fn online(server: &AdbServer) -> (FakeAdbDevice, String) {
     attach(server, FakeConfig::default())
-}
-
-pub fn call(name: &str, arguments: Value) -> ActionCall {
-    ActionCall {
-        id: CallId::new_v4(),
-        name: name.into(),
-        arguments,
-    }
 }
 
 pub fn ctx() -> CallContext {

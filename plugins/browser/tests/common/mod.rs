@@ -9,10 +9,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use devicerail_plugin_api::conformance::build_workspace_plugin;
 use devicerail_plugin_api::loader::{self, LoadedPlugin};
-use devicerail_plugin_api::protocol::{ActionCall, CallId, DeviceId};
+use devicerail_plugin_api::protocol::DeviceId;
 use devicerail_plugin_api::{ActionOutput, CallContext, Driver, DriverResult};
+use devicerail_testing::{build_workspace_plugin, call};
 use serde_json::{Map, Value, json};
 
 pub const DEVICE: &str = "browser-chromium";
@@ -198,14 +198,6 @@ impl Drop for Browser {
 /// A context with a deadline `secs` from now.
 pub fn ctx(secs: u64) -> CallContext {
     CallContext::new(Some(Instant::now() + Duration::from_secs(secs)))
-}
-
-pub fn call(name: &str, arguments: Value) -> ActionCall {
-    ActionCall {
-        id: CallId::new_v4(),
-        name: name.into(),
-        arguments,
-    }
 }
 
 /// The node matching `pred` in a tree, or a panic listing the tree.

@@ -11,12 +11,12 @@ use std::time::{Duration, Instant};
 
 use devicerail_ios_simulator_fakes::sim_state::SE_UDID;
 use devicerail_ios_simulator_fakes::{FakeSimulators, FakeWda, FakeWdaOptions};
-use devicerail_plugin_api::conformance::build_workspace_plugin;
 use devicerail_plugin_api::loader::{self, LoadedPlugin};
-use devicerail_plugin_api::protocol::{ActionCall, CallId, DeviceId};
+use devicerail_plugin_api::protocol::DeviceId;
 use devicerail_plugin_api::{
     ActionOutput, CallContext, Driver, DriverObservation, DriverResult, ObserveRequest,
 };
+use devicerail_testing::{build_workspace_plugin, call};
 use serde_json::{Map, Value, json};
 
 pub const PACKAGE: &str = "devicerail-plugin-ios-simulator";
@@ -149,14 +149,6 @@ impl Rig {
                 },
             )
             .unwrap_or_else(|e| panic!("observe failed: {e}"))
-    }
-}
-
-pub fn call(name: &str, arguments: Value) -> ActionCall {
-    ActionCall {
-        id: CallId::new_v4(),
-        name: name.into(),
-        arguments,
     }
 }
 

@@ -66,5 +66,5 @@ devicerail_plugin_api::export_plugin! {
     @with_abi (CLAIMED_ABI_MAJOR, 0),
     id: "test-bad-abi",
     description: "Test-only plugin with ABI major 99; always refused",
-    driver: |_config: &PluginConfig| Ok::<_, String>(RefusedDriver),
+    driver: |_config: &PluginConfig| Ok::<_, devicerail_plugin_api::PluginInitError>(RefusedDriver),
 }

@@ -19,7 +19,7 @@ use devicerail_plugin_api::protocol::{
 };
 use devicerail_plugin_api::{
     ActionOutput, CallContext, DeviceCapabilities, Driver, DriverError, DriverObservation,
-    DriverResult, ObserveRequest, PluginConfig,
+    DriverResult, ObserveRequest, PluginConfig, PluginInitError,
 };
 use serde_json::{Value, json};
 
@@ -152,7 +152,7 @@ impl Driver for Hostile {
     }
 }
 
-fn construct(_config: &PluginConfig) -> Result<Hostile, String> {
+fn construct(_config: &PluginConfig) -> Result<Hostile, PluginInitError> {
     Ok(Hostile {
         observe_hangs: std::env::var(OBSERVE_ENV).is_ok_and(|v| v == "hang"),
     })

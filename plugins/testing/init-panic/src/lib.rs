@@ -9,7 +9,7 @@
 use devicerail_plugin_api::protocol::{ActionCall, DeviceId, DeviceInfo};
 use devicerail_plugin_api::{
     ActionOutput, CallContext, DeviceCapabilities, Driver, DriverError, DriverObservation,
-    DriverResult, ObserveRequest, PluginConfig,
+    DriverResult, ObserveRequest, PluginConfig, PluginInitError,
 };
 
 /// The panic message of the constructor.
@@ -62,7 +62,7 @@ impl Driver for NeverBuilt {
     }
 }
 
-fn construct(_config: &PluginConfig) -> Result<NeverBuilt, String> {
+fn construct(_config: &PluginConfig) -> Result<NeverBuilt, PluginInitError> {
     panic!("{PANIC_MESSAGE}");
 }
 

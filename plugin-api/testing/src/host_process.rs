@@ -4,7 +4,7 @@
 //! through the real host without depending on the host crate.
 //!
 //! ```ignore
-//! let lib = conformance::build_workspace_plugin("devicerail-plugin-browser", "browser");
+//! let lib = devicerail_testing::build_workspace_plugin("devicerail-plugin-browser", "browser");
 //! let mut host = HostProcess::start(&[lib], &[("CHROME_PATH", "/usr/bin/chromium")]);
 //! host.hello();
 //! host.ok("device.connect", None);
@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::conformance::profile_dir;
+use crate::profile_dir;
 
 /// How long one response may take.
 pub const RESPONSE_WAIT: Duration = Duration::from_secs(60);
@@ -70,6 +70,7 @@ pub fn host_binary() -> PathBuf {
 
 /// A running `devicerail serve`.
 pub struct HostProcess {
+    /// The `devicerail serve` process.
     pub child: Child,
     stdin: Option<ChildStdin>,
     rx: Receiver<Value>,
@@ -217,6 +218,7 @@ impl HostProcess {
         self.stdin.take()
     }
 
+    /// Gives back the stdin pipe taken with [`HostProcess::take_stdin`].
     pub fn put_stdin(&mut self, pipe: ChildStdin) {
         self.stdin = Some(pipe);
     }
