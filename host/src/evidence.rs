@@ -55,8 +55,11 @@ pub struct EvidenceStore {
     root: PathBuf,
     /// Digests of the last few blobs: a device whose screen did not change
     /// sends the same bytes again, which compare faster than they hash.
-    recent: std::sync::Arc<std::sync::Mutex<Vec<(std::sync::Arc<Vec<u8>>, String)>>>,
+    recent: std::sync::Arc<std::sync::Mutex<Vec<RecentDigest>>>,
 }
+
+/// Bytes recently hashed, with their hex SHA-256.
+type RecentDigest = (std::sync::Arc<Vec<u8>>, String);
 
 /// Digests remembered by [`EvidenceStore::digest`].
 const RECENT_DIGESTS: usize = 8;
@@ -113,11 +116,7 @@ impl EvidenceStore {
 
     /// The content address of `bytes`: a blob to store with its event when
     /// small, else written as a file now (blocking I/O).
-    pub fn store(
-        &self,
-        bytes: Vec<u8>,
-        media_type: &str,
-    ) -> io::Result<(AssetRef, Option<Blob>)> {
+    pub fn store(&self, bytes: Vec<u8>, media_type: &str) -> io::Result<(AssetRef, Option<Blob>)> {
         if bytes.len() > INLINE_MAX {
             return self.put(&bytes, media_type).map(|a| (a, None));
         }

@@ -139,10 +139,7 @@ impl Host {
 
     /// The bytes of stored Evidence: from the event store when it was
     /// stored with its event, else from its file.
-    pub async fn evidence_bytes(
-        &self,
-        sha256: &str,
-    ) -> Result<Option<Vec<u8>>, ReadError> {
+    pub async fn evidence_bytes(&self, sha256: &str) -> Result<Option<Vec<u8>>, ReadError> {
         if let Some(b) = self.store.blob(sha256.to_owned()).await? {
             return Ok(Some(b));
         }

@@ -128,7 +128,9 @@ fn observe_stores_content_addressed_evidence() {
     )
     .expect("open the store");
     let bytes: Vec<u8> = db
-        .query_row("SELECT bytes FROM blobs WHERE sha256 = ?1", [sha], |r| r.get(0))
+        .query_row("SELECT bytes FROM blobs WHERE sha256 = ?1", [sha], |r| {
+            r.get(0)
+        })
         .expect("the screenshot blob");
     assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
     assert_eq!(devicerail_host::evidence::sha256_hex(&bytes), sha);

@@ -191,7 +191,9 @@ fn acknowledged_observations_with_ui_snapshots_survive_kill_9() {
     h.ok("device.connect", None);
     let session = h.ok("session.start", None)["id"].clone();
     // Pipeline observations and crash while they are in flight.
-    let ids: Vec<Value> = (0..400).map(|_| h.request("device.observe", None)).collect();
+    let ids: Vec<Value> = (0..400)
+        .map(|_| h.request("device.observe", None))
+        .collect();
     let mut acknowledged = Vec::new();
     for id in ids.iter().take(150) {
         let r = h.response(id);
@@ -233,10 +235,14 @@ fn acknowledged_observations_with_ui_snapshots_survive_kill_9() {
     for o in &acknowledged {
         let shot = o["screenshot"]["sha256"].as_str().expect("screenshot sha");
         let png: Vec<u8> = db
-            .query_row("SELECT bytes FROM blobs WHERE sha256 = ?1", [shot], |r| r.get(0))
+            .query_row("SELECT bytes FROM blobs WHERE sha256 = ?1", [shot], |r| {
+                r.get(0)
+            })
             .expect("the screenshot");
         assert_eq!(devicerail_host::evidence::sha256_hex(&png), shot);
-        let tree = o["uiSnapshot"]["evidence"]["sha256"].as_str().expect("ui sha");
+        let tree = o["uiSnapshot"]["evidence"]["sha256"]
+            .as_str()
+            .expect("ui sha");
         let id = o["id"].as_str().expect("id");
         let bytes: Vec<u8> = db
             .query_row(

@@ -44,6 +44,13 @@ fn modules(src: &Path) -> BTreeMap<String, String> {
 
 /// The modules `name`'s source refers to through `crate::` or `super::`.
 fn references(name: &str, text: &str, all: &BTreeMap<String, String>) -> BTreeSet<String> {
+    // Doc links and comments name modules without depending on them.
+    let code: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .collect();
+    let text = code.join("\n");
+    let text = text.as_str();
     let resolve = |segments: &[&str]| -> Option<String> {
         // The longest prefix that names a module.
         (1..=segments.len())
@@ -227,8 +234,19 @@ fn no_crate_has_an_import_loop() {
     let root = workspace();
     // (The protocol crate's DTO modules refer to each other's types, as a
     // schema does; it has no behaviour to layer.)
-    let mut crates = vec!["schema/src", "plugins/mock/src"];
+    let mut crates = vec![
+        "schema/src",
+        "plugin-api/src",
+        "plugin-api/testing/src",
+        "plugins/mock/src",
+        "plugins/browser/src",
+        "plugins/android/src",
+        "plugins/ios-simulator/src",
+        "plugins/testing/hostile/src",
+        "examples/plugin-template/src",
+    ];
     crates.retain(|c| root.join(c).exists());
+    let mut failed = false;
     for dir in crates {
         let graph = graph_of(&root.join(dir));
         let loops = loops(&graph);
@@ -237,8 +255,12 @@ fn no_crate_has_an_import_loop() {
             graph.len(),
             loops.len()
         );
-        assert!(loops.is_empty(), "{dir}: import loops {loops:?}");
+        if !loops.is_empty() {
+            eprintln!("{dir}: import loops {loops:?}");
+            failed = true;
+        }
     }
+    assert!(!failed, "import loops found (listed above)");
 }
 
 #[test]

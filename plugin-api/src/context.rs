@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use devicerail_protocol::ObservationId;
 
-use crate::driver::{DriverError, DriverResult};
+use crate::error::{DriverError, DriverResult};
 
 /// Longest single sleep between cancellation checks.
 const POLL_SLICE: Duration = Duration::from_millis(10);

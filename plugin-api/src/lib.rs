@@ -31,6 +31,7 @@ pub mod actions;
 pub mod config;
 pub mod context;
 pub mod driver;
+pub mod error;
 pub mod export;
 pub mod ffi;
 mod logging;

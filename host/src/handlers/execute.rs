@@ -12,9 +12,9 @@ use std::time::Duration;
 use devicerail_plugin_api::{ActionOutput, DriverError, ObserveRequest};
 use devicerail_protocol::{
     ActionCall, ActionOutcome, ActionResult, AssetRef, ClearElementResult, DeviceExecuteParams,
-    ErrorCode, ErrorInfo, Feature, FindElementResult, ObservationId,
-    RecordedActionCall, RpcError, SafeU64, SetElementValueResult, TapElementResult,
-    TestEventPayload, UiNodeRef, WaitForElementResult,
+    ErrorCode, ErrorInfo, Feature, FindElementResult, ObservationId, RecordedActionCall, RpcError,
+    SafeU64, SetElementValueResult, TapElementResult, TestEventPayload, UiNodeRef,
+    WaitForElementResult,
 };
 use serde_json::json;
 use tokio::time::Instant;
@@ -24,11 +24,11 @@ use std::sync::Arc;
 use crate::connection::{ActiveSession, SensitiveGuard};
 use crate::device_call::{self, Interrupt};
 use crate::event_store::{MAX_EVENT_BYTES, StoreError, now_ms};
+use crate::evidence::Blob;
 use crate::handlers::request::{
     Accepted, capabilities, failed_call, interrupt_error, require_connected, shot,
 };
 use crate::handlers::{driver_error_info, driver_rpc, session_required, store_error};
-use crate::evidence::Blob;
 use crate::recorder::{self, Captured, Shot, Tree};
 
 /// Which budget ended an Action.

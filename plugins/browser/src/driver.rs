@@ -16,6 +16,7 @@ use devicerail_plugin_api::{
 
 use crate::actions;
 use crate::binary;
+use crate::blocking::block_on_call;
 use crate::config::{BrowserSpec, DriverConfig, Source};
 use crate::connection::Connection;
 use crate::endpoint;
@@ -35,9 +36,6 @@ fn quiet_transport_logs() {
         log::set_max_level(log::LevelFilter::Info);
     }
 }
-
-/// How often a blocked call looks at its cancellation flag.
-const CANCEL_POLL: Duration = Duration::from_millis(10);
 
 struct Device {
     spec: BrowserSpec,
@@ -385,38 +383,4 @@ impl Driver for BrowserDriver {
         ));
         checks
     }
-}
-
-/// Runs `fut` on `runtime` (from a driver call's thread), ending early with
-/// a typed error on cancellation or when the call's deadline passes.
-pub(crate) fn block_on_call<T>(
-    runtime: &tokio::runtime::Runtime,
-    ctx: &CallContext,
-    fut: impl Future<Output = DriverResult<T>>,
-) -> DriverResult<T> {
-    ctx.check()?;
-    runtime.block_on(async {
-        let cancelled = async {
-            loop {
-                if ctx.is_cancelled() {
-                    return DriverError::cancelled();
-                }
-                tokio::time::sleep(CANCEL_POLL).await;
-            }
-        };
-        let expired = async {
-            match ctx.deadline() {
-                Some(d) => {
-                    tokio::time::sleep_until(d.into()).await;
-                    DriverError::deadline_exceeded()
-                }
-                None => std::future::pending().await,
-            }
-        };
-        tokio::select! {
-            r = fut => r,
-            e = cancelled => Err(e),
-            e = expired => Err(e),
-        }
-    })
 }

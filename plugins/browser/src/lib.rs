@@ -24,6 +24,7 @@
 
 pub mod actions;
 pub mod binary;
+mod blocking;
 pub mod cdp;
 pub mod config;
 pub mod connection;

@@ -78,7 +78,7 @@ impl WebBackend<'_> {
         ctx: &CallContext,
         fut: impl std::future::Future<Output = DriverResult<T>>,
     ) -> DriverResult<T> {
-        crate::driver::block_on_call(self.runtime, ctx, fut)
+        crate::blocking::block_on_call(self.runtime, ctx, fut)
     }
 
     fn cdp(&self, ctx: &CallContext, e: CdpError) -> DriverError {

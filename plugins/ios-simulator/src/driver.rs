@@ -21,7 +21,7 @@ use crate::config::{Config, ScreenshotSource};
 use crate::device::{Connection, lock, viewport_of};
 use crate::errors;
 use crate::normalize::{self, EpochSource};
-use crate::semantic_backend::Backend;
+use crate::semantic_backend::{Backend, Observer};
 use crate::simctl::{SimDevice, SimState, Simctl, SimctlError};
 use crate::wda::{Wda, WdaError};
 
@@ -777,5 +777,20 @@ impl Driver for IosSimulatorDriver {
             ),
         ));
         checks
+    }
+}
+
+impl Observer for IosSimulatorDriver {
+    fn wda_err(&self, ctx: &CallContext, conn: &Connection, e: WdaError) -> DriverError {
+        IosSimulatorDriver::wda_err(self, ctx, conn, e)
+    }
+
+    fn observe_connection(
+        &self,
+        ctx: &CallContext,
+        conn: &Connection,
+        request: &ObserveRequest,
+    ) -> DriverResult<DriverObservation> {
+        IosSimulatorDriver::observe_connection(self, ctx, conn, request)
     }
 }

@@ -10,10 +10,8 @@ use devicerail_plugin_api::protocol::{
     BoundedString, IdString, MAX_UI_NODES, MAX_UI_SNAPSHOT_BYTES, NodeText, RoleString,
     UiContextKind, UiContextRef, UiNode, UiRect,
 };
-use serde::{Deserialize, Deserializer};
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
-
-use crate::wda::WdaRect;
 
 /// The prefix of long-form element types (`XCUIElementTypeButton`).
 pub const TYPE_PREFIX: &str = "XCUIElementType";
@@ -21,6 +19,19 @@ pub const TYPE_PREFIX: &str = "XCUIElementType";
 /// Room kept for the snapshot envelope (ids, context, roots) when the
 /// node list is fitted under [`MAX_UI_SNAPSHOT_BYTES`].
 const ENVELOPE_RESERVE: usize = 8 * 1024;
+
+/// A rectangle in points, as WDA reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Deserialize, Serialize)]
+pub struct WdaRect {
+    #[serde(default)]
+    pub x: f64,
+    #[serde(default)]
+    pub y: f64,
+    #[serde(default)]
+    pub width: f64,
+    #[serde(default)]
+    pub height: f64,
+}
 
 /// One element of WDA's JSON tree. Unknown attributes are ignored.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]

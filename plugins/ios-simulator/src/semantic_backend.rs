@@ -10,8 +10,8 @@ use devicerail_plugin_api::{
 use serde_json::json;
 
 use crate::device::Connection;
-use crate::driver::IosSimulatorDriver;
 use crate::normalize::element_type_of;
+use crate::wda::WdaError;
 use crate::wda::{Locator, predicate_literal};
 
 /// Most candidates whose rectangles are compared with a node's bounds.
@@ -19,33 +19,47 @@ const MAX_CANDIDATES: usize = 16;
 /// Tolerance when comparing an element's rectangle with a node's bounds.
 const RECT_TOLERANCE_PT: f64 = 1.0;
 
+/// What the semantic Actions need from the driver that owns the
+/// connection: its error mapping and its observation path.
+pub trait Observer {
+    /// The driver's error for a failed WDA request on `conn`.
+    fn wda_err(&self, ctx: &CallContext, conn: &Connection, e: WdaError) -> DriverError;
+    /// One observation of `conn`.
+    fn observe_connection(
+        &self,
+        ctx: &CallContext,
+        conn: &Connection,
+        request: &ObserveRequest,
+    ) -> DriverResult<DriverObservation>;
+}
+
+/// The locator that finds the node's element: accessibility id when the
+/// node has an identifier, else a type + label predicate, else a class
+/// chain of its type.
+pub fn locator(node: &UiNode) -> Locator {
+    let element_type = element_type_of(node.role.as_str());
+    if let Some(id) = node.identifier.as_deref().filter(|s| !s.is_empty()) {
+        Locator::AccessibilityId(id.to_owned())
+    } else if let Some(name) = node.name.as_deref().filter(|s| !s.is_empty()) {
+        Locator::Predicate(format!(
+            "type == {} AND label == {}",
+            predicate_literal(&element_type),
+            predicate_literal(name)
+        ))
+    } else {
+        Locator::ClassChain(format!("**/{element_type}"))
+    }
+}
+
 /// [`UiBackend`] over one connected simulator.
-pub struct Backend<'a> {
-    driver: &'a IosSimulatorDriver,
+pub struct Backend<'a, D: Observer> {
+    driver: &'a D,
     conn: &'a Connection,
 }
 
-impl<'a> Backend<'a> {
-    pub fn new(driver: &'a IosSimulatorDriver, conn: &'a Connection) -> Self {
+impl<'a, D: Observer> Backend<'a, D> {
+    pub fn new(driver: &'a D, conn: &'a Connection) -> Self {
         Self { driver, conn }
-    }
-
-    /// The locator that finds the node's element: accessibility id when the
-    /// node has an identifier, else a type + label predicate, else a class
-    /// chain of its type.
-    pub fn locator(node: &UiNode) -> Locator {
-        let element_type = element_type_of(node.role.as_str());
-        if let Some(id) = node.identifier.as_deref().filter(|s| !s.is_empty()) {
-            Locator::AccessibilityId(id.to_owned())
-        } else if let Some(name) = node.name.as_deref().filter(|s| !s.is_empty()) {
-            Locator::Predicate(format!(
-                "type == {} AND label == {}",
-                predicate_literal(&element_type),
-                predicate_literal(name)
-            ))
-        } else {
-            Locator::ClassChain(format!("**/{element_type}"))
-        }
     }
 
     /// The WDA element id of `node`, when exactly one element matches it
@@ -53,7 +67,7 @@ impl<'a> Backend<'a> {
     fn element_of(&self, ctx: &CallContext, node: &UiNode) -> DriverResult<Option<String>> {
         let (wda, conn) = (&self.conn.wda, self.conn);
         let err = |e| self.driver.wda_err(ctx, conn, e);
-        let locator = Self::locator(node);
+        let locator = locator(node);
         let ids = conn
             .with_session(ctx, |s| wda.find_elements(ctx, s, &locator))
             .map_err(err)?;
@@ -105,7 +119,7 @@ impl<'a> Backend<'a> {
     }
 }
 
-impl UiBackend for Backend<'_> {
+impl<D: Observer> UiBackend for Backend<'_, D> {
     fn snapshot(&self, ctx: &CallContext) -> DriverResult<DriverObservation> {
         self.driver.observe_connection(
             ctx,
@@ -188,17 +202,17 @@ mod tests {
     #[test]
     fn locators() {
         assert_eq!(
-            Backend::locator(&node(Some("signIn"), Some("Sign In"))),
+            locator(&node(Some("signIn"), Some("Sign In"))),
             Locator::AccessibilityId("signIn".into())
         );
         assert_eq!(
-            Backend::locator(&node(None, Some("Say \"hi\""))),
+            locator(&node(None, Some("Say \"hi\""))),
             Locator::Predicate(
                 r#"type == "XCUIElementTypeButton" AND label == "Say \"hi\"""#.into()
             )
         );
         assert_eq!(
-            Backend::locator(&node(None, None)),
+            locator(&node(None, None)),
             Locator::ClassChain("**/XCUIElementTypeButton".into())
         );
     }

@@ -8,10 +8,10 @@ use std::time::Duration;
 use base64::Engine as _;
 use devicerail_plugin_api::CallContext;
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::normalize::WdaElement;
+use crate::normalize::{WdaElement, WdaRect};
 
 /// The W3C element reference key.
 const ELEMENT_KEY: &str = "element-6066-11e4-a52e-4f735466cecf";
@@ -62,19 +62,6 @@ impl WdaError {
     pub fn is_transport(&self) -> bool {
         matches!(self, Self::Unreachable { .. } | Self::TimedOut { .. })
     }
-}
-
-/// A rectangle in points, as WDA reports it.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Deserialize, Serialize)]
-pub struct WdaRect {
-    #[serde(default)]
-    pub x: f64,
-    #[serde(default)]
-    pub y: f64,
-    #[serde(default)]
-    pub width: f64,
-    #[serde(default)]
-    pub height: f64,
 }
 
 /// The size of the current window, in points.
