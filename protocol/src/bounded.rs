@@ -176,6 +176,12 @@ pub struct BoundedString<const MIN: usize, const MAX: usize>(String);
 impl<const MIN: usize, const MAX: usize> BoundedString<MIN, MAX> {
     pub fn new(value: impl Into<String>) -> Result<Self, OutOfRange> {
         let value = value.into();
+        // A string has at most as many characters as bytes, and at least
+        // one when it has a byte: short strings need no count.
+        let bytes = value.len();
+        if bytes <= MAX && (MIN == 0 || (MIN == 1 && bytes > 0)) {
+            return Ok(Self(value));
+        }
         let len = value.chars().count();
         if len >= MIN && len <= MAX {
             Ok(Self(value))
@@ -193,7 +199,11 @@ impl<const MIN: usize, const MAX: usize> BoundedString<MIN, MAX> {
     /// result would be shorter than `MIN`. Drivers use this to normalize
     /// platform text that may be arbitrarily long.
     pub fn truncating(value: &str) -> Option<Self> {
-        let s: String = value.chars().take(MAX).collect();
+        let s: String = if value.len() <= MAX {
+            value.to_owned()
+        } else {
+            value.chars().take(MAX).collect()
+        };
         Self::new(s).ok()
     }
 

@@ -156,35 +156,56 @@ impl UiSnapshot {
     /// parents precede children with contiguous subtrees, roots are exactly
     /// the parentless nodes, and the serialized size bound.
     pub fn validate(&self) -> Result<(), UiSnapshotError> {
-        use std::collections::HashMap;
-        let mut index: HashMap<&str, usize> = HashMap::with_capacity(self.nodes.len());
-        // Open ancestors of the current position, innermost last.
+        self.encode().map(drop)
+    }
+
+    /// Validates the snapshot and returns its serialized form: one
+    /// serialization serves both the size bound and the bytes to store.
+    pub fn encode(&self) -> Result<Vec<u8>, UiSnapshotError> {
+        self.validate_structure()?;
+        let bytes = serde_json::to_vec(self).map_err(|_| UiSnapshotError::TooLarge(usize::MAX))?;
+        if bytes.len() > MAX_UI_SNAPSHOT_BYTES {
+            return Err(UiSnapshotError::TooLarge(bytes.len()));
+        }
+        Ok(bytes)
+    }
+
+    /// The structural rules (unique ids, preorder, roots), without the
+    /// size bound.
+    fn validate_structure(&self) -> Result<(), UiSnapshotError> {
+        use std::collections::HashSet;
+        let mut seen: HashSet<&str> = HashSet::with_capacity(self.nodes.len());
+        // The current node's open ancestors, innermost last. In preorder a
+        // node's parent is always one of them; a parent seen earlier but
+        // no longer open means its subtree was left already.
         let mut stack: Vec<&str> = Vec::new();
-        let mut closed: std::collections::HashSet<&str> = Default::default();
-        for (i, node) in self.nodes.iter().enumerate() {
+        let listed: HashSet<&str> = self
+            .root_stable_node_ids
+            .iter()
+            .map(String::as_str)
+            .collect();
+        let mut roots = 0usize;
+        for node in self.nodes.iter() {
             let id = node.stable_node_id.as_str();
-            if index.insert(id, i).is_some() {
+            if !seen.insert(id) {
                 return Err(UiSnapshotError::DuplicateNode(id.to_owned()));
             }
             match node.parent_stable_node_id.as_deref() {
                 None => {
-                    closed.extend(stack.drain(..));
+                    stack.clear();
+                    roots += 1;
+                    if !listed.contains(id) {
+                        return Err(UiSnapshotError::BadRoot(id.to_owned()));
+                    }
                 }
                 Some(parent) => {
-                    if !index.contains_key(parent) {
+                    if !seen.contains(parent) {
                         return Err(UiSnapshotError::ParentNotBefore {
                             node: id.to_owned(),
                             parent: parent.to_owned(),
                         });
                     }
-                    if closed.contains(parent) {
-                        return Err(UiSnapshotError::NotPreorder(parent.to_owned()));
-                    }
-                    while let Some(top) = stack.last() {
-                        if *top == parent {
-                            break;
-                        }
-                        closed.insert(*top);
+                    while stack.last().is_some_and(|top| *top != parent) {
                         stack.pop();
                     }
                     if stack.is_empty() {
@@ -194,30 +215,20 @@ impl UiSnapshot {
             }
             stack.push(id);
         }
-        let roots: Vec<&str> = self
-            .nodes
-            .iter()
-            .filter(|n| n.parent_stable_node_id.is_none())
-            .map(|n| n.stable_node_id.as_str())
-            .collect();
-        if roots.len() != self.root_stable_node_ids.len() {
-            let missing = roots
+        if roots != self.root_stable_node_ids.len() {
+            // Every root node is listed (checked above), so a longer list
+            // names something that is not a root node (or repeats one).
+            let extra = self
+                .root_stable_node_ids
                 .iter()
-                .find(|r| !self.root_stable_node_ids.iter().any(|x| x == *r))
-                .map(|s| (*s).to_owned())
+                .find(|r| {
+                    !self.nodes.iter().any(|n| {
+                        n.parent_stable_node_id.is_none() && n.stable_node_id.as_str() == r.as_str()
+                    })
+                })
+                .cloned()
                 .unwrap_or_default();
-            return Err(UiSnapshotError::BadRoot(missing));
-        }
-        for root in self.root_stable_node_ids.iter() {
-            if !roots.contains(&root.as_str()) {
-                return Err(UiSnapshotError::BadRoot(root.clone()));
-            }
-        }
-        let size = serde_json::to_vec(self)
-            .map(|v| v.len())
-            .unwrap_or(usize::MAX);
-        if size > MAX_UI_SNAPSHOT_BYTES {
-            return Err(UiSnapshotError::TooLarge(size));
+            return Err(UiSnapshotError::BadRoot(extra));
         }
         Ok(())
     }

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use base64::Engine as _;
 use devicerail_plugin_api::CallContext;
-use serde::de::DeserializeOwned;
 use serde::Deserialize;
+use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use crate::normalize::{WdaElement, WdaRect};
