@@ -143,7 +143,7 @@ impl Source {
                 }
             })
             .collect();
-        let all = fixtures::all().or_else(|e| fail("fixtures/manifest.json", e))?;
+        let all = fixtures::all().or_else(|e| fail("fixtures/manifest.json", e.to_string()))?;
         let fixtures = all
             .into_iter()
             .map(|f| {
