@@ -45,8 +45,11 @@ pub enum UiContextKind {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct UiContextRef {
+    /// Native accessibility tree or web document.
     pub context_kind: UiContextKind,
+    /// Which context of that kind, such as one app or one browser page.
     pub context_id: IdString,
+    /// Changes whenever node references into the context go stale.
     pub document_epoch: IdString,
 }
 
@@ -54,7 +57,9 @@ pub struct UiContextRef {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct UiContextSelector {
+    /// The kind of context to pick.
     pub context_kind: UiContextKind,
+    /// A specific context; `null` picks the current one of that kind.
     #[serde(default)]
     pub context_id: Option<IdString>,
 }
@@ -63,13 +68,18 @@ pub struct UiContextSelector {
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct UiRect {
+    /// Left edge, in screenshot pixels.
     pub x: f64,
+    /// Top edge, in screenshot pixels.
     pub y: f64,
+    /// Width in screenshot pixels; never negative.
     pub width: NonNegativeF64,
+    /// Height in screenshot pixels; never negative.
     pub height: NonNegativeF64,
 }
 
 impl UiRect {
+    /// A rectangle; negative or non-finite extents become zero.
     pub fn new(x: f64, y: f64, width: f64, height: f64) -> Self {
         Self {
             x,
@@ -87,10 +97,13 @@ impl UiRect {
         )
     }
 
+    /// Whether the rectangle has no area.
     pub fn is_empty(&self) -> bool {
         self.width.get() <= 0.0 || self.height.get() <= 0.0
     }
 
+    /// Whether the point lies inside: left and top edges included, right
+    /// and bottom edges excluded.
     pub fn contains(&self, x: f64, y: f64) -> bool {
         x >= self.x
             && y >= self.y
@@ -104,22 +117,37 @@ impl UiRect {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct UiNode {
+    /// The node's id: unique in the snapshot, stable while the context's
+    /// `documentEpoch` stays the same.
     pub stable_node_id: IdString,
+    /// The parent's id; `null` for a root.
     #[serde(default)]
     pub parent_stable_node_id: Option<IdString>,
+    /// Normalized role, such as `button`.
     pub role: RoleString,
+    /// Accessible name (the label); `null` when there is none.
     #[serde(default)]
     pub name: Option<NodeText>,
+    /// Current value, such as a text field's content; `null` when there is
+    /// none.
     #[serde(default)]
     pub value: Option<NodeText>,
+    /// Developer-assigned id (resource id, accessibility identifier, DOM id
+    /// or test id); `null` when there is none.
     #[serde(default)]
     pub identifier: Option<BoundedString<0, 4096>>,
+    /// Visible text; `null` when there is none.
     #[serde(default)]
     pub text: Option<NodeText>,
+    /// Frame in screenshot pixels; `null` when unknown.
     #[serde(default)]
     pub bounds: Option<UiRect>,
+    /// Whether the node accepts interaction; `null` when the platform does
+    /// not say.
     #[serde(default)]
     pub enabled: Option<bool>,
+    /// Whether a tap at the node's position would reach it; `null` when the
+    /// platform does not say.
     #[serde(default)]
     pub hittable: Option<bool>,
 }
@@ -129,24 +157,41 @@ pub struct UiNode {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct UiSnapshot {
+    /// Tree format version; always 1.
     pub format_version: Bounded<1, 1>,
+    /// The Observation the tree was captured with.
     pub observation_id: ObservationId,
+    /// The context the tree describes.
     pub context: UiContextRef,
+    /// Ids of exactly the parentless nodes.
     pub root_stable_node_ids: BoundedVec<String, 1, MAX_UI_NODES>,
+    /// Every node, in preorder (1 to 10,000).
     pub nodes: BoundedVec<UiNode, 1, MAX_UI_NODES>,
 }
 
 /// A structural defect of a UI snapshot.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum UiSnapshotError {
+    /// Two nodes share this id.
     #[error("node id {0:?} appears twice")]
     DuplicateNode(String),
+    /// A node's parent is missing or comes after it.
     #[error("node {node:?} names parent {parent:?}, which does not precede it")]
-    ParentNotBefore { node: String, parent: String },
+    ParentNotBefore {
+        /// The child's id.
+        node: String,
+        /// The parent id it names.
+        parent: String,
+    },
+    /// The subtree of this node is interrupted by nodes outside it.
     #[error("descendants of {0:?} are not contiguous")]
     NotPreorder(String),
+    /// This id is listed as a root but has a parent, or is parentless but
+    /// not listed.
     #[error("root {0:?} is not a parentless node")]
     BadRoot(String),
+    /// The snapshot serializes to this many bytes, over
+    /// [`MAX_UI_SNAPSHOT_BYTES`].
     #[error("the snapshot serializes to {0} bytes, over the 768 KiB bound")]
     TooLarge(usize),
 }
@@ -233,6 +278,7 @@ impl UiSnapshot {
         Ok(())
     }
 
+    /// The node with this id, if any.
     pub fn node(&self, stable_node_id: &str) -> Option<&UiNode> {
         self.nodes
             .iter()
@@ -244,10 +290,16 @@ impl UiSnapshot {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct UiSnapshotRef {
+    /// Tree format version; always 1.
     pub format_version: Bounded<1, 1>,
+    /// The context the tree describes.
     pub context: UiContextRef,
+    /// How many nodes the tree has (1 to 10,000).
     pub node_count: Bounded<1, 10000>,
+    /// Serialized size of the tree in bytes (at most 768 KiB).
     pub byte_length: Bounded<1, 786432>,
+    /// The stored tree, of media type
+    /// `application/vnd.devicerail.ui-tree+json;version=1`.
     pub evidence: AssetRef,
 }
 
@@ -255,8 +307,11 @@ pub struct UiSnapshotRef {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct UiNodeRef {
+    /// The Observation whose tree holds the node.
     pub observation_id: ObservationId,
+    /// The node's full context, epoch included.
     pub context: UiContextRef,
+    /// The node's id in that tree.
     pub stable_node_id: IdString,
 }
 
@@ -264,8 +319,10 @@ pub struct UiNodeRef {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub enum TextMatchMode {
+    /// The whole text equals the value.
     #[default]
     Exact,
+    /// The text contains the value.
     Contains,
 }
 
@@ -273,7 +330,9 @@ pub enum TextMatchMode {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TextMatch {
+    /// The text to look for; never empty.
     pub value: MatchText,
+    /// Whole-text or substring comparison; absent means `exact`.
     #[serde(default)]
     pub mode: TextMatchMode,
     /// Case-insensitive unless set.
@@ -301,18 +360,26 @@ impl TextMatch {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ElementSelector {
+    /// The context to search; `null` searches the current one.
     #[serde(default)]
     pub context: Option<UiContextSelector>,
+    /// Exact role.
     #[serde(default)]
     pub role: Option<RoleString>,
+    /// Exact accessible name.
     #[serde(default)]
     pub name: Option<MatchText>,
+    /// Exact value.
     #[serde(default)]
     pub value: Option<NodeText>,
+    /// Exact developer-assigned identifier.
     #[serde(default)]
     pub identifier: Option<IdString>,
+    /// Condition on the node's text, or on its name when the text does not
+    /// match.
     #[serde(default)]
     pub text: Option<TextMatch>,
+    /// A CSS selector; only web contexts evaluate it.
     #[serde(default)]
     pub css: Option<MatchText>,
 }
@@ -351,14 +418,25 @@ impl ElementSelector {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "camelCase", deny_unknown_fields)]
 pub enum ElementTarget {
-    Selector { selector: ElementSelector },
-    Node { node: UiNodeRef },
+    /// Resolve a selector against the current UI; it must match exactly
+    /// one element.
+    Selector {
+        /// The selector to resolve.
+        selector: ElementSelector,
+    },
+    /// A node of an earlier Observation; refused as stale once the current
+    /// context, or its `documentEpoch`, differs from the node's.
+    Node {
+        /// The node to act on.
+        node: UiNodeRef,
+    },
 }
 
 /// Arguments of `findElement`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct FindElementArguments {
+    /// Must match exactly one element.
     pub selector: ElementSelector,
 }
 
@@ -366,6 +444,7 @@ pub struct FindElementArguments {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct FindElementResult {
+    /// The element found.
     pub element: UiNodeRef,
 }
 
@@ -373,6 +452,7 @@ pub struct FindElementResult {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TapElementArguments {
+    /// The element to tap.
     pub target: ElementTarget,
 }
 
@@ -380,6 +460,7 @@ pub struct TapElementArguments {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TapElementResult {
+    /// The element tapped.
     pub element: UiNodeRef,
 }
 
@@ -387,6 +468,7 @@ pub struct TapElementResult {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ClearElementArguments {
+    /// The element to clear.
     pub target: ElementTarget,
 }
 
@@ -394,6 +476,7 @@ pub struct ClearElementArguments {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ClearElementResult {
+    /// The element cleared.
     pub element: UiNodeRef,
 }
 
@@ -401,7 +484,9 @@ pub struct ClearElementResult {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SetElementValueArguments {
+    /// The element to set.
     pub target: ElementTarget,
+    /// The new value; may be empty.
     pub value: NodeText,
 }
 
@@ -409,6 +494,7 @@ pub struct SetElementValueArguments {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SetElementValueResult {
+    /// The element set.
     pub element: UiNodeRef,
 }
 
@@ -416,10 +502,14 @@ pub struct SetElementValueResult {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub enum WaitForElementCondition {
+    /// An element matches.
     #[default]
     Present,
+    /// A matching element is visible in the viewport.
     Visible,
+    /// A matching element is not disabled.
     Enabled,
+    /// No element matches.
     Absent,
 }
 
@@ -428,7 +518,9 @@ pub enum WaitForElementCondition {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct WaitForElementArguments {
+    /// The element to wait for.
     pub selector: ElementSelector,
+    /// What to wait for; absent means `present`.
     #[serde(default)]
     pub condition: WaitForElementCondition,
 }
@@ -437,7 +529,9 @@ pub struct WaitForElementArguments {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct WaitForElementResult {
+    /// Whether the condition held before the wait gave up.
     pub matched: bool,
+    /// The condition waited for.
     pub condition: WaitForElementCondition,
     /// The matching node (`null` for `absent`).
     #[serde(default)]
@@ -448,6 +542,7 @@ pub struct WaitForElementResult {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct UiSnapshotGetParams {
+    /// An Observation of the active Session that has a UI snapshot.
     pub observation_id: ObservationId,
 }
 
