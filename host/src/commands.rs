@@ -1,4 +1,7 @@
-//! `devicerail plugins list|install|remove` and `devicerail doctor`.
+//! `devicerail plugins list|install|remove`, `devicerail doctor`,
+//! `devicerail report` and `devicerail bundle export|validate` (the last
+//! two only resolve paths and print; [`crate::report`] and
+//! [`crate::bundle`] do the work).
 
 use std::fs;
 use std::io::Write;
@@ -20,6 +23,14 @@ pub enum CommandError {
     Dir(#[from] plugin_dir::DirError),
     #[error("{0}")]
     Refused(String),
+    #[error(transparent)]
+    Report(#[from] crate::report::ReportError),
+    #[error(transparent)]
+    Bundle(#[from] crate::bundle::BundleError),
+    #[error("{0:?} is neither a session id nor a bundle file")]
+    BadSource(String),
+    #[error("name a session id, a bundle file or --last")]
+    NoSource,
     #[error("{what} {path}: {source}")]
     Io {
         what: &'static str,
@@ -295,4 +306,119 @@ pub fn doctor(
         }
     }
     Ok(ok)
+}
+
+/// Human-readable byte count.
+pub fn human_bytes(n: u64) -> String {
+    const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
+    let mut v = n as f64;
+    let mut unit = 0;
+    while v >= 1024.0 && unit < UNITS.len() - 1 {
+        v /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{n} B")
+    } else {
+        format!("{v:.1} {}", UNITS[unit])
+    }
+}
+
+/// What `report` or `bundle export` names: a session id, a bundle file,
+/// or (`None`) the last session.
+fn session_or_bundle(
+    source: Option<&str>,
+    last: bool,
+    data_dir: Option<&Path>,
+) -> Result<crate::report::Source, CommandError> {
+    let data_dir = || paths::data_dir(data_dir);
+    match (source, last) {
+        (None, false) => Err(CommandError::NoSource),
+        (None, true) => Ok(crate::report::Source::Store {
+            data_dir: data_dir()?,
+            session: None,
+        }),
+        (Some(s), _) => {
+            if let Ok(id) = s.parse::<devicerail_protocol::SessionId>() {
+                return Ok(crate::report::Source::Store {
+                    data_dir: data_dir()?,
+                    session: Some(id),
+                });
+            }
+            let path = Path::new(s);
+            if path.is_file() {
+                Ok(crate::report::Source::Bundle(path.to_path_buf()))
+            } else {
+                Err(CommandError::BadSource(s.to_owned()))
+            }
+        }
+    }
+}
+
+/// `report [SESSION_ID | BUNDLE] [--last] [--out FILE]`.
+pub fn report(
+    source: Option<&str>,
+    last: bool,
+    out: Option<&Path>,
+    data_dir: Option<&Path>,
+) -> Result<(), CommandError> {
+    let source = session_or_bundle(source, last, data_dir)?;
+    let started = std::time::Instant::now();
+    let data = crate::report::load(&source)?;
+    let out = out.map(Path::to_path_buf).unwrap_or_else(|| {
+        PathBuf::from(format!("devicerail-report-{}.html", data.session.id))
+    });
+    let w = crate::report::write(&data, &out)?;
+    println!(
+        "wrote {} ({}): session {}, {} events, {} screenshots, in {} ms",
+        out.display(),
+        human_bytes(w.bytes),
+        w.session,
+        w.events,
+        w.screenshots,
+        started.elapsed().as_millis()
+    );
+    Ok(())
+}
+
+/// `bundle export [SESSION_ID] [--last] --out FILE`.
+pub fn bundle_export(
+    session: Option<&str>,
+    last: bool,
+    out: &Path,
+    data_dir: Option<&Path>,
+) -> Result<(), CommandError> {
+    let session = match (session, last) {
+        (None, false) => return Err(CommandError::NoSource),
+        (None, true) => None,
+        (Some(s), _) => Some(
+            s.parse::<devicerail_protocol::SessionId>()
+                .map_err(|_| CommandError::BadSource(s.to_owned()))?,
+        ),
+    };
+    let e = crate::bundle::export(&paths::data_dir(data_dir)?, session, out)?;
+    println!(
+        "wrote {} ({}): session {}, {} events, {} blobs",
+        out.display(),
+        human_bytes(e.bytes),
+        e.session.id,
+        e.events,
+        e.blobs
+    );
+    Ok(())
+}
+
+/// `bundle validate FILE`.
+pub fn bundle_validate(file: &Path) -> Result<(), CommandError> {
+    let started = std::time::Instant::now();
+    let data = crate::bundle::validate(file)?;
+    println!(
+        "valid: session {}, {} events (sequences 1..{} contiguous), {} blobs, every digest and reference checked, in {} ms",
+        data.session.id,
+        data.events.len(),
+        data.events.len(),
+        data.blobs.len(),
+        started.elapsed().as_millis()
+    );
+    Ok(())
 }

@@ -35,6 +35,15 @@ pub fn is_sha256_hex(s: &str) -> bool {
             .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
+/// Where the blob `sha` (64 hex digits) lives under an Evidence root
+/// (`<data>/evidence`).
+pub fn blob_path(evidence_root: &Path, sha: &str) -> PathBuf {
+    evidence_root
+        .join("sha256")
+        .join(sha.get(..2).unwrap_or("__"))
+        .join(sha)
+}
+
 /// Largest blob stored in the event store with its event.
 pub const INLINE_MAX: usize = 1024 * 1024;
 
@@ -86,7 +95,7 @@ impl EvidenceStore {
     }
 
     fn path_of(&self, sha: &str) -> PathBuf {
-        self.root.join("sha256").join(&sha[..2]).join(sha)
+        blob_path(&self.root, sha)
     }
 
     /// Stores `bytes` (once) and returns its canonical reference.

@@ -11,6 +11,7 @@
 //! garbage, hang) take it down, or expose a protected Action's arguments in
 //! events, logs or Evidence.
 
+pub mod bundle;
 pub mod commands;
 pub mod connection;
 pub mod device_call;
@@ -25,8 +26,10 @@ pub mod outbox;
 pub mod params;
 pub mod paths;
 pub mod plugin_dir;
+pub mod private_file;
 pub mod recorder;
 pub mod registry;
+pub mod report;
 pub mod serve;
 pub mod snapshot_codec;
 pub mod state;

@@ -51,6 +51,44 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Render a Session as one self-contained HTML file (works on a running host's store, read-only).
+    Report {
+        /// A session id, or the path of a bundle file.
+        source: Option<String>,
+        /// The last session of the data directory.
+        #[arg(long, conflicts_with = "source")]
+        last: bool,
+        /// The HTML file to write (default: devicerail-report-<session>.html).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Data directory (default: $DEVICERAIL_DATA_DIR, else the platform data dir).
+        #[arg(long)]
+        data_dir: Option<PathBuf>,
+    },
+    /// Export or validate portable session bundles.
+    Bundle {
+        #[command(subcommand)]
+        command: BundleCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum BundleCommand {
+    /// Write one Session (manifest, events as stored, every referenced blob) to a tar archive.
+    Export {
+        /// The session id.
+        session: Option<String>,
+        /// The last session of the data directory.
+        #[arg(long, conflicts_with = "session")]
+        last: bool,
+        /// The bundle file to write.
+        #[arg(long)]
+        out: PathBuf,
+        #[arg(long)]
+        data_dir: Option<PathBuf>,
+    },
+    /// Check a bundle: contiguous sequences, every digest, every reference. Exits 1 with the reason when it is not valid.
+    Validate { file: PathBuf },
 }
 
 #[derive(Subcommand)]
@@ -137,6 +175,45 @@ fn main() -> ExitCode {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("devicerail plugins: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        Command::Report {
+            source,
+            last,
+            out,
+            data_dir,
+        } => {
+            init_logging("warn");
+            match commands::report(source.as_deref(), last, out.as_deref(), data_dir.as_deref()) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("devicerail report: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        Command::Bundle { command } => {
+            init_logging("warn");
+            let result = match &command {
+                BundleCommand::Export {
+                    session,
+                    last,
+                    out,
+                    data_dir,
+                } => commands::bundle_export(session.as_deref(), *last, out, data_dir.as_deref()),
+                BundleCommand::Validate { file } => commands::bundle_validate(file),
+            };
+            match result {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    match &command {
+                        BundleCommand::Validate { file } => {
+                            eprintln!("devicerail bundle validate: {}: {e}", file.display())
+                        }
+                        BundleCommand::Export { .. } => eprintln!("devicerail bundle export: {e}"),
+                    }
                     ExitCode::FAILURE
                 }
             }

@@ -15,11 +15,16 @@
 //!
 //! [`writer`] owns the write connection and its thread; [`reader`] holds
 //! the read queries (each on a pooled read-only connection off the async
-//! workers); [`schema`] the tables, migrations and row helpers.
+//! workers); [`read_only`] the snapshot offline tools (`report`, `bundle`)
+//! read without a writer or the host's lock; [`schema`] the tables,
+//! migrations and row helpers.
 
+mod read_only;
 mod reader;
 mod schema;
 mod writer;
+
+pub use read_only::{RawEvent, ReadOnlyStore};
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -1,0 +1,248 @@
+//! Reading and checking a bundle: the archive's entries (safe paths,
+//! regular files, no duplicates, bounded sizes), the manifest, the events
+//! (valid protocol events of the manifest's session, sequences contiguous
+//! from 1, the count and digest the manifest names), every blob (present,
+//! listed, its bytes matching its name and size) and every reference (each
+//! asset an event names is in the bundle; each completed call was
+//! started). The first failure is returned, as one [`BundleError`].
+//!
+//! It must never trust the archive: nothing is written to disk, no path
+//! from it is opened, and sizes are checked before bytes are read.
+
+use std::collections::{BTreeMap, HashSet};
+use std::io::Read;
+use std::path::Path;
+
+use devicerail_protocol::{TestEvent, TestEventPayload};
+
+use super::{
+    BLOBS_DIR, BlobEntry, BundleError, EVENTS_PATH, FORMAT, FORMAT_VERSION, MANIFEST_PATH,
+    MAX_ENTRY_BYTES, Manifest, SessionData, asset_refs,
+};
+use crate::event_store::RawEvent;
+use crate::evidence::{is_sha256_hex, sha256_hex};
+
+/// Checks the bundle at `path`; `Ok` carries what it holds.
+pub fn validate(path: &Path) -> Result<SessionData, BundleError> {
+    super::open(path)
+}
+
+/// The entries of a tar archive, by path.
+fn entries(input: impl Read) -> Result<BTreeMap<String, Vec<u8>>, BundleError> {
+    let mut archive = tar::Archive::new(input);
+    let mut out = BTreeMap::new();
+    let list = archive
+        .entries()
+        .map_err(|e| BundleError::NotAnArchive(e.to_string()))?;
+    for entry in list {
+        let mut entry = entry.map_err(|e| BundleError::NotAnArchive(e.to_string()))?;
+        let path = entry
+            .path()
+            .map_err(|e| BundleError::NotAnArchive(e.to_string()))?
+            .to_string_lossy()
+            .into_owned();
+        let safe = !path.is_empty()
+            && !path.starts_with('/')
+            && path
+                .split('/')
+                .all(|c| !c.is_empty() && c != "." && c != "..");
+        if !safe {
+            return Err(BundleError::UnsafePath(path));
+        }
+        if entry.header().entry_type() != tar::EntryType::Regular {
+            return Err(BundleError::NotAFile(path));
+        }
+        let size = entry.size();
+        if size > MAX_ENTRY_BYTES {
+            return Err(BundleError::EntryTooLarge { path, size });
+        }
+        let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+        entry
+            .read_to_end(&mut bytes)
+            .map_err(|e| BundleError::NotAnArchive(e.to_string()))?;
+        if out.contains_key(&path) {
+            return Err(BundleError::DuplicateEntry(path));
+        }
+        out.insert(path, bytes);
+    }
+    Ok(out)
+}
+
+/// Reads and validates a bundle.
+pub fn read(input: impl Read) -> Result<SessionData, BundleError> {
+    let mut files = entries(input)?;
+    let manifest_bytes = files
+        .remove(MANIFEST_PATH)
+        .ok_or(BundleError::MissingManifest)?;
+    let manifest: Manifest = serde_json::from_slice(&manifest_bytes)
+        .map_err(|e| BundleError::InvalidManifest(e.to_string()))?;
+    if manifest.format != FORMAT || manifest.format_version != FORMAT_VERSION {
+        return Err(BundleError::UnsupportedFormat {
+            format: manifest.format,
+            version: manifest.format_version,
+        });
+    }
+    if manifest.events.path != EVENTS_PATH {
+        return Err(BundleError::InvalidManifest(format!(
+            "events.path is {:?}, not {EVENTS_PATH:?}",
+            manifest.events.path
+        )));
+    }
+    let events_bytes = files.remove(EVENTS_PATH).ok_or(BundleError::MissingEvents)?;
+    let events = check_events(&manifest, &events_bytes)?;
+
+    // Blobs: every listed one present and intact, nothing unlisted.
+    let mut blobs = BTreeMap::new();
+    for listed in &manifest.blobs {
+        if !is_sha256_hex(&listed.sha256) {
+            return Err(BundleError::InvalidManifest(format!(
+                "blob name {:?} is not a SHA-256 digest",
+                listed.sha256
+            )));
+        }
+        let path = format!("{BLOBS_DIR}{}", listed.sha256);
+        let bytes = files.remove(&path).ok_or_else(|| BundleError::MissingBlob {
+            sha256: listed.sha256.clone(),
+        })?;
+        let actual = sha256_hex(&bytes);
+        if actual != listed.sha256 {
+            return Err(BundleError::BlobDigestMismatch {
+                sha256: listed.sha256.clone(),
+                actual,
+            });
+        }
+        if bytes.len() as u64 != listed.size {
+            return Err(BundleError::BlobSizeMismatch {
+                sha256: listed.sha256.clone(),
+                expected: listed.size,
+                actual: bytes.len() as u64,
+            });
+        }
+        blobs.insert(
+            listed.sha256.clone(),
+            BlobEntry {
+                media_type: listed.media_type.clone(),
+                bytes,
+            },
+        );
+    }
+    if let Some(path) = files.keys().next() {
+        return Err(match path.strip_prefix(BLOBS_DIR) {
+            Some(sha) => BundleError::UnlistedBlob {
+                sha256: sha.to_owned(),
+            },
+            None => BundleError::UnexpectedEntry(path.clone()),
+        });
+    }
+
+    // References: every asset resolves, every completed call was started.
+    let mut started = HashSet::new();
+    for event in &events {
+        let value: serde_json::Value =
+            serde_json::from_str(&event.json).map_err(|e| BundleError::InvalidEvent {
+                line: usize::try_from(event.sequence).unwrap_or(usize::MAX),
+                reason: e.to_string(),
+            })?;
+        for asset in asset_refs(&value) {
+            let ok = asset.id == format!("sha256:{}", asset.sha256)
+                && blobs.contains_key(&asset.sha256);
+            if !ok {
+                return Err(BundleError::UnresolvedReference {
+                    sequence: event.sequence,
+                    asset: asset.id,
+                });
+            }
+        }
+        match value["payload"]["type"].as_str() {
+            Some("actionStarted") => {
+                if let Some(id) = value["payload"]["call"]["id"].as_str() {
+                    started.insert(id.to_owned());
+                }
+            }
+            Some("actionCompleted") => {
+                let id = value["payload"]["callId"].as_str().unwrap_or_default();
+                if !started.contains(id) {
+                    return Err(BundleError::UnknownCall {
+                        sequence: event.sequence,
+                        call_id: id.to_owned(),
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(SessionData {
+        session: manifest.session,
+        events,
+        blobs,
+    })
+}
+
+/// Parses `events.ndjson` and checks it against the manifest.
+fn check_events(manifest: &Manifest, bytes: &[u8]) -> Result<Vec<RawEvent>, BundleError> {
+    let text = std::str::from_utf8(bytes).map_err(|e| BundleError::InvalidEvent {
+        line: 0,
+        reason: format!("not UTF-8: {e}"),
+    })?;
+    let expected_session = manifest.session.id.to_string();
+    let mut events = Vec::new();
+    let mut expected = 1u64;
+    let body = text.strip_suffix('\n').unwrap_or(text);
+    for (i, line) in body.split('\n').enumerate() {
+        let line_no = i + 1;
+        if line.is_empty() && body.is_empty() {
+            break;
+        }
+        let event: TestEvent =
+            serde_json::from_str(line).map_err(|e| BundleError::InvalidEvent {
+                line: line_no,
+                reason: e.to_string(),
+            })?;
+        let sequence = event.sequence.get();
+        if event.session_id.to_string() != expected_session {
+            return Err(BundleError::WrongSession {
+                sequence,
+                found: event.session_id.to_string(),
+                expected: expected_session,
+            });
+        }
+        if sequence > expected {
+            return Err(BundleError::SequenceGap {
+                after: expected - 1,
+                next: sequence,
+            });
+        }
+        if sequence < expected {
+            return Err(BundleError::SequenceOutOfOrder {
+                expected,
+                found: sequence,
+            });
+        }
+        if expected == 1 && !matches!(event.payload, TestEventPayload::SessionStarted) {
+            return Err(BundleError::InvalidEvent {
+                line: line_no,
+                reason: "the first event is not sessionStarted".into(),
+            });
+        }
+        expected += 1;
+        events.push(RawEvent {
+            sequence,
+            json: line.to_owned(),
+        });
+    }
+    let found = events.len() as u64;
+    if found != manifest.events.count {
+        return Err(BundleError::EventCountMismatch {
+            manifest: manifest.events.count,
+            found,
+        });
+    }
+    let actual = sha256_hex(bytes);
+    if actual != manifest.events.sha256 {
+        return Err(BundleError::EventsDigestMismatch {
+            expected: manifest.events.sha256.clone(),
+            actual,
+        });
+    }
+    Ok(events)
+}
