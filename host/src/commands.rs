@@ -365,9 +365,9 @@ pub fn report(
     let source = session_or_bundle(source, last, data_dir)?;
     let started = std::time::Instant::now();
     let data = crate::report::load(&source)?;
-    let out = out.map(Path::to_path_buf).unwrap_or_else(|| {
-        PathBuf::from(format!("devicerail-report-{}.html", data.session.id))
-    });
+    let out = out
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from(format!("devicerail-report-{}.html", data.session.id)));
     let w = crate::report::write(&data, &out)?;
     println!(
         "wrote {} ({}): session {}, {} events, {} screenshots, in {} ms",

@@ -93,7 +93,9 @@ pub enum BundleError {
     MissingManifest,
     #[error("{MANIFEST_PATH} is invalid: {0}")]
     InvalidManifest(String),
-    #[error("unsupported bundle format {format:?} version {version} (this host reads {FORMAT:?} {FORMAT_VERSION})")]
+    #[error(
+        "unsupported bundle format {format:?} version {version} (this host reads {FORMAT:?} {FORMAT_VERSION})"
+    )]
     UnsupportedFormat { format: String, version: u32 },
     #[error("the bundle has no {EVENTS_PATH}")]
     MissingEvents,

@@ -48,16 +48,21 @@ fn walk(v: &Value, observation: Option<&str>, out: &mut Vec<AssetUse>) {
             }
             // An Observation: its UI snapshot reference sits under
             // `uiSnapshot.evidence`.
-            let this_observation = (map.contains_key("viewport") && map.contains_key("capturedAtMs"))
-                .then(|| map.get("id").and_then(Value::as_str))
-                .flatten();
+            let this_observation = (map.contains_key("viewport")
+                && map.contains_key("capturedAtMs"))
+            .then(|| map.get("id").and_then(Value::as_str))
+            .flatten();
             for (key, child) in map {
                 let obs = if key == "uiSnapshot" {
                     this_observation
                 } else {
                     None
                 };
-                walk(child, obs.or(observation.filter(|_| key == "evidence")), out);
+                walk(
+                    child,
+                    obs.or(observation.filter(|_| key == "evidence")),
+                    out,
+                );
             }
         }
         Value::Array(items) => {

@@ -88,7 +88,9 @@ pub fn read(input: impl Read) -> Result<SessionData, BundleError> {
             manifest.events.path
         )));
     }
-    let events_bytes = files.remove(EVENTS_PATH).ok_or(BundleError::MissingEvents)?;
+    let events_bytes = files
+        .remove(EVENTS_PATH)
+        .ok_or(BundleError::MissingEvents)?;
     let events = check_events(&manifest, &events_bytes)?;
 
     // Blobs: every listed one present and intact, nothing unlisted.
@@ -101,9 +103,11 @@ pub fn read(input: impl Read) -> Result<SessionData, BundleError> {
             )));
         }
         let path = format!("{BLOBS_DIR}{}", listed.sha256);
-        let bytes = files.remove(&path).ok_or_else(|| BundleError::MissingBlob {
-            sha256: listed.sha256.clone(),
-        })?;
+        let bytes = files
+            .remove(&path)
+            .ok_or_else(|| BundleError::MissingBlob {
+                sha256: listed.sha256.clone(),
+            })?;
         let actual = sha256_hex(&bytes);
         if actual != listed.sha256 {
             return Err(BundleError::BlobDigestMismatch {
@@ -144,8 +148,8 @@ pub fn read(input: impl Read) -> Result<SessionData, BundleError> {
                 reason: e.to_string(),
             })?;
         for asset in asset_refs(&value) {
-            let ok = asset.id == format!("sha256:{}", asset.sha256)
-                && blobs.contains_key(&asset.sha256);
+            let ok =
+                asset.id == format!("sha256:{}", asset.sha256) && blobs.contains_key(&asset.sha256);
             if !ok {
                 return Err(BundleError::UnresolvedReference {
                     sequence: event.sequence,

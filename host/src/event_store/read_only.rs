@@ -106,9 +106,9 @@ impl ReadOnlyStore {
     /// Every stored event of `session`, in sequence order, as stored.
     pub fn events(&self, session: SessionId) -> Result<Vec<RawEvent>, StoreError> {
         let ord = session_ord(&self.conn, &session)?.ok_or(StoreError::NotFound(session))?;
-        let mut stmt = self
-            .conn
-            .prepare("SELECT sequence, json FROM events WHERE session_ord = ?1 ORDER BY sequence")?;
+        let mut stmt = self.conn.prepare(
+            "SELECT sequence, json FROM events WHERE session_ord = ?1 ORDER BY sequence",
+        )?;
         let rows = stmt.query_map([ord], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))?;
         rows.map(|r| {
             let (sequence, json) = r?;

@@ -83,12 +83,11 @@ pub fn load(source: &Source) -> Result<SessionData, ReportError> {
 /// atomically).
 pub fn write(data: &SessionData, out: &Path) -> Result<Written, ReportError> {
     let html = render(data)?;
-    let bytes = crate::private_file::write(out, html.as_bytes()).map_err(|source| {
-        ReportError::Write {
+    let bytes =
+        crate::private_file::write(out, html.as_bytes()).map_err(|source| ReportError::Write {
             path: out.to_path_buf(),
             source,
-        }
-    })?;
+        })?;
     let screenshots = data
         .blobs
         .values()

@@ -46,6 +46,21 @@
       if (c) c.done = e; else calls.set(p.callId, { start: null, done: e });
     }
   }
+  // Observations with a screenshot, in log order (for the "latest
+  // screenshot before an action").
+  const shots = [];
+  for (const e of events) {
+    const p = e.payload;
+    const found = [];
+    if (p.type === 'observationCaptured') found.push(p.observation);
+    if (p.type === 'actionCompleted' && p.outcome.outcome === 'succeeded') found.push(p.outcome.result.before, p.outcome.result.after);
+    for (const o of found) if (o && o.screenshot) shots.push({ seq: e.sequence, obs: o });
+  }
+  function latestShotBefore(seq) {
+    let best = null;
+    for (const s of shots) { if (s.seq < seq) best = s.obs; else break; }
+    return best;
+  }
   function callOf(e) {
     const p = e.payload;
     if (p.type === 'actionStarted') return calls.get(p.call.id);
@@ -208,10 +223,13 @@
     box.style.height = (bounds.height / vp.height * 100) + '%';
   }
   // A screenshot figure; `mark` is a node whose bounds are drawn on it.
-  function shotFigure(caption, obs, mark) {
+  // `shotObs` lends its screenshot when `obs` has none (drivers resolve
+  // semantic Actions on a UI tree alone); bounds are in `obs`'s viewport.
+  function shotFigure(caption, obs, mark, shotObs) {
     const fig = el('figure');
     fig.appendChild(el('figcaption', null, caption));
-    if (!obs.screenshot) {
+    const shot = obs.screenshot ? obs : shotObs;
+    if (!shot || !shot.screenshot) {
       fig.appendChild(el('div', 'omitted', 'No screenshot' + (obs.screenshotOmission ? ' (' + obs.screenshotOmission + ')' : '')));
       return { fig, frame: null };
     }
@@ -220,9 +238,10 @@
     img.alt = caption;
     img.decoding = 'async';
     img.loading = 'lazy';
-    const url = blobUrl(obs.screenshot.sha256);
+    const url = blobUrl(shot.screenshot.sha256);
     if (url) img.src = url;
     frame.appendChild(img);
+    if (shot !== obs) fig.appendChild(el('div', 'omitted borrowed', 'Screenshot of observation ' + shot.id + ' (the latest before this action); the tree is the one the action resolved against.'));
     if (mark && mark.bounds) {
       const box = el('div', 'box element-box');
       box.title = 'resolved element ' + mark.stableNodeId;
@@ -287,13 +306,13 @@
     box.appendChild(build(roots));
     return box;
   }
-  function observationSection(title, obs, mark) {
+  function observationSection(title, obs, mark, shotObs) {
     const sec = el('section', 'observation');
     sec.appendChild(el('h3', null, title));
     sec.appendChild(props([['observation', obs.id], ['device', obs.deviceId], ['captured', fmtTime(obs.capturedAtMs)],
       ['viewport', obs.viewport.width + '\u00D7' + obs.viewport.height + ' @' + obs.viewport.scaleFactor]]));
     const wrap = el('div', 'with-tree');
-    const { fig, frame } = shotFigure(title, obs, mark);
+    const { fig, frame } = shotFigure(title, obs, mark, shotObs);
     wrap.appendChild(fig);
     const tree = snapshotOf(obs);
     if (tree) wrap.appendChild(treeView(tree, frame, mark ? mark.stableNodeId : null));
@@ -366,7 +385,8 @@
         mark = findNode(snapshotOf(r.before), ref.stableNodeId);
         if (mark) mark = Object.assign({}, mark);
       }
-      if (r.before) frag.appendChild(observationSection(mark ? 'Before (resolved element outlined)' : 'Before', r.before, mark));
+      const lend = r.before && !r.before.screenshot && start ? latestShotBefore(start.sequence) : null;
+      if (r.before) frag.appendChild(observationSection(mark ? 'Before (resolved element outlined)' : 'Before', r.before, mark, lend));
       if (r.after) frag.appendChild(observationSection('After', r.after, null));
       if (r.evidence && r.evidence.length) {
         frag.appendChild(el('h3', null, 'Evidence'));
