@@ -48,7 +48,7 @@ fn record(h: &mut TestHost) -> String {
             json!({ "target": { "kind": "selector", "selector": { "identifier": "username" } } }),
         )),
     );
-    assert_eq!(tap["output"]["element"]["stableNodeId"].is_string(), true);
+    assert!(tap["output"]["element"]["stableNodeId"].is_string(), "{tap}");
     h.ok(
         "device.execute",
         Some(TestHost::action(
@@ -751,4 +751,123 @@ fn the_report_works_in_headless_chromium() {
             std::fs::metadata(&html).map(|m| m.len()).unwrap_or(0)
         );
     });
+}
+
+/// A Session of 5,000 events with 1,000 distinct screenshots: the figures
+/// (report and bundle size, times) are printed; the page must open, and
+/// scroll the whole timeline with frames to spare.
+///
+/// Recording it through the host takes about two minutes on a 2-core
+/// machine (debug builds encode 1,000 PNGs), so it runs on request:
+/// `cargo test -p devicerail-host --test report -- --ignored --nocapture`.
+#[test]
+#[ignore = "records 5,000 events (about two minutes); run with --ignored"]
+fn a_large_session_stays_usable() {
+    let mut h = TestHost::with(Options {
+        faults: true,
+        ..Options::default()
+    });
+    let session = h.ready_session();
+    let started = std::time::Instant::now();
+    for i in 0..1000 {
+        let r = h.call(
+            "device.execute",
+            Some(TestHost::action(
+                "setElementValue",
+                json!({ "target": { "kind": "selector", "selector": { "identifier": "username" } }, "value": format!("user {i}") }),
+            )),
+        );
+        assert!(r.get("error").is_none(), "{r}");
+    }
+    for _ in 0..1500 {
+        let r = h.call("device.execute", Some(TestHost::action("failAction", json!({}))));
+        assert!(r.get("error").is_some(), "{r}");
+    }
+    h.ok("session.end", None);
+    let record_ms = started.elapsed().as_millis();
+    let dd = data_dir(&h);
+    let out = tempfile::tempdir().expect("tempdir");
+
+    let html = out.path().join("large.html");
+    let t = std::time::Instant::now();
+    let o = devicerail(&["report", &session, "--data-dir", &dd, "--out", &html.display().to_string()]);
+    let report_ms = t.elapsed().as_millis();
+    assert!(o.status.success(), "{}", text(&o));
+    let bundle = out.path().join("large.tar");
+    let t = std::time::Instant::now();
+    let o = devicerail(&["bundle", "export", &session, "--data-dir", &dd, "--out", &bundle.display().to_string()]);
+    let export_ms = t.elapsed().as_millis();
+    assert!(o.status.success(), "{}", text(&o));
+    let t = std::time::Instant::now();
+    let o = devicerail(&["bundle", "validate", &bundle.display().to_string()]);
+    let validate_ms = t.elapsed().as_millis();
+    assert!(o.status.success(), "{}", text(&o));
+    h.finish();
+    let data = devicerail_host::bundle::open(&bundle).expect("bundle");
+    let events = data.events.len();
+    let pngs = data.blobs.values().filter(|b| b.media_type == "image/png").count();
+    assert!(events >= 5000, "{events} events");
+    assert!(pngs >= 1000, "{pngs} screenshots");
+
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let (open_ms, frames) = rt.block_on(async {
+        let t = std::time::Instant::now();
+        let mut p = browser::open(&file_url(&html), (1400, 900)).await;
+        let open_ms = t.elapsed().as_millis();
+        assert_eq!(p.eval("document.querySelectorAll('#timeline li').length").await, json!(events));
+        // Scroll the whole timeline, one step a frame, timing the frames.
+        let frames = p
+            .eval(
+                "new Promise((done) => {
+                   const t = document.getElementById('timeline');
+                   const gaps = []; let last = performance.now();
+                   const step = () => {
+                     const now = performance.now(); gaps.push(now - last); last = now;
+                     if (t.scrollTop + t.clientHeight >= t.scrollHeight) { done(gaps); return; }
+                     t.scrollTop += 600; requestAnimationFrame(step);
+                   };
+                   requestAnimationFrame(step);
+                 })",
+            )
+            .await;
+        let mut gaps: Vec<f64> = frames
+            .as_array()
+            .expect("frames")
+            .iter()
+            .filter_map(Value::as_f64)
+            .skip(1)
+            .collect();
+        gaps.sort_by(|a, b| a.total_cmp(b));
+        // The last event and a screenshot deep in the log still show.
+        let last = events;
+        p.click(&format!("#event-{last}")).await;
+        let shot_row = p
+            .eval("[...document.querySelectorAll('#timeline li')].reverse().find(l => l.dataset.action === 'setElementValue' && l.textContent.includes('succeeded')).dataset.seq")
+            .await;
+        p.click(&format!("#event-{}", shot_row.as_str().unwrap_or("1"))).await;
+        p.wait_for("(() => { const i = document.querySelector('#detail .shot img'); return !!i && i.complete && i.naturalWidth > 0; })()").await;
+        // Only the images shown were decoded.
+        let decoded = p.eval("Number(document.body.dataset.decodedImages)").await;
+        assert!(decoded.as_u64().unwrap_or(99) <= 4, "decoded {decoded} images");
+        let problems: Vec<String> = p
+            .drain()
+            .iter()
+            .filter(|e| e.method == "Runtime.exceptionThrown")
+            .map(|e| e.params.to_string())
+            .collect();
+        assert!(problems.is_empty(), "{problems:?}");
+        (open_ms, gaps)
+    });
+    let p95 = frames[(frames.len() * 95 / 100).min(frames.len().saturating_sub(1))];
+    let median = frames[frames.len() / 2];
+    let size = |p: &Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+    println!(
+        "large session: {events} events, {pngs} screenshots, recorded in {record_ms} ms; report {} bytes in {report_ms} ms; bundle {} bytes, export {export_ms} ms, validate {validate_ms} ms; Chromium ready in {open_ms} ms; timeline scroll {} frames, median {median:.1} ms, p95 {p95:.1} ms",
+        size(&html),
+        size(&bundle),
+        frames.len()
+    );
+    // Smooth enough on a 2-core machine without a GPU: most frames well
+    // under 100 ms while scrolling 5,000 rows.
+    assert!(p95 < 100.0, "p95 frame {p95:.1} ms");
 }

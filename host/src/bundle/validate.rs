@@ -190,13 +190,10 @@ fn check_events(manifest: &Manifest, bytes: &[u8]) -> Result<Vec<RawEvent>, Bund
     })?;
     let expected_session = manifest.session.id.to_string();
     let mut events = Vec::new();
-    let mut expected = 1u64;
     let body = text.strip_suffix('\n').unwrap_or(text);
-    for (i, line) in body.split('\n').enumerate() {
+    let lines = body.split('\n').filter(|_| !body.is_empty());
+    for (expected, (i, line)) in (1u64..).zip(lines.enumerate()) {
         let line_no = i + 1;
-        if line.is_empty() && body.is_empty() {
-            break;
-        }
         let event: TestEvent =
             serde_json::from_str(line).map_err(|e| BundleError::InvalidEvent {
                 line: line_no,
@@ -228,7 +225,6 @@ fn check_events(manifest: &Manifest, bytes: &[u8]) -> Result<Vec<RawEvent>, Bund
                 reason: "the first event is not sessionStarted".into(),
             });
         }
-        expected += 1;
         events.push(RawEvent {
             sequence,
             json: line.to_owned(),

@@ -33,6 +33,7 @@
     for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
     const url = URL.createObjectURL(new Blob([bytes], { type: node.dataset.mediaType }));
     urls.set(sha, url);
+    document.body.dataset.decodedImages = urls.size;
     return url;
   }
 
