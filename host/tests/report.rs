@@ -347,7 +347,33 @@ fn report_and_bundle_round_trip_and_tampering_is_caught() {
     ]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     assert!(!out.path().join("x.html").exists());
-    h.finish();
+
+    // After the host stopped: the same report, and nothing written to the
+    // data directory.
+    let _root = h.keep_root();
+    assert!(h.finish().success());
+    let listing = |dir: &str| -> Vec<(String, u64)> {
+        let mut v: Vec<(String, u64)> = std::fs::read_dir(dir)
+            .expect("data dir")
+            .flatten()
+            .map(|e| (e.file_name().to_string_lossy().into_owned(), e.metadata().map(|m| m.len()).unwrap_or(0)))
+            .collect();
+        v.sort();
+        v
+    };
+    let before = listing(&dd);
+    let after_stop = out.path().join("after-stop.html");
+    let o = devicerail(&["report", &session, "--data-dir", &dd, "--out", &after_stop.display().to_string()]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(std::fs::read(&after_stop).expect("report"), html);
+    assert_eq!(listing(&dd), before, "the data directory is unchanged");
+    // Typed refusals, with a non-zero exit.
+    let o = devicerail(&["report", "--data-dir", &dd]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("name a session id, a bundle file or --last"), "{}", text(&o));
+    let o = devicerail(&["report", "0190b6f0-0000-7000-8000-000000000000", "--data-dir", &dd]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("no session 0190b6f0-0000-7000-8000-000000000000"), "{}", text(&o));
 }
 
 // ---------------------------------------------------------------------
