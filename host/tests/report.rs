@@ -48,7 +48,10 @@ fn record(h: &mut TestHost) -> String {
             json!({ "target": { "kind": "selector", "selector": { "identifier": "username" } } }),
         )),
     );
-    assert!(tap["output"]["element"]["stableNodeId"].is_string(), "{tap}");
+    assert!(
+        tap["output"]["element"]["stableNodeId"].is_string(),
+        "{tap}"
+    );
     h.ok(
         "device.execute",
         Some(TestHost::action(
@@ -356,24 +359,49 @@ fn report_and_bundle_round_trip_and_tampering_is_caught() {
         let mut v: Vec<(String, u64)> = std::fs::read_dir(dir)
             .expect("data dir")
             .flatten()
-            .map(|e| (e.file_name().to_string_lossy().into_owned(), e.metadata().map(|m| m.len()).unwrap_or(0)))
+            .map(|e| {
+                (
+                    e.file_name().to_string_lossy().into_owned(),
+                    e.metadata().map(|m| m.len()).unwrap_or(0),
+                )
+            })
             .collect();
         v.sort();
         v
     };
     let before = listing(&dd);
     let after_stop = out.path().join("after-stop.html");
-    let o = devicerail(&["report", &session, "--data-dir", &dd, "--out", &after_stop.display().to_string()]);
+    let o = devicerail(&[
+        "report",
+        &session,
+        "--data-dir",
+        &dd,
+        "--out",
+        &after_stop.display().to_string(),
+    ]);
     assert!(o.status.success(), "{}", text(&o));
     assert_eq!(std::fs::read(&after_stop).expect("report"), html);
     assert_eq!(listing(&dd), before, "the data directory is unchanged");
     // Typed refusals, with a non-zero exit.
     let o = devicerail(&["report", "--data-dir", &dd]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
-    assert!(text(&o).contains("name a session id, a bundle file or --last"), "{}", text(&o));
-    let o = devicerail(&["report", "0190b6f0-0000-7000-8000-000000000000", "--data-dir", &dd]);
+    assert!(
+        text(&o).contains("name a session id, a bundle file or --last"),
+        "{}",
+        text(&o)
+    );
+    let o = devicerail(&[
+        "report",
+        "0190b6f0-0000-7000-8000-000000000000",
+        "--data-dir",
+        &dd,
+    ]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
-    assert!(text(&o).contains("no session 0190b6f0-0000-7000-8000-000000000000"), "{}", text(&o));
+    assert!(
+        text(&o).contains("no session 0190b6f0-0000-7000-8000-000000000000"),
+        "{}",
+        text(&o)
+    );
 }
 
 // ---------------------------------------------------------------------
@@ -689,6 +717,11 @@ fn the_report_works_in_headless_chromium() {
 
         // The semantic Action: the resolved element outlined on the before screenshot.
         p.click(&format!("#event-{}", tap_done["sequence"])).await;
+        // Its execution metadata.
+        assert_eq!(
+            p.eval("[...document.querySelectorAll('#detail dl.props dt')].find(d => d.textContent === 'execution').nextElementSibling.textContent").await,
+            json!("native")
+        );
         p.wait_for("(() => { const i = document.querySelector('#detail .shot img'); return i.complete && i.naturalWidth > 0; })()").await;
         assert_eq!(p.eval("document.querySelector('#detail .shot img').naturalWidth").await, json!(vp.0 as u64));
         let rel = "(sel) => { const b = document.querySelector(sel); const i = b.parentElement.querySelector('img').getBoundingClientRect(); const r = b.getBoundingClientRect(); return [r.x - i.x, r.y - i.y, r.width, r.height, i.width, i.height, b.hidden]; }";
@@ -806,7 +839,10 @@ fn a_large_session_stays_usable() {
         assert!(r.get("error").is_none(), "{r}");
     }
     for _ in 0..1500 {
-        let r = h.call("device.execute", Some(TestHost::action("failAction", json!({}))));
+        let r = h.call(
+            "device.execute",
+            Some(TestHost::action("failAction", json!({}))),
+        );
         assert!(r.get("error").is_some(), "{r}");
     }
     h.ok("session.end", None);
@@ -816,12 +852,27 @@ fn a_large_session_stays_usable() {
 
     let html = out.path().join("large.html");
     let t = std::time::Instant::now();
-    let o = devicerail(&["report", &session, "--data-dir", &dd, "--out", &html.display().to_string()]);
+    let o = devicerail(&[
+        "report",
+        &session,
+        "--data-dir",
+        &dd,
+        "--out",
+        &html.display().to_string(),
+    ]);
     let report_ms = t.elapsed().as_millis();
     assert!(o.status.success(), "{}", text(&o));
     let bundle = out.path().join("large.tar");
     let t = std::time::Instant::now();
-    let o = devicerail(&["bundle", "export", &session, "--data-dir", &dd, "--out", &bundle.display().to_string()]);
+    let o = devicerail(&[
+        "bundle",
+        "export",
+        &session,
+        "--data-dir",
+        &dd,
+        "--out",
+        &bundle.display().to_string(),
+    ]);
     let export_ms = t.elapsed().as_millis();
     assert!(o.status.success(), "{}", text(&o));
     let t = std::time::Instant::now();
@@ -831,7 +882,11 @@ fn a_large_session_stays_usable() {
     h.finish();
     let data = devicerail_host::bundle::open(&bundle).expect("bundle");
     let events = data.events.len();
-    let pngs = data.blobs.values().filter(|b| b.media_type == "image/png").count();
+    let pngs = data
+        .blobs
+        .values()
+        .filter(|b| b.media_type == "image/png")
+        .count();
     assert!(events >= 5000, "{events} events");
     assert!(pngs >= 1000, "{pngs} screenshots");
 

@@ -246,3 +246,202 @@ fn check_events(manifest: &Manifest, bytes: &[u8]) -> Result<Vec<RawEvent>, Bund
     }
     Ok(events)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bundle::{SessionData, write_bundle};
+    use devicerail_protocol::{EventSequence, SafeU64, SessionInfo, SessionState};
+    use serde_json::json;
+
+    const SESSION: &str = "0190b6f0-0000-7000-8000-000000000001";
+    const OTHER: &str = "0190b6f0-0000-7000-8000-000000000002";
+
+    fn event(seq: u64, session: &str, payload: serde_json::Value) -> RawEvent {
+        let json = json!({
+            "eventId": format!("0190b6f0-0000-7000-8000-{seq:012}"),
+            "sessionId": session,
+            "sequence": seq,
+            "atMs": 1_000 + seq,
+            "payload": payload,
+        });
+        RawEvent {
+            sequence: seq,
+            json: json.to_string(),
+        }
+    }
+
+    fn sample() -> SessionData {
+        let png = b"\x89PNG not really".to_vec();
+        let sha = sha256_hex(&png);
+        let asset = json!({ "id": format!("sha256:{sha}"), "mediaType": "image/png", "uri": format!("devicerail://assets/sha256/{sha}"), "sha256": sha });
+        let call = "0190b6f0-0000-7000-8000-0000000000aa";
+        let events = vec![
+            event(1, SESSION, json!({ "type": "sessionStarted" })),
+            event(
+                2,
+                SESSION,
+                json!({ "type": "actionStarted", "call": { "id": call, "name": "tap", "arguments": { "x": 1, "y": 2 } } }),
+            ),
+            event(
+                3,
+                SESSION,
+                json!({ "type": "actionCompleted", "callId": call, "outcome": { "outcome": "failed", "error": { "code": "action_failed", "message": "no", "retryable": false } } }),
+            ),
+            event(
+                4,
+                SESSION,
+                json!({ "type": "verdictRecorded", "verdict": { "status": "fail", "summary": "s", "evidence": [asset] } }),
+            ),
+        ];
+        let mut blobs = BTreeMap::new();
+        blobs.insert(
+            sha,
+            BlobEntry {
+                media_type: "image/png".into(),
+                bytes: png,
+            },
+        );
+        SessionData {
+            session: SessionInfo {
+                id: SESSION.parse().expect("id"),
+                state: SessionState::Active,
+                started_at_ms: SafeU64::saturating(1_000),
+                ended_at_ms: None,
+                event_count: EventSequence::try_new(4).expect("4"),
+                last_sequence: EventSequence::try_new(4).expect("4"),
+            },
+            events,
+            blobs,
+        }
+    }
+
+    fn bytes_of(data: &SessionData) -> Vec<u8> {
+        let mut out = Vec::new();
+        write_bundle(data, &mut out).expect("write");
+        out
+    }
+
+    /// A tar of `entries` as given (no checks on the way in).
+    fn raw_tar(entries: &[(&str, &[u8], tar::EntryType)]) -> Vec<u8> {
+        let mut b = tar::Builder::new(Vec::new());
+        for (path, bytes, kind) in entries {
+            let mut h = tar::Header::new_gnu();
+            h.set_size(bytes.len() as u64);
+            h.set_entry_type(*kind);
+            h.set_mode(0o644);
+            // Paths are written raw so that unsafe ones survive.
+            let name = h.as_old_mut().name.as_mut();
+            name[..path.len()].copy_from_slice(path.as_bytes());
+            h.set_cksum();
+            b.append(&h, *bytes).expect("append");
+        }
+        b.into_inner().expect("tar")
+    }
+
+    fn entries_of(data: &SessionData) -> Vec<(String, Vec<u8>)> {
+        let bytes = bytes_of(data);
+        entries(bytes.as_slice())
+            .expect("entries")
+            .into_iter()
+            .collect()
+    }
+
+    #[test]
+    fn round_trips_and_is_deterministic() {
+        let data = sample();
+        let bytes = bytes_of(&data);
+        assert_eq!(bytes, bytes_of(&data));
+        assert_eq!(read(bytes.as_slice()).expect("valid"), data);
+    }
+
+    #[test]
+    fn each_corruption_has_its_own_reason() {
+        let data = sample();
+        let manifest = serde_json::to_vec(&super::super::manifest_of(&data)).expect("manifest");
+        let events: Vec<u8> = entries_of(&data)
+            .into_iter()
+            .find(|(p, _)| p == EVENTS_PATH)
+            .expect("events")
+            .1;
+        let reg = tar::EntryType::Regular;
+        let check = |tar: Vec<u8>| read(tar.as_slice()).expect_err("invalid").to_string();
+
+        assert!(check(raw_tar(&[("../evil", b"x", reg)])).contains("unsafe path"));
+        assert!(
+            check(raw_tar(&[("manifest.json", b"", tar::EntryType::Symlink)]))
+                .contains("not a regular file")
+        );
+        assert!(check(raw_tar(&[("events.ndjson", &events, reg)])).contains("no manifest.json"));
+        assert!(
+            check(raw_tar(&[
+                ("manifest.json", &manifest, reg),
+                ("manifest.json", &manifest, reg)
+            ]))
+            .contains("appears twice")
+        );
+        assert!(check(raw_tar(&[("manifest.json", &manifest, reg)])).contains("no events.ndjson"));
+        let mut other = super::super::manifest_of(&data);
+        other.format_version = 9;
+        let other = serde_json::to_vec(&other).expect("m");
+        assert!(
+            check(raw_tar(&[("manifest.json", &other, reg)])).contains("unsupported bundle format")
+        );
+        // An extra file.
+        let mut with_extra = entries_of(&data);
+        with_extra.push(("notes.txt".into(), b"hi".to_vec()));
+        let tar = raw_tar(
+            &with_extra
+                .iter()
+                .map(|(p, b)| (p.as_str(), b.as_slice(), reg))
+                .collect::<Vec<_>>(),
+        );
+        assert!(check(tar).contains("entry \"notes.txt\" is not part of the bundle layout"));
+
+        // Event-level problems, each with a manifest that matches the file.
+        let rebuild = |events: Vec<RawEvent>| {
+            let mut d = sample();
+            d.events = events;
+            bytes_of(&d)
+        };
+        let mut wrong = sample().events;
+        wrong[2] = event(3, OTHER, json!({ "type": "sessionStarted" }));
+        assert!(check(rebuild(wrong)).contains(&format!("event 3 belongs to session {OTHER}")));
+        let mut swapped = sample().events;
+        swapped.swap(1, 2);
+        assert!(check(rebuild(swapped)).contains("event 1 is followed by 3 (gap)"));
+        let mut repeated = sample().events;
+        repeated[2] = repeated[1].clone();
+        assert!(check(rebuild(repeated)).contains("expected 3, found 2"));
+        let mut unstarted = sample().events;
+        unstarted.remove(1);
+        for (i, e) in unstarted.iter_mut().enumerate() {
+            let mut v: serde_json::Value = serde_json::from_str(&e.json).expect("json");
+            v["sequence"] = json!(i + 1);
+            e.sequence = i as u64 + 1;
+            e.json = v.to_string();
+        }
+        assert!(check(rebuild(unstarted)).contains(
+            "completes call 0190b6f0-0000-7000-8000-0000000000aa, which no earlier event started"
+        ));
+        let mut bad = sample().events;
+        bad[3].json = bad[3].json.replace("\"fail\"", "\"maybe\"");
+        assert!(check(rebuild(bad)).contains("events.ndjson line 4 is not a valid event"));
+        // The count the manifest gives.
+        let mut d = sample();
+        let m = super::super::manifest_of(&d);
+        d.events.pop();
+        let mut tar = entries_of(&d);
+        for (path, bytes) in &mut tar {
+            if path == MANIFEST_PATH {
+                *bytes = serde_json::to_vec(&m).expect("m");
+            }
+        }
+        let tar = raw_tar(
+            &tar.iter()
+                .map(|(p, b)| (p.as_str(), b.as_slice(), reg))
+                .collect::<Vec<_>>(),
+        );
+        assert!(check(tar).contains("the manifest lists 4 events, events.ndjson holds 3"));
+    }
+}
