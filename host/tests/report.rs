@@ -382,6 +382,49 @@ fn report_and_bundle_round_trip_and_tampering_is_caught() {
     assert!(o.status.success(), "{}", text(&o));
     assert_eq!(std::fs::read(&after_stop).expect("report"), html);
     assert_eq!(listing(&dd), before, "the data directory is unchanged");
+    // A store that lost a screenshot: the report still renders (showing
+    // it missing); an export refuses, naming it.
+    {
+        let conn =
+            rusqlite::Connection::open(Path::new(&dd).join("events.sqlite3")).expect("store");
+        let n = conn
+            .execute("DELETE FROM blobs WHERE sha256 = ?1", [&sha])
+            .expect("delete");
+        assert_eq!(n, 1, "the screenshot is a stored blob");
+    }
+    let lossy = out.path().join("lossy.html");
+    let o = devicerail(&[
+        "report",
+        &session,
+        "--data-dir",
+        &dd,
+        "--out",
+        &lossy.display().to_string(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("whose bytes are not in the store"),
+        "{}",
+        text(&o)
+    );
+    let o = devicerail(&[
+        "bundle",
+        "export",
+        &session,
+        "--data-dir",
+        &dd,
+        "--out",
+        &out.path().join("lossy.tar").display().to_string(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        text(&o).contains(&format!(
+            "references {sha}, whose bytes are not in the store"
+        )),
+        "{}",
+        text(&o)
+    );
+    assert!(!out.path().join("lossy.tar").exists());
     // Typed refusals, with a non-zero exit.
     let o = devicerail(&["report", "--data-dir", &dd]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));

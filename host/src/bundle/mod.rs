@@ -196,10 +196,20 @@ pub fn pick_session(
     }
 }
 
+/// What to do with a blob the store cannot give back intact.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Missing {
+    /// Refuse (a bundle must be complete).
+    Fail,
+    /// Leave it out with a warning (a report shows what there is).
+    Skip,
+}
+
 /// Reads one Session and every blob its events reference from the store.
 pub fn load_from_store(
     store: &ReadOnlyStore,
     session: &SessionInfo,
+    missing: Missing,
 ) -> Result<SessionData, BundleError> {
     let events = store.events(session.id)?;
     // The summary is the snapshot's: a running session may have grown
@@ -233,19 +243,28 @@ pub fn load_from_store(
         if blobs.contains_key(&sha) {
             continue;
         }
-        let bytes = stored_bytes(store, session.id, &sha, &media_type, observation.as_deref())?
-            .ok_or_else(|| BundleError::EvidenceMissingInStore {
-                sequence,
-                sha256: sha.clone(),
-            })?;
-        let actual = sha256_hex(&bytes);
-        if actual != sha {
-            return Err(BundleError::EvidenceCorruptInStore {
-                sha256: sha,
-                actual,
+        let found = stored_bytes(store, session.id, &sha, &media_type, observation.as_deref())
+            .and_then(|bytes| {
+                let bytes = bytes.ok_or_else(|| BundleError::EvidenceMissingInStore {
+                    sequence,
+                    sha256: sha.clone(),
+                })?;
+                let actual = sha256_hex(&bytes);
+                if actual != sha {
+                    return Err(BundleError::EvidenceCorruptInStore {
+                        sha256: sha.clone(),
+                        actual,
+                    });
+                }
+                Ok(bytes)
             });
+        match (found, missing) {
+            (Ok(bytes), _) => {
+                blobs.insert(sha, BlobEntry { media_type, bytes });
+            }
+            (Err(e @ BundleError::Store(_)), _) | (Err(e), Missing::Fail) => return Err(e),
+            (Err(e), Missing::Skip) => tracing::warn!("left out of the report: {e}"),
         }
-        blobs.insert(sha, BlobEntry { media_type, bytes });
     }
     Ok(SessionData {
         session,
@@ -354,7 +373,7 @@ pub fn export(
 ) -> Result<Exported, BundleError> {
     let store = ReadOnlyStore::open(data_dir)?;
     let info = pick_session(&store, session)?;
-    let data = load_from_store(&store, &info)?;
+    let data = load_from_store(&store, &info, Missing::Fail)?;
     drop(store);
     let bytes = crate::private_file::write_with(out, |f| write_bundle(&data, f))
         .map_err(io("cannot write", out))?;

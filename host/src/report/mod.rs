@@ -73,7 +73,9 @@ pub fn load(source: &Source) -> Result<SessionData, ReportError> {
         Source::Store { data_dir, session } => {
             let store = ReadOnlyStore::open(data_dir).map_err(BundleError::from)?;
             let info = bundle::pick_session(&store, *session)?;
-            bundle::load_from_store(&store, &info)?
+            // A report shows what the store still has; a blob it lost is
+            // shown as missing rather than costing the whole report.
+            bundle::load_from_store(&store, &info, bundle::Missing::Skip)?
         }
         Source::Bundle(path) => bundle::open(path)?,
     })

@@ -241,6 +241,7 @@
     img.loading = 'lazy';
     const url = blobUrl(shot.screenshot.sha256);
     if (url) img.src = url;
+    else fig.appendChild(el('div', 'omitted missing', 'The screenshot ' + shot.screenshot.sha256 + ' is missing from the store.'));
     frame.appendChild(img);
     if (shot !== obs) fig.appendChild(el('div', 'omitted borrowed', 'Screenshot of observation ' + shot.id + ' (the latest before this action); the tree is the one the action resolved against.'));
     if (mark && mark.bounds) {
