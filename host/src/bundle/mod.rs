@@ -129,6 +129,14 @@ pub enum BundleError {
     },
     #[error("event {sequence} references {asset}, which the bundle does not hold")]
     UnresolvedReference { sequence: u64, asset: String },
+    #[error(
+        "event {sequence} names element {node} of observation {observation}, which no event up to it recorded"
+    )]
+    UnresolvedObservation {
+        sequence: u64,
+        observation: String,
+        node: String,
+    },
     #[error("event {sequence} completes call {call_id}, which no earlier event started")]
     UnknownCall { sequence: u64, call_id: String },
 }

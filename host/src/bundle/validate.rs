@@ -4,7 +4,8 @@
 //! from 1, the count and digest the manifest names), every blob (present,
 //! listed, its bytes matching its name and size) and every reference (each
 //! asset an event names is in the bundle; each completed call was
-//! started). The first failure is returned, as one [`BundleError`].
+//! started; each element an Action names belongs to a recorded
+//! Observation). The first failure is returned, as one [`BundleError`].
 //!
 //! It must never trust the archive: nothing is written to disk, no path
 //! from it is opened, and sizes are checked before bytes are read.
@@ -141,6 +142,7 @@ pub fn read(input: impl Read) -> Result<SessionData, BundleError> {
 
     // References: every asset resolves, every completed call was started.
     let mut started = HashSet::new();
+    let mut observations = HashSet::new();
     for event in &events {
         let value: serde_json::Value =
             serde_json::from_str(&event.json).map_err(|e| BundleError::InvalidEvent {
@@ -156,6 +158,27 @@ pub fn read(input: impl Read) -> Result<SessionData, BundleError> {
                     asset: asset.id,
                 });
             }
+        }
+        // Observations recorded so far; an element an Action names must
+        // be in one of them (its resolved `before`, normally).
+        let payload = &value["payload"];
+        let result = &payload["outcome"]["result"];
+        for obs in [&payload["observation"], &result["before"], &result["after"]] {
+            if let Some(id) = obs["id"].as_str() {
+                observations.insert(id.to_owned());
+            }
+        }
+        if let Some(obs) = result["output"]["element"]["observationId"].as_str()
+            && !observations.contains(obs)
+        {
+            return Err(BundleError::UnresolvedObservation {
+                sequence: event.sequence,
+                observation: obs.to_owned(),
+                node: result["output"]["element"]["stableNodeId"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
+            });
         }
         match value["payload"]["type"].as_str() {
             Some("actionStarted") => {
@@ -424,6 +447,12 @@ mod tests {
         assert!(check(rebuild(unstarted)).contains(
             "completes call 0190b6f0-0000-7000-8000-0000000000aa, which no earlier event started"
         ));
+        let mut dangling = sample().events;
+        let call = "0190b6f0-0000-7000-8000-0000000000bb";
+        let element = json!({ "observationId": "0190b6f0-0000-7000-8000-0000000000cc", "stableNodeId": "n1", "context": { "contextKind": "native", "contextId": "c", "documentEpoch": "e" } });
+        dangling.push(event(5, SESSION, json!({ "type": "actionStarted", "call": { "id": call, "name": "tapElement", "arguments": {} } })));
+        dangling.push(event(6, SESSION, json!({ "type": "actionCompleted", "callId": call, "outcome": { "outcome": "succeeded", "result": { "callId": call, "startedAtMs": 1, "finishedAtMs": 2, "output": { "element": element }, "before": null, "after": null, "evidence": [] } } })));
+        assert!(check(rebuild(dangling)).contains("event 6 names element n1 of observation 0190b6f0-0000-7000-8000-0000000000cc, which no event up to it recorded"));
         let mut bad = sample().events;
         bad[3].json = bad[3].json.replace("\"fail\"", "\"maybe\"");
         assert!(check(rebuild(bad)).contains("events.ndjson line 4 is not a valid event"));
