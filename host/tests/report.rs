@@ -800,6 +800,21 @@ fn the_report_works_in_headless_chromium() {
         p.mouse("mouseMoved", 5.0, 5.0).await;
         assert_eq!(p.eval("document.querySelector('#detail .hover-box').hidden").await, json!(true));
 
+        // The verdict, with its evidence shown.
+        let verdict_row = events
+            .iter()
+            .find(|e| e["payload"]["type"] == "verdictRecorded")
+            .expect("verdict")["sequence"]
+            .as_u64()
+            .expect("seq");
+        p.click(&format!("#event-{verdict_row}")).await;
+        assert_eq!(p.eval("document.querySelector('#detail .badge').textContent").await, json!("fail"));
+        assert_eq!(
+            p.eval("document.querySelector('#detail .verdict-summary').textContent").await,
+            json!("sign-in failed: <b>not</b> markup")
+        );
+        p.wait_for("(() => { const i = document.querySelector('#detail .evidence img'); return !!i && i.complete && i.naturalWidth > 0; })()").await;
+
         // Filters: failed only (a real click), then by action name.
         let failed_rows = p.eval("document.querySelectorAll('#timeline li.failed').length").await;
         assert!(failed_rows.as_u64().unwrap_or(0) >= 3, "{failed_rows}");
