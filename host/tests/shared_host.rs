@@ -533,3 +533,92 @@ print("REPLY" if data else "CLOSED")
     assert!(me.finish().success());
     let _ = &shared.host;
 }
+
+/// The venv with the official Python client (`.ci/run` creates it).
+fn python_venv() -> PathBuf {
+    std::env::var_os("DEVICERAIL_PYTHON_VENV")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("..")
+                .join(".ci/python-venv")
+        })
+}
+
+#[test]
+fn two_official_python_clients_share_the_host_through_attach() {
+    let python = python_venv().join("bin/python");
+    if !python.exists() {
+        assert!(
+            std::env::var("DEVICERAIL_REQUIRE_PYTHON_CLIENT").as_deref() != Ok("1"),
+            "no venv with the official Python client at {}",
+            python_venv().display()
+        );
+        println!(
+            "shared_host python: SKIPPED: no venv with the official Python client at {} (`.ci/run` creates it)",
+            python_venv().display()
+        );
+        return;
+    }
+    let shared = start_shared(2, &[]);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/attach_leases.py");
+    let run = |role: &str, device: &str| {
+        Command::new(&python)
+            .arg(&script)
+            .arg(role)
+            .arg(device)
+            .env("DEVICERAIL_BIN", BIN)
+            .env("DEVICERAIL_SOCKET", &shared.socket)
+            .env("HOLD_SECONDS", "1.5")
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("run python")
+    };
+    let one = run("runner", "mock-1");
+    let two = run("runner", "mock-2");
+    // Wait until both hold their devices, then contend for the first.
+    let mut watcher = attach(&shared.socket);
+    hello(&mut watcher, "watcher");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let listed = watcher.ok("devices.list", None);
+        let held = listed["devices"]
+            .as_array()
+            .expect("devices")
+            .iter()
+            .filter(|d| d["lease"]["holder"] == "anotherConnection")
+            .count();
+        if held == 2 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the runners never held both devices"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let three = run("contender", "mock-1");
+    let outputs: Vec<Value> = [one, two, three]
+        .into_iter()
+        .map(|child| {
+            let out = child.wait_with_output().expect("wait");
+            assert!(
+                out.status.success(),
+                "python client failed: {}\n{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let text = String::from_utf8_lossy(&out.stdout);
+            serde_json::from_str(text.lines().last().unwrap_or("")).expect("json line")
+        })
+        .collect();
+    println!("python clients: {outputs:?}");
+    assert_eq!(outputs[0]["actions"], 25);
+    assert_eq!(outputs[1]["actions"], 25);
+    assert_ne!(outputs[0]["session"], outputs[1]["session"]);
+    assert_eq!(outputs[2]["refused"]["code"], "device_in_use");
+    assert_eq!(outputs[2]["refused"]["details"]["deviceId"], "mock-1");
+    assert!(watcher.finish().success());
+}
