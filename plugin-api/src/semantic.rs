@@ -61,7 +61,12 @@ pub trait UiBackend {
     /// [`tap_target`]). The default activates the ancestor; a backend that
     /// taps by coordinates may tap inside `node` instead, which is inside
     /// the ancestor too and closer to what was pointed at.
-    fn tap_within(&self, ctx: &CallContext, node: &UiNode, ancestor: &UiNode) -> DriverResult<Mode> {
+    fn tap_within(
+        &self,
+        ctx: &CallContext,
+        node: &UiNode,
+        ancestor: &UiNode,
+    ) -> DriverResult<Mode> {
         let _ = node;
         self.tap_node(ctx, ancestor)
     }
@@ -610,9 +615,11 @@ mod tests {
         let via = tap_target(label, &t, &SCREEN, false).expect("resolves");
         assert_eq!(via.map(|n| n.stable_node_id.as_str()), Some("row"));
         // A hittable node is tapped itself.
-        assert!(tap_target(&t.nodes[1], &t, &SCREEN, false)
-            .expect("ok")
-            .is_none());
+        assert!(
+            tap_target(&t.nodes[1], &t, &SCREEN, false)
+                .expect("ok")
+                .is_none()
+        );
     }
 
     #[test]

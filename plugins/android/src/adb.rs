@@ -52,7 +52,10 @@ pub enum AdbError {
     DeviceGone(String),
     /// The adb server refused because the device is in `state`.
     #[error("the adb server says the device is {state}: {message}")]
-    DeviceState { state: &'static str, message: String },
+    DeviceState {
+        state: &'static str,
+        message: String,
+    },
     #[error("the adb server refused the request: {0}")]
     Refused(String),
     #[error("the connection to the device ended before the command finished")]

@@ -309,8 +309,7 @@ impl AndroidDriver {
         // is not tried again before every capture until reconnect.
         let shot = |ctx: &CallContext| {
             let tried = session.screenshot;
-            let attempt =
-                observe::screenshot(&self.adb, ctx, serial, tried, session.shell_v2);
+            let attempt = observe::screenshot(&self.adb, ctx, serial, tried, session.shell_v2);
             self.update(device, |e| {
                 if let Some(broken) = attempt.broken {
                     e.shot_cost[slot(broken)] = Some(Duration::MAX);
@@ -741,7 +740,12 @@ impl UiBackend for Backend<'_> {
     /// the touch to the innermost clickable view under the finger, the
     /// ancestor, and the point stays on what the caller pointed at rather
     /// than on whatever sits at the ancestor's centre.
-    fn tap_within(&self, ctx: &CallContext, node: &UiNode, ancestor: &UiNode) -> DriverResult<Mode> {
+    fn tap_within(
+        &self,
+        ctx: &CallContext,
+        node: &UiNode,
+        ancestor: &UiNode,
+    ) -> DriverResult<Mode> {
         tracing::debug!(
             node = %node.stable_node_id,
             ancestor = %ancestor.stable_node_id,

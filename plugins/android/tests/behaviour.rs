@@ -915,7 +915,8 @@ fn count(fake: &devicerail_android_fake_adb::FakeAdbDevice, pred: impl Fn(&str) 
 }
 
 fn is_raw_screencap(line: &str) -> bool {
-    line.split([';', '&']).any(|part| part.trim() == "screencap")
+    line.split([';', '&'])
+        .any(|part| part.trim() == "screencap")
 }
 
 fn is_dump(line: &str) -> bool {
@@ -949,7 +950,11 @@ fn an_animating_screen_is_a_typed_retryable_error_never_a_stale_tree() {
     assert_eq!(e.code, ErrorCode::PlatformError.as_str(), "{e:?}");
     assert_eq!(e.details["platformCode"], json!("ui_not_idle"));
     assert!(e.retryable, "the next attempt may find the screen idle");
-    assert!(e.message.contains("could not get idle state"), "{}", e.message);
+    assert!(
+        e.message.contains("could not get idle state"),
+        "{}",
+        e.message
+    );
     // A bounded retry inside the call: three attempts, no more.
     assert_eq!(e.details["attempts"], json!(3));
     assert_eq!(count(&fake, is_dump), 3);
@@ -964,7 +969,10 @@ fn an_animating_screen_is_a_typed_retryable_error_never_a_stale_tree() {
         .execute(
             &ctx(),
             &device,
-            &semantic("findElement", json!({ "selector": { "text": { "value": "Hello, ann" } } })),
+            &semantic(
+                "findElement",
+                json!({ "selector": { "text": { "value": "Hello, ann" } } }),
+            ),
         )
         .expect_err("never idle");
     assert_eq!(e.details["platformCode"], json!("ui_not_idle"));
@@ -1008,7 +1016,14 @@ fn a_broken_screenshot_method_is_remembered_until_reconnect_even_when_the_dump_f
         let obs = plugin.observe(&ctx(), &device, &BOTH).expect("observes");
         assert_eq!(obs.metadata["screenshotSource"], json!("png"));
         let shot = plugin
-            .observe(&ctx(), &device, &ObserveRequest { screenshot: true, ui_tree: false })
+            .observe(
+                &ctx(),
+                &device,
+                &ObserveRequest {
+                    screenshot: true,
+                    ui_tree: false,
+                },
+            )
             .expect("observes");
         assert_eq!(shot.metadata["screenshotSource"], json!("png"));
     }
@@ -1038,7 +1053,10 @@ fn tapping_a_label_taps_its_clickable_row() {
         d.state.signed_in_as = "ann".into();
     });
     let obs = plugin.observe(&ctx(), &device, &TREE).expect("observes");
-    let (label, row) = (node(tree(&obs), "notifications_label"), node(tree(&obs), "notifications_row"));
+    let (label, row) = (
+        node(tree(&obs), "notifications_label"),
+        node(tree(&obs), "notifications_row"),
+    );
     assert_eq!(label.hittable, Some(false), "a label is not clickable");
     assert_eq!(row.hittable, Some(true));
     let (label_id, row_id) = (label.stable_node_id.clone(), row.stable_node_id.clone());
@@ -1054,7 +1072,10 @@ fn tapping_a_label_taps_its_clickable_row() {
         .expect("the row takes the tap");
     assert!(fake.state().notifications, "the row was activated");
     // The result names the label; the resolved observation names the row.
-    assert_eq!(tapped.output["element"]["stableNodeId"], json!(label_id.as_str()));
+    assert_eq!(
+        tapped.output["element"]["stableNodeId"],
+        json!(label_id.as_str())
+    );
     let resolved = tapped.resolved.expect("the resolved state");
     assert_eq!(
         resolved.metadata["tapTarget"],
@@ -1070,18 +1091,39 @@ fn tapping_a_label_taps_its_clickable_row() {
         Some(ActionExecution::CoordinateFallback { .. })
     ));
     // The finger lands on the label, which lies inside the row.
-    assert_eq!(commands(&fake).last().map(String::as_str), Some(format!("input tap {lx} {ly}").as_str()));
+    assert_eq!(
+        commands(&fake).last().map(String::as_str),
+        Some(format!("input tap {lx} {ly}").as_str())
+    );
 
     // A hittable node keeps its own tap, with no redirection reported.
     let direct = plugin
-        .execute(&ctx(), &device, &semantic("tapElement", json!({ "target": by_id("notifications_row") })))
+        .execute(
+            &ctx(),
+            &device,
+            &semantic(
+                "tapElement",
+                json!({ "target": by_id("notifications_row") }),
+            ),
+        )
         .expect("taps the row");
     assert!(!fake.state().notifications);
-    assert!(direct.resolved.expect("resolved").metadata.get("tapTarget").is_none());
+    assert!(
+        direct
+            .resolved
+            .expect("resolved")
+            .metadata
+            .get("tapTarget")
+            .is_none()
+    );
 
     // A label with no clickable ancestor is still refused.
     let e = plugin
-        .execute(&ctx(), &device, &semantic("tapElement", json!({ "target": by_id("greeting") })))
+        .execute(
+            &ctx(),
+            &device,
+            &semantic("tapElement", json!({ "target": by_id("greeting") })),
+        )
         .expect_err("nothing to activate");
     assert_eq!(e.code, ErrorCode::ElementNotInteractable.as_str());
     assert_eq!(e.details["reason"], json!("not hittable"));
