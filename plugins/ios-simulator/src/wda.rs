@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use base64::Engine as _;
 use devicerail_plugin_api::CallContext;
-use serde::de::DeserializeOwned;
 use serde::Deserialize;
+use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use crate::normalize::{WdaElement, WdaRect};
@@ -56,6 +56,16 @@ impl WdaError {
 
     pub fn is_invalid_session(&self) -> bool {
         self.w3c_code() == Some("invalid session id")
+    }
+
+    /// Whether WDA has no such endpoint (an older or trimmed build):
+    /// W3C `unknown command` / `unknown method`, or the JSON wire
+    /// protocol's status 9 of old builds.
+    pub fn is_unknown_command(&self) -> bool {
+        matches!(
+            self.w3c_code(),
+            Some("unknown command" | "unknown method" | "status 9")
+        )
     }
 
     /// Whether the failure means WDA is down rather than refusing.
