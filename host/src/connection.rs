@@ -418,6 +418,17 @@ impl Connection {
         let _ = self.out.send(frame).await;
     }
 
+    /// Queues the response to the concurrent request `id`, releasing the
+    /// id as the response enters the output queue (the protocol's rule):
+    /// before the peer can read it, so an id reused right after its
+    /// response is never refused.
+    pub async fn send_response(&self, id: &RpcId, frame: Vec<u8>) {
+        let release = || self.inflight.release(id);
+        if self.out.send_then(frame, release).await.is_err() {
+            self.inflight.release(id);
+        }
+    }
+
     /// Serializes a success response; a result that cannot fit in one
     /// frame becomes `response_frame_too_large`.
     pub fn encode_result<T: Serialize>(id: &RpcId, result: &T) -> Vec<u8> {

@@ -47,6 +47,9 @@ pub struct Blob {
     /// Set for a UI snapshot: it is stored with its Observation's row
     /// (unique to it, so never shared with another event).
     pub observation: Option<devicerail_protocol::ObservationId>,
+    /// For a UI snapshot: its LZ4 form ([`crate::snapshot_codec`]), when
+    /// compressing pays. Computed off the writer thread.
+    pub packed: Option<Vec<u8>>,
 }
 
 /// The content-addressed blob store.
@@ -127,6 +130,7 @@ impl EvidenceStore {
             media_type: media_type.to_owned(),
             bytes: std::sync::Arc::new(bytes),
             observation: None,
+            packed: None,
         };
         Ok((asset, Some(blob)))
     }

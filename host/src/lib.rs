@@ -28,6 +28,7 @@ pub mod plugin_dir;
 pub mod recorder;
 pub mod registry;
 pub mod serve;
+pub mod snapshot_codec;
 pub mod state;
 pub mod stream_gate;
 pub mod transport;

@@ -47,6 +47,14 @@ impl OutputQueue {
 
     /// Queues a frame, waiting while the queue is full.
     pub async fn send(&self, frame: Vec<u8>) -> Result<(), Closed> {
+        self.send_then(frame, || {}).await
+    }
+
+    /// Queues a frame, running `entered` once the frame's place in the
+    /// queue is taken and before the writer can see it: a response's id
+    /// is released there, so a peer that reads the response and reuses
+    /// the id at once never finds it still reserved.
+    pub async fn send_then(&self, frame: Vec<u8>, entered: impl FnOnce()) -> Result<(), Closed> {
         // A frame larger than the whole budget takes all of it.
         let share = u32::try_from(frame.len().clamp(1, self.bytes)).unwrap_or(u32::MAX);
         let permit = self
@@ -55,12 +63,12 @@ impl OutputQueue {
             .acquire_many_owned(share)
             .await
             .map_err(|_| Closed)?;
-        self.tx
-            .send(Outgoing {
-                frame,
-                _bytes: Some(permit),
-            })
-            .await
-            .map_err(|_| Closed)
+        let slot = self.tx.reserve().await.map_err(|_| Closed)?;
+        entered();
+        slot.send(Outgoing {
+            frame,
+            _bytes: Some(permit),
+        });
+        Ok(())
     }
 }

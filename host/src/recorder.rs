@@ -118,9 +118,10 @@ pub async fn capture(
                 root_stable_node_ids: roots,
                 nodes,
             };
-            s.validate()
+            let bytes = s
+                .encode()
                 .map_err(|e| violation(format!("an invalid UI tree: {e}")))?;
-            Some(s)
+            Some((s, bytes))
         }
         (Tree::Wanted, None) => None,
         _ => None,
@@ -136,18 +137,19 @@ pub async fn capture(
         None => None,
     };
     let ui = match snapshot {
-        Some(s) => {
-            let bytes = serde_json::to_vec(&s).map_err(storage)?;
+        Some((s, bytes)) => {
             let len = bytes.len();
             // A snapshot names its Observation, so its bytes are new every
             // time: no need to look for them among recent digests.
             let asset = if len <= crate::evidence::INLINE_MAX {
                 let sha = crate::evidence::sha256_hex(&bytes);
+                let packed = crate::snapshot_codec::compress(&bytes);
                 blobs.push(Blob {
                     sha256: sha.clone(),
                     media_type: UI_TREE_MEDIA_TYPE.to_owned(),
                     bytes: Arc::new(bytes),
                     observation: Some(id),
+                    packed,
                 });
                 AssetRef::content_addressed(&sha, UI_TREE_MEDIA_TYPE)
             } else {

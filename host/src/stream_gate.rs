@@ -12,7 +12,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use devicerail_protocol::{
-    EventStreamCursor, EventStreamEndpoint, EventStreamOriginPolicy, SessionId, StreamEpoch,
+    EventStreamCursor, EventStreamEndpoint, EventStreamOriginPolicy, OutOfRange, SessionId,
+    StreamEpoch,
 };
 use tokio_tungstenite::tungstenite::handshake::server::Request;
 use tokio_tungstenite::tungstenite::http::StatusCode;
@@ -72,7 +73,7 @@ pub enum OpenError {
     #[error("no randomness for the capability: {0}")]
     Random(getrandom::Error),
     #[error("the endpoint is malformed: {0}")]
-    Endpoint(String),
+    Endpoint(OutOfRange),
 }
 
 /// One minted, not yet spent capability.

@@ -257,3 +257,24 @@ fn ten_thousand_pipelined_requests_without_reading() {
     println!("pipelined: {ok} succeeded, {busy} too_many_requests");
     assert!(h.ok("devices.list", None)["devices"].is_array());
 }
+
+/// The protocol frees a request's id once its response has entered the
+/// output queue, so a client that reads a response and reuses its id at
+/// once (a fixed id per call site is common) is never refused.
+#[test]
+fn an_id_is_free_again_as_soon_as_its_response_is_read() {
+    let mut h = TestHost::start();
+    h.ready_session();
+    for i in 0..600 {
+        let msg = match i % 3 {
+            0 => json!({"jsonrpc":"2.0","id":"same","method":"device.observe"}),
+            1 => json!({"jsonrpc":"2.0","id":"same","method":"device.capabilities"}),
+            _ => json!({"jsonrpc":"2.0","id":"same","method":"device.execute",
+                "params": TestHost::action("scroll", json!({"deltaX": 0, "deltaY": 10}))}),
+        };
+        h.send(&msg);
+        let r = h.recv();
+        assert_eq!(r["id"], "same");
+        assert!(r.get("result").is_some(), "call {i} refused: {r}");
+    }
+}

@@ -26,7 +26,10 @@ pub enum ActionProtection {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ActionDefinition {
+    /// The name callers put in `ActionCall.name`; unique within the device's
+    /// action space.
     pub name: String,
+    /// Human-readable summary of what the Action does.
     pub description: String,
     /// JSON Schema of the `arguments` object.
     #[serde(deserialize_with = "required_value")]
@@ -37,10 +40,12 @@ pub struct ActionDefinition {
 }
 
 impl ActionDefinition {
+    /// The protection, with an absent value read as `standard`.
     pub fn protection(&self) -> ActionProtection {
         self.protection.unwrap_or_default()
     }
 
+    /// Whether the Action is `protected`.
     pub fn is_protected(&self) -> bool {
         self.protection() == ActionProtection::Protected
     }
@@ -50,8 +55,11 @@ impl ActionDefinition {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ActionCall {
+    /// Caller-chosen id that correlates the call with its events.
     pub id: CallId,
+    /// The Action to run, as `device.capabilities` lists it.
     pub name: String,
+    /// Arguments matching the Action's `inputSchema`; absent reads as `null`.
     #[serde(default)]
     pub arguments: serde_json::Value,
 }
@@ -73,10 +81,14 @@ impl ActionCall {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RecordedActionCall {
+    /// The call's id.
     pub id: CallId,
+    /// The Action's name.
     pub name: String,
+    /// The arguments as called; `null` when redacted.
     #[serde(default)]
     pub arguments: serde_json::Value,
+    /// `true` when the arguments were withheld; absent means `false`.
     #[serde(default, skip_serializing_if = "is_false")]
     pub arguments_redacted: bool,
 }
@@ -102,8 +114,11 @@ impl RecordedActionCall {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct DeviceExecuteParams {
+    /// Caller-chosen id that correlates the call with its events.
     pub id: CallId,
+    /// The Action to run, as `device.capabilities` lists it.
     pub name: String,
+    /// Arguments matching the Action's `inputSchema`; absent reads as `null`.
     #[serde(default)]
     pub arguments: serde_json::Value,
     /// Starts once `actionStarted` is durable; covers Driver execution only.
@@ -112,6 +127,7 @@ pub struct DeviceExecuteParams {
 }
 
 impl DeviceExecuteParams {
+    /// The Action call these params describe.
     pub fn call(&self) -> ActionCall {
         ActionCall {
             id: self.id,
@@ -125,7 +141,10 @@ impl DeviceExecuteParams {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub enum CoordinateFallbackReason {
+    /// The element offers no semantic way to perform this interaction.
     SemanticInteractionUnavailable,
+    /// The platform or its automation interface cannot perform this
+    /// interaction semantically.
     PlatformLimitation,
 }
 
@@ -135,14 +154,22 @@ pub enum CoordinateFallbackReason {
 pub enum ActionExecution {
     /// Through the platform's accessibility interaction.
     #[serde(rename_all = "camelCase")]
-    NativeSemantic { context: UiContextRef },
+    NativeSemantic {
+        /// The native context the element was resolved in.
+        context: UiContextRef,
+    },
     /// Through the web document (DOM) itself.
     #[serde(rename_all = "camelCase")]
-    WebSemantic { context: UiContextRef },
+    WebSemantic {
+        /// The web document the element was resolved in.
+        context: UiContextRef,
+    },
     /// By input at the element's coordinates.
     #[serde(rename_all = "camelCase")]
     CoordinateFallback {
+        /// The context the element was resolved in.
         context: UiContextRef,
+        /// Why semantic interaction was not used.
         fallback_reason: CoordinateFallbackReason,
     },
 }
@@ -151,16 +178,22 @@ pub enum ActionExecution {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ActionResult {
+    /// The `id` of the call this result answers.
     pub call_id: CallId,
+    /// When the Driver started the Action, in Unix milliseconds.
     pub started_at_ms: SafeU64,
+    /// When the Driver finished the Action, in Unix milliseconds.
     pub finished_at_ms: SafeU64,
     /// Action-specific output (semantic Actions use their result types).
     #[serde(deserialize_with = "required_value")]
     pub output: serde_json::Value,
+    /// Observation taken before the Action, or `null`.
     #[serde(default)]
     pub before: Option<Observation>,
+    /// Observation taken after the Action, or `null`.
     #[serde(default)]
     pub after: Option<Observation>,
+    /// Further Evidence the Action produced; absent means none.
     #[serde(default)]
     pub evidence: Vec<AssetRef>,
     /// Set for semantic Actions.
@@ -174,18 +207,27 @@ pub struct ActionResult {
 #[allow(clippy::large_enum_variant)]
 #[serde(tag = "outcome", rename_all = "camelCase", deny_unknown_fields)]
 pub enum ActionOutcome {
+    /// The Action completed.
     Succeeded {
+        /// The Action's result.
         result: ActionResult,
     },
+    /// The Action failed.
     Failed {
+        /// Why it failed (a driver or host error).
         error: ErrorInfo,
     },
+    /// The Action was cancelled by `request.cancel` or shutdown.
     Cancelled {
+        /// The cancellation, coded `action_cancelled`.
         error: ErrorInfo,
     },
+    /// The Action's time budget elapsed.
     #[serde(rename_all = "camelCase")]
     TimedOut {
+        /// The timeout, coded `action_timeout`.
         error: ErrorInfo,
+        /// The budget that elapsed, in milliseconds.
         timeout_ms: SafeU64,
     },
 }

@@ -20,9 +20,13 @@ pub const MAX_SAFE_INTEGER: u64 = 9_007_199_254_740_991;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{what} {actual} is outside {min}..={max}")]
 pub struct OutOfRange {
+    /// The quantity checked, such as `string length`.
     pub what: &'static str,
+    /// The value found, in decimal.
     pub actual: String,
+    /// The smallest allowed value, in decimal.
     pub min: String,
+    /// The largest allowed value, in decimal.
     pub max: String,
 }
 
@@ -40,7 +44,9 @@ pub type RequestTimeoutMs = Bounded<1, MAX_SAFE_INTEGER>;
 pub type PageLimit = Bounded<1, 1000>;
 
 impl<const MIN: u64, const MAX: u64> Bounded<MIN, MAX> {
+    /// The smallest value of this type.
     pub const MIN: Self = Self(MIN);
+    /// The largest value of this type.
     pub const MAX: Self = Self(MAX);
 
     /// Checks `value` against the bounds.
@@ -74,6 +80,7 @@ impl<const MIN: u64, const MAX: u64> Bounded<MIN, MAX> {
         }
     }
 
+    /// The value as a plain `u64`.
     pub const fn get(self) -> u64 {
         self.0
     }
@@ -174,8 +181,16 @@ impl<const MIN: u64, const MAX: u64> JsonSchema for Bounded<MIN, MAX> {
 pub struct BoundedString<const MIN: usize, const MAX: usize>(String);
 
 impl<const MIN: usize, const MAX: usize> BoundedString<MIN, MAX> {
+    /// Checks the length of `value`, counted in Unicode scalar values,
+    /// against the bounds.
     pub fn new(value: impl Into<String>) -> Result<Self, OutOfRange> {
         let value = value.into();
+        // A string has at most as many characters as bytes, and at least
+        // one when it has a byte: short strings need no count.
+        let bytes = value.len();
+        if bytes <= MAX && (MIN == 0 || (MIN == 1 && bytes > 0)) {
+            return Ok(Self(value));
+        }
         let len = value.chars().count();
         if len >= MIN && len <= MAX {
             Ok(Self(value))
@@ -193,14 +208,20 @@ impl<const MIN: usize, const MAX: usize> BoundedString<MIN, MAX> {
     /// result would be shorter than `MIN`. Drivers use this to normalize
     /// platform text that may be arbitrarily long.
     pub fn truncating(value: &str) -> Option<Self> {
-        let s: String = value.chars().take(MAX).collect();
+        let s: String = if value.len() <= MAX {
+            value.to_owned()
+        } else {
+            value.chars().take(MAX).collect()
+        };
         Self::new(s).ok()
     }
 
+    /// Borrows the text.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 
+    /// Unwraps the text.
     pub fn into_string(self) -> String {
         self.0
     }
@@ -288,6 +309,7 @@ impl<const MIN: usize, const MAX: usize> JsonSchema for BoundedString<MIN, MAX> 
 pub struct BoundedVec<T, const MIN: usize, const MAX: usize>(Vec<T>);
 
 impl<T, const MIN: usize, const MAX: usize> BoundedVec<T, MIN, MAX> {
+    /// Checks the number of `items` against the bounds.
     pub fn new(items: Vec<T>) -> Result<Self, OutOfRange> {
         if items.len() >= MIN && items.len() <= MAX {
             Ok(Self(items))
@@ -301,10 +323,12 @@ impl<T, const MIN: usize, const MAX: usize> BoundedVec<T, MIN, MAX> {
         }
     }
 
+    /// Borrows the items.
     pub fn as_slice(&self) -> &[T] {
         &self.0
     }
 
+    /// Unwraps the items.
     pub fn into_vec(self) -> Vec<T> {
         self.0
     }
@@ -382,33 +406,49 @@ impl<T: JsonSchema, const MIN: usize, const MAX: usize> JsonSchema for BoundedVe
     }
 }
 
+/// A list that repeats an entry where entries must be unique.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("duplicate entry {entry:?}")]
+pub struct DuplicateEntry {
+    /// The first entry that repeats an earlier one.
+    pub entry: String,
+}
+
 /// A list of strings without duplicates, in the order given (feature names).
 #[derive(Clone, Default, PartialEq, Eq, Hash)]
 pub struct UniqueStrings(Vec<String>);
 
 impl UniqueStrings {
-    pub fn new(items: Vec<String>) -> Result<Self, String> {
+    /// Keeps `items` in their order; fails on the first entry that repeats an
+    /// earlier one.
+    pub fn new(items: Vec<String>) -> Result<Self, DuplicateEntry> {
         let mut seen = std::collections::HashSet::with_capacity(items.len());
         for item in &items {
             if !seen.insert(item.as_str()) {
-                return Err(item.clone());
+                return Err(DuplicateEntry {
+                    entry: item.clone(),
+                });
             }
         }
         Ok(Self(items))
     }
 
+    /// The entries, in order.
     pub fn as_slice(&self) -> &[String] {
         &self.0
     }
 
+    /// Iterates over the entries, in order.
     pub fn iter(&self) -> impl Iterator<Item = &str> {
         self.0.iter().map(String::as_str)
     }
 
+    /// Whether `name` is one of the entries.
     pub fn contains(&self, name: &str) -> bool {
         self.0.iter().any(|s| s == name)
     }
 
+    /// Whether there are no entries.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
@@ -443,7 +483,7 @@ impl Serialize for UniqueStrings {
 impl<'de> Deserialize<'de> for UniqueStrings {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let items = Vec::<String>::deserialize(deserializer)?;
-        Self::new(items).map_err(|dup| de::Error::custom(format_args!("duplicate entry {dup:?}")))
+        Self::new(items).map_err(de::Error::custom)
     }
 }
 
@@ -464,6 +504,7 @@ impl JsonSchema for UniqueStrings {
 pub struct NonNegativeF64(f64);
 
 impl NonNegativeF64 {
+    /// `None` for negative, NaN or infinite input.
     pub fn new(value: f64) -> Option<Self> {
         (value.is_finite() && value >= 0.0).then_some(Self(value))
     }
@@ -473,6 +514,7 @@ impl NonNegativeF64 {
         Self::new(value).unwrap_or_default()
     }
 
+    /// The value as a plain `f64`.
     pub const fn get(self) -> f64 {
         self.0
     }
@@ -530,6 +572,8 @@ pub mod presence {
     pub mod tristate {
         use super::*;
 
+        /// Writes both `None` and `Some(None)` as `null`; pair it with
+        /// `skip_serializing_if = "Option::is_none"` so `None` stays absent.
         pub fn serialize<T: Serialize, S: Serializer>(
             value: &Option<Option<T>>,
             serializer: S,
@@ -540,6 +584,8 @@ pub mod presence {
             }
         }
 
+        /// Reads a member that is present: `null` becomes `Some(None)`. Pair it
+        /// with `#[serde(default)]` so an absent member becomes `None`.
         pub fn deserialize<'de, T: Deserialize<'de>, D: Deserializer<'de>>(
             deserializer: D,
         ) -> Result<Option<Option<T>>, D::Error> {
@@ -589,7 +635,19 @@ mod tests {
     #[test]
     fn unique_strings_refuse_duplicates() {
         assert!(serde_json::from_str::<UniqueStrings>("[\"a\",\"b\"]").is_ok());
-        assert!(serde_json::from_str::<UniqueStrings>("[\"a\",\"a\"]").is_err());
+        let err = serde_json::from_str::<UniqueStrings>("[\"a\",\"b\",\"a\"]")
+            .err()
+            .map(|e| e.to_string());
+        // The text reaches clients inside invalid_params reasons.
+        assert!(
+            err.as_deref()
+                .is_some_and(|e| e.starts_with("duplicate entry \"a\"")),
+            "{err:?}"
+        );
+        assert_eq!(
+            UniqueStrings::new(vec!["x".into(), "x".into()]),
+            Err(DuplicateEntry { entry: "x".into() })
+        );
     }
 
     #[test]

@@ -9,6 +9,8 @@ use crate::ids::RpcId;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RequestCancelParams {
+    /// The `id` of the in-flight request to cancel; never the id of this
+    /// cancel request itself.
     pub request_id: RpcId,
 }
 
@@ -28,6 +30,8 @@ pub enum RequestCancelStatus {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RequestCancelResult {
+    /// The target request's id, as given in the params.
     pub request_id: RpcId,
+    /// What the cancel request did.
     pub status: RequestCancelStatus,
 }

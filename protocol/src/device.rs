@@ -10,17 +10,27 @@ use crate::ids::DeviceId;
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "camelCase")]
 pub enum Platform {
+    /// A page in a web browser.
     Web,
+    /// An Android phone, tablet or emulator.
     Android,
+    /// An iPhone or iPad, or an iOS simulator.
     Ios,
+    /// A HarmonyOS device.
     HarmonyOs,
+    /// A macOS desktop.
     MacOs,
+    /// A Windows desktop.
     Windows,
+    /// A Linux desktop.
     Linux,
+    /// A remote desktop reached over RDP.
     Rdp,
+    /// A simulated device for tests and demos.
     Mock,
     /// A platform outside the list, named by `value`.
     Other {
+        /// The platform's name as the driver reports it.
         value: String,
     },
 }
@@ -29,8 +39,11 @@ pub enum Platform {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DeviceInfo {
+    /// Driver-assigned id; `device.select` takes it.
     pub id: DeviceId,
+    /// Human-readable name for display only.
     pub name: String,
+    /// The platform family.
     pub platform: Platform,
     /// The OS version when the driver knows it.
     #[serde(default)]
@@ -43,6 +56,7 @@ pub struct DeviceInfo {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct DevicesListResult {
+    /// Every registered device, in a stable order.
     pub devices: Vec<DeviceInfo>,
     /// Present only when `device.routing.v1` was negotiated; then the
     /// connection's selection, or `null` when nothing is selected.
@@ -55,6 +69,8 @@ pub struct DevicesListResult {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct DeviceSelectParams {
+    /// The device this connection's later device requests go to; must be a
+    /// registered device.
     pub device_id: DeviceId,
 }
 
@@ -62,6 +78,7 @@ pub struct DeviceSelectParams {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct DeviceSelectResult {
+    /// The device now selected.
     pub device: DeviceInfo,
 }
 
@@ -69,5 +86,6 @@ pub struct DeviceSelectResult {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct DeviceDisconnectResult {
+    /// `true` once the device has been released.
     pub disconnected: bool,
 }

@@ -22,6 +22,7 @@ macro_rules! wire_literal {
         pub struct $name;
 
         impl $name {
+            /// The only string this type reads and writes.
             pub const VALUE: &'static str = $value;
         }
 
@@ -76,7 +77,9 @@ wire_literal!(
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum RpcParams {
+    /// Named params: a JSON object.
     Object(Map<String, Value>),
+    /// Positional params: a JSON array. Methods only accept an empty one.
     Array(Vec<Value>),
 }
 
@@ -89,6 +92,7 @@ impl RpcParams {
         }
     }
 
+    /// The params as a plain JSON value.
     pub fn into_value(self) -> Value {
         match self {
             Self::Object(m) => Value::Object(m),
@@ -135,9 +139,14 @@ impl schemars::JsonSchema for NoParams {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RpcRequest {
+    /// Always `"2.0"`.
     pub jsonrpc: JsonRpcVersion,
+    /// Chosen by the client to match the response to the request; must not
+    /// equal the id of a request still awaiting its response.
     pub id: RpcId,
+    /// The method name, such as `device.observe`.
     pub method: String,
+    /// The method's params; absent for methods that take none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub params: Option<RpcParams>,
     /// Absolute budget for request-scoped device work (`request.control.v1`).
@@ -239,8 +248,11 @@ impl RpcRequest {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RpcSuccess<R = Value> {
+    /// Always `"2.0"`.
     pub jsonrpc: JsonRpcVersion,
+    /// The id of the request answered.
     pub id: RpcId,
+    /// The method's result.
     pub result: R,
 }
 
@@ -248,11 +260,13 @@ pub struct RpcSuccess<R = Value> {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RpcFailure {
+    /// Always `"2.0"`.
     pub jsonrpc: JsonRpcVersion,
     /// Always present; `null` only when the request's id was unreadable.
     #[serde(deserialize_with = "nullable_id")]
     #[schemars(with = "NullableRpcId")]
     pub id: Option<RpcId>,
+    /// The JSON-RPC error, with DeviceRail's structured `data`.
     pub error: RpcError,
 }
 
@@ -279,6 +293,7 @@ impl schemars::JsonSchema for NullableRpcId {
 }
 
 impl RpcFailure {
+    /// A failure answering request `id` (`None` when the id was unreadable).
     pub fn new(id: Option<RpcId>, error: RpcError) -> Self {
         Self {
             jsonrpc: JsonRpcVersion,
@@ -289,6 +304,7 @@ impl RpcFailure {
 }
 
 impl<R> RpcSuccess<R> {
+    /// A success answering request `id` with `result`.
     pub fn new(id: RpcId, result: R) -> Self {
         Self {
             jsonrpc: JsonRpcVersion,
@@ -302,7 +318,9 @@ impl<R> RpcSuccess<R> {
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum RpcResponse {
+    /// The request succeeded.
     Success(RpcSuccess),
+    /// The request failed.
     Failure(RpcFailure),
 }
 
@@ -329,6 +347,8 @@ impl<'de> Deserialize<'de> for RpcResponse {
 }
 
 impl RpcResponse {
+    /// The id of the request answered; `None` for a failure whose request id
+    /// was unreadable.
     pub fn id(&self) -> Option<&RpcId> {
         match self {
             Self::Success(s) => Some(&s.id),
@@ -341,8 +361,11 @@ impl RpcResponse {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct EventsStreamEventNotification {
+    /// Always `"2.0"`.
     pub jsonrpc: JsonRpcVersion,
+    /// Always `events.stream.event`.
     pub method: EventsStreamEventMethod,
+    /// The event, its cursor and its subscription.
     pub params: EventsStreamEventParams,
 }
 
@@ -350,8 +373,11 @@ pub struct EventsStreamEventNotification {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct EventsStreamTerminalNotification {
+    /// Always `"2.0"`.
     pub jsonrpc: JsonRpcVersion,
+    /// Always `events.stream.terminal`.
     pub method: EventsStreamTerminalMethod,
+    /// Why the stream ended and how far it got.
     pub params: EventsStreamTerminalParams,
 }
 
@@ -360,7 +386,9 @@ pub struct EventsStreamTerminalNotification {
 #[serde(untagged)]
 #[allow(clippy::large_enum_variant)]
 pub enum RpcServerNotification {
+    /// One replayed or live event.
     Event(EventsStreamEventNotification),
+    /// The last message of a stream.
     Terminal(EventsStreamTerminalNotification),
 }
 
@@ -369,7 +397,9 @@ pub enum RpcServerNotification {
 #[serde(untagged)]
 #[allow(clippy::large_enum_variant)]
 pub enum RpcServerMessage {
+    /// The answer to a request.
     Response(RpcResponse),
+    /// An event-stream notification (WebSocket only).
     Notification(RpcServerNotification),
 }
 

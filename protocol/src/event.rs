@@ -17,8 +17,12 @@ use crate::verdict::Verdict;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TestEvent {
+    /// Globally unique id of this event.
     pub event_id: EventId,
+    /// The Session whose log holds the event.
     pub session_id: SessionId,
+    /// One-based position in the Session's log, without gaps; the authority
+    /// for ordering and replay.
     pub sequence: EventSequence,
     /// The RPC request that produced the event, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -26,7 +30,10 @@ pub struct TestEvent {
     /// The device the event concerns, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device_id: Option<DeviceId>,
+    /// When the event was recorded, in Unix milliseconds; informational only
+    /// (order by `sequence`).
     pub at_ms: SafeU64,
+    /// What happened, tagged by `type`.
     pub payload: TestEventPayload,
 }
 
@@ -36,38 +43,60 @@ pub struct TestEvent {
 #[allow(clippy::large_enum_variant)]
 #[serde(tag = "type", rename_all = "camelCase", deny_unknown_fields)]
 pub enum TestEventPayload {
+    /// First event of every Session (sequence 1).
     SessionStarted,
+    /// Last event of a Session; the log is sealed after it.
     SessionEnded {
+        /// How the Session ended.
         outcome: SessionOutcome,
+        /// The caller's free-text reason, or `null`.
         #[serde(default)]
         reason: Option<String>,
     },
+    /// The host captured an Observation.
     ObservationCaptured {
+        /// The Observation captured.
         observation: Observation,
     },
+    /// An Action started executing on the device.
     ActionStarted {
+        /// The call; arguments are redacted for protected and unknown Actions.
         call: RecordedActionCall,
     },
+    /// An Action reached its terminal outcome.
     #[serde(rename_all = "camelCase")]
     ActionCompleted {
+        /// The `id` of the call its `actionStarted` event recorded.
         call_id: CallId,
+        /// How the Action ended.
         outcome: ActionOutcome,
     },
+    /// A media stream was opened (protocol 1.4).
     MediaStreamStarted {
+        /// The stream opened.
         stream: MediaStreamInfo,
     },
+    /// One frame of an open media stream was captured (protocol 1.4).
     MediaFrameCaptured {
+        /// The frame captured.
         frame: MediaFrame,
     },
+    /// A media stream was closed (protocol 1.4).
     #[serde(rename_all = "camelCase")]
     MediaStreamEnded {
+        /// The stream closed.
         stream_id: MediaStreamId,
+        /// How many frames the stream holds.
         frame_count: SafeU64,
     },
+    /// The caller recorded a verdict (protocol 1.5).
     VerdictRecorded {
+        /// The verdict, exactly as recorded.
         verdict: Verdict,
     },
+    /// A failure recorded in the log that belongs to no Action.
     Error {
+        /// What failed.
         error: ErrorInfo,
     },
 }

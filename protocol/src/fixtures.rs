@@ -19,10 +19,15 @@ static FILES: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/fixture_file
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Manifest {
+    /// Version of the manifest format (1).
     pub manifest_version: u32,
+    /// The wire version the fixtures describe.
     pub protocol_version: crate::ProtocolVersion,
+    /// What each entry's `path` is relative to (`manifestDirectory`).
     pub fixture_paths_relative_to: String,
+    /// What each entry's `schema` is relative to (`repositoryRoot`).
     pub schema_paths_relative_to: String,
+    /// One entry per fixture.
     pub fixtures: Vec<ManifestEntry>,
 }
 
@@ -30,10 +35,16 @@ pub struct Manifest {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ManifestEntry {
+    /// Unique fixture id, such as `device.observation.v1`.
     pub id: String,
+    /// The fixture file, relative to the `fixtures/` folder.
     pub path: String,
+    /// The schema file the fixture must validate against, relative to the
+    /// repository root.
     pub schema: String,
+    /// Names the Rust type the fixture round-trips through (one of [`KINDS`]).
     pub kind: String,
+    /// The Rust type and variant the fixture exercises, for readers.
     pub model: String,
 }
 
@@ -47,7 +58,9 @@ impl ManifestEntry {
 /// One fixture with its text.
 #[derive(Debug, Clone)]
 pub struct Fixture {
+    /// The fixture's manifest entry.
     pub entry: ManifestEntry,
+    /// The fixture's JSON text, as embedded.
     pub json: &'static str,
 }
 
@@ -74,24 +87,55 @@ pub fn file(path: &str) -> Option<&'static str> {
         .map(|(_, text)| *text)
 }
 
+/// Why [`all`] cannot pair the manifest with the embedded fixtures.
+#[derive(Debug, thiserror::Error)]
+pub enum FixtureError {
+    /// `manifest.json` is missing or does not parse as a [`Manifest`].
+    #[error("manifest.json: {0}")]
+    Manifest(serde_json::Error),
+    /// A manifest entry names a file that was not embedded.
+    #[error("fixture file {path} is not embedded")]
+    NotEmbedded {
+        /// The entry's `path`.
+        path: String,
+    },
+}
+
+/// Why [`round_trip`] failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RoundTripError {
+    /// The kind is not one of [`KINDS`].
+    #[error("no Rust type for fixture kind {kind:?}")]
+    UnknownKind {
+        /// The manifest `kind` given.
+        kind: String,
+    },
+    /// The value does not deserialize as the kind's Rust type.
+    #[error(transparent)]
+    Deserialize(serde_json::Error),
+    /// The typed value does not serialize back to JSON.
+    #[error(transparent)]
+    Serialize(serde_json::Error),
+}
+
 /// Every manifest entry with its text; entries whose file is missing are
 /// returned as errors naming the path.
-pub fn all() -> Result<Vec<Fixture>, String> {
-    let manifest = manifest().map_err(|e| format!("manifest.json: {e}"))?;
+pub fn all() -> Result<Vec<Fixture>, FixtureError> {
+    let manifest = manifest().map_err(FixtureError::Manifest)?;
     manifest
         .fixtures
         .into_iter()
         .map(|entry| match file(&entry.path) {
             Some(json) => Ok(Fixture { entry, json }),
-            None => Err(format!("fixture file {} is not embedded", entry.path)),
+            None => Err(FixtureError::NotEmbedded { path: entry.path }),
         })
         .collect()
 }
 
 /// Deserializes `value` as `T` and serializes it back.
-fn through<T: DeserializeOwned + Serialize>(value: &Value) -> Result<Value, String> {
-    let typed: T = serde_json::from_value(value.clone()).map_err(|e| e.to_string())?;
-    serde_json::to_value(&typed).map_err(|e| e.to_string())
+fn through<T: DeserializeOwned + Serialize>(value: &Value) -> Result<Value, RoundTripError> {
+    let typed: T = serde_json::from_value(value.clone()).map_err(RoundTripError::Deserialize)?;
+    serde_json::to_value(&typed).map_err(RoundTripError::Serialize)
 }
 
 macro_rules! kinds {
@@ -101,10 +145,10 @@ macro_rules! kinds {
 
         /// Deserializes `value` as the Rust type a manifest `kind` names and
         /// serializes it back; compare the result with [`json_equal`].
-        pub fn round_trip(kind: &str, value: &Value) -> Result<Value, String> {
+        pub fn round_trip(kind: &str, value: &Value) -> Result<Value, RoundTripError> {
             match kind {
                 $( $($kind)|+ => through::<$ty>(value), )*
-                other => Err(format!("no Rust type for fixture kind {other:?}")),
+                other => Err(RoundTripError::UnknownKind { kind: other.to_owned() }),
             }
         }
     };

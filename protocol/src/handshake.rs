@@ -10,7 +10,9 @@ use crate::ids::{ConnectionId, DeviceId, SessionId};
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PeerInfo {
+    /// Product name, such as `devicerail-host`.
     pub name: String,
+    /// The peer's own software version (not a wire version).
     pub version: String,
 }
 
@@ -20,11 +22,14 @@ pub struct PeerInfo {
 )]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ProtocolVersion {
+    /// Major version; different majors never interoperate.
     pub major: u16,
+    /// Minor version within `major`.
     pub minor: u16,
 }
 
 impl ProtocolVersion {
+    /// Version `major.minor`.
     pub const fn new(major: u16, minor: u16) -> Self {
         Self { major, minor }
     }
@@ -40,12 +45,16 @@ impl std::fmt::Display for ProtocolVersion {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ProtocolRange {
+    /// The major version the range belongs to.
     pub major: u16,
+    /// Lowest supported minor, inclusive.
     pub min_minor: u16,
+    /// Highest supported minor, inclusive; must not be below `minMinor`.
     pub max_minor: u16,
 }
 
 impl ProtocolRange {
+    /// The minors `min_minor..=max_minor` of `major`.
     pub const fn new(major: u16, min_minor: u16, max_minor: u16) -> Self {
         Self {
             major,
@@ -53,9 +62,11 @@ impl ProtocolRange {
             max_minor,
         }
     }
+    /// The oldest version in the range.
     pub const fn lowest(&self) -> ProtocolVersion {
         ProtocolVersion::new(self.major, self.min_minor)
     }
+    /// The newest version in the range.
     pub const fn highest(&self) -> ProtocolVersion {
         ProtocolVersion::new(self.major, self.max_minor)
     }
@@ -66,6 +77,7 @@ impl ProtocolRange {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ProtocolOffer {
+    /// At least one range; their order carries no meaning.
     pub ranges: BoundedVec<ProtocolRange, 1, { usize::MAX }>,
 }
 
@@ -80,6 +92,7 @@ impl ProtocolOffer {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ProtocolSelection {
+    /// The version both sides speak from now on.
     pub selected: ProtocolVersion,
 }
 
@@ -100,8 +113,12 @@ pub enum ProtocolIncompatibilityReason {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct FeatureOffer {
+    /// Features that must all be enabled, or the handshake fails with
+    /// `required_feature_unsupported`. Absent means none.
     #[serde(default)]
     pub required: UniqueStrings,
+    /// Features to enable where available; unknown or unavailable names are
+    /// ignored. Absent means none.
     #[serde(default)]
     pub optional: UniqueStrings,
 }
@@ -110,6 +127,7 @@ pub struct FeatureOffer {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct FeatureSelection {
+    /// Every enabled feature, sorted by name.
     pub enabled: UniqueStrings,
 }
 
@@ -124,12 +142,14 @@ pub struct TransportInfo {
 }
 
 impl TransportInfo {
+    /// The NDJSON control connection.
     pub fn stdio() -> Self {
         Self {
             kind: "stdio".into(),
             framing: "ndjson".into(),
         }
     }
+    /// The event-stream WebSocket (one JSON message per WebSocket message).
     pub fn web_socket() -> Self {
         Self {
             kind: "webSocket".into(),
@@ -142,8 +162,11 @@ impl TransportInfo {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct HelloParams {
+    /// Who is connecting.
     pub client: PeerInfo,
+    /// The wire versions the client speaks.
     pub protocol: ProtocolOffer,
+    /// The optional extensions the client asks for; absent asks for none.
     #[serde(default)]
     pub features: FeatureOffer,
 }
@@ -152,10 +175,15 @@ pub struct HelloParams {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct HelloResult {
+    /// Id of this connection; unrelated to device, Session or lease ids.
     pub connection_id: ConnectionId,
+    /// The negotiated version.
     pub protocol: ProtocolSelection,
+    /// The server's name and version.
     pub server: PeerInfo,
+    /// The transport this connection runs on.
     pub transport: TransportInfo,
+    /// The features enabled on this connection.
     pub features: FeatureSelection,
 }
 
@@ -163,7 +191,9 @@ pub struct HelloResult {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SystemDescribeResult {
+    /// What `system.hello` returned on this connection.
     pub connection: HelloResult,
+    /// The client as it introduced itself in `system.hello`.
     pub client: PeerInfo,
     /// The device this connection routes to, if any.
     #[serde(default)]

@@ -13,11 +13,14 @@ use crate::bounded::MAX_SAFE_INTEGER;
 /// A JSON-RPC request id: a string, or a non-negative JavaScript-safe integer.
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum RpcId {
+    /// A non-negative integer id, at most 2^53 - 1.
     Number(u64),
+    /// A string id (any string, including the empty one).
     String(String),
 }
 
 impl RpcId {
+    /// A numeric id; `None` above the JavaScript-safe range.
     pub fn number(n: u64) -> Option<Self> {
         (n <= MAX_SAFE_INTEGER).then_some(Self::Number(n))
     }
@@ -123,6 +126,7 @@ macro_rules! uuid_id {
             pub fn new_v4() -> Self {
                 Self(Uuid::new_v4())
             }
+            /// The underlying UUID.
             pub const fn as_uuid(&self) -> &Uuid {
                 &self.0
             }
@@ -210,9 +214,11 @@ uuid_id!(
 pub struct DeviceId(pub String);
 
 impl DeviceId {
+    /// Wraps a driver-assigned id.
     pub fn new(id: impl Into<String>) -> Self {
         Self(id.into())
     }
+    /// The id as text.
     pub fn as_str(&self) -> &str {
         &self.0
     }

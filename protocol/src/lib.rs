@@ -13,6 +13,8 @@
 //! With the non-default `fixtures` feature, [`fixtures`] embeds the golden
 //! examples and their manifest for conformance suites.
 
+#![warn(missing_docs)]
+
 pub mod action;
 pub mod bounded;
 pub mod control;
@@ -37,8 +39,8 @@ pub mod fixtures;
 
 pub use action::*;
 pub use bounded::{
-    Bounded, BoundedString, BoundedVec, EventSequence, MAX_SAFE_INTEGER, NonNegativeF64,
-    OutOfRange, PageLimit, RequestTimeoutMs, SafeU64, UniqueStrings,
+    Bounded, BoundedString, BoundedVec, DuplicateEntry, EventSequence, MAX_SAFE_INTEGER,
+    NonNegativeF64, OutOfRange, PageLimit, RequestTimeoutMs, SafeU64, UniqueStrings,
 };
 pub use control::*;
 pub use device::*;

@@ -22,10 +22,13 @@ pub enum MediaStreamKind {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct MediaStreamInfo {
+    /// The caller-chosen stream id.
     pub id: MediaStreamId,
+    /// Whether frames are screenshots or timed video frames.
     pub kind: MediaStreamKind,
     /// Chosen by the host from the device's producer.
     pub media_type: BoundedString<1, 255>,
+    /// The device's screen when the stream started; absent when unknown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub viewport: Option<Viewport>,
 }
@@ -34,13 +37,18 @@ pub struct MediaStreamInfo {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct MediaFrame {
+    /// The stream the frame belongs to.
     pub stream_id: MediaStreamId,
     /// One-based, without gaps.
     pub frame_index: EventSequence,
+    /// `true` for a key frame; absent means `false`.
     #[serde(default, skip_serializing_if = "is_false")]
     pub key_frame: bool,
+    /// How long the frame is shown, in milliseconds; every `video` frame
+    /// has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<SafeU64>,
+    /// The frame's screenshot Evidence (stored PNG bytes).
     pub evidence: AssetRef,
 }
 
@@ -48,7 +56,9 @@ pub struct MediaFrame {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct MediaStreamStartParams {
+    /// A new id, never used before in this daemon's lifetime.
     pub stream_id: MediaStreamId,
+    /// The kind of frames to capture.
     pub kind: MediaStreamKind,
 }
 
@@ -56,6 +66,7 @@ pub struct MediaStreamStartParams {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct MediaStreamStartResult {
+    /// The opened stream, with the media type the host chose.
     pub stream: MediaStreamInfo,
 }
 
@@ -64,7 +75,10 @@ pub struct MediaStreamStartResult {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct MediaStreamCaptureParams {
+    /// The open stream to capture into.
     pub stream_id: MediaStreamId,
+    /// One-based index of the frame: the next index, or the last accepted
+    /// one to retry it.
     pub frame_index: EventSequence,
     /// Required (and positive) for `video` streams.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -75,6 +89,7 @@ pub struct MediaStreamCaptureParams {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct MediaStreamCaptureResult {
+    /// The captured frame (on a retry, the frame captured before).
     pub frame: MediaFrame,
 }
 
@@ -82,6 +97,7 @@ pub struct MediaStreamCaptureResult {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct MediaStreamEndParams {
+    /// The open stream to close.
     pub stream_id: MediaStreamId,
 }
 
@@ -89,6 +105,8 @@ pub struct MediaStreamEndParams {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct MediaStreamEndResult {
+    /// The closed stream.
     pub stream_id: MediaStreamId,
+    /// How many frames the stream captured.
     pub frame_count: SafeU64,
 }

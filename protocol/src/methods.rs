@@ -58,8 +58,11 @@ pub enum Transports {
 /// One row of the method table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MethodSpec {
+    /// The method's id.
     pub id: MethodId,
+    /// The wire name, such as `device.observe`.
     pub name: &'static str,
+    /// How the method takes params.
     pub params: ParamsShape,
     /// Rust type name of the params (documentation and diagnostics).
     pub params_type: &'static str,
@@ -71,12 +74,14 @@ pub struct MethodSpec {
     pub min_minor: u16,
     /// Whether `timeoutMs` is accepted (after `request.control.v1`).
     pub accepts_timeout: bool,
+    /// The transports that serve the method.
     pub transports: Transports,
 }
 
 /// Why a method cannot be called on this connection.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Availability {
+    /// The method can be called.
     Available,
     /// Unknown name.
     Unknown,
@@ -170,9 +175,11 @@ pub fn parse_params<P: DeserializeOwned>(
 
 /// A method with its types, for typed clients and dispatch.
 pub trait Method {
+    /// The method's row of [`METHODS`].
     const SPEC: MethodSpec;
     /// Params type (`NoParams` for methods without params).
     type Params: Serialize + DeserializeOwned;
+    /// Result type of a successful call.
     type Result: Serialize + DeserializeOwned;
 }
 
@@ -209,12 +216,16 @@ macro_rules! request_struct {
     };
     ($name:literal, $req:ident, $lit:ident, optional, $p:ty, $t:tt) => {
         request_struct!(@timeout $name, $req, $lit, $t, [
+            /// The params; absent means all defaults.
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub params: Option<$p>,
         ]);
     };
     ($name:literal, $req:ident, $lit:ident, required, $p:ty, $t:tt) => {
-        request_struct!(@timeout $name, $req, $lit, $t, [ pub params: $p, ]);
+        request_struct!(@timeout $name, $req, $lit, $t, [
+            /// The method's params object; required.
+            pub params: $p,
+        ]);
     };
     (@timeout $name:literal, $req:ident, $lit:ident, true, [$($f:tt)*]) => {
         request_struct!(@emit $name, $req, $lit, [
@@ -232,8 +243,11 @@ macro_rules! request_struct {
         #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
         #[serde(rename_all = "camelCase", deny_unknown_fields)]
         pub struct $req {
+            /// Always `"2.0"`.
             pub jsonrpc: JsonRpcVersion,
+            /// Chosen by the client to match the response to the request.
             pub id: RpcId,
+            /// The method name.
             pub method: $lit,
             $($f)*
         }
@@ -254,7 +268,12 @@ macro_rules! methods {
     )*) => {
         /// The 24 public methods.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-        pub enum MethodId { $( $variant, )* }
+        pub enum MethodId {
+            $(
+                #[doc = concat!("`", $name, "`.")]
+                $variant,
+            )*
+        }
 
         /// The method table.
         pub const METHODS: &[MethodSpec] = &[ $(
@@ -272,12 +291,15 @@ macro_rules! methods {
         )* ];
 
         impl MethodId {
+            /// The method's row of [`METHODS`].
             pub fn spec(self) -> &'static MethodSpec {
                 &METHODS[self as usize]
             }
+            /// The method with wire name `name`, if there is one.
             pub fn from_name(name: &str) -> Option<Self> {
                 match name { $( $name => Some(MethodId::$variant), )* _ => None }
             }
+            /// The wire name.
             pub const fn name(self) -> &'static str {
                 match self { $( MethodId::$variant => $name, )* }
             }
@@ -312,8 +334,11 @@ macro_rules! methods {
             #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
             #[serde(rename_all = "camelCase", deny_unknown_fields)]
             pub struct $success {
+                /// Always `"2.0"`.
                 pub jsonrpc: JsonRpcVersion,
+                /// The id of the request answered.
                 pub id: RpcId,
+                /// The method's result.
                 pub result: $result,
             }
 
@@ -322,7 +347,9 @@ macro_rules! methods {
             #[serde(untagged)]
             #[allow(clippy::large_enum_variant)]
             pub enum $response {
+                /// The request succeeded.
                 Success($success),
+                /// The request failed.
                 Failure(RpcFailure),
             }
         )*

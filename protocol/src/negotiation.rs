@@ -21,16 +21,23 @@ pub fn server_offer() -> ProtocolOffer {
 /// Why version negotiation failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum VersionError {
+    /// The client offered no range.
     #[error("the protocol offer is empty")]
     EmptyOffer,
+    /// A range's `minMinor` exceeds its `maxMinor`.
     #[error("protocol range {index} has minMinor {min_minor} greater than maxMinor {max_minor}")]
     InvertedRange {
+        /// Position of the range in the offer, from 0.
         index: usize,
+        /// The range's `minMinor`.
         min_minor: u16,
+        /// The range's `maxMinor`.
         max_minor: u16,
     },
+    /// The offers share no version.
     #[error("client and server do not share a protocol version ({reason:?})")]
     Incompatible {
+        /// How the offers miss each other.
         reason: ProtocolIncompatibilityReason,
     },
 }
@@ -143,17 +150,23 @@ fn incompatibility(
 }
 
 macro_rules! features {
-    ($( $variant:ident = $name:literal, minor $minor:literal, requires $req:expr; )*) => {
+    ($( $(#[$doc:meta])* $variant:ident = $name:literal, minor $minor:literal, requires $req:expr; )*) => {
         /// An optional protocol extension. Variants are declared in name order,
         /// which is the order `enabled` lists them in.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
         #[repr(u8)]
-        pub enum Feature { $( $variant, )* }
+        pub enum Feature {
+            $(
+                $(#[$doc])*
+                $variant,
+            )*
+        }
 
         impl Feature {
             /// Every feature, sorted by name.
             pub const ALL: &'static [Feature] = &[ $( Feature::$variant, )* ];
 
+            /// The versioned wire name, such as `events.snapshot.v1`.
             pub const fn name(self) -> &'static str {
                 match self { $( Feature::$variant => $name, )* }
             }
@@ -168,6 +181,7 @@ macro_rules! features {
                 match self { $( Feature::$variant => $req, )* }
             }
 
+            /// The feature with wire name `name`, if there is one.
             pub fn from_name(name: &str) -> Option<Self> {
                 match name { $( $name => Some(Feature::$variant), )* _ => None }
             }
@@ -176,15 +190,34 @@ macro_rules! features {
 }
 
 features! {
+    /// `action.protected.v1`: protected Actions are listed and can be
+    /// executed, with redacted arguments and no screenshots.
     ActionProtected = "action.protected.v1", minor 2, requires None;
+    /// `device.routing.v1`: `device.select` and the connection's selection
+    /// in `devices.list`.
     DeviceRouting = "device.routing.v1", minor 2, requires None;
+    /// `device.semanticActions.v1`: the five semantic element Actions and
+    /// their execution metadata; needs `observation.uiSnapshot.v1`.
     DeviceSemanticActions = "device.semanticActions.v1", minor 5, requires Some(Feature::ObservationUiSnapshot);
+    /// `events.snapshot.v1`: reading and deleting recorded Sessions
+    /// (`events.list`, `events.clear`, `session.export`, `sessions.list`).
     EventsSnapshot = "events.snapshot.v1", minor 0, requires None;
+    /// `events.stream.v1`: replayed and live events over a loopback
+    /// WebSocket.
     EventsStream = "events.stream.v1", minor 3, requires None;
+    /// `media.stream.v1`: Session-scoped screenshot and video frame streams.
     MediaStream = "media.stream.v1", minor 4, requires None;
+    /// `observation.uiSnapshot.v1`: UI trees referenced from Observations
+    /// and read with `ui.snapshot.get`.
     ObservationUiSnapshot = "observation.uiSnapshot.v1", minor 5, requires None;
+    /// `request.control.v1`: `timeoutMs` on device requests, and
+    /// `request.cancel`.
     RequestControl = "request.control.v1", minor 1, requires None;
+    /// `session.export.page.v1`: paged `session.export` of ended Sessions;
+    /// needs `events.snapshot.v1`.
     SessionExportPage = "session.export.page.v1", minor 4, requires Some(Feature::EventsSnapshot);
+    /// `verdict.record.v1`: storing caller-made verdicts with
+    /// `verdict.record`.
     VerdictRecord = "verdict.record.v1", minor 5, requires None;
 }
 
@@ -206,8 +239,10 @@ impl std::fmt::Display for Feature {
 pub struct FeatureSet(u32);
 
 impl FeatureSet {
+    /// No features.
     pub const EMPTY: Self = Self(0);
 
+    /// Every feature.
     pub fn all() -> Self {
         Feature::ALL.iter().copied().collect()
     }
@@ -222,10 +257,12 @@ impl FeatureSet {
         [Feature::EventsStream].into_iter().collect()
     }
 
+    /// Whether `f` is a member.
     pub const fn contains(self, f: Feature) -> bool {
         self.0 & (1 << f as u8) != 0
     }
 
+    /// Adds `f`.
     pub fn insert(&mut self, f: Feature) {
         self.0 |= 1 << f as u8;
     }
@@ -243,6 +280,7 @@ impl FeatureSet {
         self.iter().map(Feature::name).collect()
     }
 
+    /// Whether the set has no members.
     pub fn is_empty(self) -> bool {
         self.0 == 0
     }
@@ -269,10 +307,20 @@ impl std::fmt::Debug for FeatureSet {
 /// Why feature negotiation failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FeatureError {
+    /// Some `required` features are unknown or unavailable.
     #[error("required features are unavailable: {}", .unsupported.join(", "))]
-    RequiredUnsupported { unsupported: Vec<String> },
+    RequiredUnsupported {
+        /// The unavailable names, in the order offered.
+        unsupported: Vec<String>,
+    },
+    /// An enabled feature lacks the feature it depends on.
     #[error("feature {feature} needs {requires}, which is not enabled")]
-    DependencyUnsatisfied { feature: Feature, requires: Feature },
+    DependencyUnsatisfied {
+        /// The enabled feature.
+        feature: Feature,
+        /// The feature it needs.
+        requires: Feature,
+    },
 }
 
 impl FeatureError {

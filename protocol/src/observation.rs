@@ -32,8 +32,12 @@ pub struct Viewport {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AssetRef {
+    /// Stable Evidence id; `sha256:<hex>` for content-addressed Evidence.
     pub id: String,
+    /// MIME type of the content, such as `image/png`.
     pub media_type: String,
+    /// Where the content lives, such as
+    /// `devicerail://assets/sha256/<hex>`.
     pub uri: String,
     /// Lower-case hex SHA-256 of the content, when content-addressed.
     #[serde(default)]
@@ -78,9 +82,13 @@ pub enum UiSnapshotOmissionReason {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Observation {
+    /// Unique id of the Observation; `ui.snapshot.get` takes it.
     pub id: ObservationId,
+    /// The device observed.
     pub device_id: DeviceId,
+    /// When the Observation was captured, in Unix milliseconds.
     pub captured_at_ms: SafeU64,
+    /// The screen's size and scale at capture time.
     pub viewport: Viewport,
     /// The screenshot Evidence, or `null`.
     #[serde(default)]

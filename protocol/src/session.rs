@@ -11,7 +11,9 @@ use crate::ids::SessionId;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub enum SessionState {
+    /// Still recording: accepts new events.
     Active,
+    /// Sealed by its `sessionEnded` event; read-only.
     Ended,
 }
 
@@ -19,8 +21,11 @@ pub enum SessionState {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub enum SessionOutcome {
+    /// Ended normally (what `session.end` uses by default).
     Completed,
+    /// The caller reports that the run failed.
     Failed,
+    /// The caller abandoned the run.
     Cancelled,
     /// The host shut down (or crashed) while the Session was active.
     Shutdown,
@@ -30,12 +35,19 @@ pub enum SessionOutcome {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SessionInfo {
+    /// The Session's id.
     pub id: SessionId,
+    /// Whether the Session still accepts events.
     pub state: SessionState,
+    /// When the Session started, in Unix milliseconds.
     pub started_at_ms: SafeU64,
+    /// When the Session ended, in Unix milliseconds; `null` while active.
     #[serde(default)]
     pub ended_at_ms: Option<SafeU64>,
+    /// How many events the log holds; at least 1 (`sessionStarted`).
     pub event_count: EventSequence,
+    /// Sequence of the newest event. Logs have no gaps, so this equals
+    /// `eventCount`.
     pub last_sequence: EventSequence,
 }
 
@@ -46,6 +58,7 @@ pub struct SessionEndParams {
     /// Defaults to `completed`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outcome: Option<SessionOutcome>,
+    /// Free text stored in the `sessionEnded` event; absent for none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
 }
@@ -54,6 +67,7 @@ pub struct SessionEndParams {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SessionCurrentResult {
+    /// The connection's active Session.
     pub session_id: SessionId,
 }
 
@@ -62,10 +76,15 @@ pub struct SessionCurrentResult {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct EventsListParams {
+    /// The Session to read; absent reads the active Session.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<SessionId>,
+    /// Return only events after this sequence; absent starts at the first
+    /// event.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub after_sequence: Option<EventSequence>,
+    /// Return at most this many events (1 to 1000); absent returns the
+    /// whole rest of the log.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<PageLimit>,
 }
@@ -76,10 +95,15 @@ pub struct EventsListParams {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SessionExportParams {
+    /// The Session to export; absent exports the active Session.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<SessionId>,
+    /// Page start: only events after this sequence. Valid only together
+    /// with `limit`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub after_sequence: Option<EventSequence>,
+    /// Page size (1 to 1000). Asks for a page, which needs
+    /// `session.export.page.v1` and an ended Session.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<PageLimit>,
 }
@@ -89,8 +113,12 @@ pub struct SessionExportParams {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SessionExportResult {
+    /// The Session's summary.
     pub session: SessionInfo,
+    /// The whole log, or one page of it, in sequence order.
     pub events: Vec<TestEvent>,
+    /// The `afterSequence` of the next page; absent on the last page and
+    /// on complete exports.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_after_sequence: Option<EventSequence>,
 }
@@ -99,7 +127,9 @@ pub struct SessionExportResult {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SessionExport {
+    /// The Session's summary.
     pub session: SessionInfo,
+    /// Every event of the Session, in sequence order.
     pub events: Vec<TestEvent>,
 }
 
@@ -107,6 +137,8 @@ pub struct SessionExport {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SessionTargetParams {
+    /// The Session to delete; absent means the active Session, which is
+    /// refused (only ended Sessions can be deleted).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<SessionId>,
 }
@@ -115,6 +147,8 @@ pub struct SessionTargetParams {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct EventsClearResult {
+    /// `true`: the Session and all its events are gone.
     pub deleted: bool,
+    /// The Session deleted.
     pub session_id: SessionId,
 }

@@ -45,8 +45,11 @@ pub enum UiContextKind {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct UiContextRef {
+    /// Native accessibility tree or web document.
     pub context_kind: UiContextKind,
+    /// Which context of that kind, such as one app or one browser page.
     pub context_id: IdString,
+    /// Changes whenever node references into the context go stale.
     pub document_epoch: IdString,
 }
 
@@ -54,7 +57,9 @@ pub struct UiContextRef {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct UiContextSelector {
+    /// The kind of context to pick.
     pub context_kind: UiContextKind,
+    /// A specific context; `null` picks the current one of that kind.
     #[serde(default)]
     pub context_id: Option<IdString>,
 }
@@ -63,13 +68,18 @@ pub struct UiContextSelector {
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct UiRect {
+    /// Left edge, in screenshot pixels.
     pub x: f64,
+    /// Top edge, in screenshot pixels.
     pub y: f64,
+    /// Width in screenshot pixels; never negative.
     pub width: NonNegativeF64,
+    /// Height in screenshot pixels; never negative.
     pub height: NonNegativeF64,
 }
 
 impl UiRect {
+    /// A rectangle; negative or non-finite extents become zero.
     pub fn new(x: f64, y: f64, width: f64, height: f64) -> Self {
         Self {
             x,
@@ -87,10 +97,13 @@ impl UiRect {
         )
     }
 
+    /// Whether the rectangle has no area.
     pub fn is_empty(&self) -> bool {
         self.width.get() <= 0.0 || self.height.get() <= 0.0
     }
 
+    /// Whether the point lies inside: left and top edges included, right
+    /// and bottom edges excluded.
     pub fn contains(&self, x: f64, y: f64) -> bool {
         x >= self.x
             && y >= self.y
@@ -104,22 +117,37 @@ impl UiRect {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct UiNode {
+    /// The node's id: unique in the snapshot, stable while the context's
+    /// `documentEpoch` stays the same.
     pub stable_node_id: IdString,
+    /// The parent's id; `null` for a root.
     #[serde(default)]
     pub parent_stable_node_id: Option<IdString>,
+    /// Normalized role, such as `button`.
     pub role: RoleString,
+    /// Accessible name (the label); `null` when there is none.
     #[serde(default)]
     pub name: Option<NodeText>,
+    /// Current value, such as a text field's content; `null` when there is
+    /// none.
     #[serde(default)]
     pub value: Option<NodeText>,
+    /// Developer-assigned id (resource id, accessibility identifier, DOM id
+    /// or test id); `null` when there is none.
     #[serde(default)]
     pub identifier: Option<BoundedString<0, 4096>>,
+    /// Visible text; `null` when there is none.
     #[serde(default)]
     pub text: Option<NodeText>,
+    /// Frame in screenshot pixels; `null` when unknown.
     #[serde(default)]
     pub bounds: Option<UiRect>,
+    /// Whether the node accepts interaction; `null` when the platform does
+    /// not say.
     #[serde(default)]
     pub enabled: Option<bool>,
+    /// Whether a tap at the node's position would reach it; `null` when the
+    /// platform does not say.
     #[serde(default)]
     pub hittable: Option<bool>,
 }
@@ -129,24 +157,41 @@ pub struct UiNode {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct UiSnapshot {
+    /// Tree format version; always 1.
     pub format_version: Bounded<1, 1>,
+    /// The Observation the tree was captured with.
     pub observation_id: ObservationId,
+    /// The context the tree describes.
     pub context: UiContextRef,
+    /// Ids of exactly the parentless nodes.
     pub root_stable_node_ids: BoundedVec<String, 1, MAX_UI_NODES>,
+    /// Every node, in preorder (1 to 10,000).
     pub nodes: BoundedVec<UiNode, 1, MAX_UI_NODES>,
 }
 
 /// A structural defect of a UI snapshot.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum UiSnapshotError {
+    /// Two nodes share this id.
     #[error("node id {0:?} appears twice")]
     DuplicateNode(String),
+    /// A node's parent is missing or comes after it.
     #[error("node {node:?} names parent {parent:?}, which does not precede it")]
-    ParentNotBefore { node: String, parent: String },
+    ParentNotBefore {
+        /// The child's id.
+        node: String,
+        /// The parent id it names.
+        parent: String,
+    },
+    /// The subtree of this node is interrupted by nodes outside it.
     #[error("descendants of {0:?} are not contiguous")]
     NotPreorder(String),
+    /// This id is listed as a root but has a parent, or is parentless but
+    /// not listed.
     #[error("root {0:?} is not a parentless node")]
     BadRoot(String),
+    /// The snapshot serializes to this many bytes, over
+    /// [`MAX_UI_SNAPSHOT_BYTES`].
     #[error("the snapshot serializes to {0} bytes, over the 768 KiB bound")]
     TooLarge(usize),
 }
@@ -156,35 +201,56 @@ impl UiSnapshot {
     /// parents precede children with contiguous subtrees, roots are exactly
     /// the parentless nodes, and the serialized size bound.
     pub fn validate(&self) -> Result<(), UiSnapshotError> {
-        use std::collections::HashMap;
-        let mut index: HashMap<&str, usize> = HashMap::with_capacity(self.nodes.len());
-        // Open ancestors of the current position, innermost last.
+        self.encode().map(drop)
+    }
+
+    /// Validates the snapshot and returns its serialized form: one
+    /// serialization serves both the size bound and the bytes to store.
+    pub fn encode(&self) -> Result<Vec<u8>, UiSnapshotError> {
+        self.validate_structure()?;
+        let bytes = serde_json::to_vec(self).map_err(|_| UiSnapshotError::TooLarge(usize::MAX))?;
+        if bytes.len() > MAX_UI_SNAPSHOT_BYTES {
+            return Err(UiSnapshotError::TooLarge(bytes.len()));
+        }
+        Ok(bytes)
+    }
+
+    /// The structural rules (unique ids, preorder, roots), without the
+    /// size bound.
+    fn validate_structure(&self) -> Result<(), UiSnapshotError> {
+        use std::collections::HashSet;
+        let mut seen: HashSet<&str> = HashSet::with_capacity(self.nodes.len());
+        // The current node's open ancestors, innermost last. In preorder a
+        // node's parent is always one of them; a parent seen earlier but
+        // no longer open means its subtree was left already.
         let mut stack: Vec<&str> = Vec::new();
-        let mut closed: std::collections::HashSet<&str> = Default::default();
-        for (i, node) in self.nodes.iter().enumerate() {
+        let listed: HashSet<&str> = self
+            .root_stable_node_ids
+            .iter()
+            .map(String::as_str)
+            .collect();
+        let mut roots = 0usize;
+        for node in self.nodes.iter() {
             let id = node.stable_node_id.as_str();
-            if index.insert(id, i).is_some() {
+            if !seen.insert(id) {
                 return Err(UiSnapshotError::DuplicateNode(id.to_owned()));
             }
             match node.parent_stable_node_id.as_deref() {
                 None => {
-                    closed.extend(stack.drain(..));
+                    stack.clear();
+                    roots += 1;
+                    if !listed.contains(id) {
+                        return Err(UiSnapshotError::BadRoot(id.to_owned()));
+                    }
                 }
                 Some(parent) => {
-                    if !index.contains_key(parent) {
+                    if !seen.contains(parent) {
                         return Err(UiSnapshotError::ParentNotBefore {
                             node: id.to_owned(),
                             parent: parent.to_owned(),
                         });
                     }
-                    if closed.contains(parent) {
-                        return Err(UiSnapshotError::NotPreorder(parent.to_owned()));
-                    }
-                    while let Some(top) = stack.last() {
-                        if *top == parent {
-                            break;
-                        }
-                        closed.insert(*top);
+                    while stack.last().is_some_and(|top| *top != parent) {
                         stack.pop();
                     }
                     if stack.is_empty() {
@@ -194,34 +260,25 @@ impl UiSnapshot {
             }
             stack.push(id);
         }
-        let roots: Vec<&str> = self
-            .nodes
-            .iter()
-            .filter(|n| n.parent_stable_node_id.is_none())
-            .map(|n| n.stable_node_id.as_str())
-            .collect();
-        if roots.len() != self.root_stable_node_ids.len() {
-            let missing = roots
+        if roots != self.root_stable_node_ids.len() {
+            // Every root node is listed (checked above), so a longer list
+            // names something that is not a root node (or repeats one).
+            let extra = self
+                .root_stable_node_ids
                 .iter()
-                .find(|r| !self.root_stable_node_ids.iter().any(|x| x == *r))
-                .map(|s| (*s).to_owned())
+                .find(|r| {
+                    !self.nodes.iter().any(|n| {
+                        n.parent_stable_node_id.is_none() && n.stable_node_id.as_str() == r.as_str()
+                    })
+                })
+                .cloned()
                 .unwrap_or_default();
-            return Err(UiSnapshotError::BadRoot(missing));
-        }
-        for root in self.root_stable_node_ids.iter() {
-            if !roots.contains(&root.as_str()) {
-                return Err(UiSnapshotError::BadRoot(root.clone()));
-            }
-        }
-        let size = serde_json::to_vec(self)
-            .map(|v| v.len())
-            .unwrap_or(usize::MAX);
-        if size > MAX_UI_SNAPSHOT_BYTES {
-            return Err(UiSnapshotError::TooLarge(size));
+            return Err(UiSnapshotError::BadRoot(extra));
         }
         Ok(())
     }
 
+    /// The node with this id, if any.
     pub fn node(&self, stable_node_id: &str) -> Option<&UiNode> {
         self.nodes
             .iter()
@@ -233,10 +290,16 @@ impl UiSnapshot {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct UiSnapshotRef {
+    /// Tree format version; always 1.
     pub format_version: Bounded<1, 1>,
+    /// The context the tree describes.
     pub context: UiContextRef,
+    /// How many nodes the tree has (1 to 10,000).
     pub node_count: Bounded<1, 10000>,
+    /// Serialized size of the tree in bytes (at most 768 KiB).
     pub byte_length: Bounded<1, 786432>,
+    /// The stored tree, of media type
+    /// `application/vnd.devicerail.ui-tree+json;version=1`.
     pub evidence: AssetRef,
 }
 
@@ -244,8 +307,11 @@ pub struct UiSnapshotRef {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct UiNodeRef {
+    /// The Observation whose tree holds the node.
     pub observation_id: ObservationId,
+    /// The node's full context, epoch included.
     pub context: UiContextRef,
+    /// The node's id in that tree.
     pub stable_node_id: IdString,
 }
 
@@ -253,8 +319,10 @@ pub struct UiNodeRef {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub enum TextMatchMode {
+    /// The whole text equals the value.
     #[default]
     Exact,
+    /// The text contains the value.
     Contains,
 }
 
@@ -262,7 +330,9 @@ pub enum TextMatchMode {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TextMatch {
+    /// The text to look for; never empty.
     pub value: MatchText,
+    /// Whole-text or substring comparison; absent means `exact`.
     #[serde(default)]
     pub mode: TextMatchMode,
     /// Case-insensitive unless set.
@@ -290,18 +360,26 @@ impl TextMatch {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ElementSelector {
+    /// The context to search; `null` searches the current one.
     #[serde(default)]
     pub context: Option<UiContextSelector>,
+    /// Exact role.
     #[serde(default)]
     pub role: Option<RoleString>,
+    /// Exact accessible name.
     #[serde(default)]
     pub name: Option<MatchText>,
+    /// Exact value.
     #[serde(default)]
     pub value: Option<NodeText>,
+    /// Exact developer-assigned identifier.
     #[serde(default)]
     pub identifier: Option<IdString>,
+    /// Condition on the node's text, or on its name when the text does not
+    /// match.
     #[serde(default)]
     pub text: Option<TextMatch>,
+    /// A CSS selector; only web contexts evaluate it.
     #[serde(default)]
     pub css: Option<MatchText>,
 }
@@ -340,14 +418,25 @@ impl ElementSelector {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "camelCase", deny_unknown_fields)]
 pub enum ElementTarget {
-    Selector { selector: ElementSelector },
-    Node { node: UiNodeRef },
+    /// Resolve a selector against the current UI; it must match exactly
+    /// one element.
+    Selector {
+        /// The selector to resolve.
+        selector: ElementSelector,
+    },
+    /// A node of an earlier Observation; refused as stale once the current
+    /// context, or its `documentEpoch`, differs from the node's.
+    Node {
+        /// The node to act on.
+        node: UiNodeRef,
+    },
 }
 
 /// Arguments of `findElement`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct FindElementArguments {
+    /// Must match exactly one element.
     pub selector: ElementSelector,
 }
 
@@ -355,6 +444,7 @@ pub struct FindElementArguments {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct FindElementResult {
+    /// The element found.
     pub element: UiNodeRef,
 }
 
@@ -362,6 +452,7 @@ pub struct FindElementResult {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TapElementArguments {
+    /// The element to tap.
     pub target: ElementTarget,
 }
 
@@ -369,6 +460,7 @@ pub struct TapElementArguments {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TapElementResult {
+    /// The element tapped.
     pub element: UiNodeRef,
 }
 
@@ -376,6 +468,7 @@ pub struct TapElementResult {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ClearElementArguments {
+    /// The element to clear.
     pub target: ElementTarget,
 }
 
@@ -383,6 +476,7 @@ pub struct ClearElementArguments {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ClearElementResult {
+    /// The element cleared.
     pub element: UiNodeRef,
 }
 
@@ -390,7 +484,9 @@ pub struct ClearElementResult {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SetElementValueArguments {
+    /// The element to set.
     pub target: ElementTarget,
+    /// The new value; may be empty.
     pub value: NodeText,
 }
 
@@ -398,6 +494,7 @@ pub struct SetElementValueArguments {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SetElementValueResult {
+    /// The element set.
     pub element: UiNodeRef,
 }
 
@@ -405,10 +502,14 @@ pub struct SetElementValueResult {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub enum WaitForElementCondition {
+    /// An element matches.
     #[default]
     Present,
+    /// A matching element is visible in the viewport.
     Visible,
+    /// A matching element is not disabled.
     Enabled,
+    /// No element matches.
     Absent,
 }
 
@@ -417,7 +518,9 @@ pub enum WaitForElementCondition {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct WaitForElementArguments {
+    /// The element to wait for.
     pub selector: ElementSelector,
+    /// What to wait for; absent means `present`.
     #[serde(default)]
     pub condition: WaitForElementCondition,
 }
@@ -426,7 +529,9 @@ pub struct WaitForElementArguments {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct WaitForElementResult {
+    /// Whether the condition held before the wait gave up.
     pub matched: bool,
+    /// The condition waited for.
     pub condition: WaitForElementCondition,
     /// The matching node (`null` for `absent`).
     #[serde(default)]
@@ -437,6 +542,7 @@ pub struct WaitForElementResult {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct UiSnapshotGetParams {
+    /// An Observation of the active Session that has a UI snapshot.
     pub observation_id: ObservationId,
 }
 

@@ -11,8 +11,11 @@ use crate::observation::AssetRef;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub enum VerdictStatus {
+    /// The caller judged the run a success.
     Pass,
+    /// The caller judged the run a failure.
     Fail,
+    /// The caller could not decide.
     Unknown,
 }
 
@@ -20,8 +23,12 @@ pub enum VerdictStatus {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Verdict {
+    /// The caller's judgement; the host never changes it.
     pub status: VerdictStatus,
+    /// Free-text explanation (1 to 16,384 characters).
     pub summary: BoundedString<1, 16384>,
+    /// Evidence the verdict cites (at most 64), each reachable from the
+    /// active Session; absent means none.
     #[serde(default)]
     pub evidence: BoundedVec<AssetRef, 0, 64>,
 }
@@ -30,6 +37,7 @@ pub struct Verdict {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct VerdictRecordParams {
+    /// The verdict to store, as given.
     pub verdict: Verdict,
 }
 
@@ -37,5 +45,6 @@ pub struct VerdictRecordParams {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct VerdictRecordResult {
+    /// The `verdictRecorded` event appended to the active Session.
     pub event: TestEvent,
 }

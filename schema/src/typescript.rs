@@ -48,7 +48,7 @@ use devicerail_protocol::fixtures;
 use devicerail_protocol::methods::METHODS;
 use serde_json::Value;
 
-pub use cases::{BROKEN, Case, Edit, VALID, apply};
+pub use cases::{BROKEN, Case, Edit, EditError, VALID, apply};
 pub use emit::EmitError;
 use emit::{Registry, fail, render_doc};
 
@@ -143,7 +143,7 @@ impl Source {
                 }
             })
             .collect();
-        let all = fixtures::all().or_else(|e| fail("fixtures/manifest.json", e))?;
+        let all = fixtures::all().or_else(|e| fail("fixtures/manifest.json", e.to_string()))?;
         let fixtures = all
             .into_iter()
             .map(|f| {
@@ -407,7 +407,7 @@ fn broken_file(registry: &Registry, source: &Source) -> Result<(String, usize, u
             };
             let mut value: Value = serde_json::from_str(&fixture.json)
                 .or_else(|e| fail(&fixture.id, format!("does not parse: {e}")))?;
-            apply(&mut value, case.edit).or_else(|e| fail(case.fixture, e))?;
+            apply(&mut value, case.edit).or_else(|e| fail(case.fixture, e.to_string()))?;
             check_keys(&value, case.fixture)?;
             if !registry.contains(&fixture.type_name) {
                 return fail(&fixture.id, format!("no type {}", fixture.type_name));

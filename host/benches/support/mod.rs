@@ -23,6 +23,12 @@ fn ticks_per_second() -> f64 {
 
 impl Host {
     pub fn start(features: &[&str]) -> Self {
+        Self::start_with_env(features, &[])
+    }
+
+    /// A host whose process (and so its in-process plugins) also sees
+    /// `env`.
+    pub fn start_with_env(features: &[&str], env: &[(&str, &str)]) -> Self {
         let tmp = tempfile::tempdir().expect("tempdir");
         let plugins = tmp.path().join("plugins");
         std::fs::create_dir_all(&plugins).expect("mkdir");
@@ -35,6 +41,7 @@ impl Host {
             .arg("--data-dir")
             .arg(tmp.path().join("data"))
             .env("RUST_LOG", "warn")
+            .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -84,6 +91,24 @@ impl Host {
         let v: Value = serde_json::from_slice(&resp).expect("json");
         assert!(v.get("error").is_none(), "{v}");
         v
+    }
+
+    /// Runs one Action on the connected device.
+    pub fn act(&mut self, name: &str, arguments: Value) -> Value {
+        self.call(
+            json!({"jsonrpc":"2.0","id":format!("act-{name}"),"method":"device.execute",
+            "params":{"id":uuid::Uuid::new_v4().to_string(),"name":name,"arguments":arguments}}),
+        )
+    }
+
+    /// Signs in on the mock's login screen (its home screen carries the
+    /// feed).
+    pub fn sign_in(&mut self) {
+        self.act("tap", json!({"x": 100, "y": 300}));
+        self.act("inputText", json!({"text": "ada"}));
+        self.act("tap", json!({"x": 100, "y": 440}));
+        self.act("inputText", json!({"text": "pw"}));
+        self.act("tap", json!({"x": 100, "y": 600}));
     }
 
     /// CPU seconds (user + system) the host has used so far.

@@ -42,8 +42,7 @@ pub async fn accept(mut call: Call) {
                 };
                 drop(busy);
                 accepted.conn.inflight.complete(&accepted.id);
-                accepted.conn.send_frame(frame).await;
-                accepted.conn.inflight.release(&accepted.id);
+                accepted.conn.send_response(&accepted.id, frame).await;
             });
         }
         Err(e) => conn.respond_error(Some(&id), e).await,

@@ -170,8 +170,10 @@ pub struct ObservationRow {
     /// when the Observation says so.
     pub ui_omission: Option<String>,
     /// The snapshot's bytes, when they were stored with the Observation
-    /// (larger ones are Evidence files).
+    /// (larger ones are Evidence files), as stored: see `ui_codec`.
     pub ui_bytes: Option<Vec<u8>>,
+    /// How `ui_bytes` is encoded ([`crate::snapshot_codec`]).
+    pub ui_codec: Option<String>,
 }
 
 impl EventStore {
@@ -374,6 +376,45 @@ mod tests {
             again[..51].iter().map(|r| r.json.get()).collect::<Vec<_>>(),
             events.iter().map(|r| r.json.get()).collect::<Vec<_>>()
         );
+    }
+
+    #[tokio::test]
+    async fn observations_of_an_earlier_layout_are_rebuilt_with_rowids() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        {
+            let conn =
+                rusqlite::Connection::open(dir.path().join("events.sqlite3")).expect("create");
+            conn.execute_batch(
+                "CREATE TABLE observations (
+                     session_ord INTEGER NOT NULL,
+                     observation_id TEXT NOT NULL,
+                     ui_sha256 TEXT,
+                     ui_omission TEXT,
+                     PRIMARY KEY (session_ord, observation_id)
+                 ) WITHOUT ROWID;
+                 INSERT INTO observations VALUES (1, 'obs-1', 'abc', NULL);",
+            )
+            .expect("old layout");
+        }
+        let (store, _) = EventStore::open(dir.path()).expect("open");
+        drop(store);
+        let conn = rusqlite::Connection::open(dir.path().join("events.sqlite3")).expect("read");
+        let sql: String = conn
+            .query_row(
+                "SELECT sql FROM sqlite_master WHERE name = 'observations'",
+                [],
+                |r| r.get(0),
+            )
+            .expect("table");
+        assert!(!sql.contains("WITHOUT ROWID"), "{sql}");
+        let row: (String, Option<Vec<u8>>) = conn
+            .query_row(
+                "SELECT ui_sha256, ui_bytes FROM observations WHERE observation_id = 'obs-1'",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .expect("row kept");
+        assert_eq!(row, ("abc".to_owned(), None));
     }
 
     fn started(call: CallId) -> NewEvent {

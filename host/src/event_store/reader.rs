@@ -157,7 +157,7 @@ impl EventStore {
     ) -> Result<Option<ObservationRow>, StoreError> {
         self.read(move |c| {
             Ok(c.query_row(
-                "SELECT o.ui_sha256, o.ui_omission, o.ui_bytes FROM observations o JOIN sessions s ON s.ord = o.session_ord
+                "SELECT o.ui_sha256, o.ui_omission, o.ui_bytes, o.ui_codec FROM observations o JOIN sessions s ON s.ord = o.session_ord
                  WHERE s.id = ?1 AND o.observation_id = ?2",
                 params![session.to_string(), observation.to_string()],
                 |r| {
@@ -165,6 +165,7 @@ impl EventStore {
                         ui_sha256: r.get(0)?,
                         ui_omission: r.get(1)?,
                         ui_bytes: r.get(2)?,
+                        ui_codec: r.get(3)?,
                     })
                 },
             )

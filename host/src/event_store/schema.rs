@@ -52,8 +52,9 @@ CREATE TABLE IF NOT EXISTS observations (
     ui_sha256 TEXT,
     ui_omission TEXT,
     ui_bytes BLOB,
-    PRIMARY KEY (session_ord, observation_id)
-) WITHOUT ROWID;
+    ui_codec TEXT,
+    UNIQUE (session_ord, observation_id)
+);
 CREATE TABLE IF NOT EXISTS blobs (
     sha256 TEXT PRIMARY KEY NOT NULL,
     media_type TEXT NOT NULL,
@@ -65,11 +66,27 @@ CREATE TABLE IF NOT EXISTS blobs (
 /// gain the protocol minor they need, and the UI snapshot index becomes
 /// the index of every Observation.
 pub(super) fn migrate(conn: &Connection) -> Result<(), StoreError> {
+    let observations_sql: String = conn
+        .query_row(
+            "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'observations'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap_or_default();
+    if observations_sql.contains("WITHOUT ROWID") {
+        rebuild_observations_with_rowid(conn)?;
+    }
     let has_ui_bytes: bool = conn
         .prepare("SELECT 1 FROM pragma_table_info('observations') WHERE name = 'ui_bytes'")?
         .exists([])?;
     if !has_ui_bytes {
         conn.execute_batch("ALTER TABLE observations ADD COLUMN ui_bytes BLOB")?;
+    }
+    let has_ui_codec: bool = conn
+        .prepare("SELECT 1 FROM pragma_table_info('observations') WHERE name = 'ui_codec'")?
+        .exists([])?;
+    if !has_ui_codec {
+        conn.execute_batch("ALTER TABLE observations ADD COLUMN ui_codec TEXT")?;
     }
     // Snapshots are found through their Observation; an index by digest
     // only cost every write a page.
@@ -103,6 +120,37 @@ pub(super) fn migrate(conn: &Connection) -> Result<(), StoreError> {
              DROP TABLE ui_snapshots;",
         )?;
     }
+    Ok(())
+}
+
+/// Earlier stores kept Observations in a `WITHOUT ROWID` table: fine for
+/// digests, but a UI snapshot stored in the row then lives in the key's
+/// b-tree, and every insert compares against (and reads) such rows. The
+/// rebuilt table appends rows by rowid with a small unique key index.
+fn rebuild_observations_with_rowid(conn: &Connection) -> Result<(), StoreError> {
+    let has_ui_bytes: bool = conn
+        .prepare("SELECT 1 FROM pragma_table_info('observations') WHERE name = 'ui_bytes'")?
+        .exists([])?;
+    let bytes = if has_ui_bytes { "ui_bytes" } else { "NULL" };
+    conn.execute_batch(&format!(
+        "BEGIN IMMEDIATE;
+         CREATE TABLE observations_rebuilt (
+             session_ord INTEGER NOT NULL,
+             observation_id TEXT NOT NULL,
+             ui_sha256 TEXT,
+             ui_omission TEXT,
+             ui_bytes BLOB,
+             ui_codec TEXT,
+             UNIQUE (session_ord, observation_id)
+         );
+         INSERT INTO observations_rebuilt
+             (session_ord, observation_id, ui_sha256, ui_omission, ui_bytes)
+             SELECT session_ord, observation_id, ui_sha256, ui_omission, {bytes}
+             FROM observations;
+         DROP TABLE observations;
+         ALTER TABLE observations_rebuilt RENAME TO observations;
+         COMMIT;"
+    ))?;
     Ok(())
 }
 

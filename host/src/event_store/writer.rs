@@ -453,19 +453,22 @@ impl Writer {
                     .and_then(|r| serde_json::to_value(r).ok())
                     .and_then(|v| v.as_str().map(str::to_owned));
                 // The snapshot's bytes live in its Observation's row.
-                let bytes = e
-                    .blobs
-                    .iter()
-                    .find(|b| b.observation == Some(o.id))
-                    .map(|b| &b.bytes[..]);
+                let blob = e.blobs.iter().find(|b| b.observation == Some(o.id));
+                let (bytes, codec) = match blob {
+                    Some(b) => match &b.packed {
+                        Some(packed) => (Some(&packed[..]), Some(crate::snapshot_codec::LZ4)),
+                        None => (Some(&b.bytes[..]), None),
+                    },
+                    None => (None, None),
+                };
                 if let Some(sha) = &sha {
                     snapshots.push(sha.clone());
                 }
                 self.conn
                     .prepare_cached(
-                        "INSERT OR REPLACE INTO observations (session_ord, observation_id, ui_sha256, ui_omission, ui_bytes) VALUES (?1, ?2, ?3, ?4, ?5)",
+                        "INSERT OR REPLACE INTO observations (session_ord, observation_id, ui_sha256, ui_omission, ui_bytes, ui_codec) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
                     )?
-                    .execute(params![ord, o.id.to_string(), sha, omission, bytes])?;
+                    .execute(params![ord, o.id.to_string(), sha, omission, bytes, codec])?;
             }
             for asset in &e.evidence {
                 // UI snapshots are reachable through their Observation.

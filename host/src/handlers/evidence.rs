@@ -45,7 +45,8 @@ pub async fn ui_snapshot_get(call: &mut Call) -> Result<Box<RawValue>, RpcError>
         )
     };
     let bytes = match row.ui_bytes {
-        Some(bytes) => bytes,
+        Some(stored) => crate::snapshot_codec::decompress(stored, row.ui_codec.as_deref())
+            .map_err(|e| read_failed(e.to_string()))?,
         None => call
             .host
             .evidence_bytes(&sha)
@@ -53,6 +54,11 @@ pub async fn ui_snapshot_get(call: &mut Call) -> Result<Box<RawValue>, RpcError>
             .map_err(|e| read_failed(e.to_string()))?
             .ok_or_else(|| read_failed("the blob is missing".into()))?,
     };
+    if crate::evidence::sha256_hex(&bytes) != sha {
+        return Err(read_failed(
+            "its bytes no longer match the digest the Observation names".into(),
+        ));
+    }
     let invalid = |why: &str| {
         ErrorCode::InvalidUiSnapshot.rpc(
             format!("the stored UI snapshot of observation {observation} is invalid: {why}"),

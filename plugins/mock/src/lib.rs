@@ -12,6 +12,8 @@
 //! * `devices` / `DEVICERAIL_MOCK_DEVICES=N` (1–16, default 1) serves
 //!   `mock-1` … `mock-N`, each with its own state, for multi-device
 //!   routing.
+//! * `feedRows` / `DEVICERAIL_MOCK_FEED_ROWS=N` (0–5000, default 0) adds a
+//!   feed of N text rows below the home screen's fold, for large UI trees.
 
 pub mod render;
 pub mod ui;
@@ -49,6 +51,13 @@ pub const DEVICES_KEY: &str = "devices";
 pub const DEVICES_ENV: &str = "DEVICERAIL_MOCK_DEVICES";
 /// How many mock devices one driver may serve.
 pub const DEVICES_RANGE: std::ops::RangeInclusive<usize> = 1..=16;
+/// Setting with the number of feed rows on the home screen.
+pub const FEED_ROWS_KEY: &str = "feedRows";
+/// Environment variable with the number of feed rows (when the setting is
+/// absent).
+pub const FEED_ROWS_ENV: &str = "DEVICERAIL_MOCK_FEED_ROWS";
+/// How many feed rows the home screen may have.
+pub const FEED_ROWS_RANGE: std::ops::RangeInclusive<usize> = 0..=5000;
 /// Longest text `inputText`/`inputSecret` advertise, in characters.
 pub const MAX_TEXT: usize = 4096;
 /// Largest scroll delta advertised, in pixels.
@@ -78,7 +87,18 @@ impl MockDriver {
             .integer(DEVICES_RANGE)?
             .unwrap_or(1);
         let faults = read.get(FAULTS_KEY).env(FAULTS_ENV).bool()?;
-        Ok(Self::with_devices(count, faults.unwrap_or(false)))
+        let feed_rows = read
+            .get(FEED_ROWS_KEY)
+            .env(FEED_ROWS_ENV)
+            .integer(FEED_ROWS_RANGE)?
+            .unwrap_or(0);
+        let mut driver = Self::with_devices(count, faults.unwrap_or(false));
+        for (_, device) in &mut driver.devices {
+            if let Ok(d) = device.get_mut() {
+                d.state.feed_rows = feed_rows;
+            }
+        }
+        Ok(driver)
     }
 
     /// One device, `mock-1`.

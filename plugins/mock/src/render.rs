@@ -59,6 +59,9 @@ pub fn render(state: &AppState) -> RgbImage {
     let mut img = RgbImage::from_pixel(WIDTH, HEIGHT, BACKGROUND);
     for e in state.elements() {
         let (x, y, w, h) = e.rect;
+        if y >= HEIGHT {
+            continue; // below the fold (the feed)
+        }
         match e.kind {
             Kind::Root => {}
             Kind::Label => {

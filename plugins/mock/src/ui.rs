@@ -1,6 +1,7 @@
 //! The mock app: a login screen and a home screen whose UI tree changes as
 //! Actions run. All coordinates are screenshot pixels.
 
+use std::borrow::Cow;
 use std::time::{Duration, Instant};
 
 use devicerail_plugin_api::UiTree;
@@ -15,6 +16,9 @@ pub const SCALE: f64 = 2.0;
 
 /// How long after sign-in the home screen's "Sign out" button appears.
 pub const SIGN_OUT_DELAY: Duration = Duration::from_millis(300);
+
+/// Height of one feed row, in pixels.
+pub const FEED_ROW_HEIGHT: u32 = 40;
 
 /// Context id of the mock's only native context.
 pub const CONTEXT_ID: &str = "mock-app";
@@ -46,6 +50,9 @@ pub struct AppState {
     pub scroll_y: i64,
     pub entered_home_at: Option<Instant>,
     pub signed_in_as: String,
+    /// Rows of the home screen's feed (the `feedRows` setting): a long
+    /// list below the fold, for large-tree tests and benchmarks.
+    pub feed_rows: usize,
 }
 
 impl Default for AppState {
@@ -61,6 +68,7 @@ impl Default for AppState {
             scroll_y: 0,
             entered_home_at: None,
             signed_in_as: String::new(),
+            feed_rows: 0,
         }
     }
 }
@@ -68,7 +76,7 @@ impl Default for AppState {
 /// One laid-out element.
 #[derive(Debug, Clone)]
 pub struct Element {
-    pub id: &'static str,
+    pub id: Cow<'static, str>,
     pub parent: Option<&'static str>,
     pub role: &'static str,
     pub name: Option<String>,
@@ -124,8 +132,8 @@ impl AppState {
 
     /// The current layout, in preorder.
     pub fn elements(&self) -> Vec<Element> {
-        let el = |id, parent, role, rect, kind| Element {
-            id,
+        let el = |id: &'static str, parent, role, rect, kind| Element {
+            id: Cow::Borrowed(id),
             parent,
             role,
             name: None,
@@ -230,6 +238,27 @@ impl AppState {
                     sign_out.text = Some("Sign out".into());
                     out.push(sign_out);
                 }
+                if self.feed_rows > 0 {
+                    out.push(el(
+                        "feed",
+                        Some("home"),
+                        "list",
+                        (0, 1120, WIDTH, FEED_ROW_HEIGHT * self.feed_rows as u32),
+                        Kind::Root,
+                    ));
+                }
+                for i in 0..self.feed_rows {
+                    let mut row = el(
+                        "feed",
+                        Some("feed"),
+                        "staticText",
+                        (60, 1120 + FEED_ROW_HEIGHT * i as u32, 600, FEED_ROW_HEIGHT),
+                        Kind::Label,
+                    );
+                    row.id = Cow::Owned(format!("feed-row-{i}"));
+                    row.text = Some(format!("Item {i}: nothing new"));
+                    out.push(row);
+                }
                 out
             }
         }
@@ -278,7 +307,7 @@ impl AppState {
             }
             Kind::Button(ButtonAction::Help) | Kind::Root | Kind::Label => {}
         }
-        element.id.to_owned()
+        element.id.into_owned()
     }
 
     fn sign_in(&mut self) {
@@ -310,12 +339,12 @@ fn text(s: &Option<String>) -> Option<NodeText> {
 
 fn to_node(e: &Element) -> UiNode {
     UiNode {
-        stable_node_id: IdString::truncating(e.id).unwrap_or_else(|| unreachable!()),
+        stable_node_id: IdString::truncating(&e.id).unwrap_or_else(|| unreachable!()),
         parent_stable_node_id: e.parent.and_then(IdString::truncating),
         role: RoleString::truncating(e.role).unwrap_or_else(|| unreachable!()),
         name: text(&e.name),
         value: text(&e.value),
-        identifier: devicerail_plugin_api::protocol::BoundedString::truncating(e.id),
+        identifier: devicerail_plugin_api::protocol::BoundedString::truncating(&e.id),
         text: text(&e.text),
         bounds: Some(rect_of(e)),
         enabled: Some(e.enabled),
@@ -339,6 +368,26 @@ mod tests {
         assert_eq!(s.screen, Screen::Home);
         assert_eq!(s.epoch, epoch + 1);
         assert!(!s.sign_out_visible());
+    }
+
+    #[test]
+    fn feed_rows_hang_below_the_home_screen() {
+        let mut s = AppState {
+            feed_rows: 1000,
+            ..AppState::default()
+        };
+        assert_eq!(s.ui_tree().nodes.len(), 7, "no feed on the login screen");
+        s.username.push_str("ada");
+        s.password.push_str("pw");
+        s.tap(100.0, 600.0);
+        let tree = s.ui_tree();
+        assert_eq!(tree.nodes.len(), 2 + 1 + 1000);
+        let last = tree.nodes.last().expect("rows");
+        assert_eq!(last.stable_node_id.as_str(), "feed-row-999");
+        assert_eq!(
+            last.parent_stable_node_id.as_ref().map(|p| p.as_str()),
+            Some("feed")
+        );
     }
 
     #[test]

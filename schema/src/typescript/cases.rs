@@ -7,6 +7,8 @@
 //! cannot become stricter than the schemas either. The schema crate's tests
 //! also validate every copy against its JSON Schema.
 
+use std::fmt;
+
 use serde_json::Value;
 
 /// One edit of a fixture, at a JSON pointer.
@@ -177,33 +179,95 @@ pub const VALID: &[Case] = &[
     ),
 ];
 
+/// Why an [`Edit`] cannot be applied to a fixture.
+#[derive(Debug)]
+pub enum EditError {
+    /// The pointer names no existing member or element.
+    Missing {
+        /// The JSON pointer.
+        pointer: &'static str,
+    },
+    /// A `Set` would leave the value unchanged.
+    Unchanged {
+        /// The JSON pointer.
+        pointer: &'static str,
+        /// The JSON the value already is.
+        json: &'static str,
+    },
+    /// An `Add` names a member that already exists.
+    MemberExists {
+        /// The JSON pointer of the object.
+        pointer: &'static str,
+        /// The member name.
+        key: &'static str,
+    },
+    /// An `Add` points at something other than an object.
+    NotAnObject {
+        /// The JSON pointer.
+        pointer: &'static str,
+    },
+    /// The pointer's last token is escaped (`~`), which edits do not
+    /// support, or the pointer has no `/`.
+    UnsupportedPointer {
+        /// The JSON pointer.
+        pointer: &'static str,
+    },
+    /// The JSON text of the new value does not parse.
+    BadJson {
+        /// The text.
+        json: &'static str,
+        /// The parse error.
+        source: serde_json::Error,
+    },
+}
+
+impl fmt::Display for EditError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Missing { pointer } => write!(f, "nothing at {pointer}"),
+            Self::Unchanged { pointer, json } => write!(f, "{pointer} already is {json}"),
+            Self::MemberExists { pointer, key } => write!(f, "{pointer}/{key} already exists"),
+            Self::NotAnObject { pointer } => write!(f, "no object at {pointer:?}"),
+            Self::UnsupportedPointer { pointer } => write!(f, "unsupported pointer {pointer:?}"),
+            Self::BadJson { json, source } => write!(f, "bad JSON {json:?}: {source}"),
+        }
+    }
+}
+
+impl std::error::Error for EditError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::BadJson { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
 /// Applies `edit` to `value`.
-pub fn apply(value: &mut Value, edit: Edit) -> Result<(), String> {
+pub fn apply(value: &mut Value, edit: Edit) -> Result<(), EditError> {
     match edit {
         Edit::Remove(pointer) => {
             let (parent, last) = split(pointer)?;
+            let missing = || EditError::Missing { pointer };
             match value.pointer_mut(parent) {
-                Some(Value::Object(map)) => map
-                    .remove(last)
-                    .map(drop)
-                    .ok_or_else(|| format!("nothing at {pointer}")),
+                Some(Value::Object(map)) => map.remove(last).map(drop).ok_or_else(missing),
                 Some(Value::Array(items)) => match last.parse::<usize>() {
                     Ok(i) if i < items.len() => {
                         items.remove(i);
                         Ok(())
                     }
-                    _ => Err(format!("nothing at {pointer}")),
+                    _ => Err(missing()),
                 },
-                _ => Err(format!("nothing at {pointer}")),
+                _ => Err(missing()),
             }
         }
         Edit::Set(pointer, json) => {
             let new = parse(json)?;
             let slot = value
                 .pointer_mut(pointer)
-                .ok_or_else(|| format!("nothing at {pointer}"))?;
+                .ok_or(EditError::Missing { pointer })?;
             if *slot == new {
-                return Err(format!("{pointer} already is {json}"));
+                return Err(EditError::Unchanged { pointer, json });
             }
             *slot = new;
             Ok(())
@@ -215,22 +279,22 @@ pub fn apply(value: &mut Value, edit: Edit) -> Result<(), String> {
                     map.insert(key.to_owned(), new);
                     Ok(())
                 }
-                Some(Value::Object(_)) => Err(format!("{pointer}/{key} already exists")),
-                _ => Err(format!("no object at {pointer:?}")),
+                Some(Value::Object(_)) => Err(EditError::MemberExists { pointer, key }),
+                _ => Err(EditError::NotAnObject { pointer }),
             }
         }
     }
 }
 
-fn split(pointer: &str) -> Result<(&str, &str), String> {
+fn split(pointer: &'static str) -> Result<(&'static str, &'static str), EditError> {
     match pointer.rsplit_once('/') {
         Some((parent, last)) if !last.contains('~') => Ok((parent, last)),
-        _ => Err(format!("unsupported pointer {pointer:?}")),
+        _ => Err(EditError::UnsupportedPointer { pointer }),
     }
 }
 
-fn parse(json: &str) -> Result<Value, String> {
-    serde_json::from_str(json).map_err(|e| format!("bad JSON {json:?}: {e}"))
+fn parse(json: &'static str) -> Result<Value, EditError> {
+    serde_json::from_str(json).map_err(|source| EditError::BadJson { json, source })
 }
 
 #[cfg(test)]

@@ -14,12 +14,24 @@ pub fn read_json(path: &Path) -> Value {
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{} does not parse: {e}", path.display()))
 }
 
+/// A schema that does not compile into a validator.
+#[derive(Debug)]
+pub struct SchemaCompileError(pub jsonschema::ValidationError<'static>);
+
+impl std::fmt::Display for SchemaCompileError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "schema does not compile: {}", self.0)
+    }
+}
+
+impl std::error::Error for SchemaCompileError {}
+
 /// A Draft 2020-12 validator that also checks `format` (uuid, ...).
-pub fn validator(schema: &Value) -> Result<jsonschema::Validator, String> {
+pub fn validator(schema: &Value) -> Result<jsonschema::Validator, SchemaCompileError> {
     jsonschema::options()
         .should_validate_formats(true)
         .build(schema)
-        .map_err(|e| format!("schema does not compile: {e}"))
+        .map_err(SchemaCompileError)
 }
 
 /// Every validation error of `instance`, one line each.
