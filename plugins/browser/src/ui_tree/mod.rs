@@ -721,6 +721,121 @@ mod tests {
         assert_eq!(backend_of_stable_id("ax-5"), None);
     }
 
+    /// A frame: `<div id=pay>Pay</div><span data-testid=note></span>`
+    /// (the span has no AX node but is drawn), scrolled by 5px.
+    fn child_frame() -> (Vec<AxNode>, DomSnapshot) {
+        let ax = json!([
+            { "nodeId": "1", "role": { "type": "role", "value": "RootWebArea" }, "name": { "type": "computedString", "value": "Pay" }, "childIds": ["2"], "backendDOMNodeId": 1 },
+            { "nodeId": "2", "role": { "type": "role", "value": "generic" }, "name": { "type": "computedString", "value": "" }, "parentId": "1", "childIds": ["3"], "backendDOMNodeId": 2 },
+            { "nodeId": "3", "role": { "type": "role", "value": "StaticText" }, "name": { "type": "computedString", "value": "Pay" }, "parentId": "2", "childIds": [], "backendDOMNodeId": 3 }
+        ]);
+        // strings: 0 url, 1 title, 2 frame, 3 #document, 4 DIV, 5 id,
+        // 6 pay, 7 #text, 8 SPAN, 9 data-testid, 10 note
+        let dom = json!({
+            "strings": ["http://y/", "Pay", "FRAME2", "#document", "DIV", "id", "pay", "#text", "SPAN", "data-testid", "note"],
+            "documents": [{
+                "documentURL": 0, "title": 1, "frameId": 2, "scrollOffsetX": 0, "scrollOffsetY": 5,
+                "nodes": {
+                    "parentIndex": [-1, 0, 1, 0],
+                    "nodeType": [9, 1, 3, 1],
+                    "nodeName": [3, 4, 7, 8],
+                    "backendNodeId": [1, 2, 3, 4],
+                    "attributes": [[], [5, 6], [], [9, 10]]
+                },
+                "layout": {
+                    "nodeIndex": [0, 1, 2, 3],
+                    "bounds": [[0, 0, 100, 50], [10, 20, 50, 10], [10, 20, 20, 10], [10, 40, 20, 10]]
+                }
+            }]
+        });
+        (
+            serde_json::from_value(ax).expect("ax"),
+            serde_json::from_value(dom).expect("dom"),
+        )
+    }
+
+    #[test]
+    fn frames_hang_under_their_owner_with_scoped_ids_and_page_bounds() {
+        let (ax, dom) = fixture();
+        let (child_ax, child_dom) = child_frame();
+        let main_facts = facts::document(&dom, 0).expect("main facts");
+        let child_facts = facts::document(&child_dom, 0).expect("child facts");
+        let t = build_frames(
+            &[
+                FrameInput {
+                    key: 0,
+                    ax: &ax,
+                    facts: &main_facts,
+                    rect: (0.0, 0.0, 100.0, 50.0),
+                    owner: None,
+                },
+                // Hung under the heading (backend 3), standing in for an
+                // `<iframe>`; its viewport at (30, 40) of the page.
+                FrameInput {
+                    key: 4,
+                    ax: &child_ax,
+                    facts: &child_facts,
+                    rect: (30.0, 40.0, 100.0, 50.0),
+                    owner: Some((0, 3)),
+                },
+            ],
+            Viewport {
+                css_width: 100,
+                css_height: 50,
+                scale: 2.0,
+            },
+        );
+        let summary: Vec<(String, Option<String>)> = t
+            .nodes
+            .iter()
+            .map(|n| {
+                (
+                    n.stable_node_id.as_str().to_owned(),
+                    n.parent_stable_node_id
+                        .as_ref()
+                        .map(|p| p.as_str().to_owned()),
+                )
+            })
+            .collect();
+        let pairs: Vec<(&str, Option<&str>)> = summary
+            .iter()
+            .map(|(a, b)| (a.as_str(), b.as_deref()))
+            .collect();
+        assert_eq!(
+            pairs,
+            vec![
+                ("n1", None),
+                ("n3", Some("n1")),
+                ("f4.n1", Some("n3")),
+                ("f4.n2", Some("f4.n1")),
+                ("f4.n3", Some("f4.n2")),
+                ("f4.n4", Some("f4.n1")),
+                ("n6", Some("n1")),
+                ("n8", Some("n1")),
+            ]
+        );
+        let by = |id: &str| {
+            t.nodes
+                .iter()
+                .find(|n| n.stable_node_id.as_str() == id)
+                .expect(id)
+        };
+        // The frame's root is its viewport; nodes are (doc - scroll +
+        // frame origin) x 2.
+        assert_eq!(
+            by("f4.n1").bounds,
+            Some(UiRect::new(60.0, 80.0, 200.0, 100.0))
+        );
+        let pay = by("f4.n2");
+        assert_eq!(pay.identifier.as_deref(), Some("pay"), "kept for its id");
+        assert_eq!(pay.bounds, Some(UiRect::new(80.0, 110.0, 100.0, 20.0)));
+        let note = by("f4.n4");
+        assert_eq!(note.role.as_str(), "generic");
+        assert_eq!(note.identifier.as_deref(), Some("note"), "spliced in");
+        assert_eq!(t.nodes_per_frame.get(&4), Some(&4));
+        assert_eq!(t.document.frame_id, "FRAME1", "the main document");
+    }
+
     #[test]
     fn large_trees_are_cut_to_the_bounds_in_preorder() {
         let mut nodes: Vec<UiNode> = (0..12_000)
