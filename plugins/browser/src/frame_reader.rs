@@ -374,8 +374,12 @@ async fn place(page: &CdpSession, frames: &mut Vec<FrameRead>) -> Result<(), Cdp
     .await;
     let mut measured: HashMap<u32, (f64, f64, f64, f64)> = HashMap::new();
     for (f, b) in frames.iter().zip(boxes) {
-        if let Some(Some(b)) = soft("measuring its <iframe>", b)? {
-            measured.insert(f.entry.key, (b.left, b.top, b.width, b.height));
+        match soft("measuring its <iframe>", b)? {
+            Some(Some(b)) if b.width > 0.0 && b.height > 0.0 => {
+                measured.insert(f.entry.key, (b.left, b.top, b.width, b.height));
+            }
+            Some(Some(_)) => tracing::debug!("frame left out: its <iframe> is not rendered"),
+            _ => {}
         }
     }
     // Parents come before their children.

@@ -9,7 +9,8 @@ const FRAME: &str = "() => new Promise(resolve => { const t = setTimeout(resolve
 /// `function(wantHit)` on a node: scrolls it into view if needed, checks
 /// it is rendered, visible and stable across two animation frames, and
 /// (when `wantHit`) that `elementFromPoint` at the click point hits it or a
-/// descendant. Answers `{ok, reason?, x, y, covering?}` with the click
+/// descendant (the center of its box, else of one of its line boxes, for
+/// an inline element wrapped over lines). Answers `{ok, reason?, x, y, covering?}` with the click
 /// point in CSS pixels of the viewport.
 pub fn actionability() -> String {
     format!(
@@ -40,17 +41,33 @@ pub fn actionability() -> String {
   if (right <= left || bottom <= top) return {{ ok: false, reason: "not visible" }};
   const x = (left + right) / 2, y = (top + bottom) / 2;
   if (wantHit) {{
-    let hit = document.elementFromPoint(x, y);
-    while (hit && hit.shadowRoot) {{
-      const inner = hit.shadowRoot.elementFromPoint(x, y);
-      if (!inner || inner === hit) break;
-      hit = inner;
-    }}
+    const hitAt = (px, py) => {{
+      let h = document.elementFromPoint(px, py);
+      while (h && h.shadowRoot) {{
+        const inner = h.shadowRoot.elementFromPoint(px, py);
+        if (!inner || inner === h) break;
+        h = inner;
+      }}
+      return h;
+    }};
     const inside = (h) => {{
       for (let n = h; n; n = n.parentNode || (n instanceof ShadowRoot ? n.host : null)) {{ if (n === el) return true; }}
       return false;
     }};
+    const hit = hitAt(x, y);
     if (!hit || !inside(hit)) {{
+      // An inline element wrapped over lines has gaps in its box: try the
+      // center of each of its line boxes.
+      if (node.nodeType === 1) {{
+        for (const part of Array.from(el.getClientRects())) {{
+          const pl = Math.max(part.left, 0), pt = Math.max(part.top, 0);
+          const pr = Math.min(part.right, innerWidth), pb = Math.min(part.bottom, innerHeight);
+          if (pr <= pl || pb <= pt) continue;
+          const px = (pl + pr) / 2, py = (pt + pb) / 2;
+          const h = hitAt(px, py);
+          if (h && inside(h)) return {{ ok: true, x: px, y: py }};
+        }}
+      }}
       const d = hit ? (hit.tagName.toLowerCase() + (hit.id ? "#" + hit.id : "")) : null;
       return {{ ok: false, reason: "covered", covering: d, x, y }};
     }}

@@ -50,6 +50,7 @@ const INNER: &str = r#"<!doctype html><html><head><title>Inner</title></head><bo
 <input id="user" data-testid="user-field" aria-label="User">
 <button id="go" onclick="document.getElementById('hello').textContent = 'hello ' + document.getElementById('user').value">Log in</button>
 <span id="hello"></span>
+<a href="/inner?again">Start over</a>
 </body></html>"#;
 
 const PAY: &str = r#"<!doctype html><html><head><title>Pay</title></head><body style="margin:0">
@@ -106,6 +107,11 @@ fn elements_with_only_an_identifier_are_found_waited_for_and_tapped() {
     b.goto(&web.url("/signin"));
 
     let tree = b.tree();
+    eprintln!(
+        "sign-in page: {} nodes: {:#?}",
+        tree.nodes.len(),
+        summary(&tree)
+    );
     // A status <span> inside a paragraph and an empty <div> drawn by CSS.
     let status = node(&tree, |n| n.identifier.as_deref() == Some("status-word"));
     assert!(status.bounds.is_some_and(|r| !r.is_empty()), "{status:?}");
@@ -281,11 +287,42 @@ fn same_origin_and_cross_origin_iframes_are_read_and_acted_in() {
         "setElementValue",
         json!({ "target": selector(json!({ "identifier": "user-field" })), "value": "ada" }),
     );
-    b.ok(
+    let log_in = b.ok(
         "tapElement",
         json!({ "target": selector(json!({ "role": "button", "name": "Log in" })) }),
     );
     node(&b.tree(), |n| n.text.as_deref() == Some("hello ada"));
+
+    // The frame navigates: references into its old document go stale, the
+    // page's own epoch stays.
+    let before = b.tree();
+    let r = b.run(
+        "tapElement",
+        json!({ "target": selector(json!({ "role": "link", "name": "Start over" })) }),
+    );
+    // The link wraps over two lines: its box's center is between them.
+    r.unwrap_or_else(|e| panic!("tap the link: {e} {}", e.details));
+    b.ok(
+        "waitForElement",
+        json!({ "selector": { "text": { "value": "hello ada" } }, "condition": "absent" }),
+    );
+    let stale = b
+        .run(
+            "tapElement",
+            json!({ "target": { "kind": "node", "node": log_in.output["element"].clone() } }),
+        )
+        .expect_err("the old login document is gone");
+    assert_eq!(stale.code, ErrorCode::ElementStale.as_str(), "{stale}");
+    let reloaded = b.tree();
+    assert_eq!(reloaded.context, before.context, "only the frame navigated");
+    let button = node(&reloaded, |n| n.name.as_deref() == Some("Log in"));
+    assert_ne!(
+        button.stable_node_id.as_str(),
+        log_in.output["element"]["stableNodeId"]
+            .as_str()
+            .expect("id"),
+        "a new document of the frame, a new frame key"
+    );
 
     // ... and inside the cross-origin one, scrolled into view first.
     let found = b.ok(
