@@ -412,8 +412,8 @@ async fn place(page: &CdpSession, frames: &mut Vec<FrameRead>) -> Result<(), Cdp
 /// Maps point (x, y) of frame `key`'s viewport to the page's viewport
 /// (CSS pixels), scrolling each `<iframe>` into view as needed and
 /// checking that each `<iframe>` is what is hit at the point in its
-/// parent. `Err(Some(covering))`-like answers come back as
-/// [`FramePathError`].
+/// parent. The inner `Err` says why the point cannot be reached
+/// ([`FramePathError`]); the outer one is a DevTools failure.
 pub async fn point_in_page(
     page: &CdpSession,
     registry: &FrameRegistry,
