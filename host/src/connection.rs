@@ -243,6 +243,13 @@ impl Inflight {
         self.lock().remove(id);
     }
 
+    /// Cancels every unfinished request (the connection is closing).
+    pub fn cancel_all(&self) {
+        for e in self.lock().values().filter(|e| !e.completed) {
+            e.cancel.cancel();
+        }
+    }
+
     pub fn cancel(&self, id: &RpcId) -> CancelOutcome {
         match self.lock().get(id) {
             Some(e) if !e.completed => {

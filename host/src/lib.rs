@@ -11,6 +11,7 @@
 //! garbage, hang) take it down, or expose a protected Action's arguments in
 //! events, logs or Evidence.
 
+pub mod attach;
 pub mod bundle;
 pub mod commands;
 pub mod connection;
@@ -20,6 +21,7 @@ pub mod event_store;
 pub mod evidence;
 pub mod executor;
 pub mod handlers;
+pub mod leases;
 pub mod lockfile;
 pub mod media;
 pub mod outbox;

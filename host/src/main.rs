@@ -36,6 +36,32 @@ enum Command {
             default_value = "capture"
         )]
         screenshot_policy: ScreenshotPolicy,
+        /// Also serve a local control socket shared by many clients:
+        /// `unix` (the default path: $DEVICERAIL_SOCKET, else
+        /// $XDG_RUNTIME_DIR/devicerail/host.sock) or `unix:PATH`. The host
+        /// then runs until SIGINT/SIGTERM, even after stdin closes.
+        #[arg(long, value_name = "unix[:PATH]", value_parser = parse_listen)]
+        listen: Option<Listen>,
+        /// Socket connections served at once (more are refused).
+        #[arg(long, default_value_t = serve::DEFAULT_MAX_CONNECTIONS)]
+        max_connections: usize,
+    },
+    /// Bridge stdin/stdout to a shared host's control socket, so a stdio
+    /// client uses the shared host unchanged.
+    Attach {
+        /// The host's socket (default: $DEVICERAIL_SOCKET, else
+        /// $XDG_RUNTIME_DIR/devicerail/host.sock).
+        #[arg(long)]
+        socket: Option<PathBuf>,
+        /// Start a shared host in the background when none is listening.
+        #[arg(long)]
+        spawn: bool,
+        /// Plugins directory of a host started with --spawn.
+        #[arg(long, requires = "spawn")]
+        plugins_dir: Option<PathBuf>,
+        /// Data directory of a host started with --spawn.
+        #[arg(long, requires = "spawn")]
+        data_dir: Option<PathBuf>,
     },
     /// Manage driver plugins.
     Plugins {
@@ -117,6 +143,21 @@ enum PluginsCommand {
     },
 }
 
+/// Where `serve --listen` listens.
+#[derive(Debug, Clone)]
+struct Listen(Option<PathBuf>);
+
+fn parse_listen(s: &str) -> Result<Listen, String> {
+    match s.strip_prefix("unix") {
+        Some("") => Ok(Listen(None)),
+        Some(rest) => match rest.strip_prefix(':') {
+            Some(path) if !path.is_empty() => Ok(Listen(Some(PathBuf::from(path)))),
+            _ => Err("expected `unix` or `unix:PATH`".into()),
+        },
+        None => Err("only local sockets are served: expected `unix` or `unix:PATH`".into()),
+    }
+}
+
 fn init_logging(default: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
@@ -136,17 +177,50 @@ fn main() -> ExitCode {
             plugins_dir,
             data_dir,
             screenshot_policy,
+            listen,
+            max_connections,
         } => {
             init_logging("info");
+            let listen = match listen
+                .map(|l| devicerail_host::paths::socket_path(l.0.as_deref()))
+                .transpose()
+            {
+                Ok(l) => l,
+                Err(e) => {
+                    eprintln!("devicerail serve: {e}");
+                    return ExitCode::FAILURE;
+                }
+            };
             match serve::serve(serve::ServeOptions {
                 plugins_dir,
                 data_dir,
                 screenshot_policy,
+                listen,
+                max_connections: max_connections.max(1),
             }) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     tracing::error!("{e}");
                     eprintln!("devicerail serve: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        Command::Attach {
+            socket,
+            spawn,
+            plugins_dir,
+            data_dir,
+        } => {
+            init_logging("warn");
+            let spawn = spawn.then_some(devicerail_host::attach::SpawnOptions {
+                plugins_dir,
+                data_dir,
+            });
+            match devicerail_host::attach::attach(socket.as_deref(), spawn) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("devicerail attach: {e}");
                     ExitCode::FAILURE
                 }
             }

@@ -68,3 +68,32 @@ pub fn plugins_dir(flag: Option<&Path>) -> Result<PathBuf, PathError> {
 pub fn data_dir(flag: Option<&Path>) -> Result<PathBuf, PathError> {
     resolve(flag, DATA_DIR_ENV, "data")
 }
+
+/// Environment variable naming the shared host's control socket.
+pub const SOCKET_ENV: &str = "DEVICERAIL_SOCKET";
+
+/// The control socket to listen on or attach to: the flag, else
+/// `DEVICERAIL_SOCKET`, else `devicerail/host.sock` in the user's runtime
+/// directory (`$XDG_RUNTIME_DIR`), else in the user's state directory
+/// (`$XDG_STATE_HOME`, i.e. `~/.local/state`; `~/Library/Application
+/// Support/devicerail` on macOS).
+pub fn socket_path(flag: Option<&Path>) -> Result<PathBuf, PathError> {
+    if let Some(p) = flag {
+        return absolute(p);
+    }
+    if let Some(v) = std::env::var_os(SOCKET_ENV).filter(|v| !v.is_empty()) {
+        return absolute(Path::new(&v));
+    }
+    let nonempty = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+    let base = if cfg!(target_os = "macos") {
+        platform_base()
+    } else {
+        nonempty("XDG_RUNTIME_DIR")
+            .or_else(|| nonempty("XDG_STATE_HOME"))
+            .map(PathBuf::from)
+            .or_else(|| nonempty("HOME").map(|h| PathBuf::from(h).join(".local/state")))
+            .map(|p| p.join("devicerail"))
+    };
+    base.map(|b| b.join("host.sock"))
+        .ok_or(PathError::NoHome { what: "socket" })
+}

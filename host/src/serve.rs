@@ -1,11 +1,14 @@
-//! `devicerail serve`: the stdio daemon.
+//! `devicerail serve`: the daemon, on stdio and optionally on a local
+//! control socket shared by many clients (`--listen unix[:PATH]`).
 //!
 //! Start-up: move the protocol to a private copy of stdout and point fd 1
 //! at stderr (so nothing a plugin or its child processes print can corrupt
-//! the stream), lock the data dir, recover the event store, load plugins.
-//! Shutdown (EOF, SIGINT, SIGTERM): stop admission, cancel in-flight work
-//! (terminal events are still recorded), end the active session with
-//! outcome `shutdown`, disconnect devices, flush, exit 0.
+//! the stream), lock the data dir, recover the event store, bind the
+//! socket, load plugins. Shutdown (EOF on stdin without `--listen`,
+//! SIGINT, SIGTERM): stop admission, cancel in-flight work (terminal
+//! events are still recorded), end every active session with outcome
+//! `shutdown`, disconnect devices, flush, exit 0. With `--listen`, EOF on
+//! stdin only closes the stdio connection; the host serves until signalled.
 
 use std::fs::File;
 use std::os::fd::{FromRawFd, OwnedFd};
@@ -13,20 +16,21 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use devicerail_protocol::{SessionOutcome, TransportInfo};
+use devicerail_protocol::TransportInfo;
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 use crate::connection::Connection;
-use crate::dispatch::Dispatcher;
+use crate::dispatch::{Closing, Dispatcher};
 use crate::event_store::EventStore;
 use crate::evidence::EvidenceStore;
-use crate::handlers::routing;
+use crate::handlers::{closing, routing};
 use crate::lockfile;
 use crate::paths;
 use crate::plugin_dir;
 use crate::registry::{PluginSlot, Registry};
 use crate::state::{Host, HostConfig, ScreenshotPolicy};
-use crate::transport::{event_socket, stdio};
+use crate::transport::{event_socket, stdio, unix};
 
 /// How often the device list is refreshed in the background.
 const REFRESH_EVERY: Duration = Duration::from_secs(2);
@@ -39,11 +43,18 @@ const OUTPUT_BYTES: usize = 4 * 1024 * 1024;
 /// Threads for blocking work (driver calls, store reads, file I/O).
 const MAX_BLOCKING_THREADS: usize = 64;
 
+/// Connections the control socket serves at once by default.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 64;
+
 #[derive(Debug, Clone)]
 pub struct ServeOptions {
     pub plugins_dir: Option<PathBuf>,
     pub data_dir: Option<PathBuf>,
     pub screenshot_policy: ScreenshotPolicy,
+    /// Also serve the local control socket at this path.
+    pub listen: Option<PathBuf>,
+    /// Socket connections served at once.
+    pub max_connections: usize,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -61,6 +72,8 @@ pub enum ServeError {
     },
     #[error(transparent)]
     Plugins(#[from] plugin_dir::DirError),
+    #[error(transparent)]
+    Listen(#[from] unix::ListenError),
     #[error("cannot set up stdio: {0}")]
     Stdio(std::io::Error),
     #[error("cannot start the async runtime: {0}")]
@@ -124,6 +137,7 @@ pub fn serve(opts: ServeOptions) -> Result<(), ServeError> {
         dir: data_dir.clone(),
         source,
     })?;
+    let socket = opts.listen.as_deref().map(unix::bind).transpose()?;
     let files = plugin_dir::scan(&plugins_dir, &serde_json::Map::new())?;
     let loaded = files.iter().filter(|f| f.is_loaded()).count();
     tracing::info!(plugins_dir = %plugins_dir.display(), data_dir = %data_dir.display(), loaded, refused = files.len() - loaded, "starting");
@@ -145,24 +159,59 @@ pub fn serve(opts: ServeOptions) -> Result<(), ServeError> {
         .build()
         .map_err(ServeError::Runtime)?;
     let host = Host::new(config, registry, store, evidence);
-    let result = rt.block_on(run(host, proto_out));
+    let listen = socket.map(|s| (s, opts.max_connections));
+    let result = rt.block_on(run(host, proto_out, listen));
     rt.shutdown_timeout(Duration::from_millis(200));
     result
 }
 
-async fn run(host: Arc<Host>, proto_out: File) -> Result<(), ServeError> {
+async fn run(
+    host: Arc<Host>,
+    proto_out: File,
+    listen: Option<(unix::Socket, usize)>,
+) -> Result<(), ServeError> {
     let dispatcher = Dispatcher::new(host.clone());
-    // The transports: the event-stream listener (bound on first use), then
-    // the control connection on stdio.
+    // The transports: the event-stream listener (bound on first use), the
+    // shared control socket when asked for, then the control connection
+    // on stdio.
     host.streams
         .set_listener(event_socket::Listener::new(&host));
+    let stop = CancellationToken::new();
+    spawn_signal_watch(stop.clone());
+    let sockets = TaskTracker::new();
+    let shared = listen.is_some();
+    if let Some((socket, max)) = listen {
+        sockets.spawn(unix::serve(
+            dispatcher.clone(),
+            socket,
+            max,
+            stop.clone(),
+            sockets.clone(),
+        ));
+    }
     let (out, writer) = stdio::spawn_writer(proto_out, OUTPUT_QUEUE, OUTPUT_BYTES);
     let conn = Connection::new(TransportInfo::stdio(), out);
     routing::spawn_refresher(host.clone(), REFRESH_EVERY);
-    let stop_reading = CancellationToken::new();
-    spawn_signal_watch(stop_reading.clone());
-    stdio::serve(&dispatcher, &conn, std::io::stdin(), stop_reading).await;
-    shutdown(&host, &conn).await;
+    stdio::serve(&dispatcher, &conn, std::io::stdin(), stop.clone()).await;
+    if shared && !stop.is_cancelled() {
+        // A shared host outlives its stdio peer: close that connection
+        // alone and serve the socket until signalled.
+        dispatcher.close(&conn, Closing::PeerClosed).await;
+        stop.cancelled().await;
+    }
+    host.shutdown.cancel();
+    stop.cancel();
+    sockets.close();
+    if tokio::time::timeout(
+        host.config.cleanup_grace * 2 + Duration::from_secs(2),
+        sockets.wait(),
+    )
+    .await
+    .is_err()
+    {
+        tracing::warn!("socket connections did not close before shutdown");
+    }
+    shutdown(&host, std::slice::from_ref(&conn)).await;
     drop(conn);
     drop(dispatcher);
     drop(host);
@@ -193,37 +242,10 @@ fn spawn_signal_watch(stop: CancellationToken) {
     });
 }
 
-async fn shutdown(host: &Arc<Host>, conn: &Arc<Connection>) {
+async fn shutdown(host: &Arc<Host>, conns: &[Arc<Connection>]) {
     host.shutdown.cancel();
-    let limit =
-        tokio::time::Instant::now() + host.config.cleanup_grace * 2 + Duration::from_secs(1);
-    while !conn.inflight.is_empty() && tokio::time::Instant::now() < limit {
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-    if !conn.inflight.is_empty() {
-        tracing::warn!(
-            pending = conn.inflight.len(),
-            "in-flight requests did not finish before shutdown"
-        );
-    }
-    if let Some(active) = conn.session() {
-        match crate::handlers::sessions::finish(
-            host,
-            &active,
-            SessionOutcome::Shutdown,
-            Some("the host shut down".into()),
-            None,
-        )
-        .await
-        {
-            Ok(_) => {
-                tracing::info!(session = %active.id, "active session ended with outcome shutdown")
-            }
-            Err(e) => {
-                tracing::error!(session = %active.id, "could not end the active session: {}", e.message)
-            }
-        }
-        conn.set_session(None);
+    for conn in conns {
+        closing::close(host, conn, closing::Why::Shutdown).await;
     }
     for device in host.connected_devices() {
         let Some(route) = host.registry.route(&device) else {

@@ -78,6 +78,8 @@ pub struct Host {
     connected: Mutex<HashSet<DeviceId>>,
     /// The event stream's capabilities, subscribers and listener.
     pub streams: crate::stream_gate::StreamGate,
+    /// Which connection holds each device.
+    pub leases: crate::leases::Leases,
 }
 
 impl Host {
@@ -97,6 +99,7 @@ impl Host {
             capabilities: Mutex::default(),
             connected: Mutex::default(),
             streams: Default::default(),
+            leases: Default::default(),
         })
     }
 

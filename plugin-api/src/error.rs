@@ -237,6 +237,19 @@ impl DriverError {
         .with_details(serde_json::json!({ "deviceId": device, "reason": reason }))
     }
 
+    /// The device is in a state it cannot be used in (`device_unavailable`):
+    /// `details.reason` is the state itself (`offline`, `unauthorized`,
+    /// `shutdown`, `booting`, ...), for clients to branch on; the message
+    /// adds what to do about it. Drivers report states here, never in
+    /// `DeviceInfo.name`.
+    pub fn device_in_state(device: &DeviceId, state: &str, hint: &str) -> Self {
+        Self::new(
+            ErrorCode::DeviceUnavailable,
+            format!("device {device} is unavailable: it is {state}: {hint}"),
+        )
+        .with_details(serde_json::json!({ "deviceId": device, "reason": state }))
+    }
+
     /// The device must be connected first (`device_not_connected`).
     pub fn not_connected(device: &DeviceId) -> Self {
         Self::new(
@@ -332,5 +345,31 @@ impl From<ErrorInfo> for DriverError {
             retryable: e.retryable,
             details: e.details,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_device_state_is_the_reason_and_the_hint_is_in_the_message() {
+        let e = DriverError::device_in_state(
+            &DeviceId::new("emulator-5554"),
+            "unauthorized",
+            "accept the USB debugging prompt",
+        );
+        assert_eq!(e.code, ErrorCode::DeviceUnavailable);
+        assert!(e.retryable);
+        assert_eq!(
+            e.details,
+            serde_json::json!({ "deviceId": "emulator-5554", "reason": "unauthorized" })
+        );
+        assert!(e.message.contains("USB debugging prompt"), "{}", e.message);
+        // Every key survives the host's filter for this code.
+        assert_eq!(
+            ErrorCode::DeviceUnavailable.filtered_details(e.details.clone()),
+            e.details
+        );
     }
 }

@@ -1,10 +1,17 @@
 //! The five semantic Actions over a normalized UI tree, shared by drivers
-//! whose platform exposes an accessibility tree (the mock, Android, iOS).
+//! whose platform exposes an accessibility tree (the mock, Android, iOS, and
+//! the browser over its accessibility tree).
 //!
 //! A driver implements [`UiBackend`] (take a snapshot, act on one node) and
 //! calls [`execute`]; selector resolution, node-reference staleness,
 //! actionability checks, waiting, result shapes and execution metadata are
 //! handled here once. Canonical input schemas come from the protocol types.
+//!
+//! `tapElement` on a node that is shown and enabled but reported not
+//! hittable (a label inside a clickable row) activates its nearest
+//! hittable ancestor that contains it ([`tap_target`]); the result still
+//! names the targeted node, and the observation it resolved against says
+//! which node was activated (`metadata.tapTarget`).
 
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
@@ -48,6 +55,21 @@ pub trait UiBackend {
     fn clear_node(&self, ctx: &CallContext, node: &UiNode) -> DriverResult<Mode>;
     /// Replaces an editable node's value.
     fn set_node_value(&self, ctx: &CallContext, node: &UiNode, value: &str) -> DriverResult<Mode>;
+
+    /// Activates `ancestor` on behalf of `node`, which lies inside it but
+    /// is not hittable itself (a label inside a clickable row; see
+    /// [`tap_target`]). The default activates the ancestor; a backend that
+    /// taps by coordinates may tap inside `node` instead, which is inside
+    /// the ancestor too and closer to what was pointed at.
+    fn tap_within(
+        &self,
+        ctx: &CallContext,
+        node: &UiNode,
+        ancestor: &UiNode,
+    ) -> DriverResult<Mode> {
+        let _ = node;
+        self.tap_node(ctx, ancestor)
+    }
 
     /// Stable ids of the nodes a `css` selector matches, for backends that
     /// can evaluate CSS (web documents); `None` when they cannot.
@@ -316,28 +338,89 @@ pub fn check_actionable(
     viewport: &Viewport,
     scrolls_into_view: bool,
 ) -> DriverResult<()> {
-    let fail = |reason: &str| {
-        Err(DriverError::new(
-            ErrorCode::ElementNotInteractable,
-            format!("element {} is {reason}", node.stable_node_id),
-        )
-        .with_details(json!({ "stableNodeId": node.stable_node_id, "reason": reason })))
-    };
+    check_shown_and_enabled(node, viewport, scrolls_into_view)?;
+    if node.hittable == Some(false) {
+        return Err(not_interactable(node, "not hittable"));
+    }
+    Ok(())
+}
+
+fn not_interactable(node: &UiNode, reason: &str) -> DriverError {
+    DriverError::new(
+        ErrorCode::ElementNotInteractable,
+        format!("element {} is {reason}", node.stable_node_id),
+    )
+    .with_details(json!({ "stableNodeId": node.stable_node_id, "reason": reason }))
+}
+
+/// The visibility and enabled part of [`check_actionable`].
+fn check_shown_and_enabled(
+    node: &UiNode,
+    viewport: &Viewport,
+    scrolls_into_view: bool,
+) -> DriverResult<()> {
     let laid_out = node.bounds.is_some_and(|b| !b.is_empty());
     if !(if scrolls_into_view {
         laid_out
     } else {
         is_visible(node, viewport)
     }) {
-        return fail("not visible");
+        return Err(not_interactable(node, "not visible"));
     }
     if node.enabled == Some(false) {
-        return fail("disabled");
-    }
-    if node.hittable == Some(false) {
-        return fail("not hittable");
+        return Err(not_interactable(node, "disabled"));
     }
     Ok(())
+}
+
+/// Whether `outer` contains `inner` (both known).
+fn contains(outer: &UiNode, inner: &UiNode) -> bool {
+    match (outer.bounds, inner.bounds) {
+        (Some(o), Some(i)) => {
+            const SLACK: f64 = 0.5;
+            i.x >= o.x - SLACK
+                && i.y >= o.y - SLACK
+                && i.x + i.width.get() <= o.x + o.width.get() + SLACK
+                && i.y + i.height.get() <= o.y + o.height.get() + SLACK
+        }
+        _ => false,
+    }
+}
+
+/// Why a tap went to another node than the one targeted.
+pub const TAP_VIA_ANCESTOR: &str = "nearestHittableAncestor";
+
+/// What `tapElement` activates for `node`: `None` when the node itself
+/// passes [`check_actionable`]; when it is shown and enabled but reported
+/// not hittable (a label inside a clickable row), its nearest ancestor
+/// that is hittable, enabled and whose bounds contain it. Fails as
+/// [`check_actionable`] does when there is no such ancestor.
+pub fn tap_target<'t>(
+    node: &UiNode,
+    tree: &'t UiTree,
+    viewport: &Viewport,
+    scrolls_into_view: bool,
+) -> DriverResult<Option<&'t UiNode>> {
+    check_shown_and_enabled(node, viewport, scrolls_into_view)?;
+    if node.hittable != Some(false) {
+        return Ok(None);
+    }
+    let by_id = |id: &str| tree.nodes.iter().find(|n| n.stable_node_id.as_str() == id);
+    let mut parent = node.parent_stable_node_id.as_ref();
+    // A malformed tree cannot make this loop forever.
+    for _ in 0..tree.nodes.len() {
+        let Some(ancestor) = parent.and_then(|id| by_id(id.as_str())) else {
+            break;
+        };
+        if ancestor.hittable == Some(true)
+            && contains(ancestor, node)
+            && check_shown_and_enabled(ancestor, viewport, scrolls_into_view).is_ok()
+        {
+            return Ok(Some(ancestor));
+        }
+        parent = ancestor.parent_stable_node_id.as_ref();
+    }
+    Err(not_interactable(node, "not hittable"))
 }
 
 fn find(
@@ -377,7 +460,29 @@ fn tap(
     ctx: &CallContext,
     target: &ElementTarget,
 ) -> DriverResult<ActionOutput> {
-    let (element, exec, obs) = act(backend, ctx, target, |n| backend.tap_node(ctx, n))?;
+    let mut obs = backend.snapshot(ctx)?;
+    let tree = tree_of(&obs)?;
+    let node = resolve_target(backend, ctx, target, tree)?;
+    let via = tap_target(node, tree, &obs.viewport, backend.scrolls_into_view())?;
+    ctx.check()?;
+    let mode = match via {
+        None => backend.tap_node(ctx, node)?,
+        Some(ancestor) => backend.tap_within(ctx, node, ancestor)?,
+    };
+    let (element, exec) = (node_ref(ctx, tree, node), execution(tree, mode));
+    // The result names the targeted element; the observation it resolved
+    // against says which node was activated for it.
+    let tapped = via.map(|a| {
+        json!({
+            "stableNodeId": a.stable_node_id,
+            "role": a.role,
+            "targetStableNodeId": node.stable_node_id,
+            "reason": TAP_VIA_ANCESTOR,
+        })
+    });
+    if let Some(tapped) = tapped {
+        obs.metadata.insert("tapTarget".into(), tapped);
+    }
     output(&TapElementResult { element }, Some(exec), obs)
 }
 
@@ -457,5 +562,81 @@ fn wait(
             return output(&result, Some(exec), obs);
         }
         ctx.sleep(POLL_INTERVAL)?;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use devicerail_protocol::{IdString, RoleString, UiContextRef, UiRect};
+
+    fn node(id: &str, parent: Option<&str>, rect: (f64, f64, f64, f64), hittable: bool) -> UiNode {
+        UiNode {
+            stable_node_id: IdString::truncating(id).expect("id"),
+            parent_stable_node_id: parent.and_then(IdString::truncating),
+            role: RoleString::truncating("view").expect("role"),
+            name: None,
+            value: None,
+            identifier: None,
+            text: None,
+            bounds: Some(UiRect::new(rect.0, rect.1, rect.2, rect.3)),
+            enabled: Some(true),
+            hittable: Some(hittable),
+        }
+    }
+
+    fn tree(nodes: Vec<UiNode>) -> UiTree {
+        UiTree {
+            context: UiContextRef {
+                context_kind: UiContextKind::Native,
+                context_id: IdString::truncating("app").expect("id"),
+                document_epoch: IdString::truncating("e1").expect("id"),
+            },
+            root_stable_node_ids: vec!["root".into()],
+            nodes,
+        }
+    }
+
+    const SCREEN: Viewport = Viewport {
+        width: 1000,
+        height: 1000,
+        scale_factor: 1.0,
+    };
+
+    #[test]
+    fn a_label_in_a_clickable_row_resolves_to_the_row() {
+        let t = tree(vec![
+            node("root", None, (0.0, 0.0, 1000.0, 1000.0), false),
+            node("row", Some("root"), (0.0, 100.0, 1000.0, 80.0), true),
+            node("box", Some("row"), (0.0, 100.0, 600.0, 80.0), false),
+            node("label", Some("box"), (20.0, 120.0, 200.0, 40.0), false),
+        ]);
+        let label = &t.nodes[3];
+        let via = tap_target(label, &t, &SCREEN, false).expect("resolves");
+        assert_eq!(via.map(|n| n.stable_node_id.as_str()), Some("row"));
+        // A hittable node is tapped itself.
+        assert!(
+            tap_target(&t.nodes[1], &t, &SCREEN, false)
+                .expect("ok")
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn no_containing_hittable_ancestor_means_not_interactable() {
+        let t = tree(vec![
+            node("root", None, (0.0, 0.0, 1000.0, 1000.0), false),
+            // Hittable, but the label sticks out of it.
+            node("row", Some("root"), (0.0, 100.0, 100.0, 80.0), true),
+            node("label", Some("row"), (20.0, 120.0, 200.0, 40.0), false),
+        ]);
+        let e = tap_target(&t.nodes[2], &t, &SCREEN, false).expect_err("refused");
+        assert_eq!(e.code, ErrorCode::ElementNotInteractable);
+        assert_eq!(e.details["reason"], "not hittable");
+        // A disabled label is never redirected.
+        let mut disabled = t.nodes[2].clone();
+        disabled.enabled = Some(false);
+        let e = tap_target(&disabled, &t, &SCREEN, false).expect_err("refused");
+        assert_eq!(e.details["reason"], "disabled");
     }
 }

@@ -3,6 +3,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::bounded::SafeU64;
 use crate::bounded::presence::tristate;
 use crate::ids::DeviceId;
 
@@ -52,12 +53,57 @@ pub struct DeviceInfo {
     pub connected: bool,
 }
 
+/// Which connection holds a device's lease, as seen by the asking one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum LeaseHolder {
+    /// The connection that asked.
+    ThisConnection,
+    /// Another connection of the same host; it must disconnect (or close)
+    /// before this one can connect the device or start a Session on it.
+    AnotherConnection,
+}
+
+/// A device's lease: a device connected (or used by a Session) through one
+/// connection belongs to that connection until it disconnects the device
+/// or closes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DeviceLease {
+    /// Who holds it.
+    pub holder: LeaseHolder,
+    /// When the lease was taken, in Unix milliseconds.
+    pub since_ms: SafeU64,
+}
+
+/// One entry of `devices.list`: the device, and its lease when one is held.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ListedDevice {
+    /// The device as its driver describes it.
+    #[serde(flatten)]
+    pub device: DeviceInfo,
+    /// Present while a connection holds the device's lease. (An extension
+    /// of this host: clients that do not know it ignore it.)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lease: Option<DeviceLease>,
+}
+
+impl From<DeviceInfo> for ListedDevice {
+    fn from(device: DeviceInfo) -> Self {
+        Self {
+            device,
+            lease: None,
+        }
+    }
+}
+
 /// Result of `devices.list`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct DevicesListResult {
     /// Every registered device, in a stable order.
-    pub devices: Vec<DeviceInfo>,
+    pub devices: Vec<ListedDevice>,
     /// Present only when `device.routing.v1` was negotiated; then the
     /// connection's selection, or `null` when nothing is selected.
     #[serde(default, skip_serializing_if = "Option::is_none", with = "tristate")]

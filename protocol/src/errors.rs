@@ -226,7 +226,7 @@ catalog! {
     RequestTimedOut = "request_timed_out", -32008, true, Reference, ["scope", "timeoutMs"], "The request's timeoutMs budget elapsed.";
     ActionTimedOut = "action_timed_out", -32008, true, Reference, ["scope", "timeoutMs"], "The Driver-only actionTimeoutMs budget elapsed.";
     RequestIdInUse = "request_id_in_use", -32009, false, Reference, ["requestId"], "The RPC id is reserved by an unfinished request.";
-    TooManyRequests = "too_many_requests", -32010, true, Reference, ["limit"], "The connection reached its in-flight request bound.";
+    TooManyRequests = "too_many_requests", -32010, true, Reference, ["limit", "scope"], "The connection reached its in-flight request bound.";
     // Routing.
     DeviceSelectionRequired = "device_selection_required", -32011, true, Reference, ["deviceCount", "availableDeviceIds", "requiredMethod", "requiredFeature"], "Several devices exist and none is selected.";
     DeviceNotFound = "device_not_found", -32011, false, Reference, ["deviceId", "reason"], "No registered device has this id (or none is registered).";
@@ -247,7 +247,7 @@ catalog! {
     StreamEventProtocolIncompatible = "stream_event_protocol_incompatible", -32013, false, Reference, ["selectedProtocol", "requiredProtocol", "sequence"], "An event needs a newer protocol minor than the stream negotiated.";
     // Device pool (-32014).
     DeviceLeaseActive = "device_lease_active", -32014, false, Reference, ["sessionId"], "The connection's active Session holds its device; the selection cannot change.";
-    DeviceInUse = "device_in_use", -32014, true, Reference, ["deviceId"], "Another connection holds the device's lease.";
+    DeviceInUse = "device_in_use", -32014, true, Reference, ["deviceId", "holderConnectionId", "holderClient", "leasedSinceMs"], "Another connection holds the device's lease.";
     // Media streams (-32016).
     MediaStreamConflict = "media_stream_conflict", -32016, false, Reference, ["streamId"], "The stream id is in use with another kind, Session or device.";
     MediaStreamBusy = "media_stream_busy", -32016, true, Reference, ["streamId"], "Another capture of the stream is running.";
@@ -293,7 +293,28 @@ pub const ALTERNATES: &[(ErrorCode, Context, i32, bool)] = &[
 
 /// Detail keys we add to a reference code beyond the catalog's own (which
 /// are all kept), each for a stated reason.
-pub const DETAIL_EXTENSIONS: &[(ErrorCode, &str, &str)] = &[];
+pub const DETAIL_EXTENSIONS: &[(ErrorCode, &str, &str)] = &[
+    (
+        ErrorCode::DeviceInUse,
+        "holderConnectionId",
+        "which connection of a shared host holds the lease",
+    ),
+    (
+        ErrorCode::DeviceInUse,
+        "holderClient",
+        "the holder's client name and version, as its hello gave them",
+    ),
+    (
+        ErrorCode::DeviceInUse,
+        "leasedSinceMs",
+        "when the holder took the lease (Unix milliseconds)",
+    ),
+    (
+        ErrorCode::TooManyRequests,
+        "scope",
+        "`connections` when a shared host refuses a connection over its cap",
+    ),
+];
 
 impl ErrorCode {
     /// Envelope code of errors reported by a routed Driver.

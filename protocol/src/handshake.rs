@@ -135,7 +135,7 @@ pub struct FeatureSelection {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TransportInfo {
-    /// `stdio` or `webSocket`.
+    /// `stdio`, `unix` or `webSocket`.
     pub kind: String,
     /// `ndjson` or `jsonMessage`.
     pub framing: String,
@@ -146,6 +146,13 @@ impl TransportInfo {
     pub fn stdio() -> Self {
         Self {
             kind: "stdio".into(),
+            framing: "ndjson".into(),
+        }
+    }
+    /// A direct connection to the host's local control socket (NDJSON).
+    pub fn unix() -> Self {
+        Self {
+            kind: "unix".into(),
             framing: "ndjson".into(),
         }
     }

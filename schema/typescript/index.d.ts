@@ -477,6 +477,24 @@ export type DeviceInfo = {
   platform: Platform;
 };
 
+/**
+ * A device's lease: a device connected (or used by a Session) through one
+ * connection belongs to that connection until it disconnects the device
+ * or closes.
+ */
+export type DeviceLease = {
+  /** Who holds it. */
+  holder: LeaseHolder;
+  /**
+   * When the lease was taken, in Unix milliseconds.
+   *
+   * @minimum 0
+   * @maximum 9007199254740991
+   * @format uint64
+   */
+  sinceMs: number;
+};
+
 /** A complete `device.observe` request. */
 export type DeviceObserveRequest = {
   /**
@@ -613,7 +631,7 @@ export type DevicesListResponse =
 /** Result of `devices.list`. */
 export type DevicesListResult = {
   /** Every registered device, in a stable order. */
-  devices: DeviceInfo[];
+  devices: ListedDevice[];
   /**
    * Present only when `device.routing.v1` was negotiated; then the
    * connection's selection, or `null` when nothing is selected.
@@ -1280,6 +1298,44 @@ export type HelloResult = {
 
 /** The `jsonrpc` member of every message; always the string "2.0". */
 export type JsonRpcVersion = "2.0";
+
+/** Which connection holds a device's lease, as seen by the asking one. */
+export type LeaseHolder =
+  /** The connection that asked. */
+  | "thisConnection"
+  /**
+   * Another connection of the same host; it must disconnect (or close)
+   * before this one can connect the device or start a Session on it.
+   */
+  | "anotherConnection";
+
+/**
+ * One entry of `devices.list`: the device, and its lease when one is held.
+ *
+ * Open in the JSON Schema (no `additionalProperties: false`): readers must ignore
+ * unknown members. Typed closed here, so a literal with an unknown member is an error.
+ */
+export type ListedDevice = {
+  /** Whether the device is connected (leased) right now. */
+  connected: boolean;
+  /** Driver-assigned id; `device.select` takes it. */
+  id: string;
+  /**
+   * Present while a connection holds the device's lease. (An extension
+   * of this host: clients that do not know it ignore it.)
+   */
+  lease?: DeviceLease | null;
+  /** Human-readable name for display only. */
+  name: string;
+  /**
+   * The OS version when the driver knows it.
+   *
+   * @default null
+   */
+  osVersion?: string | null;
+  /** The platform family. */
+  platform: Platform;
+};
 
 /** The arguments of one recorded step. */
 export type ManualActionArguments =
@@ -2735,7 +2791,7 @@ export type TextMatchMode =
 export type TransportInfo = {
   /** `ndjson` or `jsonMessage`. */
   framing: string;
-  /** `stdio` or `webSocket`. */
+  /** `stdio`, `unix` or `webSocket`. */
   kind: string;
 };
 

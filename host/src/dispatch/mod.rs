@@ -22,6 +22,7 @@ use serde_json::json;
 
 use crate::connection::{CancelOutcome, Connection, Phase};
 use crate::handlers::call::Call;
+pub use crate::handlers::closing::Why as Closing;
 use crate::handlers::{self, events, media};
 use crate::state::Host;
 pub use crate::wire_errors::feature_not_negotiated;
@@ -47,6 +48,12 @@ impl Dispatcher {
     /// Handles one request frame of a control connection.
     pub async fn handle_line(&self, conn: &Arc<Connection>, line: Vec<u8>) {
         handle_line(&self.host, conn, line).await;
+    }
+
+    /// Ends a control connection whose transport is done with it: cancels
+    /// its unfinished requests, ends its Session, releases its leases.
+    pub async fn close(&self, conn: &Arc<Connection>, why: Closing) {
+        handlers::closing::close(&self.host, conn, why).await;
     }
 
     /// Answers a frame the transport discarded for its size.

@@ -13,14 +13,31 @@ use crate::handlers::request::{
     shot, visible,
 };
 use crate::handlers::{session_required, store_error};
+use crate::leases::Acquired;
 use crate::recorder::{self, Shot, Tree};
 
+/// `device.connect`: takes the device's lease for this connection first
+/// (`device_in_use` when another holds it), gives it back if connecting
+/// fails.
 pub async fn connect(a: &Accepted) -> Result<DeviceInfo, RpcError> {
     let device = a.route.device.clone();
-    let info = call_driver(a, a.context(ObservationId::new_v7()), move |d, ctx| {
+    let lease = a
+        .host
+        .leases
+        .acquire(&device, a.conn.id, Some(a.neg.client.clone()))?;
+    let info = match call_driver(a, a.context(ObservationId::new_v7()), move |d, ctx| {
         d.connect(ctx, &device)
     })
-    .await?;
+    .await
+    {
+        Ok(info) => info,
+        Err(e) => {
+            if lease == Acquired::New {
+                a.host.leases.release(&a.route.device, a.conn.id);
+            }
+            return Err(e);
+        }
+    };
     a.host.registry.update(&info);
     a.host.note_connected(&info.id, true);
     a.host.forget_capabilities(&info.id);
@@ -28,7 +45,10 @@ pub async fn connect(a: &Accepted) -> Result<DeviceInfo, RpcError> {
     Ok(info)
 }
 
+/// `device.disconnect`: only by the lease's holder (or on a free device);
+/// ends the lease.
 pub async fn disconnect(a: &Accepted) -> Result<DeviceDisconnectResult, RpcError> {
+    a.host.leases.check(&a.route.device, a.conn.id)?;
     let device = a.route.device.clone();
     call_driver(a, a.context(ObservationId::new_v7()), move |d, ctx| {
         d.disconnect(ctx, &device)
@@ -37,6 +57,7 @@ pub async fn disconnect(a: &Accepted) -> Result<DeviceDisconnectResult, RpcError
     a.host.registry.mark_disconnected(&a.route.device);
     a.host.note_connected(&a.route.device, false);
     a.host.forget_capabilities(&a.route.device);
+    a.host.leases.release(&a.route.device, a.conn.id);
     tracing::info!(device = %a.route.device, "device disconnected");
     Ok(DeviceDisconnectResult { disconnected: true })
 }

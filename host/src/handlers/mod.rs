@@ -3,6 +3,7 @@
 //! reach up to dispatch or the transports.
 
 pub mod call;
+pub mod closing;
 pub mod device;
 pub mod events;
 pub mod evidence;

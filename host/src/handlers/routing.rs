@@ -5,7 +5,7 @@ use std::sync::Arc;
 use devicerail_protocol::errors::Context;
 use devicerail_protocol::{
     DeviceId, DeviceSelectParams, DeviceSelectResult, DevicesListResult, ErrorCode, Feature,
-    RpcError,
+    ListedDevice, RpcError,
 };
 use serde_json::json;
 
@@ -74,8 +74,18 @@ pub fn devices_list(call: &Call) -> DevicesListResult {
         .neg
         .has(Feature::DeviceRouting)
         .then(|| call.conn.selected());
+    let leases = &call.host.leases;
     DevicesListResult {
-        devices: call.host.registry.devices(),
+        devices: call
+            .host
+            .registry
+            .devices()
+            .into_iter()
+            .map(|device| {
+                let lease = leases.view(&device.id, call.conn.id);
+                ListedDevice { device, lease }
+            })
+            .collect(),
         selected_device_id: selected,
     }
 }

@@ -29,12 +29,23 @@ pub async fn start(call: &mut Call) -> Result<SessionInfo, RpcError> {
     }
     // A Session is bound to one device: the selection, else the sole one.
     let route = routing::resolve(&call.host, &call.conn)?;
-    let (info, _) = call
+    let client = match call.conn.phase() {
+        crate::connection::Phase::Ready(n) => Some(n.client.clone()),
+        crate::connection::Phase::AwaitingHello => None,
+    };
+    let lease = call
         .host
-        .store
-        .start_session(Some(call.id.clone()))
-        .await
-        .map_err(store_error)?;
+        .leases
+        .acquire(&route.device, call.conn.id, client)?;
+    let (info, _) = match call.host.store.start_session(Some(call.id.clone())).await {
+        Ok(started) => started,
+        Err(e) => {
+            if lease == crate::leases::Acquired::New {
+                call.host.leases.release(&route.device, call.conn.id);
+            }
+            return Err(store_error(e));
+        }
+    };
     call.conn
         .set_session(Some(ActiveSession::new(info.id, route.device.clone())));
     tracing::info!(session = %info.id, device = %route.device, "session started");
@@ -124,7 +135,12 @@ pub async fn finish(
             outcome,
             reason,
             request_id,
-            if outcome == SessionOutcome::Shutdown {
+            // Only closing paths end a Session with work still open: a
+            // shutdown, or a client whose connection went away.
+            if matches!(
+                outcome,
+                SessionOutcome::Shutdown | SessionOutcome::Cancelled
+            ) {
                 Dangling::Shutdown
             } else {
                 Dangling::NotRecorded

@@ -4,9 +4,12 @@
 //!
 //! * [`stdio`] — NDJSON on the process's stdin/stdout (the control
 //!   connection).
+//! * [`unix`] — the shared host's local control socket (NDJSON, one
+//!   protocol connection per socket connection).
 //! * [`event_socket`] — the loopback WebSocket of the event stream.
 //!
 //! [`Dispatcher`]: crate::dispatch::Dispatcher
 
 pub mod event_socket;
 pub mod stdio;
+pub mod unix;

@@ -50,6 +50,12 @@ pub enum AdbError {
     ServerUnreachable { addr: SocketAddrV4, reason: String },
     #[error("{0}")]
     DeviceGone(String),
+    /// The adb server refused because the device is in `state`.
+    #[error("the adb server says the device is {state}: {message}")]
+    DeviceState {
+        state: &'static str,
+        message: String,
+    },
     #[error("the adb server refused the request: {0}")]
     Refused(String),
     #[error("the connection to the device ended before the command finished")]
@@ -80,6 +86,7 @@ impl AdbError {
             | Self::DeviceGone(_)
             | Self::Truncated
             | Self::TimedOut(_)) => DriverError::device_unavailable(device, e.to_string()),
+            Self::DeviceState { state, .. } => crate::device_state::state_error(device, state),
             e @ Self::Failed { .. } => DriverError::action_failed(e.to_string()),
             e @ (Self::Refused(_) | Self::Protocol(_)) => DriverError::failure(e.to_string()),
         }
@@ -301,7 +308,13 @@ fn classify(addr: SocketAddrV4, e: RustADBError) -> AdbError {
             .iter()
             .any(|k| lower.contains(k))
             {
-                AdbError::DeviceGone(format!("the adb server says: {msg}"))
+                match crate::device_state::state_in_message(&msg) {
+                    Some(state) => AdbError::DeviceState {
+                        state,
+                        message: msg,
+                    },
+                    None => AdbError::DeviceGone(format!("the adb server says: {msg}")),
+                }
             } else {
                 AdbError::Refused(msg)
             }

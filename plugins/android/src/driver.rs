@@ -23,6 +23,7 @@ use serde_json::{Value, json};
 use crate::actions::{self, LONG_PRESS, MAX_TEXT, SWIPE, URLS};
 use crate::adb::{Adb, AdbError, ListedDevice, ShellOutput};
 use crate::config::{Config, ScreenshotMode, ScreenshotPreference};
+use crate::device_state::{USABLE, state_error, state_reason};
 use crate::observe::{self, Screenshot};
 use crate::screen::Display;
 use crate::text::{self, KEYCODE_DEL, KEYCODE_MOVE_END, SECRET_LOOP};
@@ -83,27 +84,6 @@ pub struct AndroidDriver {
     connections: AtomicU64,
 }
 
-/// What to do about a non-`device` state.
-pub fn state_hint(state: &str) -> String {
-    match state {
-        "offline" => "adb cannot talk to it; reconnect it or restart adbd".into(),
-        "unauthorized" => "accept the USB debugging prompt on the device".into(),
-        "authorizing" => "it is still deciding whether to trust this computer".into(),
-        "connecting" => "adb is still connecting to it".into(),
-        "bootloader" | "recovery" | "sideload" | "rescue" => "it is not running Android".into(),
-        s if s.starts_with("no permissions") || s == "noperm" => {
-            "adb may not open the USB device; check the udev rules".into()
-        }
-        "host" => "the entry is another adb host, not a device".into(),
-        _ => "adb cannot use it in this state".into(),
-    }
-}
-
-/// Why a non-`device` state cannot be used.
-pub fn state_reason(state: &str) -> String {
-    format!("the device is {state}: {}", state_hint(state))
-}
-
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
@@ -119,8 +99,26 @@ fn server_error(e: AdbError) -> DriverError {
 fn observe_error(device: &DeviceId, e: observe::ObserveError) -> DriverError {
     match e {
         observe::ObserveError::Adb(a) => a.into_driver(device),
+        observe::ObserveError::NotIdle(message) => not_idle(&message, 1),
         other => DriverError::action_failed(other.to_string()),
     }
+}
+
+/// The platform code of a UI dump that failed because the screen would
+/// not settle: retryable, since the next attempt may find it idle.
+pub const UI_NOT_IDLE: &str = "ui_not_idle";
+
+/// `uiautomator dump` gave up `attempts` times in a row.
+fn not_idle(message: &str, attempts: u32) -> DriverError {
+    DriverError::platform(
+        UI_NOT_IDLE,
+        format!(
+            "the UI could not be read: uiautomator reported \"{message}\" on {attempts} attempt{} (the screen keeps changing, e.g. an animation); try again, or stop the animation",
+            if attempts == 1 { "" } else { "s" }
+        ),
+        true,
+    )
+    .with_details(json!({ "attempts": attempts }))
 }
 
 fn id(s: &str) -> DriverResult<IdString> {
@@ -199,15 +197,12 @@ impl AndroidDriver {
         let model = entry
             .and_then(|e| e.model.clone())
             .or_else(|| listed.model.clone());
-        let base = model.unwrap_or_else(|| listed.serial.clone());
-        let usable = listed.state == "device";
+        let usable = listed.state == USABLE;
         DeviceInfo {
             id: DeviceId::new(listed.serial.clone()),
-            name: if usable {
-                base
-            } else {
-                format!("{base} ({}: {})", listed.state, state_hint(&listed.state))
-            },
+            // The state is not part of the name: using the device answers
+            // `device_unavailable` with the state as its reason.
+            name: model.unwrap_or_else(|| listed.serial.clone()),
             platform: Platform::Android,
             os_version: entry.and_then(|e| e.release.clone()),
             connected: usable && entry.is_some_and(|e| e.connected),
@@ -263,7 +258,18 @@ impl AndroidDriver {
     ) -> DriverResult<Snapshot> {
         let dump = {
             let _gate = lock(&session.dump_gate);
-            observe::dump(&self.adb, ctx, device.as_str()).map_err(|e| observe_error(device, e))?
+            match observe::dump_settled(&self.adb, ctx, device.as_str()) {
+                Ok((dump, attempts)) => {
+                    if attempts > 1 {
+                        tracing::debug!(device = %device, attempts, "the UI settled after retries");
+                    }
+                    dump
+                }
+                Err((observe::ObserveError::NotIdle(message), attempts)) => {
+                    return Err(not_idle(&message, attempts));
+                }
+                Err((e, _)) => return Err(observe_error(device, e)),
+            }
         };
         let parsed =
             observe::parse(&dump).map_err(|e| DriverError::action_failed(e.to_string()))?;
@@ -298,9 +304,21 @@ impl AndroidDriver {
     ) -> DriverResult<DriverObservation> {
         let session = self.session(device)?;
         let serial = device.as_str();
+        // A method whose output was unusable is remembered at once, even
+        // when the rest of the observation fails (a flaky UI dump), so it
+        // is not tried again before every capture until reconnect.
         let shot = |ctx: &CallContext| {
-            observe::screenshot(&self.adb, ctx, serial, session.screenshot, session.shell_v2)
-                .map_err(|e| observe_error(device, e))
+            let tried = session.screenshot;
+            let attempt = observe::screenshot(&self.adb, ctx, serial, tried, session.shell_v2);
+            self.update(device, |e| {
+                if let Some(broken) = attempt.broken {
+                    e.shot_cost[slot(broken)] = Some(Duration::MAX);
+                }
+                if let Ok(p) = &attempt.result {
+                    e.shot_cost[slot(p.mode)] = Some(p.elapsed);
+                }
+            });
+            attempt.result.map_err(|e| observe_error(device, e))
         };
         // Screenshot and dump are independent streams: run them together.
         // The dump (small buffers) gets the helper thread; the calling
@@ -323,15 +341,6 @@ impl AndroidDriver {
             (false, true) => (None, Some(self.ui_tree(ctx, device, &session)?)),
             (false, false) => (None, None),
         };
-        if let Some(p) = &png {
-            let (tried, used, cost) = (session.screenshot, p.mode, p.elapsed);
-            self.update(device, |e| {
-                if used != tried {
-                    e.shot_cost[slot(tried)] = Some(Duration::MAX);
-                }
-                e.shot_cost[slot(used)] = Some(cost);
-            });
-        }
         let display = match (&png, session.display) {
             (_, Some(d)) => d,
             (Some(p), None) => Display {
@@ -727,6 +736,24 @@ impl UiBackend for Backend<'_> {
         Ok(FALLBACK)
     }
 
+    /// Taps inside `node` (which lies inside `ancestor`): Android hands
+    /// the touch to the innermost clickable view under the finger, the
+    /// ancestor, and the point stays on what the caller pointed at rather
+    /// than on whatever sits at the ancestor's centre.
+    fn tap_within(
+        &self,
+        ctx: &CallContext,
+        node: &UiNode,
+        ancestor: &UiNode,
+    ) -> DriverResult<Mode> {
+        tracing::debug!(
+            node = %node.stable_node_id,
+            ancestor = %ancestor.stable_node_id,
+            "tapping a non-clickable node for its clickable ancestor"
+        );
+        self.tap_node(ctx, node)
+    }
+
     fn clear_node(&self, ctx: &CallContext, node: &UiNode) -> DriverResult<Mode> {
         let cmds = self.clear_steps(node)?;
         self.run_all(ctx, &cmds, "clearing the field")?;
@@ -746,7 +773,7 @@ impl UiBackend for Backend<'_> {
 impl Driver for AndroidDriver {
     fn list_devices(&self, ctx: &CallContext) -> DriverResult<Vec<DeviceInfo>> {
         let listed = self.listed(ctx)?;
-        for d in listed.iter().filter(|d| d.state == "device") {
+        for d in listed.iter().filter(|d| d.state == USABLE) {
             {
                 let mut map = lock(&self.devices);
                 let e = map.entry(d.serial.clone()).or_default();
@@ -793,9 +820,8 @@ impl Driver for AndroidDriver {
         let Some(d) = listed.into_iter().find(|d| d.serial == device.as_str()) else {
             return Err(DriverError::device_not_found(device));
         };
-        if d.state != "device" {
-            return Err(DriverError::device_unavailable(device, state_reason(&d.state))
-                .with_details(json!({ "deviceId": device, "state": d.state, "reason": state_reason(&d.state) })));
+        if d.state != USABLE {
+            return Err(state_error(device, &d.state));
         }
         let (model, release, display) = self.probe(ctx, device)?;
         let shell_v2 = self
@@ -817,7 +843,7 @@ impl Driver for AndroidDriver {
         }
         tracing::info!(device = %device, "android device connected");
         Ok(self.info(&ListedDevice {
-            state: "device".into(),
+            state: USABLE.into(),
             ..d
         }))
     }
@@ -840,7 +866,7 @@ impl Driver for AndroidDriver {
                 detail: "the adb server does not list the device".into(),
             });
         };
-        if d.state != "device" {
+        if d.state != USABLE {
             return Ok(DeviceHealth {
                 healthy: false,
                 detail: state_reason(&d.state),
@@ -935,7 +961,7 @@ impl Driver for AndroidDriver {
                     .map(|d| format!("{} ({})", d.serial, d.state))
                     .collect();
                 by_state.sort();
-                let usable = list.iter().filter(|d| d.state == "device").count();
+                let usable = list.iter().filter(|d| d.state == USABLE).count();
                 let line = format!("{usable} of {} usable: {}", list.len(), by_state.join(", "));
                 checks.push(if usable > 0 {
                     DoctorCheck::ok("android devices", line)
@@ -992,12 +1018,5 @@ mod tests {
             choose_screenshot(png, [Some(Duration::MAX), Some(Duration::MAX)]),
             PNG
         );
-    }
-
-    #[test]
-    fn state_texts() {
-        assert!(state_reason("unauthorized").contains("USB debugging prompt"));
-        assert!(state_hint("no permissions (udev)").contains("udev"));
-        assert!(state_reason("recovery").contains("not running Android"));
     }
 }

@@ -3,7 +3,8 @@
 //! The Android driver plugin of DeviceRail Host: every device an adb
 //! server lists (USB, `adb connect`, emulators) becomes a DeviceRail
 //! device, in every state; `offline` and `unauthorized` ones are listed
-//! with their reason and refuse to connect.
+//! (not connected) and refuse to connect with `device_unavailable` naming
+//! the state.
 //!
 //! * Observe: `screencap` screenshots (raw framebuffer encoded here, or
 //!   `screencap -p`, each the other's fallback), `wm size`/`wm density`
@@ -22,6 +23,7 @@
 pub mod actions;
 pub mod adb;
 pub mod config;
+pub mod device_state;
 pub mod driver;
 pub mod keys;
 pub mod observe;

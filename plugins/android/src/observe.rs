@@ -33,6 +33,12 @@ pub enum ObserveError {
     Screenshot(String),
     #[error("uiautomator dump failed: {0}")]
     Dump(String),
+    /// `uiautomator dump` gave up waiting for the screen to stop changing
+    /// ("could not get idle state"; "null root node" while a window is
+    /// swapped). Usually transient; a screen that animates forever keeps
+    /// failing.
+    #[error("uiautomator could not dump the screen: {0}")]
+    NotIdle(String),
     #[error(transparent)]
     Parse(#[from] UiParseError),
 }
@@ -106,6 +112,15 @@ pub fn screenshot_png(
 
 type Shooter = fn(&Adb, &CallContext, &str, bool) -> Result<Screenshot, ObserveError>;
 
+/// One screenshot attempt: its result, and the method whose output was
+/// unusable on the way, if any (whether or not the other one worked), so
+/// the caller can stop using it.
+#[derive(Debug)]
+pub struct ShotAttempt {
+    pub result: Result<Screenshot, ObserveError>,
+    pub broken: Option<ScreenshotMode>,
+}
+
 /// A screenshot the preferred way, falling back to the other way when the
 /// first one's output is unusable.
 pub fn screenshot(
@@ -114,7 +129,7 @@ pub fn screenshot(
     serial: &str,
     prefer: ScreenshotMode,
     shell_v2: bool,
-) -> Result<Screenshot, ObserveError> {
+) -> ShotAttempt {
     let (first, second): (Shooter, Shooter) = match prefer {
         ScreenshotMode::Raw => (screenshot_raw, screenshot_png),
         ScreenshotMode::Png => (screenshot_png, screenshot_raw),
@@ -123,11 +138,19 @@ pub fn screenshot(
     match first(adb, ctx, serial, shell_v2) {
         Err(e) if e.is_format() => {
             tracing::warn!(serial, error = %e, "screenshot failed; trying the other method");
-            let mut shot = second(adb, ctx, serial, shell_v2)?;
-            shot.elapsed = started.elapsed();
-            Ok(shot)
+            let result = second(adb, ctx, serial, shell_v2).map(|mut shot| {
+                shot.elapsed = started.elapsed();
+                shot
+            });
+            ShotAttempt {
+                result,
+                broken: Some(prefer),
+            }
         }
-        other => other,
+        result => ShotAttempt {
+            result,
+            broken: None,
+        },
     }
 }
 
@@ -139,47 +162,112 @@ pub struct Dump {
     pub focus: Option<(String, String)>,
 }
 
-/// The snapshot command: the focused window, then the XML.
+/// The snapshot command: the focused window, then the XML. The previous
+/// dump file is removed first: `uiautomator dump` exits with status 0
+/// when it gives up ("could not get idle state") without writing one, and
+/// an old file must never pass for the current screen.
 pub fn dump_command() -> String {
     format!(
-        "dumpsys window windows | grep mCurrentFocus; echo {XML_SECTION}; uiautomator dump {UI_DUMP_PATH} >&2 && cat {UI_DUMP_PATH}"
+        "dumpsys window windows | grep mCurrentFocus; echo {XML_SECTION}; rm -f {UI_DUMP_PATH}; uiautomator dump {UI_DUMP_PATH} >&2 && cat {UI_DUMP_PATH}"
     )
+}
+
+/// What `uiautomator dump` prints when the screen would not settle, or
+/// when no window was there to dump (during a window swap).
+const NOT_IDLE_MESSAGES: [&str; 2] = ["could not get idle state", "null root node"];
+
+/// The transient failure `output` reports, if it reports one.
+fn not_idle(output: &str) -> Option<String> {
+    output
+        .lines()
+        .map(str::trim)
+        .find(|l| {
+            let lower = l.to_ascii_lowercase();
+            NOT_IDLE_MESSAGES.iter().any(|m| lower.contains(m))
+        })
+        .map(|l| l.trim_start_matches("ERROR:").trim().to_owned())
 }
 
 /// Runs `uiautomator dump` and reads the focused window in one round trip.
 pub fn dump(adb: &Adb, ctx: &CallContext, serial: &str) -> Result<Dump, ObserveError> {
     let out = adb.shell(ctx, serial, &dump_command())?;
-    if out.status != 0 {
-        return Err(ObserveError::Dump(format!(
-            "status {}: {}",
-            out.status,
-            excerpt(if out.stderr.is_empty() {
-                &out.stdout
-            } else {
-                &out.stderr
-            })
-        )));
-    }
     let text = out.text();
-    let (head, rest) = text
-        .split_once(XML_SECTION)
-        .ok_or_else(|| ObserveError::Dump("the output lacks the XML section".into()))?;
+    let sections = text.split_once(XML_SECTION);
     // Without shell v2, uiautomator's own message (stderr) precedes the
     // XML in the same stream.
-    let xml = rest
-        .find("<?xml")
-        .or_else(|| rest.find("<hierarchy"))
-        .map(|i| &rest[i..])
-        .ok_or_else(|| {
-            ObserveError::Dump(format!(
-                "no XML in the output: {}",
-                excerpt(rest.as_bytes())
-            ))
-        })?;
+    let xml = sections.and_then(|(_, rest)| {
+        rest.find("<?xml")
+            .or_else(|| rest.find("<hierarchy"))
+            .map(|i| &rest[i..])
+    });
+    let (Some((head, _)), Some(xml), 0) = (sections, xml, out.status) else {
+        // No dump: say why. Without shell v2 stderr arrives in stdout.
+        let reported = format!("{}\n{text}", String::from_utf8_lossy(&out.stderr));
+        if let Some(message) = not_idle(&reported) {
+            return Err(ObserveError::NotIdle(message));
+        }
+        return Err(ObserveError::Dump(match (sections, out.status) {
+            (_, status) if status != 0 => format!(
+                "status {status}: {}",
+                excerpt(if out.stderr.is_empty() {
+                    &out.stdout
+                } else {
+                    &out.stderr
+                })
+            ),
+            (None, _) => "the output lacks the XML section".into(),
+            (Some((_, rest)), _) => format!("no XML in the output: {}", excerpt(rest.as_bytes())),
+        }));
+    };
     Ok(Dump {
         xml: xml.trim_end().to_owned(),
         focus: uitree::parse_focus(head),
     })
+}
+
+/// How often [`dump_settled`] runs `uiautomator dump` at most.
+pub const DUMP_ATTEMPTS: u32 = 3;
+/// Pause between two such attempts.
+pub const DUMP_RETRY_PAUSE: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// [`dump`], tried again (up to [`DUMP_ATTEMPTS`] times, while the call's
+/// deadline leaves room for another attempt as long as the last one) when
+/// uiautomator reports a screen that would not settle. Answers the dump
+/// and the number of attempts made; the last `NotIdle` error when every
+/// attempt failed.
+pub fn dump_settled(
+    adb: &Adb,
+    ctx: &CallContext,
+    serial: &str,
+) -> Result<(Dump, u32), (ObserveError, u32)> {
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        let started = std::time::Instant::now();
+        match dump(adb, ctx, serial) {
+            Ok(d) => return Ok((d, attempt)),
+            Err(ObserveError::NotIdle(message)) => {
+                let room = ctx
+                    .remaining()
+                    .is_none_or(|left| left > started.elapsed() + DUMP_RETRY_PAUSE);
+                if attempt >= DUMP_ATTEMPTS || !room {
+                    return Err((ObserveError::NotIdle(message), attempt));
+                }
+                tracing::debug!(serial, attempt, "uiautomator: {message}; trying again");
+                if ctx.sleep(DUMP_RETRY_PAUSE).is_err() {
+                    return Err((
+                        ObserveError::Adb(if ctx.is_cancelled() {
+                            AdbError::Cancelled
+                        } else {
+                            AdbError::Deadline
+                        }),
+                        attempt,
+                    ));
+                }
+            }
+            Err(e) => return Err((e, attempt)),
+        }
+    }
 }
 
 /// Reads `wm size` and `wm density`.
@@ -202,4 +290,31 @@ pub fn parse_display(text: &str) -> Option<Display> {
 /// Parses a dump (re-exported for benches).
 pub fn parse(dump: &Dump) -> Result<Parsed, UiParseError> {
     uitree::parse(&dump.xml)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn idle_failures_are_recognized_in_any_stream() {
+        assert_eq!(
+            not_idle("ERROR: could not get idle state.\ncat: /x: No such file or directory\n")
+                .as_deref(),
+            Some("could not get idle state.")
+        );
+        assert_eq!(
+            not_idle("ERROR: null root node returned by UiTestAutomationBridge.").as_deref(),
+            Some("null root node returned by UiTestAutomationBridge.")
+        );
+        assert_eq!(not_idle("UI hierchary dumped to: /x\n<?xml"), None);
+    }
+
+    #[test]
+    fn the_dump_never_reads_an_old_file() {
+        let cmd = dump_command();
+        let rm = cmd.find(&format!("rm -f {UI_DUMP_PATH}")).expect("removes");
+        let dump = cmd.find("uiautomator dump").expect("dumps");
+        assert!(rm < dump, "{cmd}");
+    }
 }

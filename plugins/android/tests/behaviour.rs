@@ -93,29 +93,35 @@ fn discovery_lists_every_state_and_refuses_unusable_devices() {
         serde_json::to_value(&d.platform).expect("json"),
         json!({ "kind": "android" })
     );
+    // States are not names: an unusable device is named by its serial
+    // (its model is unknown) and says why when it is used.
     let u = find(&unauthorized);
     assert!(!u.connected);
-    assert!(u.name.contains("unauthorized"), "{}", u.name);
-    assert!(
-        u.name.contains("accept the USB debugging prompt"),
-        "{}",
-        u.name
-    );
+    assert_eq!(u.name, unauthorized);
     let o = find(&offline);
     assert!(!o.connected);
-    assert!(o.name.contains("offline"), "{}", o.name);
+    assert_eq!(o.name, offline);
 
     let e = plugin
         .connect(&ctx(), &DeviceId::new(unauthorized.clone()))
         .expect_err("unauthorized cannot connect");
     assert_eq!(e.code, ErrorCode::DeviceUnavailable.as_str());
+    assert!(e.retryable);
     assert!(e.message.contains("USB debugging prompt"), "{}", e.message);
-    assert_eq!(e.details["state"], json!("unauthorized"));
+    assert_eq!(
+        e.details,
+        json!({ "deviceId": unauthorized, "reason": "unauthorized" })
+    );
+    // Exactly the keys the host passes on for this code.
+    assert_eq!(
+        ErrorCode::DeviceUnavailable.filtered_details(e.details.clone()),
+        e.details
+    );
     let e = plugin
         .connect(&ctx(), &DeviceId::new(offline.clone()))
         .expect_err("offline cannot connect");
     assert_eq!(e.code, ErrorCode::DeviceUnavailable.as_str());
-    assert_eq!(e.details["state"], json!("offline"));
+    assert_eq!(e.details["reason"], json!("offline"));
 
     let info = plugin
         .connect(&ctx(), &DeviceId::new(online.clone()))
@@ -901,4 +907,224 @@ fn a_legacy_device_without_shell_v2_uses_shell_and_exec() {
             &call("inputText", json!({ "text": "legacy ok" })),
         )
         .expect("types");
+}
+
+/// How many command lines the fake ran that `pred` accepts.
+fn count(fake: &devicerail_android_fake_adb::FakeAdbDevice, pred: impl Fn(&str) -> bool) -> usize {
+    commands(fake).iter().filter(|c| pred(c)).count()
+}
+
+fn is_raw_screencap(line: &str) -> bool {
+    line.split([';', '&'])
+        .any(|part| part.trim() == "screencap")
+}
+
+fn is_dump(line: &str) -> bool {
+    line.contains("uiautomator dump")
+}
+
+#[test]
+fn an_animating_screen_is_a_typed_retryable_error_never_a_stale_tree() {
+    let Some(server) = support::server() else {
+        return;
+    };
+    let (fake, serial) = support::online(&server);
+    let plugin = support::plugin(&server);
+    let device = DeviceId::new(serial);
+    plugin.connect(&ctx(), &device).expect("connects");
+    // A first dump leaves its file on the device.
+    let login = plugin.observe(&ctx(), &device, &TREE).expect("observes");
+    node(tree(&login), "sign_in");
+
+    // The app moves on and animates: uiautomator gives up (status 0, no
+    // file). The old file must not come back as the current screen.
+    fake.with_device(|d| {
+        d.state.screen = Screen::Home;
+        d.state.signed_in_as = "ann".into();
+        d.state.dump_not_idle = u32::MAX;
+    });
+    fake.clear_logs();
+    let e = plugin
+        .observe(&ctx(), &device, &TREE)
+        .expect_err("never idle");
+    assert_eq!(e.code, ErrorCode::PlatformError.as_str(), "{e:?}");
+    assert_eq!(e.details["platformCode"], json!("ui_not_idle"));
+    assert!(e.retryable, "the next attempt may find the screen idle");
+    assert!(
+        e.message.contains("could not get idle state"),
+        "{}",
+        e.message
+    );
+    // A bounded retry inside the call: three attempts, no more.
+    assert_eq!(e.details["attempts"], json!(3));
+    assert_eq!(count(&fake, is_dump), 3);
+    // The platform code survives the host's filter.
+    assert_eq!(
+        ErrorCode::PlatformError.filtered_details(e.details.clone()),
+        json!({ "platformCode": "ui_not_idle" })
+    );
+
+    // Semantic Actions see the same typed error.
+    let e = plugin
+        .execute(
+            &ctx(),
+            &device,
+            &semantic(
+                "findElement",
+                json!({ "selector": { "text": { "value": "Hello, ann" } } }),
+            ),
+        )
+        .expect_err("never idle");
+    assert_eq!(e.details["platformCode"], json!("ui_not_idle"));
+
+    // It settles after one more failure: the internal retry hides it.
+    fake.with_device(|d| d.state.dump_not_idle = 1);
+    fake.clear_logs();
+    let home = plugin.observe(&ctx(), &device, &TREE).expect("settles");
+    node(tree(&home), "greeting");
+    assert_eq!(count(&fake, is_dump), 2);
+}
+
+#[test]
+fn a_broken_screenshot_method_is_remembered_until_reconnect_even_when_the_dump_fails() {
+    let Some(server) = support::server() else {
+        return;
+    };
+    let (fake, serial) = support::attach(
+        &server,
+        FakeConfig {
+            profile: DeviceProfile {
+                // An unknown raw header: raw output is unusable here.
+                raw_header_len: 20,
+                ..DeviceProfile::default()
+            },
+            ..FakeConfig::default()
+        },
+    );
+    let plugin = support::plugin(&server);
+    let device = DeviceId::new(serial);
+    plugin.connect(&ctx(), &device).expect("connects");
+    // The first capture falls back to png while the dump fails.
+    fake.with_device(|d| d.state.dump_not_idle = u32::MAX);
+    let e = plugin
+        .observe(&ctx(), &device, &BOTH)
+        .expect_err("the dump fails");
+    assert_eq!(e.details["platformCode"], json!("ui_not_idle"));
+    assert_eq!(count(&fake, is_raw_screencap), 1);
+    fake.with_device(|d| d.state.dump_not_idle = 0);
+    for _ in 0..3 {
+        let obs = plugin.observe(&ctx(), &device, &BOTH).expect("observes");
+        assert_eq!(obs.metadata["screenshotSource"], json!("png"));
+        let shot = plugin
+            .observe(
+                &ctx(),
+                &device,
+                &ObserveRequest {
+                    screenshot: true,
+                    ui_tree: false,
+                },
+            )
+            .expect("observes");
+        assert_eq!(shot.metadata["screenshotSource"], json!("png"));
+    }
+    assert_eq!(
+        count(&fake, is_raw_screencap),
+        1,
+        "raw is not tried again before every capture"
+    );
+    // A reconnect forgets it: raw gets one more chance.
+    plugin.disconnect(&ctx(), &device).expect("disconnects");
+    plugin.connect(&ctx(), &device).expect("connects");
+    plugin.observe(&ctx(), &device, &BOTH).expect("observes");
+    assert_eq!(count(&fake, is_raw_screencap), 2);
+}
+
+#[test]
+fn tapping_a_label_taps_its_clickable_row() {
+    let Some(server) = support::server() else {
+        return;
+    };
+    let (fake, serial) = support::online(&server);
+    let plugin = support::plugin(&server);
+    let device = DeviceId::new(serial);
+    plugin.connect(&ctx(), &device).expect("connects");
+    fake.with_device(|d| {
+        d.state.screen = Screen::Home;
+        d.state.signed_in_as = "ann".into();
+    });
+    let obs = plugin.observe(&ctx(), &device, &TREE).expect("observes");
+    let (label, row) = (
+        node(tree(&obs), "notifications_label"),
+        node(tree(&obs), "notifications_row"),
+    );
+    assert_eq!(label.hittable, Some(false), "a label is not clickable");
+    assert_eq!(row.hittable, Some(true));
+    let (label_id, row_id) = (label.stable_node_id.clone(), row.stable_node_id.clone());
+    let (lx, ly) = center(label);
+
+    fake.clear_logs();
+    let tapped = plugin
+        .execute(
+            &ctx(),
+            &device,
+            &semantic("tapElement", json!({ "target": { "kind": "selector", "selector": { "text": { "value": "Notifications" } } } })),
+        )
+        .expect("the row takes the tap");
+    assert!(fake.state().notifications, "the row was activated");
+    // The result names the label; the resolved observation names the row.
+    assert_eq!(
+        tapped.output["element"]["stableNodeId"],
+        json!(label_id.as_str())
+    );
+    let resolved = tapped.resolved.expect("the resolved state");
+    assert_eq!(
+        resolved.metadata["tapTarget"],
+        json!({
+            "stableNodeId": row_id.as_str(),
+            "role": "linearLayout",
+            "targetStableNodeId": label_id.as_str(),
+            "reason": "nearestHittableAncestor",
+        })
+    );
+    assert!(matches!(
+        tapped.execution,
+        Some(ActionExecution::CoordinateFallback { .. })
+    ));
+    // The finger lands on the label, which lies inside the row.
+    assert_eq!(
+        commands(&fake).last().map(String::as_str),
+        Some(format!("input tap {lx} {ly}").as_str())
+    );
+
+    // A hittable node keeps its own tap, with no redirection reported.
+    let direct = plugin
+        .execute(
+            &ctx(),
+            &device,
+            &semantic(
+                "tapElement",
+                json!({ "target": by_id("notifications_row") }),
+            ),
+        )
+        .expect("taps the row");
+    assert!(!fake.state().notifications);
+    assert!(
+        direct
+            .resolved
+            .expect("resolved")
+            .metadata
+            .get("tapTarget")
+            .is_none()
+    );
+
+    // A label with no clickable ancestor is still refused.
+    let e = plugin
+        .execute(
+            &ctx(),
+            &device,
+            &semantic("tapElement", json!({ "target": by_id("greeting") })),
+        )
+        .expect_err("nothing to activate");
+    assert_eq!(e.code, ErrorCode::ElementNotInteractable.as_str());
+    assert_eq!(e.details["reason"], json!("not hittable"));
 }

@@ -15,6 +15,7 @@ use devicerail_plugin_api::{ActionOutput, CallContext, DriverError, DriverResult
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use crate::cdp::{CdpError, CdpSession};
 use crate::connection::Connection;
 use crate::errors::{budget, from_cdp};
 use crate::keys;
@@ -279,8 +280,7 @@ async fn input_text(
     let typed = a.chars();
     a.check_length(call, MAX_TEXT)?;
     let page = conn.page(budget(ctx));
-    let editable: bool = page
-        .evaluate(scripts::FOCUS_IS_EDITABLE)
+    let editable = focus_is_editable(conn, &page)
         .await
         .map_err(|e| from_cdp(ctx, device, e))?;
     if !editable {
@@ -295,6 +295,33 @@ async fn input_text(
     Ok(ActionOutput::new(
         json!({ "accepted": true, "typedChars": typed }),
     ))
+}
+
+/// Whether typed text has somewhere to go: an editable element has focus
+/// in the page, in a same-origin frame, or in a cross-origin frame of the
+/// last observation (asked in that frame's own process).
+async fn focus_is_editable(conn: &Connection, page: &CdpSession) -> Result<bool, CdpError> {
+    let state: String = page.evaluate(scripts::FOCUS_IS_EDITABLE).await?;
+    if state != "frame" {
+        return Ok(state == "editable");
+    }
+    for entry in conn.frames.table().iter().filter(|f| f.out_of_process) {
+        let session = crate::frame_reader::session_for(page, entry);
+        let asked: Result<(bool, String), CdpError> = async {
+            let focused: bool = session.evaluate("document.hasFocus()").await?;
+            let state: String = session.evaluate(scripts::FOCUS_IS_EDITABLE).await?;
+            Ok((focused, state))
+        }
+        .await;
+        match asked {
+            Ok((true, state)) if state == "editable" => return Ok(true),
+            Ok(_) => {}
+            // The frame went away since it was observed.
+            Err(CdpError::Protocol { .. }) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(false)
 }
 
 #[derive(Deserialize)]

@@ -15,9 +15,11 @@ use tokio::sync::broadcast::{self, error::RecvError};
 use crate::cdp::{CdpClient, CdpError, CdpEvent, CdpSession};
 use crate::config::BrowserSpec;
 use crate::epoch::EpochTracker;
+use crate::frame_reader;
+use crate::frames::FrameRegistry;
 use crate::launch::LaunchedBrowser;
 use crate::scripts;
-use crate::ui_tree::{self, BuiltTree};
+use crate::ui_tree::{self, BuiltTree, FrameInput};
 
 /// Time to open the WebSocket.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -38,6 +40,9 @@ pub struct Connection {
     /// `Browser.getVersion` product, e.g. `Chrome/140.0.7339.185`.
     pub product: String,
     pub epoch: EpochTracker,
+    /// The frames of the last observation and the sessions attached to
+    /// out-of-process frames.
+    pub frames: FrameRegistry,
 }
 
 /// What one capture returned, before it becomes an observation.
@@ -103,6 +108,7 @@ impl Connection {
             owns_target,
             product: version.product,
             epoch: EpochTracker::new(),
+            frames: FrameRegistry::default(),
         })
     }
 
@@ -153,6 +159,8 @@ impl Connection {
             css_height: self.spec.height,
             scale: self.spec.scale,
         };
+        let browser = self.browser.with_timeout(Some(budget));
+        let registry = &mut self.frames;
         let tree = async {
             if !ui_tree {
                 return Ok(None);
@@ -161,14 +169,37 @@ impl Connection {
             // slipped between them, take both again.
             for _ in 0..3 {
                 let (ax, dom) = tokio::try_join!(page.full_ax_tree(), page.capture_dom_snapshot())?;
-                let built = ui_tree::build(&ax, &dom, view);
                 let ax_root = ax
                     .iter()
                     .find(|n| n.parent_id.is_none())
                     .and_then(|n| n.backend_dom_node_id);
-                if ax_root == Some(built.document.document_node) {
-                    return Ok(Some(built));
+                let main_document = dom
+                    .documents
+                    .first()
+                    .and_then(|d| d.nodes.backend_node_id.first())
+                    .copied();
+                if ax_root.is_none() || ax_root != main_document {
+                    continue;
                 }
+                let rect = (
+                    0.0,
+                    0.0,
+                    f64::from(view.css_width),
+                    f64::from(view.css_height),
+                );
+                let frames =
+                    frame_reader::read_page(&page, &browser, registry, ax, &dom, rect).await?;
+                let inputs: Vec<FrameInput<'_>> = frames
+                    .iter()
+                    .map(|f| FrameInput {
+                        key: f.entry.key,
+                        ax: &f.ax,
+                        facts: &f.facts,
+                        rect: f.rect,
+                        owner: f.entry.parent.zip(f.entry.owner),
+                    })
+                    .collect();
+                return Ok(Some(ui_tree::build_frames(&inputs, view)));
             }
             Err(CdpError::Decode {
                 method: "Accessibility.getFullAXTree".into(),
@@ -238,6 +269,10 @@ impl Connection {
                 document_epoch: id_string(&epoch),
             };
             obs.metadata.insert("documentEpoch".into(), json!(epoch));
+            if self.frames.table().len() > 1 {
+                obs.metadata
+                    .insert("frames".into(), self.frames_metadata(&tree.nodes_per_frame));
+            }
             obs.ui_tree = Some(UiTree {
                 context,
                 root_stable_node_ids: tree.roots,
@@ -245,6 +280,40 @@ impl Connection {
             });
         }
         Ok(obs)
+    }
+
+    /// The frames of the last observation as observation metadata: per
+    /// frame its key, the prefix of its stable node ids, its frame id,
+    /// URL, parent key, `<iframe>` node and node count.
+    fn frames_metadata(&self, nodes: &std::collections::HashMap<u32, usize>) -> Value {
+        let table = self.frames.table();
+        let owner_id = |f: &crate::frames::FrameEntry| {
+            let parent = table.iter().find(|p| Some(p.key) == f.parent)?;
+            Some(
+                crate::frames::NodeAddress {
+                    frame: parent.key,
+                    backend: f.owner?,
+                }
+                .stable_id(),
+            )
+        };
+        Value::Array(
+            table
+                .iter()
+                .map(|f| {
+                    json!({
+                        "key": f.key,
+                        "stableNodeIdPrefix": crate::frames::id_prefix(f.key),
+                        "frameId": f.frame_id,
+                        "url": f.url,
+                        "parentKey": f.parent,
+                        "iframeStableNodeId": owner_id(f),
+                        "outOfProcess": f.out_of_process,
+                        "nodes": nodes.get(&f.key).copied().unwrap_or(0),
+                    })
+                })
+                .collect(),
+        )
     }
 
     /// Re-applies the viewport (after a renderer swap lost it).

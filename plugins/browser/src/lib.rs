@@ -32,6 +32,8 @@ pub mod driver;
 pub mod endpoint;
 pub mod epoch;
 pub mod errors;
+pub mod frame_reader;
+pub mod frames;
 pub mod keys;
 pub mod launch;
 pub mod scripts;

@@ -9,7 +9,8 @@ const FRAME: &str = "() => new Promise(resolve => { const t = setTimeout(resolve
 /// `function(wantHit)` on a node: scrolls it into view if needed, checks
 /// it is rendered, visible and stable across two animation frames, and
 /// (when `wantHit`) that `elementFromPoint` at the click point hits it or a
-/// descendant. Answers `{ok, reason?, x, y, covering?}` with the click
+/// descendant (the center of its box, else of one of its line boxes, for
+/// an inline element wrapped over lines). Answers `{ok, reason?, x, y, covering?}` with the click
 /// point in CSS pixels of the viewport.
 pub fn actionability() -> String {
     format!(
@@ -40,17 +41,33 @@ pub fn actionability() -> String {
   if (right <= left || bottom <= top) return {{ ok: false, reason: "not visible" }};
   const x = (left + right) / 2, y = (top + bottom) / 2;
   if (wantHit) {{
-    let hit = document.elementFromPoint(x, y);
-    while (hit && hit.shadowRoot) {{
-      const inner = hit.shadowRoot.elementFromPoint(x, y);
-      if (!inner || inner === hit) break;
-      hit = inner;
-    }}
+    const hitAt = (px, py) => {{
+      let h = document.elementFromPoint(px, py);
+      while (h && h.shadowRoot) {{
+        const inner = h.shadowRoot.elementFromPoint(px, py);
+        if (!inner || inner === h) break;
+        h = inner;
+      }}
+      return h;
+    }};
     const inside = (h) => {{
       for (let n = h; n; n = n.parentNode || (n instanceof ShadowRoot ? n.host : null)) {{ if (n === el) return true; }}
       return false;
     }};
+    const hit = hitAt(x, y);
     if (!hit || !inside(hit)) {{
+      // An inline element wrapped over lines has gaps in its box: try the
+      // center of each of its line boxes.
+      if (node.nodeType === 1) {{
+        for (const part of Array.from(el.getClientRects())) {{
+          const pl = Math.max(part.left, 0), pt = Math.max(part.top, 0);
+          const pr = Math.min(part.right, innerWidth), pb = Math.min(part.bottom, innerHeight);
+          if (pr <= pl || pb <= pt) continue;
+          const px = (pl + pr) / 2, py = (pt + pb) / 2;
+          const h = hitAt(px, py);
+          if (h && inside(h)) return {{ ok: true, x: px, y: py }};
+        }}
+      }}
       const d = hit ? (hit.tagName.toLowerCase() + (hit.id ? "#" + hit.id : "")) : null;
       return {{ ok: false, reason: "covered", covering: d, x, y }};
     }}
@@ -99,18 +116,32 @@ pub const SET_VALUE: &str = r#"function(value) {
   return { ok: false, reason: "not editable" };
 }"#;
 
-/// Whether the focused element (through shadow roots) takes typed text.
+/// What has focus in this document, through shadow roots and
+/// same-origin `<iframe>`s: `"editable"` (an element that takes typed
+/// text), `"frame"` (a cross-origin `<iframe>`, whose document answers for
+/// itself) or `"none"`.
 pub const FOCUS_IS_EDITABLE: &str = r#"(() => {
   let a = document.activeElement;
-  while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement;
-  if (!a) return false;
-  if (a.isContentEditable) return true;
-  if (a instanceof HTMLTextAreaElement) return !a.readOnly && !a.disabled;
-  if (a instanceof HTMLInputElement) {
-    const types = ["", "text", "search", "email", "url", "tel", "password", "number"];
-    return types.includes(a.type) && !a.readOnly && !a.disabled;
+  for (let i = 0; i < 64 && a; i++) {
+    if (a.shadowRoot && a.shadowRoot.activeElement) { a = a.shadowRoot.activeElement; continue; }
+    if (a instanceof HTMLIFrameElement || a instanceof HTMLFrameElement) {
+      let inner = null;
+      try { inner = a.contentDocument; } catch (e) { inner = null; }
+      if (!inner) return "frame";
+      a = inner.activeElement;
+      continue;
+    }
+    break;
   }
-  return false;
+  if (!a) return "none";
+  const view = a.ownerDocument.defaultView;
+  if (a.isContentEditable) return "editable";
+  if (a instanceof view.HTMLTextAreaElement) return !a.readOnly && !a.disabled ? "editable" : "none";
+  if (a instanceof view.HTMLInputElement) {
+    const types = ["", "text", "search", "email", "url", "tel", "password", "number"];
+    return types.includes(a.type) && !a.readOnly && !a.disabled ? "editable" : "none";
+  }
+  return "none";
 })()"#;
 
 /// The document's load state.
@@ -125,3 +156,45 @@ pub fn settle_scroll() -> String {
         "(async () => {{ const frame = {FRAME}; await frame(); await frame(); return {{ scrollX: window.scrollX, scrollY: window.scrollY }}; }})()"
     )
 }
+
+/// `function(x, y, scroll)` on a frame's `<iframe>` element: maps point
+/// (x, y) of the frame's viewport to the viewport of the document holding
+/// the `<iframe>` (CSS pixels), scrolling the `<iframe>` into view first
+/// when `scroll` is set and the point is outside that viewport. Answers
+/// `{x, y, left, top, width, height, hit, covering?}`: the mapped point,
+/// the frame's content box, and whether `elementFromPoint` there hits the
+/// `<iframe>` (something else covers it otherwise).
+pub const FRAME_POINT: &str = r##"function(x, y, scroll) {
+  const el = this;
+  const box = () => {
+    const r = el.getBoundingClientRect();
+    const s = getComputedStyle(el);
+    const pl = parseFloat(s.paddingLeft) || 0, pt = parseFloat(s.paddingTop) || 0;
+    const pr = parseFloat(s.paddingRight) || 0, pb = parseFloat(s.paddingBottom) || 0;
+    return {
+      left: r.left + el.clientLeft + pl,
+      top: r.top + el.clientTop + pt,
+      width: Math.max(0, el.clientWidth - pl - pr),
+      height: Math.max(0, el.clientHeight - pt - pb),
+    };
+  };
+  let b = box();
+  const outside = (b) => b.left + x < 0 || b.top + y < 0 || b.left + x >= innerWidth || b.top + y >= innerHeight;
+  if (scroll && outside(b)) {
+    el.scrollIntoView({ block: "center", inline: "center", behavior: "instant" });
+    b = box();
+  }
+  const px = b.left + x, py = b.top + y;
+  let hit = false, covering = null;
+  if (scroll) {
+    let h = document.elementFromPoint(px, py);
+    while (h && h.shadowRoot) {
+      const inner = h.shadowRoot.elementFromPoint(px, py);
+      if (!inner || inner === h) break;
+      h = inner;
+    }
+    hit = h === el;
+    if (!hit && h) covering = h.tagName.toLowerCase() + (h.id ? "#" + h.id : "");
+  }
+  return { x: px, y: py, left: b.left, top: b.top, width: b.width, height: b.height, hit, covering };
+}"##;

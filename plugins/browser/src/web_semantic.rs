@@ -1,9 +1,13 @@
 //! The five semantic Actions in a web page, through the shared flow of
 //! `devicerail_plugin_api::semantic` with a web [`UiBackend`]:
 //!
-//! - `css` selectors are evaluated by the page itself
-//!   (`DOM.querySelectorAll`, matched to tree nodes through their backend DOM
-//!   node ids); the other selector fields match the UI tree.
+//! - `css` selectors are evaluated by the page itself, in the document of
+//!   every frame of the last observation (`DOM.querySelectorAll`, matched
+//!   to tree nodes through their frame-scoped backend DOM node ids); the
+//!   other selector fields match the UI tree.
+//! - Nodes inside `<iframe>`s are resolved in their frame's process; a tap
+//!   there maps the frame's click point up the chain of `<iframe>`s
+//!   (each scrolled into view and checked not covered) to the page.
 //! - Elements outside the viewport are actionable (they are scrolled into
 //!   view). Before acting, the page checks the element is stable across two
 //!   animation frames and hit by `elementFromPoint` at the click point
@@ -24,11 +28,12 @@ use devicerail_plugin_api::{CallContext, DriverError, DriverObservation, DriverR
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::cdp::CdpError;
+use crate::cdp::{CdpError, CdpSession};
 use crate::connection::Connection;
 use crate::errors::{budget, from_cdp};
+use crate::frame_reader::{self, FramePathError};
+use crate::frames::NodeAddress;
 use crate::scripts;
-use crate::ui_tree::{backend_of_stable_id, stable_id_for_backend};
 
 /// Most css matches resolved to backend ids per selector.
 const MAX_CSS_MATCHES: usize = 256;
@@ -85,28 +90,41 @@ impl WebBackend<'_> {
         from_cdp(ctx, self.device, e)
     }
 
-    /// Resolves the node's DOM object, runs the in-page actionability
-    /// check, and then `op` on it.
+    /// The session of the process drawing frame `key` (the page's for the
+    /// main frame); `None` when the frame left the page.
+    fn session_of(conn: &Connection, page: &CdpSession, key: u32) -> Option<CdpSession> {
+        if key == 0 {
+            return Some(page.clone());
+        }
+        conn.frames
+            .entry(key)
+            .map(|e| frame_reader::session_for(page, e))
+    }
+
+    /// Resolves the node's DOM object in its frame, runs the in-page
+    /// actionability check, and then `op` on it.
     fn on_element<T>(
         &self,
         ctx: &CallContext,
         node: &UiNode,
-        op: impl AsyncFnOnce(&Connection, &str, &Actionability) -> DriverResult<T>,
+        op: impl AsyncFnOnce(Element<'_>) -> DriverResult<T>,
     ) -> DriverResult<T> {
-        let backend = backend_of_stable_id(node.stable_node_id.as_str())
+        let address = NodeAddress::parse(node.stable_node_id.as_str())
             .ok_or_else(|| not_actionable(node, "not backed by a DOM node", Value::Null))?;
         let conn = self.conn.borrow();
+        let stale = || {
+            DriverError::new(ErrorCode::ElementStale, "the element left the document")
+                .with_details(json!({ "stableNodeId": node.stable_node_id }))
+        };
         self.block(ctx, async {
             let page = conn.page(budget(ctx));
-            let object = page
-                .resolve_backend_node(backend)
+            let session = Self::session_of(&conn, &page, address.frame).ok_or_else(stale)?;
+            let object = session
+                .resolve_backend_node(address.backend)
                 .await
                 .map_err(|e| self.cdp(ctx, e))?
-                .ok_or_else(|| {
-                    DriverError::new(ErrorCode::ElementStale, "the element left the document")
-                        .with_details(json!({ "stableNodeId": node.stable_node_id }))
-                })?;
-            let check: Result<Actionability, _> = page
+                .ok_or_else(stale)?;
+            let check: Result<Actionability, _> = session
                 .call_function_on(&object, &scripts::actionability(), &[json!(true)])
                 .await;
             let result = match check {
@@ -124,19 +142,29 @@ impl WebBackend<'_> {
                 }
                 Ok(check) => match ctx.check() {
                     Err(e) => Err(e),
-                    Ok(()) => op(&conn, &object, &check).await,
+                    Ok(()) => {
+                        op(Element {
+                            conn: &conn,
+                            page: &page,
+                            session: &session,
+                            object: &object,
+                            check: &check,
+                            frame: address.frame,
+                        })
+                        .await
+                    }
                 },
             };
-            let _ = page.release_object(&object).await;
+            let _ = session.release_object(&object).await;
             result
         })
     }
 
     fn set_value(&self, ctx: &CallContext, node: &UiNode, value: &str) -> DriverResult<Mode> {
-        self.on_element(ctx, node, async |conn, object, _| {
-            let edited: Edited = conn
-                .page(budget(ctx))
-                .call_function_on(object, scripts::SET_VALUE, &[json!(value)])
+        self.on_element(ctx, node, async |el| {
+            let edited: Edited = el
+                .session
+                .call_function_on(el.object, scripts::SET_VALUE, &[json!(value)])
                 .await
                 .map_err(|e| self.cdp(ctx, e))?;
             if edited.ok {
@@ -147,6 +175,78 @@ impl WebBackend<'_> {
             }
         })
     }
+
+    /// Stable ids of the elements `css` matches in the document of frame
+    /// `key`, at most `room` of them resolved.
+    async fn css_in_frame(
+        &self,
+        ctx: &CallContext,
+        conn: &Connection,
+        page: &CdpSession,
+        key: u32,
+        css: &str,
+        room: usize,
+    ) -> DriverResult<Vec<String>> {
+        let Some(session) = Self::session_of(conn, page, key) else {
+            return Ok(Vec::new());
+        };
+        let root = session
+            .document_node_id()
+            .await
+            .map_err(|e| self.cdp(ctx, e))?;
+        let entry = conn.frames.entry(key);
+        let own_root = key == 0 || entry.is_none_or(|e| e.out_of_process);
+        let document = match entry {
+            Some(e) if !own_root => match session.push_backend_node(e.document).await {
+                Ok(Some(id)) => id,
+                // The frame's document is gone: nothing of it matches.
+                Ok(None) | Err(CdpError::Protocol { .. }) => return Ok(Vec::new()),
+                Err(e) => return Err(self.cdp(ctx, e)),
+            },
+            _ => root,
+        };
+        let ids = match session.query_selector_all(document, css).await {
+            Ok(ids) => ids,
+            Err(CdpError::Protocol { message, .. }) => {
+                return Err(DriverError::new(
+                    ErrorCode::InvalidArguments,
+                    format!("the css selector {css:?} is invalid: {message}"),
+                )
+                .with_details(json!({ "css": css })));
+            }
+            Err(e) => return Err(self.cdp(ctx, e)),
+        };
+        if ids.len() > room {
+            tracing::debug!(
+                total = ids.len(),
+                "css matched more elements than are resolved"
+            );
+        }
+        let lookups = ids.iter().take(room).map(|id| session.backend_node_id(*id));
+        let backends = futures_util::future::try_join_all(lookups)
+            .await
+            .map_err(|e| self.cdp(ctx, e))?;
+        Ok(backends
+            .into_iter()
+            .map(|backend| {
+                NodeAddress {
+                    frame: key,
+                    backend,
+                }
+                .stable_id()
+            })
+            .collect())
+    }
+}
+
+/// An element that passed the actionability check, in its frame.
+struct Element<'a> {
+    conn: &'a Connection,
+    page: &'a CdpSession,
+    session: &'a CdpSession,
+    object: &'a str,
+    check: &'a Actionability,
+    frame: u32,
 }
 
 impl UiBackend for WebBackend<'_> {
@@ -163,16 +263,34 @@ impl UiBackend for WebBackend<'_> {
     }
 
     fn tap_node(&self, ctx: &CallContext, node: &UiNode) -> DriverResult<Mode> {
-        self.on_element(ctx, node, async |conn, _, check| {
-            let (Some(x), Some(y)) = (check.x, check.y) else {
+        self.on_element(ctx, node, async |el| {
+            let (Some(x), Some(y)) = (el.check.x, el.check.y) else {
                 return Err(DriverError::failure(
                     "the actionability check gave no point",
                 ));
             };
-            conn.page(budget(ctx))
-                .click(x, y)
+            // The check's point is in the frame's viewport.
+            let (x, y) = match frame_reader::point_in_page(el.page, &el.conn.frames, el.frame, x, y)
                 .await
-                .map_err(|e| self.cdp(ctx, e))?;
+                .map_err(|e| self.cdp(ctx, e))?
+            {
+                Ok(p) => p,
+                Err(FramePathError::Covered(by)) => {
+                    return Err(not_actionable(
+                        node,
+                        "covered",
+                        json!({ "coveredBy": by, "inFrame": true }),
+                    ));
+                }
+                Err(FramePathError::Gone) => {
+                    return Err(DriverError::new(
+                        ErrorCode::ElementStale,
+                        "the element's frame left the page",
+                    )
+                    .with_details(json!({ "stableNodeId": node.stable_node_id })));
+                }
+            };
+            el.page.click(x, y).await.map_err(|e| self.cdp(ctx, e))?;
             Ok(Mode::CoordinateFallback(
                 CoordinateFallbackReason::SemanticInteractionUnavailable,
             ))
@@ -191,37 +309,19 @@ impl UiBackend for WebBackend<'_> {
         let conn = self.conn.borrow();
         self.block(ctx, async {
             let page = conn.page(budget(ctx));
-            let root = page
-                .document_node_id()
-                .await
-                .map_err(|e| self.cdp(ctx, e))?;
-            let ids = match page.query_selector_all(root, css).await {
-                Ok(ids) => ids,
-                Err(CdpError::Protocol { message, .. }) => {
-                    return Err(DriverError::new(
-                        ErrorCode::InvalidArguments,
-                        format!("the css selector {css:?} is invalid: {message}"),
-                    )
-                    .with_details(json!({ "css": css })));
-                }
-                Err(e) => return Err(self.cdp(ctx, e)),
-            };
-            let lookups = ids
-                .iter()
-                .take(MAX_CSS_MATCHES)
-                .map(|id| page.backend_node_id(*id));
-            let backends = futures_util::future::try_join_all(lookups)
-                .await
-                .map_err(|e| self.cdp(ctx, e))?;
-            if ids.len() > MAX_CSS_MATCHES {
-                tracing::debug!(
-                    total = ids.len(),
-                    "css matched more elements than are resolved"
-                );
+            let mut keys: Vec<u32> = conn.frames.table().iter().map(|f| f.key).collect();
+            if !keys.contains(&0) {
+                keys.insert(0, 0);
             }
-            Ok(Some(
-                backends.into_iter().map(stable_id_for_backend).collect(),
-            ))
+            let mut found: HashSet<String> = HashSet::new();
+            for key in keys {
+                let room = MAX_CSS_MATCHES.saturating_sub(found.len());
+                if room == 0 {
+                    break;
+                }
+                found.extend(self.css_in_frame(ctx, &conn, &page, key, css, room).await?);
+            }
+            Ok(Some(found))
         })
     }
 

@@ -2,12 +2,14 @@
 //! session, screen scale, last viewport, document epoch and the lock that
 //! keeps its Actions from interleaving.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 use devicerail_plugin_api::CallContext;
 use devicerail_plugin_api::protocol::{DeviceId, DeviceInfo, Viewport};
 
 use crate::normalize::{EpochSource, EpochTracker};
+use crate::pixels::{self, Derived, PixelScale};
 use crate::wda::{Wda, WdaError, WdaSize};
 
 /// Locks a mutex, recovering from poisoning: every value behind these
@@ -18,19 +20,7 @@ pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 /// Pixel viewport of a window of `size` points at `scale`.
 pub fn viewport_of(size: WdaSize, scale: f64) -> Viewport {
-    let px = |points: f64| {
-        let v = (points * scale).round();
-        if v.is_finite() && v >= 1.0 {
-            v.min(f64::from(u32::MAX)) as u32
-        } else {
-            1
-        }
-    };
-    Viewport {
-        width: px(size.width),
-        height: px(size.height),
-        scale_factor: scale,
-    }
+    PixelScale::from(scale).viewport(size)
 }
 
 /// One connected simulator.
@@ -39,10 +29,18 @@ pub struct Connection {
     pub id: DeviceId,
     pub info: DeviceInfo,
     pub wda: Wda,
-    /// Pixels per point.
+    /// Pixels per point, as WDA reports them (see [`pixels`] for the
+    /// mapping actually used once a screenshot was taken).
     pub scale: f64,
     session: Mutex<String>,
     viewport: Mutex<Viewport>,
+    /// The window size in points last read.
+    window: Mutex<Option<WdaSize>>,
+    /// The mapping the last screenshot defined.
+    derived: Mutex<Option<Derived>>,
+    /// Whether WDA serves `/wda/activeAppInfo` (cleared for this
+    /// connection once it answers that it has no such endpoint).
+    app_info: AtomicBool,
     epoch: Mutex<EpochTracker>,
     /// Held for the whole of an Action.
     pub ops: Mutex<()>,
@@ -63,6 +61,9 @@ impl Connection {
             scale,
             session: Mutex::new(session),
             viewport: Mutex::new(viewport),
+            window: Mutex::new(None),
+            derived: Mutex::new(None),
+            app_info: AtomicBool::new(true),
             epoch: Mutex::new(EpochTracker::default()),
             ops: Mutex::new(()),
         }
@@ -116,10 +117,50 @@ impl Connection {
 
     /// Fetches the window size and updates the cached viewport.
     pub fn refresh_viewport(&self, ctx: &CallContext) -> Result<Viewport, WdaError> {
+        self.refresh_window(ctx).map(|(_, v)| v)
+    }
+
+    /// Fetches the window size; answers it with the viewport it makes
+    /// (in the last screenshot's pixels while the window is unchanged).
+    pub fn refresh_window(&self, ctx: &CallContext) -> Result<(WdaSize, Viewport), WdaError> {
         let size = self.with_session(ctx, |s| self.wda.window_size(ctx, s))?;
-        let v = viewport_of(size, self.scale);
+        *lock(&self.window) = Some(size);
+        let v = pixels::mapping(*lock(&self.derived), size, self.scale).viewport(size);
         self.set_viewport(v);
-        Ok(v)
+        Ok((size, v))
+    }
+
+    /// Makes a screenshot of `png` pixels, taken of a window of `window`
+    /// points, the pixel space: answers the viewport (exactly the
+    /// screenshot's size).
+    pub fn adopt_screenshot(&self, window: WdaSize, png: (u32, u32)) -> Viewport {
+        let scale = PixelScale::of_screenshot(window, png).unwrap_or(PixelScale::from(self.scale));
+        *lock(&self.derived) = Some(Derived { window, scale });
+        let v = Viewport {
+            width: png.0,
+            height: png.1,
+            scale_factor: scale.x,
+        };
+        self.set_viewport(v);
+        v
+    }
+
+    /// The mapping from points to pixels now.
+    pub fn pixel_scale(&self) -> PixelScale {
+        match *lock(&self.window) {
+            Some(size) => pixels::mapping(*lock(&self.derived), size, self.scale),
+            None => PixelScale::from(self.scale),
+        }
+    }
+
+    /// Whether `/wda/activeAppInfo` is worth asking.
+    pub fn app_info_supported(&self) -> bool {
+        self.app_info.load(Ordering::Relaxed)
+    }
+
+    /// WDA has no `/wda/activeAppInfo`: stop asking on this connection.
+    pub fn app_info_unsupported(&self) {
+        self.app_info.store(false, Ordering::Relaxed);
     }
 }
 

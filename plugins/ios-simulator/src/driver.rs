@@ -20,7 +20,7 @@ use crate::actions::{self, Key, KeyPress};
 use crate::config::{Config, ScreenshotSource};
 use crate::device::{Connection, lock, viewport_of};
 use crate::errors;
-use crate::normalize::{self, EpochSource};
+use crate::normalize::{self, EpochSource, WdaElement};
 use crate::semantic_backend::{Backend, Observer};
 use crate::simctl::{SimDevice, SimState, Simctl, SimctlError};
 use crate::wda::{Wda, WdaError};
@@ -57,8 +57,17 @@ pub struct IosSimulatorDriver {
 /// A UI tree with what it was built from.
 pub struct TreeCapture {
     pub tree: UiTree,
-    pub bundle_id: String,
+    /// The app in front, when WDA says (`/wda/activeAppInfo`).
+    pub bundle_id: Option<String>,
+    /// The name of the tree's root (the app's display name).
+    pub app_name: Option<String>,
     pub truncated: bool,
+}
+
+/// WDA's tree of the app in front, before normalization.
+pub struct RawTree {
+    pub bundle_id: Option<String>,
+    pub root: WdaElement,
 }
 
 impl IosSimulatorDriver {
@@ -152,11 +161,11 @@ impl IosSimulatorDriver {
             SimState::Booted => return Ok(()),
             SimState::Shutdown | SimState::Booting if self.config.boot => {}
             ref state => {
-                return Err(DriverError::device_unavailable(
+                return Err(DriverError::device_in_state(
                     &device,
-                    format!(
-                        "the simulator is {}; boot it (xcrun simctl boot {}) or enable boot on connect (DEVICERAIL_IOS_BOOT=1)",
-                        state.as_str(),
+                    &state.reason(),
+                    &format!(
+                        "boot it (xcrun simctl boot {}) or enable boot on connect (DEVICERAIL_IOS_BOOT=1)",
                         sim.udid
                     ),
                 ));
@@ -257,9 +266,10 @@ impl IosSimulatorDriver {
         match self.simctl.list(&probe) {
             Ok(sims) => match sims.iter().find(|s| s.udid == conn.udid()) {
                 None => DriverError::device_unavailable(&conn.id, "the simulator no longer exists"),
-                Some(s) if s.state != SimState::Booted => DriverError::device_unavailable(
+                Some(s) if s.state != SimState::Booted => DriverError::device_in_state(
                     &conn.id,
-                    format!("the simulator is {} ({e})", s.state.as_str()),
+                    &s.state.reason(),
+                    &format!("WebDriverAgent went away with it ({e})"),
                 ),
                 Some(_) => errors::wda(ctx, &conn.id, e),
             },
@@ -328,34 +338,65 @@ impl IosSimulatorDriver {
         }
     }
 
-    /// The normalized UI tree of the app in front.
-    pub fn ui_tree(&self, ctx: &CallContext, conn: &Connection) -> DriverResult<TreeCapture> {
-        let bundle = conn
-            .wda
-            .active_bundle_id(ctx)
-            .map_err(|e| self.wda_err(ctx, conn, e))?;
+    /// The app in front and WDA's tree of it, not yet normalized. Without
+    /// `/wda/activeAppInfo` (older or trimmed WDA builds) the app is named
+    /// by the tree's root instead, and the endpoint is not asked again on
+    /// this connection.
+    pub fn fetch_tree(&self, ctx: &CallContext, conn: &Connection) -> DriverResult<RawTree> {
+        let bundle_id = if conn.app_info_supported() {
+            match conn.wda.active_bundle_id(ctx) {
+                Ok(b) => b,
+                Err(e) if e.is_unknown_command() => {
+                    tracing::info!(
+                        device = conn.udid(),
+                        "WebDriverAgent has no /wda/activeAppInfo ({e}); naming the app by its tree"
+                    );
+                    conn.app_info_unsupported();
+                    None
+                }
+                Err(e) => return Err(self.wda_err(ctx, conn, e)),
+            }
+        } else {
+            None
+        };
         let root = conn
             .wda
             .source(ctx)
             .map_err(|e| self.wda_err(ctx, conn, e))?;
-        let normalized = normalize::normalize(&root, conn.scale);
-        let bundle_id = bundle
-            .or_else(|| normalize::name_of(&root).map(str::to_owned))
+        Ok(RawTree { bundle_id, root })
+    }
+
+    /// A fetched tree normalized into the connection's pixel space.
+    pub fn build_tree(&self, conn: &Connection, raw: RawTree) -> TreeCapture {
+        let normalized = normalize::normalize(&raw.root, conn.pixel_scale());
+        let app_name = normalize::name_of(&raw.root).map(str::to_owned);
+        let context_id = raw
+            .bundle_id
+            .clone()
+            .or_else(|| app_name.clone())
             .unwrap_or_else(|| "unknown".to_owned());
-        let epoch = conn.epoch(&self.epochs, &bundle_id, normalized.signature);
-        Ok(TreeCapture {
+        let epoch = conn.epoch(&self.epochs, &context_id, normalized.signature);
+        TreeCapture {
             tree: UiTree {
-                context: normalize::context(&bundle_id, &epoch),
+                context: normalize::context(&context_id, &epoch),
                 root_stable_node_ids: normalized.root_stable_node_ids,
                 nodes: normalized.nodes,
             },
-            bundle_id,
+            bundle_id: raw.bundle_id,
+            app_name,
             truncated: normalized.truncated,
-        })
+        }
+    }
+
+    /// The normalized UI tree of the app in front.
+    pub fn ui_tree(&self, ctx: &CallContext, conn: &Connection) -> DriverResult<TreeCapture> {
+        let raw = self.fetch_tree(ctx, conn)?;
+        Ok(self.build_tree(conn, raw))
     }
 
     /// One observation of a connected device. A screenshot is taken on a
-    /// second thread while the tree is fetched.
+    /// second thread while the tree is fetched; the tree is normalized
+    /// afterwards, in the pixels of that screenshot.
     pub fn observe_connection(
         &self,
         ctx: &CallContext,
@@ -366,11 +407,11 @@ impl IosSimulatorDriver {
             let shot = request
                 .screenshot
                 .then(|| scope.spawn(|| self.screenshot(ctx, conn)));
-            let viewport = conn
-                .refresh_viewport(ctx)
+            let window = conn
+                .refresh_window(ctx)
                 .map_err(|e| self.wda_err(ctx, conn, e));
-            let tree = if request.ui_tree && viewport.is_ok() {
-                Some(self.ui_tree(ctx, conn))
+            let raw = if request.ui_tree && window.is_ok() {
+                Some(self.fetch_tree(ctx, conn))
             } else {
                 None
             };
@@ -379,36 +420,36 @@ impl IosSimulatorDriver {
                     .join()
                     .unwrap_or_else(|_| Err(DriverError::failure("the screenshot thread panicked")))
             });
-            let mut viewport = viewport?;
+            let (window, mut viewport) = window?;
             let mut obs_meta = serde_json::Map::new();
             obs_meta.insert("udid".into(), json!(conn.udid()));
             let mut png_out = None;
             if let Some(shot) = shot {
                 let (png, source) = shot?;
-                if let Some((w, h)) = crate::png::dimensions(&png)
-                    && (w, h) != (viewport.width, viewport.height)
-                {
-                    tracing::debug!(
-                        device = conn.udid(),
-                        "screenshot is {w}x{h}, window is {}x{}; using the screenshot size",
-                        viewport.width,
-                        viewport.height
-                    );
-                    viewport = Viewport {
-                        width: w,
-                        height: h,
-                        scale_factor: viewport.scale_factor,
-                    };
-                    conn.set_viewport(viewport);
+                if let Some(size) = crate::png::dimensions(&png) {
+                    if size != (viewport.width, viewport.height) {
+                        tracing::debug!(
+                            device = conn.udid(),
+                            "screenshot is {}x{}, window x scale is {}x{}; the screenshot defines the pixels",
+                            size.0,
+                            size.1,
+                            viewport.width,
+                            viewport.height
+                        );
+                    }
+                    viewport = conn.adopt_screenshot(window, size);
                 }
                 obs_meta.insert("screenshotSource".into(), json!(source.as_str()));
                 png_out = Some(png);
             }
             let mut obs = DriverObservation::new(viewport);
             obs.png = png_out;
-            if let Some(tree) = tree {
-                let capture = tree?;
-                obs_meta.insert("bundleId".into(), json!(capture.bundle_id));
+            if let Some(raw) = raw {
+                let capture = self.build_tree(conn, raw?);
+                match &capture.bundle_id {
+                    Some(b) => obs_meta.insert("bundleId".into(), json!(b)),
+                    None => obs_meta.insert("appName".into(), json!(capture.app_name)),
+                };
                 if capture.truncated {
                     obs_meta.insert("uiTreeTruncated".into(), json!(true));
                 }
@@ -419,7 +460,11 @@ impl IosSimulatorDriver {
         })
     }
 
-    /// A point in screenshot pixels, checked against the viewport, in points.
+    /// Points in screenshot pixels, checked against the viewport, in
+    /// points. The viewport is the last screenshot's size (or window size
+    /// × scale before any screenshot); a point outside it is refused with
+    /// `invalid_arguments` even when the window, at WDA's scale, would be
+    /// larger.
     fn to_points(
         &self,
         ctx: &CallContext,
@@ -428,10 +473,9 @@ impl IosSimulatorDriver {
         points: &[(u32, u32)],
     ) -> DriverResult<Vec<(f64, f64)>> {
         let inside = |v: &Viewport| points.iter().all(|(x, y)| *x < v.width && *y < v.height);
-        let mut v = conn.viewport();
-        if !inside(&v) {
+        if !inside(&conn.viewport()) {
             // The window may have rotated since the last observation.
-            v = conn
+            let v = conn
                 .refresh_viewport(ctx)
                 .map_err(|e| self.wda_err(ctx, conn, e))?;
             if !inside(&v) {
@@ -441,9 +485,10 @@ impl IosSimulatorDriver {
                 ));
             }
         }
+        let scale = conn.pixel_scale();
         Ok(points
             .iter()
-            .map(|(x, y)| (f64::from(*x) / conn.scale, f64::from(*y) / conn.scale))
+            .map(|(x, y)| scale.point_to_points(f64::from(*x), f64::from(*y)))
             .collect())
     }
 
@@ -581,14 +626,12 @@ impl Driver for IosSimulatorDriver {
         }
         let sim = self.find_simulator(ctx, device)?;
         if !sim.available {
-            return Err(DriverError::device_unavailable(
+            return Err(DriverError::device_in_state(
                 device,
-                format!(
-                    "the simulator is not available: {}",
-                    sim.availability_error
-                        .as_deref()
-                        .unwrap_or("unknown reason")
-                ),
+                "unavailable",
+                sim.availability_error
+                    .as_deref()
+                    .unwrap_or("simctl gives no reason"),
             ));
         }
         self.ensure_booted(ctx, &sim)?;

@@ -13,6 +13,7 @@
 //! * [`simctl`] — `xcrun simctl` commands and the device listing format;
 //! * [`wda`] — the WebDriverAgent HTTP client;
 //! * [`normalize`] — WDA's JSON tree to normalized UI nodes, epochs;
+//! * [`pixels`] — points to the screenshot's pixels;
 //! * [`actions`] — the action space and argument types;
 //! * [`device`] — per-simulator connection state;
 //! * [`driver`] — the [`Driver`](devicerail_plugin_api::Driver) itself.
@@ -27,6 +28,7 @@ pub mod device;
 pub mod driver;
 mod errors;
 pub mod normalize;
+pub mod pixels;
 pub mod png;
 pub mod process;
 mod semantic_backend;

@@ -8,10 +8,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use devicerail_plugin_api::protocol::{
     BoundedString, IdString, MAX_UI_NODES, MAX_UI_SNAPSHOT_BYTES, NodeText, RoleString,
-    UiContextKind, UiContextRef, UiNode, UiRect,
+    UiContextKind, UiContextRef, UiNode,
 };
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
+
+use crate::pixels::PixelScale;
 
 /// The prefix of long-form element types (`XCUIElementTypeButton`).
 pub const TYPE_PREFIX: &str = "XCUIElementType";
@@ -184,7 +186,7 @@ pub struct Normalized {
 }
 
 struct Walker {
-    scale: f64,
+    scale: PixelScale,
     nodes: Vec<UiNode>,
     ids: HashSet<String>,
     signature: u64,
@@ -249,7 +251,7 @@ impl Walker {
             text: text_of(el, short).and_then(NodeText::truncating),
             bounds: el
                 .rect
-                .map(|r| UiRect::new(r.x * scale, r.y * scale, r.width * scale, r.height * scale)),
+                .map(|r| scale.rect_to_pixels(r.x, r.y, r.width, r.height)),
             enabled: el.is_enabled,
             hittable: hittable_of(el),
         };
@@ -299,10 +301,11 @@ fn fit(nodes: &mut Vec<UiNode>, budget: usize) -> bool {
     truncated
 }
 
-/// Normalizes a WDA tree; bounds are scaled from points by `scale`.
-pub fn normalize(root: &WdaElement, scale: f64) -> Normalized {
+/// Normalizes a WDA tree; bounds are mapped from points to pixels by
+/// `scale` (one factor, or one per axis).
+pub fn normalize(root: &WdaElement, scale: impl Into<PixelScale>) -> Normalized {
     let mut w = Walker {
-        scale,
+        scale: scale.into(),
         nodes: Vec::new(),
         ids: HashSet::new(),
         signature: FNV_OFFSET,
@@ -393,6 +396,7 @@ pub fn context(bundle: &str, epoch: &str) -> UiContextRef {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use devicerail_plugin_api::protocol::UiRect;
     use serde_json::json;
 
     fn tree(v: Value) -> WdaElement {

@@ -77,13 +77,7 @@ impl<'a, D: Observer> Backend<'a, D> {
                 _ => None,
             });
         };
-        let scale = conn.scale;
-        let want = (
-            bounds.x / scale,
-            bounds.y / scale,
-            bounds.width.get() / scale,
-            bounds.height.get() / scale,
-        );
+        let want = conn.pixel_scale().rect_to_points(&bounds);
         let mut matching = Vec::new();
         for id in ids.iter().take(MAX_CANDIDATES) {
             ctx.check()?;
@@ -146,7 +140,7 @@ impl<D: Observer> UiBackend for Backend<'_, D> {
             )));
         };
         let (x, y) = bounds.center();
-        let (px, py) = (x / conn.scale, y / conn.scale);
+        let (px, py) = conn.pixel_scale().point_to_points(x, y);
         tracing::debug!(node = %node.stable_node_id, "no unique element; tapping the node's center");
         conn.with_session(ctx, |s| wda.tap(ctx, s, px, py))
             .map_err(err)?;

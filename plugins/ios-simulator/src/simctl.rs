@@ -63,6 +63,30 @@ impl SimState {
         }
     }
 
+    /// The state as `device_unavailable`'s `details.reason`: lower camel
+    /// case (`shutdown`, `shuttingDown`, `booting`, ...).
+    pub fn reason(&self) -> String {
+        match self {
+            Self::Booted => "booted".into(),
+            Self::Booting => "booting".into(),
+            Self::Shutdown => "shutdown".into(),
+            Self::ShuttingDown => "shuttingDown".into(),
+            Self::Creating => "creating".into(),
+            Self::Other(s) => {
+                let mut words = s.split_whitespace();
+                let first = words.next().unwrap_or("unknown").to_lowercase();
+                words.fold(first, |mut out, w| {
+                    let mut c = w.chars();
+                    if let Some(f) = c.next() {
+                        out.extend(f.to_uppercase());
+                        out.push_str(&c.as_str().to_lowercase());
+                    }
+                    out
+                })
+            }
+        }
+    }
+
     pub fn as_str(&self) -> &str {
         match self {
             Self::Booted => "Booted",

@@ -58,6 +58,16 @@ impl WdaError {
         self.w3c_code() == Some("invalid session id")
     }
 
+    /// Whether WDA has no such endpoint (an older or trimmed build):
+    /// W3C `unknown command` / `unknown method`, or the JSON wire
+    /// protocol's status 9 of old builds.
+    pub fn is_unknown_command(&self) -> bool {
+        matches!(
+            self.w3c_code(),
+            Some("unknown command" | "unknown method" | "status 9")
+        )
+    }
+
     /// Whether the failure means WDA is down rather than refusing.
     pub fn is_transport(&self) -> bool {
         matches!(self, Self::Unreachable { .. } | Self::TimedOut { .. })

@@ -150,7 +150,12 @@ fn a_shut_down_simulator_is_unavailable_without_boot_mode() {
         .connect(&ctx, &DeviceId::new(IPHONE15_UDID))
         .expect_err("not booted");
     assert_eq!(e.code, "device_unavailable");
-    assert!(e.message.contains("Shutdown"), "{}", e.message);
+    assert!(e.message.contains("simctl boot"), "{}", e.message);
+    // The state is the reason, for clients to branch on.
+    assert_eq!(
+        e.details,
+        json!({ "deviceId": IPHONE15_UDID, "reason": "shutdown" })
+    );
     assert!(e.retryable);
     let ipad = rig.plugin.connect(&ctx, &DeviceId::new(IPAD_UDID));
     let ipad = ipad.expect_err("unavailable");
@@ -160,6 +165,7 @@ fn a_shut_down_simulator_is_unavailable_without_boot_mode() {
         "{}",
         ipad.message
     );
+    assert_eq!(ipad.details["reason"], "unavailable");
     assert_eq!(
         code(rig.plugin.connect(&ctx, &DeviceId::new(WATCH_UDID))),
         "device_not_found"
@@ -254,6 +260,131 @@ fn observe_returns_a_matching_png_viewport_and_normalized_tree() {
     let plain = rig.observe(false, false);
     assert!(plain.png.is_none() && plain.ui_tree.is_none());
     assert_eq!(plain.viewport, obs.viewport);
+}
+
+/// Whether `b` lies within a `w`×`h` viewport (half a pixel of rounding).
+fn within_viewport(b: &UiRect, w: u32, h: u32) -> bool {
+    b.x >= -0.5
+        && b.y >= -0.5
+        && b.x + b.width.get() <= f64::from(w) + 0.5
+        && b.y + b.height.get() <= f64::from(h) + 0.5
+}
+
+#[test]
+fn a_screenshot_of_another_size_defines_the_pixels_of_bounds_and_taps() {
+    // WDA says scale 2 (a 750x1334 window), but its captures are 1.5x.
+    let rig = Rig::with(
+        FakeWdaOptions {
+            screenshot_scale: Some(1.5),
+            ..Default::default()
+        },
+        json!({}),
+    );
+    rig.connect();
+    let obs = rig.observe(true, true);
+    let img = image::load_from_memory(obs.png.as_ref().expect("a PNG"))
+        .expect("decodes")
+        .to_rgb8();
+    let (w, h) = (img.width(), img.height());
+    assert_eq!((w, h), (563, 1001));
+    assert_eq!((obs.viewport.width, obs.viewport.height), (w, h));
+    assert!((obs.viewport.scale_factor - 563.0 / 375.0).abs() < 1e-9);
+    // Every bound is in the screenshot's pixels: what is on screen lies
+    // inside it, over the pixels of what it names.
+    let t = tree(&obs);
+    let sx = 563.0 / 375.0;
+    let user = node(t, "username").bounds.expect("bounds");
+    assert!((user.x - 20.0 * sx).abs() < 1e-9 && (user.width.get() - 335.0 * sx).abs() < 1e-9);
+    for n in t.nodes.iter().filter(|n| n.hittable == Some(true)) {
+        let b = n.bounds.expect("bounds");
+        assert!(
+            within_viewport(&b, w, h),
+            "{} {b:?} outside {w}x{h}",
+            n.stable_node_id
+        );
+    }
+    let sign_in = node(t, "signIn").bounds.expect("bounds");
+    let (cx, cy) = sign_in.center();
+    assert_eq!(
+        img.get_pixel(cx as u32, cy as u32).0,
+        [0x00, 0x7a, 0xff],
+        "the button's blue"
+    );
+    // Later observations without a screenshot keep that pixel space.
+    let again = rig.observe(false, true);
+    assert_eq!((again.viewport.width, again.viewport.height), (w, h));
+    assert_eq!(node(tree(&again), "signIn").bounds, Some(sign_in));
+
+    // Inside window x scale, outside the screenshot: refused.
+    let e = rig
+        .exec("tap", json!({ "x": 700, "y": 500 }))
+        .expect_err("outside the viewport");
+    assert_eq!(e.code, "invalid_arguments", "{e:?}");
+    let e = rig
+        .exec(
+            "swipe",
+            json!({ "fromX": 10, "fromY": 10, "toX": 10, "toY": 1200 }),
+        )
+        .expect_err("outside the viewport");
+    assert_eq!(e.code, "invalid_arguments", "{e:?}");
+    assert!(rig.wda.swipes().is_empty());
+    // A tap in screenshot pixels lands where the screenshot shows it.
+    let (ux, uy) = user.center();
+    let tapped = rig.ok("tap", json!({ "x": ux as u32, "y": uy as u32 }));
+    let (px, py) = (
+        tapped.output["pointX"].as_f64().expect("x"),
+        tapped.output["pointY"].as_f64().expect("y"),
+    );
+    assert!(
+        (px - 187.5).abs() < 1.0 && (py - 122.0).abs() < 1.0,
+        "({px}, {py})"
+    );
+    assert_eq!(
+        rig.wda.app().focus,
+        Some(devicerail_ios_simulator_fakes::wda::app::Field::Username)
+    );
+    // Semantic Actions find WDA's element by the node's bounds in points.
+    let set = rig.ok(
+        "setElementValue",
+        json!({ "target": { "kind": "selector", "selector": { "identifier": "password" } }, "value": "pw" }),
+    );
+    assert!(matches!(
+        set.execution,
+        Some(ActionExecution::NativeSemantic { .. })
+    ));
+    assert_eq!(rig.wda.app().password, "pw");
+}
+
+#[test]
+fn a_wda_without_active_app_info_still_observes() {
+    let rig = Rig::with(
+        FakeWdaOptions {
+            no_active_app_info: true,
+            ..Default::default()
+        },
+        json!({}),
+    );
+    rig.connect();
+    let obs = rig.observe(true, true);
+    let t = tree(&obs);
+    // The app is named by its tree's root.
+    assert_eq!(t.context.context_id.as_str(), "FakeLogin");
+    assert_eq!(obs.metadata["appName"], "FakeLogin");
+    assert!(obs.metadata.get("bundleId").is_none());
+    node(t, "signIn");
+    // Asked once per connection, not before every observation.
+    rig.observe(false, true);
+    rig.ok(
+        "findElement",
+        json!({ "selector": { "identifier": "signIn" } }),
+    );
+    let asked = rig
+        .wda
+        .requests()
+        .iter()
+        .filter(|r| r.path == "/wda/activeAppInfo")
+        .count();
+    assert_eq!(asked, 1);
 }
 
 #[test]
@@ -893,7 +1024,7 @@ fn a_shut_down_simulator_is_reported_as_such() {
         )
         .expect_err("shut down");
     assert_eq!(e.code, "device_unavailable");
-    assert!(e.message.contains("Shutdown"), "{}", e.message);
+    assert_eq!(e.details["reason"], "shutdown", "{e:?}");
     let health = rig
         .plugin
         .health(&CallContext::unbounded(), &Rig::se())

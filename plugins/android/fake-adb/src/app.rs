@@ -113,6 +113,12 @@ pub struct AppState {
     pub focus: Option<Field>,
     pub status: String,
     pub signed_in_as: String,
+    /// The notifications setting of the home screen's row.
+    pub notifications: bool,
+    /// How many of the next `uiautomator dump`s give up with "could not
+    /// get idle state" (an animating screen; `u32::MAX`: never settles).
+    /// Like the real tool, they exit with status 0 and write no file.
+    pub dump_not_idle: u32,
     /// Bumped on every visible change; keys the screenshot caches.
     pub revision: u64,
     pub inputs: Vec<InputCall>,
@@ -131,6 +137,8 @@ impl Default for AppState {
             focus: None,
             status: "Please sign in".into(),
             signed_in_as: String::new(),
+            notifications: false,
+            dump_not_idle: 0,
             revision: 1,
             inputs: Vec::new(),
             programs: Vec::new(),
@@ -147,6 +155,7 @@ enum Tap {
     SignIn,
     SignOut,
     LaunchLogin,
+    ToggleNotifications,
 }
 
 /// One laid-out view, as `uiautomator dump` reports it.
@@ -380,6 +389,20 @@ impl AppState {
                     .text("Sign out")
                     .tap(Tap::SignOut)
                     .color([220, 80, 30]),
+                // A settings row: the row is clickable, its labels are
+                // not (they only show text).
+                ViewNode::new("android.widget.LinearLayout", pkg, r(0.0, 0.45, 1.0, 0.55))
+                    .id("notifications_row")
+                    .tap(Tap::ToggleNotifications)
+                    .color([240, 240, 250])
+                    .with(vec![
+                        ViewNode::new("android.widget.TextView", pkg, r(0.1, 0.46, 0.6, 0.5))
+                            .id("notifications_label")
+                            .text("Notifications"),
+                        ViewNode::new("android.widget.TextView", pkg, r(0.1, 0.5, 0.6, 0.54))
+                            .id("notifications_summary")
+                            .text(if self.notifications { "On" } else { "Off" }),
+                    ]),
             ]),
             Screen::Browser { url } => root.color([255, 255, 255]).with(vec![
                 ViewNode::new("android.widget.EditText", pkg, r(0.0, 0.05, 1.0, 0.1))
@@ -423,6 +446,7 @@ impl AppState {
                 self.status = "Signed out".into();
             }
             Tap::LaunchLogin => self.screen = Screen::Login,
+            Tap::ToggleNotifications => self.notifications = !self.notifications,
         }
         self.touch();
     }
@@ -886,6 +910,16 @@ impl Programs for Device {
                 _ => Output::fail(1, "usage: screencap [-hp] [-d display-id] [FILENAME]\n"),
             },
             "uiautomator" => match args {
+                [d, _] if d == "dump" && self.state.dump_not_idle > 0 => {
+                    if self.state.dump_not_idle != u32::MAX {
+                        self.state.dump_not_idle -= 1;
+                    }
+                    Output {
+                        status: 0,
+                        stderr: b"ERROR: could not get idle state.\n".to_vec(),
+                        ..Output::default()
+                    }
+                }
                 [d, path] if d == "dump" => {
                     let xml = self.dump_xml();
                     self.write_file(path, xml.as_bytes());

@@ -76,8 +76,21 @@ impl CdpSession {
         self.run("Accessibility.enable", json!({})).await
     }
 
+    /// The full accessibility tree of the session's top frame.
     pub async fn full_ax_tree(&self) -> Result<Vec<AxNode>, CdpError> {
         let t: FullTree = self.send("Accessibility.getFullAXTree", json!({})).await?;
+        Ok(t.nodes)
+    }
+
+    /// The full accessibility tree of one frame this session's process
+    /// renders (its own tree only: an `Iframe` node has no children here).
+    pub async fn frame_ax_tree(&self, frame_id: &str) -> Result<Vec<AxNode>, CdpError> {
+        let t: FullTree = self
+            .send(
+                "Accessibility.getFullAXTree",
+                json!({ "frameId": frame_id }),
+            )
+            .await?;
         Ok(t.nodes)
     }
 }

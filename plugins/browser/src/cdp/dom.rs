@@ -35,6 +35,23 @@ struct Described {
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
+struct FrameOwner {
+    backend_node_id: i64,
+}
+
+#[derive(Deserialize)]
+struct BoxModelAnswer {
+    model: BoxModel,
+}
+
+#[derive(Deserialize)]
+struct BoxModel {
+    /// The content quad: x, y of four points, clockwise from top-left.
+    content: Vec<f64>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
 struct Resolved {
     object: ResolvedObject,
 }
@@ -92,6 +109,29 @@ pub struct NodeTreeSnapshot {
     /// Per node: flattened name/value string indexes.
     #[serde(default)]
     pub attributes: Vec<Vec<i64>>,
+    /// Frame owners (`<iframe>`, `<frame>`) whose document is in the same
+    /// snapshot: node index → document index.
+    #[serde(default)]
+    pub content_document_index: RareIntegerData,
+    /// Nodes that respond to clicks (listeners, links, form controls).
+    #[serde(default)]
+    pub is_clickable: RareBooleanData,
+}
+
+/// Values for a few node indexes.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct RareIntegerData {
+    #[serde(default)]
+    pub index: Vec<i64>,
+    #[serde(default)]
+    pub value: Vec<i64>,
+}
+
+/// The node indexes for which a flag is set.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct RareBooleanData {
+    #[serde(default)]
+    pub index: Vec<i64>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -102,7 +142,14 @@ pub struct LayoutTreeSnapshot {
     /// Per layout object: x, y, width, height in CSS pixels of the document.
     #[serde(default)]
     pub bounds: Vec<Vec<f64>>,
+    /// Per layout object: the values of [`SNAPSHOT_STYLES`], as string
+    /// indexes.
+    #[serde(default)]
+    pub styles: Vec<Vec<i64>>,
 }
+
+/// The computed styles a DOM snapshot carries, in this order.
+pub const SNAPSHOT_STYLES: [&str; 1] = ["visibility"];
 
 impl DomSnapshot {
     /// The string at `index` (`None` for -1 or out of range).
@@ -162,12 +209,76 @@ impl CdpSession {
         }
     }
 
-    /// The flattened DOM with layout bounds.
+    /// The flattened DOM with layout bounds and [`SNAPSHOT_STYLES`]: every
+    /// document of the session's process, the target's own first (frames
+    /// of the same process follow; out-of-process frames need their own
+    /// session).
     pub async fn capture_dom_snapshot(&self) -> Result<DomSnapshot, CdpError> {
         self.send(
             "DOMSnapshot.captureSnapshot",
-            json!({ "computedStyles": [], "includeDOMRects": false, "includePaintOrder": false }),
+            json!({ "computedStyles": SNAPSHOT_STYLES, "includeDOMRects": false, "includePaintOrder": false }),
         )
         .await
+    }
+
+    /// The front-end node id of a backend node, pushed to this session's
+    /// DOM agent (after [`CdpSession::document_node_id`]); `None` when the
+    /// node is gone.
+    pub async fn push_backend_node(&self, backend_node_id: i64) -> Result<Option<i64>, CdpError> {
+        let r: NodeIds = self
+            .send(
+                "DOM.pushNodesByBackendIdsToFrontend",
+                json!({ "backendNodeIds": [backend_node_id] }),
+            )
+            .await?;
+        Ok(r.node_ids.first().copied().filter(|id| *id != 0))
+    }
+
+    /// The backend id of the element owning `frame_id` (its `<iframe>`),
+    /// when this session's process holds it.
+    pub async fn frame_owner(&self, frame_id: &str) -> Result<Option<i64>, CdpError> {
+        match self
+            .send::<_, FrameOwner>("DOM.getFrameOwner", json!({ "frameId": frame_id }))
+            .await
+        {
+            Ok(o) => Ok(Some(o.backend_node_id)),
+            // "Frame with the given id was not found" and the like.
+            Err(CdpError::Protocol { .. }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The top-left corner and size of a node's content box, in CSS pixels
+    /// of the viewport of this session's top frame; `None` when the node
+    /// has no box (not rendered) or is gone.
+    pub async fn content_box(
+        &self,
+        backend_node_id: i64,
+    ) -> Result<Option<(f64, f64, f64, f64)>, CdpError> {
+        match self
+            .send::<_, BoxModelAnswer>(
+                "DOM.getBoxModel",
+                json!({ "backendNodeId": backend_node_id }),
+            )
+            .await
+        {
+            Ok(b) => Ok(match b.model.content.as_slice() {
+                [x0, y0, x1, _, _, y2, ..] => Some((*x0, *y0, x1 - x0, y2 - y0)),
+                _ => None,
+            }),
+            Err(CdpError::Protocol { .. }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The backend node id of a script object that is a DOM node.
+    pub async fn backend_of_object(&self, object_id: &str) -> Result<i64, CdpError> {
+        let r: Described = self
+            .send(
+                "DOM.describeNode",
+                json!({ "objectId": object_id, "depth": 0 }),
+            )
+            .await?;
+        Ok(r.node.backend_node_id)
     }
 }

@@ -18,6 +18,10 @@ pub struct TargetInfo {
     pub url: String,
     #[serde(default)]
     pub attached: bool,
+    /// For `iframe` targets (out-of-process frames): the frame that holds
+    /// it. Recent browsers only.
+    #[serde(default)]
+    pub parent_frame_id: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -85,6 +89,15 @@ impl CdpSession {
             )
             .await?;
         Ok(r.session_id)
+    }
+
+    /// Ends a session opened by [`CdpSession::attach_to_target`].
+    pub async fn detach_from_target(&self, session_id: &str) -> Result<(), CdpError> {
+        self.run(
+            "Target.detachFromTarget",
+            json!({ "sessionId": session_id }),
+        )
+        .await
     }
 
     pub async fn close_target(&self, target_id: &str) -> Result<(), CdpError> {

@@ -40,6 +40,12 @@ pub struct FakeWdaOptions {
     /// Report `XCUIElementTypeButton` instead of `Button` and serve taps
     /// only on the old `/wda/tap/0` route (older WDA builds).
     pub long_types: bool,
+    /// Pixels per point of `GET /screenshot` when they differ from
+    /// `scale` (a WDA that downscales captures, or reports a wrong scale).
+    pub screenshot_scale: Option<f64>,
+    /// Answer `GET /wda/activeAppInfo` as a build without it does: 404
+    /// `unknown command`.
+    pub no_active_app_info: bool,
 }
 
 impl Default for FakeWdaOptions {
@@ -50,6 +56,8 @@ impl Default for FakeWdaOptions {
             sim: None,
             extra_rows: 0,
             long_types: false,
+            screenshot_scale: None,
+            no_active_app_info: false,
         }
     }
 }
@@ -523,6 +531,12 @@ fn handle(shared: &Shared, req: &Request) -> Option<Response> {
             }),
             sid,
         ),
+        ("GET", _, ["wda", "activeAppInfo"]) if shared.opts.no_active_app_info => err(
+            404,
+            "unknown command",
+            &format!("Unhandled endpoint: {} -- {}", req.path, method),
+            sid,
+        ),
         ("GET", _, ["wda", "activeAppInfo"]) => ok(
             json!({ "processArguments": { "env": {}, "args": [] }, "name": "", "pid": 4242, "bundleId": bundle }),
             sid,
@@ -557,7 +571,7 @@ fn handle(shared: &Shared, req: &Request) -> Option<Response> {
                 return ok(v.clone(), sid);
             }
             let root = view!();
-            let scale = shared.opts.scale;
+            let scale = shared.opts.screenshot_scale.unwrap_or(shared.opts.scale);
             let png = render::png(
                 (w * scale).round() as u32,
                 (h * scale).round() as u32,

@@ -1,21 +1,33 @@
 //! Building the normalized UI tree of a page from the accessibility tree
-//! (`Accessibility.getFullAXTree`) joined with layout bounds
-//! (`DOMSnapshot.captureSnapshot`) through `backendDOMNodeId`.
+//! of each frame (`Accessibility.getFullAXTree`) joined with its DOM
+//! snapshot (`DOMSnapshot.captureSnapshot`) through `backendDOMNodeId`.
 //!
 //! Normalization, kept small and predictable:
-//! * ignored AX nodes, inline text boxes, anonymous `generic` containers
-//!   and the inner editor of text fields are dropped; their children move
-//!   up to the nearest kept ancestor;
+//! * every element a selector can address is kept: a node with a role
+//!   other than `generic`, an accessible name, `data-testid`, `id`,
+//!   `name`, `role` or `aria-label`, or one that is focusable or responds
+//!   to clicks; such an element that has no accessibility node (a `<span
+//!   data-testid=...>` in a paragraph, an empty `<div>` drawn by CSS) gets
+//!   a `generic` node when it is drawn ([`splice`]);
+//! * ignored AX nodes that are not addressable, inline text boxes,
+//!   anonymous `generic` containers and the inner editor of text fields are
+//!   dropped; their children move up to the nearest kept ancestor;
 //! * a static text whose text equals its parent's name is dropped (a
 //!   selector's `text` matches names too), so `button "OK"` is one node;
 //! * roles keep the AX vocabulary, first letter lower-cased (`button`,
 //!   `textbox`, `link`, `heading`, `staticText`, `rootWebArea`, ...);
 //! * `identifier` is `data-testid`, else the DOM `id`;
 //! * password field values stay masked as the browser reports them;
-//! * bounds are screenshot pixels: (document CSS px - scroll) x DPR;
+//! * bounds are screenshot pixels of the page: (document CSS px - the
+//!   document's scroll + the frame's position in the page) x DPR;
+//! * the tree of each `<iframe>` read hangs under its `iframe` node, with
+//!   frame-scoped stable ids ([`crate::frames`]);
 //! * `enabled` is set only for focusable or widget nodes, `hittable`
 //!   never (the hit test runs when acting);
 //! * the tree is cut (in preorder) to the protocol's node and size bounds.
+
+pub mod facts;
+mod splice;
 
 use std::collections::{HashMap, HashSet};
 
@@ -26,6 +38,10 @@ use devicerail_plugin_api::protocol::{
 
 use crate::cdp::accessibility::AxNode;
 use crate::cdp::dom::DomSnapshot;
+use crate::frames::{NodeAddress, ax_stable_id};
+
+use facts::{CssRect, DocFacts, DomFacts};
+use splice::AxGraph;
 
 /// Room left in the size bound for the snapshot envelope.
 const ENVELOPE_RESERVE: usize = 8 * 1024;
@@ -60,11 +76,11 @@ pub struct Viewport {
     pub scale: f64,
 }
 
-/// The viewport plus the document's scroll offset (CSS pixels).
+/// Where one frame's document is drawn: its viewport in CSS pixels of the
+/// page's viewport, its scroll offset, and the device pixel ratio.
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Geometry {
-    css_width: u32,
-    css_height: u32,
+    rect: CssRect,
     scale: f64,
     scroll_x: f64,
     scroll_y: f64,
@@ -88,27 +104,44 @@ pub struct BuiltTree {
     pub title: String,
     /// Nodes were dropped to stay within the protocol bounds.
     pub truncated: bool,
+    /// Nodes per frame key, after the cut.
+    pub nodes_per_frame: HashMap<u32, usize>,
 }
 
-/// Per-DOM-node facts from the DOM snapshot.
-struct DomFacts {
-    /// Bounds in document CSS pixels.
-    bounds: Option<(f64, f64, f64, f64)>,
-    identifier: Option<String>,
-    password: bool,
-    /// An `<input>` or `<textarea>`: its AX children are its inner editor.
-    text_control: bool,
+/// One frame's inputs.
+#[derive(Debug, Clone, Copy)]
+pub struct FrameInput<'a> {
+    /// The frame's key (`0`: the main frame; see [`crate::frames`]).
+    pub key: u32,
+    /// The frame's accessibility tree.
+    pub ax: &'a [AxNode],
+    /// Its document's facts from the DOM snapshot.
+    pub facts: &'a DocFacts,
+    /// Its viewport in CSS pixels of the page's viewport (the main frame's
+    /// is `(0, 0, width, height)`).
+    pub rect: CssRect,
+    /// For other frames: the parent frame's key and the backend node id of
+    /// the `<iframe>` element there.
+    pub owner: Option<(u32, i64)>,
 }
 
-/// The stable node id of a DOM-backed AX node: its backend DOM node id,
-/// which stays the same for the life of the node within one document.
+/// The stable node id of a DOM-backed AX node of the main frame: its
+/// backend DOM node id, which stays the same for the life of the node
+/// within one document.
 pub fn stable_id_for_backend(backend_node_id: i64) -> String {
-    format!("n{backend_node_id}")
+    NodeAddress {
+        frame: 0,
+        backend: backend_node_id,
+    }
+    .stable_id()
 }
 
-/// The backend DOM node id encoded in a stable node id, if any.
+/// The backend DOM node id encoded in a stable node id of the main frame,
+/// if any.
 pub fn backend_of_stable_id(stable_node_id: &str) -> Option<i64> {
-    stable_node_id.strip_prefix('n')?.parse().ok()
+    NodeAddress::parse(stable_node_id)
+        .filter(|a| a.frame == 0)
+        .map(|a| a.backend)
 }
 
 fn lower_first(role: &str) -> String {
@@ -119,81 +152,12 @@ fn lower_first(role: &str) -> String {
     }
 }
 
-fn dom_facts(dom: &DomSnapshot) -> (HashMap<i64, DomFacts>, Option<DocumentIdentity>, String) {
-    let Some(doc) = dom.documents.first() else {
-        return (HashMap::new(), None, String::new());
-    };
-    let nodes = &doc.nodes;
-    let mut bounds: Vec<Option<(f64, f64, f64, f64)>> = vec![None; nodes.backend_node_id.len()];
-    for (layout_index, node_index) in doc.layout.node_index.iter().enumerate() {
-        let (Ok(i), Some(b)) = (
-            usize::try_from(*node_index),
-            doc.layout.bounds.get(layout_index),
-        ) else {
-            continue;
-        };
-        let [x, y, w, h] = b.as_slice() else {
-            continue;
-        };
-        let Some(slot) = bounds.get_mut(i) else {
-            continue;
-        };
-        *slot = Some(match *slot {
-            None => (*x, *y, *w, *h),
-            Some((ux, uy, uw, uh)) => {
-                let (x0, y0) = (ux.min(*x), uy.min(*y));
-                let (x1, y1) = ((ux + uw).max(x + w), (uy + uh).max(y + h));
-                (x0, y0, x1 - x0, y1 - y0)
-            }
-        });
-    }
-    let mut facts = HashMap::with_capacity(nodes.backend_node_id.len());
-    for (i, backend) in nodes.backend_node_id.iter().enumerate() {
-        let mut testid = None;
-        let mut id = None;
-        let mut password = false;
-        if let Some(attrs) = nodes.attributes.get(i) {
-            for pair in attrs.chunks_exact(2) {
-                let (Some(name), Some(value)) = (dom.string(pair[0]), dom.string(pair[1])) else {
-                    continue;
-                };
-                match name {
-                    "data-testid" if !value.is_empty() => testid = Some(value.to_owned()),
-                    "id" if !value.is_empty() => id = Some(value.to_owned()),
-                    "type" if value.eq_ignore_ascii_case("password") => password = true,
-                    _ => {}
-                }
-            }
-        }
-        let tag = nodes
-            .node_name
-            .get(i)
-            .and_then(|n| dom.string(*n))
-            .unwrap_or_default();
-        facts.insert(
-            *backend,
-            DomFacts {
-                bounds: bounds.get(i).copied().flatten(),
-                identifier: testid.or(id),
-                password,
-                text_control: tag.eq_ignore_ascii_case("input")
-                    || tag.eq_ignore_ascii_case("textarea"),
-            },
-        );
-    }
-    let identity = DocumentIdentity {
-        frame_id: dom.string(doc.frame_id).unwrap_or_default().to_owned(),
-        document_node: nodes.backend_node_id.first().copied().unwrap_or_default(),
-        url: dom.string(doc.document_url).unwrap_or_default().to_owned(),
-    };
-    let title = dom.string(doc.title).unwrap_or_default().to_owned();
-    (facts, Some(identity), title)
-}
-
 /// What one kept AX node becomes, before ids are linked.
 struct Draft {
     node: UiNode,
-    depth_parent: Option<usize>,
+    /// Index of the nearest kept ancestor in the frame's drafts.
+    parent: Option<usize>,
+    backend: Option<i64>,
 }
 
 fn text_of(node: &AxNode) -> Option<String> {
@@ -203,14 +167,36 @@ fn text_of(node: &AxNode) -> Option<String> {
         .filter(|s| !s.is_empty())
 }
 
-fn is_dropped(node: &AxNode, parent: Option<&AxNode>) -> bool {
-    let role = node
-        .role
+fn role_of(node: &AxNode) -> String {
+    node.role
         .as_ref()
         .and_then(|r| r.text())
-        .unwrap_or_default();
-    if node.ignored || role == "InlineTextBox" || role == "none" {
+        .unwrap_or_default()
+}
+
+fn is_dropped(
+    node: &AxNode,
+    parent: Option<&AxNode>,
+    facts: &DocFacts,
+    owners: &HashSet<i64>,
+) -> bool {
+    let role = role_of(node);
+    if role == "InlineTextBox" {
         return true;
+    }
+    if node
+        .backend_dom_node_id
+        .is_some_and(|b| owners.contains(&b))
+    {
+        // A frame read hangs under it.
+        return false;
+    }
+    let fact: Option<&DomFacts> = node.backend_dom_node_id.and_then(|b| facts.get(b));
+    let addressable = fact.is_some_and(|f| f.addressable);
+    if node.ignored || role == "none" {
+        // Left out of accessibility (presentational, aria-hidden) but still
+        // on screen and addressable by the page's author.
+        return !(addressable && fact.is_some_and(|f| f.drawn));
     }
     // The inner editor of a text field repeats its value.
     let editable = |n: &AxNode| n.properties.iter().any(|p| p.name == "editable");
@@ -220,32 +206,177 @@ fn is_dropped(node: &AxNode, parent: Option<&AxNode>) -> bool {
     role == "generic"
         && text_of(node).is_none()
         && node.backend_dom_node_id.is_some()
-        && !node.properties.iter().any(|p| p.name == "focusable")
+        && !addressable
+        && node.bool_property("focusable") != Some(true)
 }
 
-/// Builds the tree. `ax` is the full AX tree of the main frame, `dom` the
-/// DOM snapshot taken with it.
+/// Builds the tree of a page without frames: `ax` is the full AX tree of
+/// the main frame, `dom` the DOM snapshot taken with it.
 pub fn build(ax: &[AxNode], dom: &DomSnapshot, viewport: Viewport) -> BuiltTree {
-    let (facts, identity, title) = dom_facts(dom);
-    let geometry = Geometry {
-        css_width: viewport.css_width,
-        css_height: viewport.css_height,
-        scale: viewport.scale,
-        scroll_x: dom.documents.first().map_or(0.0, |d| d.scroll_offset_x),
-        scroll_y: dom.documents.first().map_or(0.0, |d| d.scroll_offset_y),
-    };
-    let by_id: HashMap<&str, &AxNode> = ax.iter().map(|n| (n.node_id.as_str(), n)).collect();
-    let root = ax.iter().find(|n| {
-        n.parent_id
-            .as_deref()
-            .is_none_or(|p| !by_id.contains_key(p))
-    });
-    let mut drafts: Vec<Draft> = Vec::new();
+    let facts = facts::document(dom, 0).unwrap_or_default();
+    build_frames(
+        &[FrameInput {
+            key: 0,
+            ax,
+            facts: &facts,
+            rect: (
+                0.0,
+                0.0,
+                f64::from(viewport.css_width),
+                f64::from(viewport.css_height),
+            ),
+            owner: None,
+        }],
+        viewport,
+    )
+}
+
+/// Builds the tree of a page from its frames; `frames[0]` is the main
+/// frame, every other frame names its parent and `<iframe>` element.
+pub fn build_frames(frames: &[FrameInput<'_>], viewport: Viewport) -> BuiltTree {
+    let mut owners_in: HashMap<u32, HashSet<i64>> = HashMap::new();
+    let mut children: HashMap<(u32, i64), Vec<usize>> = HashMap::new();
+    for (i, f) in frames.iter().enumerate() {
+        if let Some((parent, owner)) = f.owner {
+            owners_in.entry(parent).or_default().insert(owner);
+            children.entry((parent, owner)).or_default().push(i);
+        }
+    }
     let mut used: HashSet<String> = HashSet::new();
+    let empty = HashSet::new();
+    let drafts: Vec<Vec<Draft>> = frames
+        .iter()
+        .map(|f| {
+            frame_drafts(
+                f,
+                owners_in.get(&f.key).unwrap_or(&empty),
+                viewport.scale,
+                &mut used,
+            )
+        })
+        .collect();
+    // Preorder over all frames: each frame's tree right after its
+    // `<iframe>` node.
+    let mut out: Vec<(UiNode, Option<usize>, u32)> = Vec::new();
+    let mut emitted = vec![false; frames.len()];
+    if !frames.is_empty() {
+        emit(0, None, frames, &drafts, &children, &mut emitted, &mut out);
+    }
+    let ids: Vec<IdString> = out
+        .iter()
+        .map(|(n, _, _)| n.stable_node_id.clone())
+        .collect();
+    let mut keys: Vec<u32> = Vec::with_capacity(out.len());
+    let mut nodes: Vec<UiNode> = Vec::with_capacity(out.len());
+    for (mut node, parent, key) in out {
+        node.parent_stable_node_id = parent.and_then(|p| ids.get(p).cloned());
+        nodes.push(node);
+        keys.push(key);
+    }
+    let truncated = enforce_bounds(&mut nodes);
+    let mut nodes_per_frame: HashMap<u32, usize> = HashMap::new();
+    for key in keys.iter().take(nodes.len()) {
+        *nodes_per_frame.entry(*key).or_default() += 1;
+    }
+    let roots = nodes
+        .iter()
+        .filter(|n| n.parent_stable_node_id.is_none())
+        .map(|n| n.stable_node_id.as_str().to_owned())
+        .collect();
+    let main = frames.first().map(|f| f.facts);
+    BuiltTree {
+        nodes,
+        roots,
+        document: DocumentIdentity {
+            frame_id: main.map(|f| f.frame_id.clone()).unwrap_or_default(),
+            document_node: main
+                .and_then(|f| f.backend.first().copied())
+                .unwrap_or_default(),
+            url: main.map(|f| f.url.clone()).unwrap_or_default(),
+        },
+        title: main.map(|f| f.title.clone()).unwrap_or_default(),
+        truncated,
+        nodes_per_frame,
+    }
+}
+
+/// Appends frame `index`'s drafts to `out` (its root under `parent`), each
+/// child frame right after its `<iframe>` node; child frames whose
+/// `<iframe>` has no node hang under the frame's root.
+fn emit(
+    index: usize,
+    parent: Option<usize>,
+    frames: &[FrameInput<'_>],
+    drafts: &[Vec<Draft>],
+    children: &HashMap<(u32, i64), Vec<usize>>,
+    emitted: &mut [bool],
+    out: &mut Vec<(UiNode, Option<usize>, u32)>,
+) {
+    let (Some(frame), Some(list)) = (frames.get(index), drafts.get(index)) else {
+        return;
+    };
+    if emitted.get(index).copied().unwrap_or(true) {
+        return;
+    }
+    emitted[index] = true;
+    let mut at: Vec<usize> = Vec::with_capacity(list.len());
+    let mut root_at = None;
+    for d in list {
+        let p = match d.parent {
+            Some(local) => at.get(local).copied(),
+            None => parent,
+        };
+        out.push((d.node.clone(), p, frame.key));
+        let here = out.len() - 1;
+        at.push(here);
+        root_at.get_or_insert(here);
+        if let Some(kids) = d.backend.and_then(|b| children.get(&(frame.key, b))) {
+            for k in kids {
+                emit(*k, Some(here), frames, drafts, children, emitted, out);
+            }
+        }
+    }
+    // Frames whose `<iframe>` node was not kept.
+    let orphans: Vec<usize> = children
+        .iter()
+        .filter(|((key, _), _)| *key == frame.key)
+        .flat_map(|(_, kids)| kids.iter().copied())
+        .filter(|k| !emitted.get(*k).copied().unwrap_or(true))
+        .collect();
+    for k in orphans {
+        emit(
+            k,
+            root_at.or(parent),
+            frames,
+            drafts,
+            children,
+            emitted,
+            out,
+        );
+    }
+}
+
+/// The kept nodes of one frame, in preorder.
+fn frame_drafts(
+    frame: &FrameInput<'_>,
+    owners: &HashSet<i64>,
+    scale: f64,
+    used: &mut HashSet<String>,
+) -> Vec<Draft> {
+    let facts = frame.facts;
+    let geometry = Geometry {
+        rect: frame.rect,
+        scale,
+        scroll_x: facts.scroll.0,
+        scroll_y: facts.scroll.1,
+    };
+    let mut graph = AxGraph::new(frame.ax);
+    graph.splice_orphans(facts);
+    let mut drafts: Vec<Draft> = Vec::new();
     // Depth-first, preorder: (AX node, its AX parent, index of the nearest
     // kept ancestor among `drafts`).
     let mut stack: Vec<(&AxNode, Option<&AxNode>, Option<usize>)> = Vec::new();
-    if let Some(root) = root {
+    if let Some(root) = graph.root() {
         stack.push((root, None, None));
     }
     let mut visited: HashSet<&str> = HashSet::new();
@@ -254,100 +385,67 @@ pub fn build(ax: &[AxNode], dom: &DomSnapshot, viewport: Viewport) -> BuiltTree 
             continue;
         }
         let is_root = ax_parent.is_none();
-        let keep = is_root || !is_dropped(node, ax_parent);
+        let keep = is_root || !is_dropped(node, ax_parent, facts, owners);
         let mut this_index = kept_parent;
         if keep {
-            let draft = draft_node(node, &facts, geometry, is_root, &mut used);
+            let draft = draft_node(node, frame.key, facts, geometry, is_root, used);
             // Fold a static text that repeats its parent's name.
-            let folded = kept_parent.and_then(|p| {
+            let folded = kept_parent.is_some_and(|p| {
                 let parent = &drafts[p].node;
-                let same = draft.role.as_str() == "staticText"
+                draft.role.as_str() == "staticText"
                     && parent.name.is_some()
-                    && parent.name.as_deref() == draft.text.as_deref();
-                same.then_some(p)
+                    && parent.name.as_deref() == draft.text.as_deref()
             });
-            match folded {
-                // Selectors' `text` also matches names: nothing is lost.
-                Some(_) => {}
-                None => {
-                    drafts.push(Draft {
-                        node: draft,
-                        depth_parent: kept_parent,
-                    });
-                    this_index = Some(drafts.len() - 1);
-                }
+            // Selectors' `text` also matches names: nothing is lost.
+            if !folded {
+                drafts.push(Draft {
+                    node: draft,
+                    parent: kept_parent,
+                    backend: node.backend_dom_node_id,
+                });
+                this_index = Some(drafts.len() - 1);
             }
         }
         // The inner editor of a text field repeats its value.
         let text_control = node
             .backend_dom_node_id
-            .and_then(|b| facts.get(&b))
+            .and_then(|b| facts.get(b))
             .is_some_and(|f| f.text_control);
         if text_control {
             continue;
         }
-        for child in node.child_ids.iter().rev() {
-            if let Some(c) = by_id.get(child.as_str()) {
+        for child in graph.children_of(node).iter().rev() {
+            if let Some(c) = graph.get(child.as_str()) {
                 stack.push((c, Some(node), this_index));
             }
         }
     }
-    let mut nodes: Vec<UiNode> = Vec::with_capacity(drafts.len());
-    let ids: Vec<IdString> = drafts
-        .iter()
-        .map(|d| d.node.stable_node_id.clone())
-        .collect();
-    for d in drafts {
-        let mut node = d.node;
-        node.parent_stable_node_id = d.depth_parent.and_then(|p| ids.get(p).cloned());
-        nodes.push(node);
-    }
-    let truncated = enforce_bounds(&mut nodes);
-    let roots = nodes
-        .iter()
-        .filter(|n| n.parent_stable_node_id.is_none())
-        .map(|n| n.stable_node_id.as_str().to_owned())
-        .collect();
-    BuiltTree {
-        nodes,
-        roots,
-        document: identity.unwrap_or(DocumentIdentity {
-            frame_id: String::new(),
-            document_node: 0,
-            url: String::new(),
-        }),
-        title,
-        truncated,
-    }
+    drafts
 }
 
 fn draft_node(
     node: &AxNode,
-    facts: &HashMap<i64, DomFacts>,
+    frame: u32,
+    facts: &DocFacts,
     geometry: Geometry,
     is_root: bool,
     used: &mut HashSet<String>,
 ) -> UiNode {
-    let raw_role = node
-        .role
-        .as_ref()
-        .and_then(|r| r.text())
-        .unwrap_or_default();
-    let role = match lower_first(&raw_role) {
-        r if r.is_empty() => "generic".to_owned(),
+    let role = match lower_first(&role_of(node)) {
+        r if r.is_empty() || r == "none" => "generic".to_owned(),
         r => r,
     };
-    let fact = node.backend_dom_node_id.and_then(|b| facts.get(&b));
+    let fact = node.backend_dom_node_id.and_then(|b| facts.get(b));
     let mut id = node
         .backend_dom_node_id
-        .map(stable_id_for_backend)
-        .unwrap_or_else(|| format!("ax{}", node.node_id));
+        .map(|backend| NodeAddress { frame, backend }.stable_id())
+        .unwrap_or_else(|| ax_stable_id(frame, &node.node_id));
     if used.contains(&id) {
-        id = format!("ax{}", node.node_id);
+        id = ax_stable_id(frame, &node.node_id);
     }
     let mut n = 2;
     while used.contains(&id) {
-        id = format!("ax{}-{n}", node.node_id);
+        id = format!("{}-{n}", ax_stable_id(frame, &node.node_id));
         n += 1;
     }
     used.insert(id.clone());
@@ -367,19 +465,20 @@ fn draft_node(
         // Never expose a secret, even if a browser reported it in clear.
         value = value.map(|v| "\u{2022}".repeat(v.chars().count()));
     }
+    let s = geometry.scale;
+    let (fx, fy, fw, fh) = geometry.rect;
     let bounds = if is_root {
         Some(UiRect::new(
-            0.0,
-            0.0,
-            f64::from(geometry.css_width) * geometry.scale,
-            f64::from(geometry.css_height) * geometry.scale,
+            round(fx * s),
+            round(fy * s),
+            round(fw * s),
+            round(fh * s),
         ))
     } else {
         fact.and_then(|f| f.bounds).map(|(x, y, w, h)| {
-            let s = geometry.scale;
             UiRect::new(
-                round((x - geometry.scroll_x) * s),
-                round((y - geometry.scroll_y) * s),
+                round((x - geometry.scroll_x + fx) * s),
+                round((y - geometry.scroll_y + fy) * s),
                 round(w * s),
                 round(h * s),
             )
@@ -620,6 +719,121 @@ mod tests {
         assert_eq!(snapshot.validate(), Ok(()));
         assert_eq!(backend_of_stable_id(&stable_id_for_backend(42)), Some(42));
         assert_eq!(backend_of_stable_id("ax-5"), None);
+    }
+
+    /// A frame: `<div id=pay>Pay</div><span data-testid=note></span>`
+    /// (the span has no AX node but is drawn), scrolled by 5px.
+    fn child_frame() -> (Vec<AxNode>, DomSnapshot) {
+        let ax = json!([
+            { "nodeId": "1", "role": { "type": "role", "value": "RootWebArea" }, "name": { "type": "computedString", "value": "Pay" }, "childIds": ["2"], "backendDOMNodeId": 1 },
+            { "nodeId": "2", "role": { "type": "role", "value": "generic" }, "name": { "type": "computedString", "value": "" }, "parentId": "1", "childIds": ["3"], "backendDOMNodeId": 2 },
+            { "nodeId": "3", "role": { "type": "role", "value": "StaticText" }, "name": { "type": "computedString", "value": "Pay" }, "parentId": "2", "childIds": [], "backendDOMNodeId": 3 }
+        ]);
+        // strings: 0 url, 1 title, 2 frame, 3 #document, 4 DIV, 5 id,
+        // 6 pay, 7 #text, 8 SPAN, 9 data-testid, 10 note
+        let dom = json!({
+            "strings": ["http://y/", "Pay", "FRAME2", "#document", "DIV", "id", "pay", "#text", "SPAN", "data-testid", "note"],
+            "documents": [{
+                "documentURL": 0, "title": 1, "frameId": 2, "scrollOffsetX": 0, "scrollOffsetY": 5,
+                "nodes": {
+                    "parentIndex": [-1, 0, 1, 0],
+                    "nodeType": [9, 1, 3, 1],
+                    "nodeName": [3, 4, 7, 8],
+                    "backendNodeId": [1, 2, 3, 4],
+                    "attributes": [[], [5, 6], [], [9, 10]]
+                },
+                "layout": {
+                    "nodeIndex": [0, 1, 2, 3],
+                    "bounds": [[0, 0, 100, 50], [10, 20, 50, 10], [10, 20, 20, 10], [10, 40, 20, 10]]
+                }
+            }]
+        });
+        (
+            serde_json::from_value(ax).expect("ax"),
+            serde_json::from_value(dom).expect("dom"),
+        )
+    }
+
+    #[test]
+    fn frames_hang_under_their_owner_with_scoped_ids_and_page_bounds() {
+        let (ax, dom) = fixture();
+        let (child_ax, child_dom) = child_frame();
+        let main_facts = facts::document(&dom, 0).expect("main facts");
+        let child_facts = facts::document(&child_dom, 0).expect("child facts");
+        let t = build_frames(
+            &[
+                FrameInput {
+                    key: 0,
+                    ax: &ax,
+                    facts: &main_facts,
+                    rect: (0.0, 0.0, 100.0, 50.0),
+                    owner: None,
+                },
+                // Hung under the heading (backend 3), standing in for an
+                // `<iframe>`; its viewport at (30, 40) of the page.
+                FrameInput {
+                    key: 4,
+                    ax: &child_ax,
+                    facts: &child_facts,
+                    rect: (30.0, 40.0, 100.0, 50.0),
+                    owner: Some((0, 3)),
+                },
+            ],
+            Viewport {
+                css_width: 100,
+                css_height: 50,
+                scale: 2.0,
+            },
+        );
+        let summary: Vec<(String, Option<String>)> = t
+            .nodes
+            .iter()
+            .map(|n| {
+                (
+                    n.stable_node_id.as_str().to_owned(),
+                    n.parent_stable_node_id
+                        .as_ref()
+                        .map(|p| p.as_str().to_owned()),
+                )
+            })
+            .collect();
+        let pairs: Vec<(&str, Option<&str>)> = summary
+            .iter()
+            .map(|(a, b)| (a.as_str(), b.as_deref()))
+            .collect();
+        assert_eq!(
+            pairs,
+            vec![
+                ("n1", None),
+                ("n3", Some("n1")),
+                ("f4.n1", Some("n3")),
+                ("f4.n2", Some("f4.n1")),
+                ("f4.n3", Some("f4.n2")),
+                ("f4.n4", Some("f4.n1")),
+                ("n6", Some("n1")),
+                ("n8", Some("n1")),
+            ]
+        );
+        let by = |id: &str| {
+            t.nodes
+                .iter()
+                .find(|n| n.stable_node_id.as_str() == id)
+                .expect(id)
+        };
+        // The frame's root is its viewport; nodes are (doc - scroll +
+        // frame origin) x 2.
+        assert_eq!(
+            by("f4.n1").bounds,
+            Some(UiRect::new(60.0, 80.0, 200.0, 100.0))
+        );
+        let pay = by("f4.n2");
+        assert_eq!(pay.identifier.as_deref(), Some("pay"), "kept for its id");
+        assert_eq!(pay.bounds, Some(UiRect::new(80.0, 110.0, 100.0, 20.0)));
+        let note = by("f4.n4");
+        assert_eq!(note.role.as_str(), "generic");
+        assert_eq!(note.identifier.as_deref(), Some("note"), "spliced in");
+        assert_eq!(t.nodes_per_frame.get(&4), Some(&4));
+        assert_eq!(t.document.frame_id, "FRAME1", "the main document");
     }
 
     #[test]

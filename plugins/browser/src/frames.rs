@@ -1,0 +1,221 @@
+//! Frames of the page: what the driver knows about each `<iframe>` it
+//! reads, and how nodes inside them are addressed.
+//!
+//! * Every frame of one observation gets a small key: `0` for the main
+//!   frame, `1`, `2`, ... for the others, stable for as long as the frame
+//!   keeps its document in the same renderer process (a frame that
+//!   navigates gets a new key, so references to its old nodes go stale).
+//! * Stable node ids are frame-scoped: `n<backendDOMNodeId>` in the main
+//!   frame (as always), `f<key>.n<backendDOMNodeId>` in frame `key`
+//!   (backend node ids are unique per renderer process only, and
+//!   out-of-process frames run in processes of their own).
+//! * Out-of-process (cross-site) frames are separate DevTools targets: the
+//!   driver attaches to each with a session of its own and keeps it while
+//!   the target exists.
+
+use std::collections::{HashMap, HashSet};
+
+/// Most frames read in one observation, main frame included; later ones
+/// (in document order, breadth first) are left out of the tree.
+pub const MAX_FRAMES: usize = 32;
+/// Deepest nesting of frames read.
+pub const MAX_FRAME_DEPTH: usize = 8;
+
+/// Where a node lives: its frame's key and its backend DOM node id there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct NodeAddress {
+    pub frame: u32,
+    pub backend: i64,
+}
+
+/// The prefix of stable node ids in frame `key` (`""` for the main frame).
+pub fn id_prefix(key: u32) -> String {
+    if key == 0 {
+        String::new()
+    } else {
+        format!("f{key}.")
+    }
+}
+
+impl NodeAddress {
+    /// The stable node id: `n42`, or `f3.n42` inside frame 3.
+    pub fn stable_id(self) -> String {
+        format!("{}n{}", id_prefix(self.frame), self.backend)
+    }
+
+    /// The address a stable node id encodes, if it names a DOM node.
+    pub fn parse(stable_node_id: &str) -> Option<Self> {
+        let (frame, rest) = match stable_node_id.strip_prefix('f') {
+            Some(scoped) => {
+                let (key, rest) = scoped.split_once('.')?;
+                (key.parse().ok().filter(|k| *k != 0)?, rest)
+            }
+            None => (0, stable_node_id),
+        };
+        let backend = rest.strip_prefix('n')?.parse().ok()?;
+        Some(Self { frame, backend })
+    }
+}
+
+/// The stable id of an accessibility node without a DOM node.
+pub fn ax_stable_id(frame: u32, ax_node_id: &str) -> String {
+    format!("{}ax{ax_node_id}", id_prefix(frame))
+}
+
+/// One frame of the last observation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FrameEntry {
+    pub key: u32,
+    pub frame_id: String,
+    /// The DevTools session of the renderer process showing it (`None`:
+    /// the page's own session).
+    pub session: Option<String>,
+    /// The frame holding it (`None` for the main frame).
+    pub parent: Option<u32>,
+    /// The backend node id of its `<iframe>` in the parent's process.
+    pub owner: Option<i64>,
+    /// The backend node id of its document.
+    pub document: i64,
+    pub url: String,
+    /// Rendered by another process than its parent (a cross-site frame).
+    pub out_of_process: bool,
+}
+
+/// What identifies one frame's document across observations.
+type FrameIdentity = (Option<String>, String, i64);
+
+/// The frames the driver has seen on one page.
+#[derive(Debug, Default)]
+pub struct FrameRegistry {
+    keys: HashMap<FrameIdentity, u32>,
+    next: u32,
+    /// Sessions attached to out-of-process frames, by target id.
+    sessions: HashMap<String, String>,
+    /// The frames of the last observation.
+    table: Vec<FrameEntry>,
+}
+
+impl FrameRegistry {
+    /// The key of a frame's document (`0` for the main frame).
+    pub fn key_for(&mut self, session: Option<&str>, frame_id: &str, document: i64) -> u32 {
+        let identity = (session.map(str::to_owned), frame_id.to_owned(), document);
+        if let Some(k) = self.keys.get(&identity) {
+            return *k;
+        }
+        self.next += 1;
+        self.keys.insert(identity, self.next);
+        self.next
+    }
+
+    /// Forgets keys of documents not in `seen` (they left the page).
+    fn retain_keys(&mut self, seen: &HashSet<u32>) {
+        self.keys.retain(|_, k| seen.contains(k));
+    }
+
+    /// The session attached to an out-of-process frame's target.
+    pub fn session_of_target(&self, target_id: &str) -> Option<&str> {
+        self.sessions.get(target_id).map(String::as_str)
+    }
+
+    /// Remembers the session attached to a target.
+    pub fn attached(&mut self, target_id: &str, session_id: &str) {
+        self.sessions
+            .insert(target_id.to_owned(), session_id.to_owned());
+    }
+
+    /// Forgets sessions of targets that no longer exist; answers the
+    /// session ids forgotten (to detach).
+    pub fn forget_targets_except(&mut self, live: &HashSet<String>) -> Vec<String> {
+        let gone: Vec<String> = self
+            .sessions
+            .keys()
+            .filter(|t| !live.contains(*t))
+            .cloned()
+            .collect();
+        gone.iter()
+            .filter_map(|t| self.sessions.remove(t))
+            .collect()
+    }
+
+    /// Replaces the frame table with the frames of a new observation.
+    pub fn set_table(&mut self, table: Vec<FrameEntry>) {
+        let seen: HashSet<u32> = table.iter().map(|f| f.key).collect();
+        self.retain_keys(&seen);
+        self.table = table;
+    }
+
+    /// The frames of the last observation, main frame first.
+    pub fn table(&self) -> &[FrameEntry] {
+        &self.table
+    }
+
+    /// The frame with `key` in the last observation.
+    pub fn entry(&self, key: u32) -> Option<&FrameEntry> {
+        self.table.iter().find(|f| f.key == key)
+    }
+
+    /// The frame whose `<iframe>` is `owner` in the process of `session`.
+    pub fn child_by_owner(&self, session: Option<&str>, owner: i64) -> Option<&FrameEntry> {
+        self.table.iter().find(|f| {
+            f.owner == Some(owner)
+                && f.parent
+                    .and_then(|p| self.entry(p))
+                    .is_some_and(|p| p.session.as_deref() == session)
+        })
+    }
+
+    /// Forgets everything (a new connection).
+    pub fn clear(&mut self) {
+        *self = Self::default();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn addresses_round_trip_and_are_frame_scoped() {
+        let main = NodeAddress {
+            frame: 0,
+            backend: 42,
+        };
+        assert_eq!(main.stable_id(), "n42");
+        let inner = NodeAddress {
+            frame: 3,
+            backend: 42,
+        };
+        assert_eq!(inner.stable_id(), "f3.n42");
+        assert_eq!(NodeAddress::parse("n42"), Some(main));
+        assert_eq!(NodeAddress::parse("f3.n42"), Some(inner));
+        assert_eq!(NodeAddress::parse("f0.n42"), None);
+        assert_eq!(NodeAddress::parse("ax-5"), None);
+        assert_eq!(NodeAddress::parse("f3.ax7"), None);
+        assert_eq!(ax_stable_id(2, "7"), "f2.ax7");
+    }
+
+    #[test]
+    fn keys_follow_documents() {
+        let mut r = FrameRegistry::default();
+        let a = r.key_for(None, "F1", 10);
+        assert_eq!(r.key_for(None, "F1", 10), a);
+        // The same frame with another document: a new key.
+        let b = r.key_for(None, "F1", 77);
+        assert_ne!(a, b);
+        // Another process for the same frame: a new key too.
+        assert_ne!(r.key_for(Some("S1"), "F1", 10), a);
+        r.set_table(vec![FrameEntry {
+            key: b,
+            frame_id: "F1".into(),
+            session: None,
+            parent: Some(0),
+            owner: Some(5),
+            document: 77,
+            url: String::new(),
+            out_of_process: false,
+        }]);
+        // Forgotten documents get new keys when they come back.
+        assert_ne!(r.key_for(None, "F1", 10), a);
+        assert_eq!(r.key_for(None, "F1", 77), b);
+    }
+}
