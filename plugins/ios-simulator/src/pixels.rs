@@ -11,7 +11,12 @@
 
 use devicerail_plugin_api::protocol::{UiRect, Viewport};
 
-use crate::wda::WdaSize;
+/// The size of the current window, in points (as WebDriverAgent reports it).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Deserialize)]
+pub struct WdaSize {
+    pub width: f64,
+    pub height: f64,
+}
 
 /// Pixels per point, per axis.
 #[derive(Debug, Clone, Copy, PartialEq)]

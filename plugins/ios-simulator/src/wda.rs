@@ -12,6 +12,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use crate::normalize::{WdaElement, WdaRect};
+pub use crate::pixels::WdaSize;
 
 /// The W3C element reference key.
 const ELEMENT_KEY: &str = "element-6066-11e4-a52e-4f735466cecf";
@@ -72,13 +73,6 @@ impl WdaError {
     pub fn is_transport(&self) -> bool {
         matches!(self, Self::Unreachable { .. } | Self::TimedOut { .. })
     }
-}
-
-/// The size of the current window, in points.
-#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
-pub struct WdaSize {
-    pub width: f64,
-    pub height: f64,
 }
 
 #[derive(Deserialize)]
