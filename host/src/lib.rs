@@ -12,6 +12,7 @@
 //! events, logs or Evidence.
 
 pub mod commands;
+pub mod config;
 pub mod connection;
 pub mod device_call;
 pub mod dispatch;

@@ -13,12 +13,12 @@ use serde::Serialize;
 use crate::config::ConfigError;
 use crate::context::CallContext;
 use crate::driver::{
-    Driver, DriverCode, DriverError, DriverObservation, ObserveRequest, PluginConfig,
+    Driver, DriverCode, DriverError, DriverObservation, LoadPurpose, ObserveRequest, PluginConfig,
     PluginIdentity,
 };
 use crate::ffi::{
     ABI_MAJOR, ABI_MINOR, FfiActionOutput, FfiCallContext, FfiDriver, FfiDriver_TO, FfiDriverBox,
-    FfiError, FfiInit, FfiObservation, FfiResult,
+    FfiError, FfiInit, FfiInitError, FfiObservation, FfiResult,
 };
 use crate::manifest::PluginManifest;
 use crate::wire::ObservationWire;
@@ -289,17 +289,30 @@ impl PluginInitError {
     pub fn other(e: impl std::fmt::Display) -> Self {
         Self::Other(e.to_string())
     }
+
+    /// The settings key this error is about, when the value came from the
+    /// settings table (not from an environment variable).
+    pub fn setting(&self) -> Option<&str> {
+        match self {
+            Self::Config(ConfigError {
+                origin: crate::config::Origin::Setting { key },
+                ..
+            }) => Some(key),
+            _ => None,
+        }
+    }
 }
 
-/// Builds the driver (called by the generated `init` function): installs the
-/// log forwarder, reads settings, runs the constructor under
+/// Builds the driver (called by the generated `init` functions): installs
+/// the log forwarder, reads settings, runs the constructor under
 /// `catch_unwind` and boxes the adapter.
 #[doc(hidden)]
 pub fn init_driver<D: Driver, E: Into<PluginInitError>>(
     plugin_id: &'static str,
     init: FfiInit,
+    purpose: u8,
     ctor: impl FnOnce(&PluginConfig) -> Result<D, E>,
-) -> RResult<FfiDriverBox, RString> {
+) -> RResult<FfiDriverBox, FfiInitError> {
     let FfiInit {
         log,
         max_level,
@@ -313,7 +326,11 @@ pub fn init_driver<D: Driver, E: Into<PluginInitError>>(
         Ok(serde_json::Value::Object(map)) => map,
         Ok(_) | Err(_) => serde_json::Map::new(),
     };
-    let config = PluginConfig { settings };
+    let config = PluginConfig::new(settings).with_purpose(LoadPurpose::from_ffi(purpose));
+    let failure = |message: String, setting: Option<&str>| FfiInitError {
+        message: message.into(),
+        setting: setting.unwrap_or_default().into(),
+    };
     match catch_unwind(AssertUnwindSafe(|| ctor(&config))) {
         Ok(Ok(driver)) => RResult::ROk(FfiDriver_TO::from_value(
             DriverAdapter::new(driver),
@@ -321,16 +338,29 @@ pub fn init_driver<D: Driver, E: Into<PluginInitError>>(
         )),
         Ok(Err(e)) => {
             let e: PluginInitError = e.into();
-            RResult::RErr(format!("the driver failed to initialize: {e}").into())
+            RResult::RErr(failure(
+                format!("the driver failed to initialize: {e}"),
+                e.setting(),
+            ))
         }
-        Err(payload) => RResult::RErr(
+        Err(payload) => RResult::RErr(failure(
             format!(
                 "the driver panicked during init: {}",
                 panic_message(payload.as_ref())
-            )
-            .into(),
-        ),
+            ),
+            None,
+        )),
     }
+}
+
+/// The ABI 1.0 entry point: [`init_driver`] to serve, errors as text.
+#[doc(hidden)]
+pub fn init_driver_v1_0<D: Driver, E: Into<PluginInitError>>(
+    plugin_id: &'static str,
+    init: FfiInit,
+    ctor: impl FnOnce(&PluginConfig) -> Result<D, E>,
+) -> RResult<FfiDriverBox, RString> {
+    init_driver(plugin_id, init, crate::ffi::PURPOSE_SERVE, ctor).map_err(|e| e.message)
 }
 
 /// The ABI version pair the export macro writes into the root module.
@@ -353,7 +383,8 @@ pub const fn abi_version() -> (u32, u32) {
 /// `driver` is a constructor `FnOnce(&PluginConfig) -> Result<D, E>` whose
 /// error converts into [`PluginInitError`] (a [`ConfigError`] does; wrap
 /// anything else with [`PluginInitError::other`]). The version is the
-/// crate's `CARGO_PKG_VERSION`.
+/// crate's `CARGO_PKG_VERSION`. [`PluginConfig::purpose`] tells the
+/// constructor whether the host serves with the driver or only inspects it.
 #[macro_export]
 macro_rules! export_plugin {
     (id: $id:expr, description: $desc:expr, driver: $ctor:expr $(,)?) => {
@@ -376,7 +407,14 @@ macro_rules! export_plugin {
             extern "C" fn __devicerail_init(
                 init: $crate::ffi::FfiInit,
             ) -> RResult<$crate::ffi::FfiDriverBox, RString> {
-                $crate::export::init_driver($id, init, $ctor)
+                $crate::export::init_driver_v1_0($id, init, $ctor)
+            }
+
+            extern "C" fn __devicerail_init_for(
+                init: $crate::ffi::FfiInit,
+                purpose: u8,
+            ) -> RResult<$crate::ffi::FfiDriverBox, $crate::ffi::FfiInitError> {
+                $crate::export::init_driver($id, init, purpose, $ctor)
             }
 
             fn __devicerail_root_module() -> $crate::ffi::PluginModRef {
@@ -386,6 +424,7 @@ macro_rules! export_plugin {
                     abi_minor,
                     manifest: __devicerail_manifest,
                     init: __devicerail_init,
+                    init_for: __devicerail_init_for,
                 }
                 .leak_into_prefix()
             }

@@ -24,7 +24,21 @@ use abi_stable::{
 /// Bump it for any change that is not an append to a prefix type.
 pub const ABI_MAJOR: u32 = 1;
 /// Minor version: features appended compatibly.
-pub const ABI_MINOR: u32 = 0;
+///
+/// * 1.0: `PluginMod::init`.
+/// * 1.1: `PluginMod::init_for` (a load purpose, and init errors that name
+///   the setting at fault). A host calls it when the plugin has it and
+///   falls back to `init` (as [`PURPOSE_SERVE`]) for 1.0 plugins.
+pub const ABI_MINOR: u32 = 1;
+
+/// Load purpose (ABI 1.1): the host will serve the protocol with the
+/// plugin; the driver may start what it needs (servers, browsers).
+pub const PURPOSE_SERVE: u8 = 0;
+/// Load purpose (ABI 1.1): the host only inspects the plugin (`plugins
+/// install`, `plugins list`, `doctor`); the driver must start no external
+/// server or long-lived process. A plugin treats any purpose it does not
+/// know as this one.
+pub const PURPOSE_INSPECT: u8 = 1;
 
 /// A UUID as two `u64`s (big-endian halves), passed by value.
 #[repr(C)]
@@ -164,6 +178,18 @@ pub struct FfiInit {
     pub settings: RString,
 }
 
+/// Why a driver refused to initialize (ABI 1.1).
+#[repr(C)]
+#[derive(StableAbi, Debug, Clone)]
+pub struct FfiInitError {
+    /// What went wrong, for people.
+    pub message: RString,
+    /// The settings key at fault (`key`, `list[index].key`), or empty when
+    /// the failure is not about one setting or the value came from an
+    /// environment variable.
+    pub setting: RString,
+}
+
 /// The root module every plugin library exports.
 #[repr(C)]
 #[derive(StableAbi)]
@@ -176,9 +202,13 @@ pub struct PluginMod {
     pub abi_minor: u32,
     /// JSON [`crate::PluginManifest`].
     pub manifest: extern "C" fn() -> RString,
-    /// Builds the driver. Errors and panics come back as text.
+    /// Builds the driver to serve. Errors and panics come back as text.
     #[sabi(last_prefix_field)]
     pub init: extern "C" fn(init: FfiInit) -> RResult<FfiDriverBox, RString>,
+    /// ABI 1.1: builds the driver for `purpose` ([`PURPOSE_SERVE`] or
+    /// [`PURPOSE_INSPECT`]). Absent (`None`) in 1.0 plugins.
+    #[sabi(missing_field(option))]
+    pub init_for: extern "C" fn(init: FfiInit, purpose: u8) -> RResult<FfiDriverBox, FfiInitError>,
 }
 
 impl RootModule for PluginModRef {

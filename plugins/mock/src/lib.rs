@@ -452,9 +452,9 @@ mod tests {
     use super::*;
 
     fn with_settings(settings: serde_json::Value) -> Result<MockDriver, ConfigError> {
-        MockDriver::new(&PluginConfig {
-            settings: settings.as_object().cloned().unwrap_or_default(),
-        })
+        MockDriver::new(&PluginConfig::new(
+            settings.as_object().cloned().unwrap_or_default(),
+        ))
     }
 
     #[test]
