@@ -271,24 +271,41 @@ fn config_checks(config: &Config, error: Option<&ConfigError>) -> Vec<DoctorChec
             format!("{} ({})", line.value, line.source),
         ));
     }
-    if let Some(file) = &config.parsed {
-        for (id, table) in &file.plugins {
-            match &table.settings {
-                Ok(settings) => checks.push(DoctorCheck::ok(
-                    format!("settings plugins.{id}"),
-                    format!(
-                        "{} setting(s) at {}:{}",
-                        settings.len(),
-                        file.path.display(),
-                        table.line
-                    ),
-                )),
-                Err(e) => checks.push(DoctorCheck::fail(
-                    format!("settings plugins.{id}"),
-                    format!("{e}; plugin {id:?} is refused, the others load"),
-                )),
-            }
-        }
+    checks
+}
+
+/// Every plugin table of the file: unusable (that plugin is refused), for
+/// no installed plugin (a typo?), or fine.
+fn table_checks(config: &Config, installed: &[String]) -> Vec<DoctorCheck> {
+    let mut checks = Vec::new();
+    let Some(file) = &config.parsed else {
+        return checks;
+    };
+    for (id, table) in &file.plugins {
+        let name = format!("settings plugins.{id}");
+        checks.push(match &table.settings {
+            Err(e) => DoctorCheck::fail(
+                name,
+                format!("{e}; plugin {id:?} is refused, the others load"),
+            ),
+            Ok(_) if !installed.iter().any(|i| i == id) => DoctorCheck::warn(
+                name,
+                format!(
+                    "no installed plugin has the id {id:?} ({}:{})",
+                    file.path.display(),
+                    table.line
+                ),
+            ),
+            Ok(settings) => DoctorCheck::ok(
+                name,
+                format!(
+                    "{} setting(s) at {}:{}",
+                    settings.len(),
+                    file.path.display(),
+                    table.line
+                ),
+            ),
+        });
     }
     checks
 }
@@ -376,19 +393,11 @@ pub fn doctor(
             _ => {}
         }
     }
-    let loaded: Vec<String> = files
+    let installed: Vec<String> = files
         .iter()
         .filter_map(|f| f.manifest.as_ref().map(|m| m.id.clone()))
         .collect();
-    for (id, table) in config.unused_plugin_tables(&loaded) {
-        checks.push(host(DoctorCheck::warn(
-            format!("settings plugins.{id}"),
-            format!(
-                "no installed plugin has the id {id:?} (line {})",
-                table.line
-            ),
-        )));
-    }
+    checks.extend(table_checks(&config, &installed).into_iter().map(host));
     let ok = !checks.iter().any(|(_, c)| c.status == CheckStatus::Fail);
     let mut out = std::io::stdout().lock();
     if as_json {

@@ -186,14 +186,9 @@ impl ConfigFile {
     fn from_toml(&self, e: &toml::de::Error) -> FileError {
         let offset = e.span().map(|s| s.start).unwrap_or(0);
         let message = e.message().trim().replace('\n', "; ");
-        // serde names an unknown key in its message; the index names the
-        // key whose value has the wrong type.
-        let key = if message.starts_with("unknown field") {
-            self.key_at(offset)
-                .and_then(|k| k.rsplit_once('.').map(|(parent, _)| parent.to_owned()))
-        } else {
-            self.key_at(offset).map(str::to_owned)
-        };
+        // The index names the unknown key, or the key whose value has the
+        // wrong type.
+        let key = self.key_at(offset).map(str::to_owned);
         self.error(self.line_at(offset), key, message)
     }
 
