@@ -22,6 +22,7 @@ struct Libraries {
     mock: PathBuf,
     browser: PathBuf,
     android: PathBuf,
+    ios: PathBuf,
 }
 
 fn libraries() -> &'static Libraries {
@@ -30,6 +31,7 @@ fn libraries() -> &'static Libraries {
         mock: build_workspace_plugin("devicerail-plugin-mock", "mock"),
         browser: build_workspace_plugin("devicerail-plugin-browser", "browser"),
         android: build_workspace_plugin("devicerail-plugin-android", "android"),
+        ios: build_workspace_plugin("devicerail-plugin-ios-simulator", "ios-simulator"),
     })
 }
 
@@ -523,4 +525,53 @@ fn installing_and_listing_android_without_an_adb_server_starts_none() {
     assert!(std::net::TcpStream::connect(("127.0.0.1", port)).is_err());
     assert_eq!(processes_on_port(port), Vec::<String>::new());
     println!("android install without an adb server: {took:?}, no process left");
+}
+
+/// The README's complete example file.
+fn readme_example() -> &'static str {
+    let readme = include_str!("../../README.md");
+    let start = readme
+        .find("```toml\n[host]")
+        .map(|i| i + "```toml\n".len())
+        .expect("README has an example file");
+    let len = readme[start..].find("```").expect("the block ends");
+    &readme[start..start + len]
+}
+
+#[test]
+fn every_plugin_accepts_its_table_of_the_readme_example() {
+    let libs = libraries();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = plugins_dir(
+        tmp.path(),
+        &[&libs.mock, &libs.browser, &libs.android, &libs.ios],
+    );
+    let file = tmp.path().join("devicerail.toml");
+    fs::write(&file, readme_example()).expect("write");
+    let out = run(devicerail(tmp.path())
+        .args(["plugins", "list", "--json", "--config"])
+        .arg(&file)
+        .arg("--plugins-dir")
+        .arg(&dir));
+    assert!(out.status.success());
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let plugins = doc["plugins"].as_array().expect("plugins");
+    assert_eq!(plugins.len(), 4, "{doc}");
+    for p in plugins {
+        assert_eq!(p["status"], "loaded", "{p}");
+    }
+    let devices_of = |id: &str| -> Vec<String> {
+        plugins
+            .iter()
+            .find(|p| p["id"] == id)
+            .and_then(|p| p["devices"].as_array())
+            .map(|d| {
+                d.iter()
+                    .map(|d| d["id"].as_str().unwrap_or_default().to_owned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    assert_eq!(devices_of("browser"), vec!["chrome-a", "chrome-b"]);
+    assert_eq!(devices_of("mock"), vec!["mock-1", "mock-2"]);
 }

@@ -195,7 +195,7 @@ impl LoadPurpose {
     }
 
     /// The purpose as it crosses the ABI.
-    pub fn to_ffi(self) -> u8 {
+    pub fn to_ffi(self) -> &'static str {
         match self {
             Self::Serve => crate::ffi::PURPOSE_SERVE,
             Self::Inspect => crate::ffi::PURPOSE_INSPECT,
@@ -204,10 +204,11 @@ impl LoadPurpose {
 
     /// The purpose from the ABI; an unknown value is the cautious
     /// [`LoadPurpose::Inspect`].
-    pub fn from_ffi(value: u8) -> Self {
-        match value {
-            crate::ffi::PURPOSE_SERVE => Self::Serve,
-            _ => Self::Inspect,
+    pub fn from_ffi(value: &str) -> Self {
+        if value == crate::ffi::PURPOSE_SERVE {
+            Self::Serve
+        } else {
+            Self::Inspect
         }
     }
 

@@ -18,7 +18,7 @@ use crate::driver::{
 };
 use crate::ffi::{
     ABI_MAJOR, ABI_MINOR, FfiActionOutput, FfiCallContext, FfiDriver, FfiDriver_TO, FfiDriverBox,
-    FfiError, FfiInit, FfiInitError, FfiObservation, FfiResult,
+    FfiError, FfiInit, FfiObservation, FfiResult, HOST_MEMBER, InitFailure,
 };
 use crate::manifest::PluginManifest;
 use crate::wire::ObservationWire;
@@ -303,16 +303,18 @@ impl PluginInitError {
     }
 }
 
-/// Builds the driver (called by the generated `init` functions): installs
-/// the log forwarder, reads settings, runs the constructor under
-/// `catch_unwind` and boxes the adapter.
+/// Builds the driver (called by the generated `init` function): installs
+/// the log forwarder, reads settings (taking out the host's
+/// [`HOST_MEMBER`], which carries the load purpose), runs the constructor
+/// under `catch_unwind` and boxes the adapter. A host that sent the member
+/// gets an init failure as JSON [`InitFailure`] text; any other host, as
+/// plain text.
 #[doc(hidden)]
 pub fn init_driver<D: Driver, E: Into<PluginInitError>>(
     plugin_id: &'static str,
     init: FfiInit,
-    purpose: u8,
     ctor: impl FnOnce(&PluginConfig) -> Result<D, E>,
-) -> RResult<FfiDriverBox, FfiInitError> {
+) -> RResult<FfiDriverBox, RString> {
     let FfiInit {
         log,
         max_level,
@@ -322,14 +324,32 @@ pub fn init_driver<D: Driver, E: Into<PluginInitError>>(
     // This library has its own copy of std, so its own panic hook: route
     // panic reports through the forwarded log instead of raw stderr.
     std::panic::set_hook(Box::new(|info| tracing::error!("driver panic: {info}")));
-    let settings = match serde_json::from_str::<serde_json::Value>(&settings) {
+    let mut settings = match serde_json::from_str::<serde_json::Value>(&settings) {
         Ok(serde_json::Value::Object(map)) => map,
         Ok(_) | Err(_) => serde_json::Map::new(),
     };
-    let config = PluginConfig::new(settings).with_purpose(LoadPurpose::from_ffi(purpose));
-    let failure = |message: String, setting: Option<&str>| FfiInitError {
-        message: message.into(),
-        setting: setting.unwrap_or_default().into(),
+    let host = settings.remove(HOST_MEMBER);
+    let purpose = match &host {
+        None => LoadPurpose::Serve,
+        Some(member) => LoadPurpose::from_ffi(
+            member
+                .get("purpose")
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or_default(),
+        ),
+    };
+    let config = PluginConfig::new(settings).with_purpose(purpose);
+    let failure = |message: String, setting: Option<&str>| -> RString {
+        if host.is_none() {
+            return message.into();
+        }
+        let failure = InitFailure {
+            message,
+            setting: setting.map(str::to_owned),
+        };
+        serde_json::to_string(&failure)
+            .unwrap_or(failure.message)
+            .into()
     };
     match catch_unwind(AssertUnwindSafe(|| ctor(&config))) {
         Ok(Ok(driver)) => RResult::ROk(FfiDriver_TO::from_value(
@@ -351,16 +371,6 @@ pub fn init_driver<D: Driver, E: Into<PluginInitError>>(
             None,
         )),
     }
-}
-
-/// The ABI 1.0 entry point: [`init_driver`] to serve, errors as text.
-#[doc(hidden)]
-pub fn init_driver_v1_0<D: Driver, E: Into<PluginInitError>>(
-    plugin_id: &'static str,
-    init: FfiInit,
-    ctor: impl FnOnce(&PluginConfig) -> Result<D, E>,
-) -> RResult<FfiDriverBox, RString> {
-    init_driver(plugin_id, init, crate::ffi::PURPOSE_SERVE, ctor).map_err(|e| e.message)
 }
 
 /// The ABI version pair the export macro writes into the root module.
@@ -407,14 +417,7 @@ macro_rules! export_plugin {
             extern "C" fn __devicerail_init(
                 init: $crate::ffi::FfiInit,
             ) -> RResult<$crate::ffi::FfiDriverBox, RString> {
-                $crate::export::init_driver_v1_0($id, init, $ctor)
-            }
-
-            extern "C" fn __devicerail_init_for(
-                init: $crate::ffi::FfiInit,
-                purpose: u8,
-            ) -> RResult<$crate::ffi::FfiDriverBox, $crate::ffi::FfiInitError> {
-                $crate::export::init_driver($id, init, purpose, $ctor)
+                $crate::export::init_driver($id, init, $ctor)
             }
 
             fn __devicerail_root_module() -> $crate::ffi::PluginModRef {
@@ -424,7 +427,6 @@ macro_rules! export_plugin {
                     abi_minor,
                     manifest: __devicerail_manifest,
                     init: __devicerail_init,
-                    init_for: __devicerail_init_for,
                 }
                 .leak_into_prefix()
             }

@@ -3,8 +3,8 @@
 //! [`LoadPurpose`] with the settings chosen by its id
 //! ([`OpenedPlugin::init`]), and wraps it in [`LoadedPlugin`], which
 //! implements [`Driver`] with every JSON value validated against the
-//! protocol types. A plugin built against ABI 1.0 (no `init_for`) is
-//! initialized through its `init`, as for serving.
+//! protocol types. A plugin built against ABI 1.0 gets its settings alone
+//! and is initialized as for serving (see [`crate::ffi::ABI_MINOR`]).
 //!
 //! Each file is loaded through `lib_header_from_path` + `init_root_module`
 //! (never `RootModule::load_from_file`, which keeps one module per type per
@@ -27,7 +27,8 @@ use crate::driver::{
     DriverObservation, DriverResult, LoadPurpose, ObserveRequest,
 };
 use crate::ffi::{
-    ABI_MAJOR, FfiCallContext, FfiDriverBox, FfiHostLog, FfiHostLog_TO, FfiInit, PluginModRef,
+    ABI_MAJOR, FfiCallContext, FfiDriverBox, FfiHostLog, FfiHostLog_TO, FfiInit, HOST_MEMBER,
+    InitFailure, PluginModRef,
 };
 use crate::logging::u8_to_level;
 use crate::manifest::{PluginManifest, valid_plugin_id};
@@ -151,7 +152,7 @@ impl OpenedPlugin {
     /// Whether the library knows load purposes (ABI 1.1 and later). A 1.0
     /// plugin is initialized to serve whatever the purpose.
     pub fn knows_purposes(&self) -> bool {
-        self.module.init_for().is_some()
+        self.manifest.abi_minor >= 1
     }
 
     /// Initializes the driver with `settings` for `purpose`.
@@ -160,6 +161,14 @@ impl OpenedPlugin {
         settings: &serde_json::Map<String, serde_json::Value>,
         purpose: LoadPurpose,
     ) -> Result<LoadedPlugin, LoadError> {
+        let mut settings = settings.clone();
+        let v1_1 = self.knows_purposes();
+        if v1_1 {
+            settings.insert(
+                HOST_MEMBER.to_owned(),
+                serde_json::json!({ "purpose": purpose.to_ffi() }),
+            );
+        }
         let init = FfiInit {
             log: FfiHostLog_TO::from_value(
                 HostLog {
@@ -168,27 +177,23 @@ impl OpenedPlugin {
                 TD_Opaque,
             ),
             max_level: host_max_level(),
-            settings: serde_json::Value::Object(settings.clone())
-                .to_string()
-                .into(),
+            settings: serde_json::Value::Object(settings).to_string().into(),
         };
-        let driver = match self.module.init_for() {
-            Some(init_for) => match init_for(init, purpose.to_ffi()) {
-                RResult::ROk(d) => d,
-                RResult::RErr(e) if e.setting.is_empty() => {
-                    return Err(LoadError::InitFailed(e.message.into()));
-                }
-                RResult::RErr(e) => {
-                    return Err(LoadError::SettingRefused {
-                        setting: e.setting.into(),
-                        message: e.message.into(),
-                    });
-                }
-            },
-            None => match (self.module.init())(init) {
-                RResult::ROk(d) => d,
-                RResult::RErr(e) => return Err(LoadError::InitFailed(e.into())),
-            },
+        let driver = match (self.module.init())(init) {
+            RResult::ROk(d) => d,
+            RResult::RErr(text) => {
+                let failure = v1_1
+                    .then(|| serde_json::from_str::<InitFailure>(&text).ok())
+                    .flatten();
+                return Err(match failure {
+                    Some(InitFailure {
+                        message,
+                        setting: Some(setting),
+                    }) => LoadError::SettingRefused { setting, message },
+                    Some(InitFailure { message, .. }) => LoadError::InitFailed(message),
+                    None => LoadError::InitFailed(text.into()),
+                });
+            }
         };
         Ok(LoadedPlugin {
             manifest: self.manifest,

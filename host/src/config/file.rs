@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use devicerail_plugin_api::valid_plugin_id;
+use devicerail_plugin_api::{ffi, valid_plugin_id};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
@@ -98,9 +98,9 @@ impl ConfigFile {
             keys: Vec::new(),
             text: text.to_owned(),
         };
-        let tree = toml::de::DeTable::parse(text).map_err(|e| file.from_toml(&e))?;
+        let tree = toml::de::DeTable::parse(text).map_err(|e| file.toml_error(&e))?;
         index_table(tree.get_ref(), "", &mut file.keys);
-        let doc: Document = toml::from_str(text).map_err(|e| file.from_toml(&e))?;
+        let doc: Document = toml::from_str(text).map_err(|e| file.toml_error(&e))?;
         file.host = doc.host;
         for (id, value) in doc.plugins {
             let key = format!("plugins.{id}");
@@ -113,6 +113,10 @@ impl ConfigFile {
                 ));
             }
             let settings = match &value {
+                toml::Value::Table(t) if t.contains_key(ffi::HOST_MEMBER) => {
+                    let member = format!("{key}.\"{}\"", ffi::HOST_MEMBER);
+                    Err(file.error_at(&member, "is reserved for the host's messages to the plugin"))
+                }
                 toml::Value::Table(t) => file.table_to_json(&key, t),
                 other => Err(file.error(
                     line,
@@ -183,7 +187,7 @@ impl ConfigFile {
             .map(|k| k.path.as_str())
     }
 
-    fn from_toml(&self, e: &toml::de::Error) -> FileError {
+    fn toml_error(&self, e: &toml::de::Error) -> FileError {
         let offset = e.span().map(|s| s.start).unwrap_or(0);
         let message = e.message().trim().replace('\n', "; ");
         // The index names the unknown key, or the key whose value has the
@@ -311,10 +315,11 @@ mod tests {
     fn errors_name_file_line_and_key() {
         let e = parse("[host]\ndataDir = \"d\"\nplugnsDir = \"p\"\n").expect_err("unknown");
         assert_eq!(e.line, 3);
-        assert_eq!(e.key.as_deref(), Some("host"));
+        assert_eq!(e.key.as_deref(), Some("host.plugnsDir"));
         assert!(e.message.contains("unknown field `plugnsDir`"), "{e}");
         assert!(
-            e.to_string().starts_with("devicerail.toml:3: host: "),
+            e.to_string()
+                .starts_with("devicerail.toml:3: host.plugnsDir: unknown field"),
             "{e}"
         );
 
@@ -337,6 +342,26 @@ mod tests {
 
         let e = parse("[plugins.Bad_Id]\n").expect_err("id");
         assert_eq!(e.key.as_deref(), Some("plugins.Bad_Id"));
+    }
+
+    /// The README's complete example file.
+    pub(crate) fn readme_example() -> &'static str {
+        let readme = include_str!("../../../README.md");
+        let start = readme
+            .find("```toml\n[host]")
+            .map(|i| i + "```toml\n".len())
+            .expect("README has an example file");
+        let len = readme[start..].find("```").expect("the block ends");
+        &readme[start..start + len]
+    }
+
+    #[test]
+    fn the_readme_example_parses() {
+        let f = parse(readme_example()).expect("the README example is valid");
+        assert_eq!(f.host.screenshot_policy, Some(ScreenshotPolicy::Capture));
+        for id in ["android", "browser", "ios-simulator", "mock"] {
+            assert!(f.plugins[id].settings.is_ok(), "{id}");
+        }
     }
 
     #[test]
