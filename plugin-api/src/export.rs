@@ -445,3 +445,106 @@ macro_rules! export_plugin {
         };
     };
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ffi::{FfiHostLog, FfiHostLog_TO};
+    use devicerail_protocol::DeviceInfo;
+    use std::sync::Mutex;
+
+    struct Quiet;
+    impl FfiHostLog for Quiet {
+        fn log(&self, _level: u8, _target: RStr<'_>, _message: RStr<'_>) {}
+    }
+
+    /// A driver that refuses unknown settings and records its config.
+    struct Probe;
+    static SEEN: Mutex<Vec<(Vec<String>, LoadPurpose)>> = Mutex::new(Vec::new());
+
+    impl Driver for Probe {
+        fn list_devices(&self, _ctx: &CallContext) -> crate::DriverResult<Vec<DeviceInfo>> {
+            Ok(Vec::new())
+        }
+        fn connect(&self, _ctx: &CallContext, d: &DeviceId) -> crate::DriverResult<DeviceInfo> {
+            Err(DriverError::failure(format!("no {d}")))
+        }
+        fn disconnect(&self, _ctx: &CallContext, _d: &DeviceId) -> crate::DriverResult<()> {
+            Ok(())
+        }
+        fn capabilities(
+            &self,
+            _ctx: &CallContext,
+            d: &DeviceId,
+        ) -> crate::DriverResult<crate::DeviceCapabilities> {
+            Err(DriverError::failure(format!("no {d}")))
+        }
+        fn observe(
+            &self,
+            _ctx: &CallContext,
+            d: &DeviceId,
+            _r: &ObserveRequest,
+        ) -> crate::DriverResult<DriverObservation> {
+            Err(DriverError::failure(format!("no {d}")))
+        }
+        fn execute(
+            &self,
+            _ctx: &CallContext,
+            d: &DeviceId,
+            _c: &ActionCall,
+        ) -> crate::DriverResult<crate::ActionOutput> {
+            Err(DriverError::failure(format!("no {d}")))
+        }
+    }
+
+    fn probe(config: &PluginConfig) -> Result<Probe, ConfigError> {
+        let read = config.reader();
+        SEEN.lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push((read.keys().map(str::to_owned).collect(), config.purpose));
+        read.deny_unknown(&["ok"])?;
+        Ok(Probe)
+    }
+
+    fn init(settings: serde_json::Value) -> RResult<FfiDriverBox, RString> {
+        init_driver(
+            "probe",
+            FfiInit {
+                log: FfiHostLog_TO::from_value(Quiet, TD_Opaque),
+                max_level: 0,
+                settings: settings.to_string().into(),
+            },
+            probe,
+        )
+    }
+
+    #[test]
+    fn the_host_member_sets_the_purpose_and_asks_for_located_errors() {
+        let seen = || SEEN.lock().unwrap_or_else(|p| p.into_inner()).pop();
+        // A 1.1 host: the member is taken out before the driver sees it.
+        let r = init(serde_json::json!({ "ok": 1, HOST_MEMBER: { "purpose": "inspect" } }));
+        assert!(r.is_ok());
+        assert_eq!(seen(), Some((vec!["ok".to_owned()], LoadPurpose::Inspect)));
+        let r = init(serde_json::json!({ "bad": 1, HOST_MEMBER: { "purpose": "serve" } }));
+        let RResult::RErr(text) = r else {
+            panic!("an unknown setting is refused");
+        };
+        let failure: InitFailure = serde_json::from_str(&text).expect("JSON failure");
+        assert_eq!(failure.setting.as_deref(), Some("bad"));
+        assert!(failure.message.contains("is not a known setting"), "{text}");
+        assert_eq!(seen().map(|s| s.1), Some(LoadPurpose::Serve));
+        // An unknown purpose is the cautious one.
+        assert!(init(serde_json::json!({ HOST_MEMBER: { "purpose": "later" } })).is_ok());
+        assert_eq!(seen().map(|s| s.1), Some(LoadPurpose::Inspect));
+        // A 1.0 host: serve, and errors as plain text.
+        let r = init(serde_json::json!({ "bad": 1 }));
+        let RResult::RErr(text) = r else {
+            panic!("refused");
+        };
+        assert!(
+            text.starts_with("the driver failed to initialize: setting \"bad\""),
+            "{text}"
+        );
+        assert_eq!(seen().map(|s| s.1), Some(LoadPurpose::Serve));
+    }
+}
