@@ -525,6 +525,26 @@ fn installing_and_listing_android_without_an_adb_server_starts_none() {
     assert!(std::net::TcpStream::connect(("127.0.0.1", port)).is_err());
     assert_eq!(processes_on_port(port), Vec::<String>::new());
     println!("android install without an adb server: {took:?}, no process left");
+
+    // The control: serving with the same file does start the server the
+    // table names (so the checks above could fail).
+    let config = fs::read_to_string(&file).expect("read");
+    let mut host = TestHost::with(Options {
+        root: Some(tmp.path().to_path_buf()),
+        config: Some(config),
+        ..Options::default()
+    });
+    host.hello();
+    host.ok("devices.list", None);
+    let started = processes_on_port(port);
+    let _ = Command::new(devicerail_android_fake_adb::server::adb_binary())
+        .args(["-P", &port.to_string(), "kill-server"])
+        .output();
+    assert_eq!(host.finish().code(), Some(0));
+    assert!(
+        !started.is_empty(),
+        "serving with startServer on starts an adb server on {port}"
+    );
 }
 
 /// The README's complete example file.
