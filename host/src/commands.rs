@@ -1,7 +1,11 @@
-//! `devicerail plugins list|install|remove`, `devicerail doctor`,
-//! `devicerail report` and `devicerail bundle export|validate` (the last
-//! two only resolve paths and print; [`crate::report`] and
-//! [`crate::bundle`] do the work).
+//! `devicerail plugins list|install|remove`, `devicerail config show`,
+//! `devicerail doctor`, `devicerail report` and `devicerail bundle
+//! export|validate` (the last two only resolve paths and print;
+//! [`crate::report`] and [`crate::bundle`] do the work). Plugin commands
+//! load plugins only to inspect them: with their settings from the
+//! configuration file, but starting no external server
+//! (`LoadPurpose::Inspect`); `install` does not list devices, and `list`
+//! shows a listing failure as the plugin's device status.
 
 use std::fs;
 use std::io::Write;
@@ -12,13 +16,16 @@ use devicerail_plugin_api::{CheckStatus, DoctorCheck, Driver, library_file_name}
 use serde::Serialize;
 use serde_json::json;
 
+use crate::config::{self, Config, ConfigError};
 use crate::paths;
-use crate::plugin_dir::{self, PluginFile, Status};
+use crate::plugin_dir::{self, DeviceStatus, Listing, LoadOptions, PluginFile, Status};
 
 #[derive(Debug, thiserror::Error)]
 pub enum CommandError {
     #[error(transparent)]
     Paths(#[from] paths::PathError),
+    #[error(transparent)]
+    Config(#[from] ConfigError),
     #[error(transparent)]
     Dir(#[from] plugin_dir::DirError),
     #[error("{0}")]
@@ -54,6 +61,10 @@ struct ListedPlugin {
     version: Option<String>,
     description: Option<String>,
     devices: Vec<devicerail_protocol::DeviceInfo>,
+    /// `listed`, `notListed` or `failed`.
+    device_status: &'static str,
+    /// Why listing failed.
+    devices_error: Option<String>,
 }
 
 fn listed(f: &PluginFile) -> ListedPlugin {
@@ -73,13 +84,30 @@ fn listed(f: &PluginFile) -> ListedPlugin {
         version: f.manifest.as_ref().map(|m| m.version.clone()),
         description: f.manifest.as_ref().map(|m| m.description.clone()),
         devices: f.devices.clone(),
+        device_status: match &f.device_status {
+            DeviceStatus::Listed => "listed",
+            DeviceStatus::NotListed => "notListed",
+            DeviceStatus::Failed(_) => "failed",
+        },
+        devices_error: match &f.device_status {
+            DeviceStatus::Failed(reason) => Some(reason.clone()),
+            _ => None,
+        },
     }
 }
 
+/// The plugins of `dir`, loaded to be inspected.
+fn inspect(dir: &Path, config: &Config, listing: Listing) -> Result<Vec<PluginFile>, CommandError> {
+    Ok(plugin_dir::scan(
+        dir,
+        LoadOptions::inspect(config.parsed.as_ref(), listing),
+    )?)
+}
+
 /// `plugins list`.
-pub fn list(dir: Option<&Path>, as_json: bool) -> Result<(), CommandError> {
-    let dir = paths::plugins_dir(dir)?;
-    let files = plugin_dir::scan(&dir, &serde_json::Map::new())?;
+pub fn list(config: &Config, as_json: bool) -> Result<(), CommandError> {
+    let dir = config.plugins_dir.value.clone();
+    let files = inspect(&dir, config, Listing::Report)?;
     let plugins: Vec<ListedPlugin> = files.iter().map(listed).collect();
     let mut out = std::io::stdout().lock();
     if as_json {
@@ -105,10 +133,10 @@ pub fn list(dir: Option<&Path>, as_json: bool) -> Result<(), CommandError> {
                     p.id.as_deref().unwrap_or("?"),
                     p.version.as_deref().unwrap_or("?"),
                     p.file,
-                    if devices.is_empty() {
-                        "none".to_owned()
-                    } else {
-                        devices.join(", ")
+                    match (&p.devices_error, devices.is_empty()) {
+                        (Some(e), _) => format!("unavailable ({e})"),
+                        (None, true) => "none".to_owned(),
+                        (None, false) => devices.join(", "),
                     }
                 );
             }
@@ -126,12 +154,17 @@ pub fn list(dir: Option<&Path>, as_json: bool) -> Result<(), CommandError> {
     Ok(())
 }
 
-/// `plugins install`: loads the file first, then copies it atomically as
-/// `lib devicerail_plugin_<id>` into the plugins directory.
-pub fn install(file: &Path, dir: Option<&Path>, force: bool) -> Result<PathBuf, CommandError> {
-    let dir = paths::plugins_dir(dir)?;
+/// `plugins install`: loads the file first (layout, ABI, manifest, init with
+/// its settings, to inspect: no devices listed, no server started), then
+/// copies it atomically as `lib devicerail_plugin_<id>` into the plugins
+/// directory.
+pub fn install(file: &Path, config: &Config, force: bool) -> Result<PathBuf, CommandError> {
+    let dir = config.plugins_dir.value.clone();
     let file = paths::absolute(file)?;
-    let candidate = plugin_dir::load_file(&file, &serde_json::Map::new());
+    let candidate = plugin_dir::load_file(
+        &file,
+        LoadOptions::inspect(config.parsed.as_ref(), Listing::Skip),
+    );
     let manifest = match (&candidate.status, &candidate.manifest) {
         (Status::Loaded, Some(m)) => m.clone(),
         (Status::Refused(reason), _) => {
@@ -155,7 +188,7 @@ pub fn install(file: &Path, dir: Option<&Path>, force: bool) -> Result<PathBuf, 
     }
     let target = dir.join(library_file_name(&manifest.id));
     // Files already providing this id (under any name), or at the target.
-    let existing: Vec<PathBuf> = plugin_dir::scan(&dir, &serde_json::Map::new())?
+    let existing: Vec<PathBuf> = inspect(&dir, config, Listing::Skip)?
         .into_iter()
         .filter(|f| f.manifest.as_ref().is_some_and(|m| m.id == manifest.id) || f.file == target)
         .map(|f| f.file)
@@ -193,11 +226,11 @@ pub fn install(file: &Path, dir: Option<&Path>, force: bool) -> Result<PathBuf, 
 
 /// `plugins remove`: deletes every file whose plugin id is `id` (or that
 /// carries the conventional file name of `id`).
-pub fn remove(id: &str, dir: Option<&Path>) -> Result<Vec<PathBuf>, CommandError> {
-    let dir = paths::plugins_dir(dir)?;
+pub fn remove(id: &str, config: &Config) -> Result<Vec<PathBuf>, CommandError> {
+    let dir = config.plugins_dir.value.clone();
     let conventional = dir.join(library_file_name(id));
     let mut removed = Vec::new();
-    for f in plugin_dir::scan(&dir, &serde_json::Map::new())? {
+    for f in inspect(&dir, config, Listing::Skip)? {
         if f.manifest.as_ref().is_some_and(|m| m.id == id) || f.file == conventional {
             fs::remove_file(&f.file).map_err(io("cannot remove", &f.file))?;
             removed.push(f.file);
@@ -212,17 +245,99 @@ pub fn remove(id: &str, dir: Option<&Path>) -> Result<Vec<PathBuf>, CommandError
     Ok(removed)
 }
 
-/// `doctor`: host checks plus every loaded plugin's own checks. Returns
-/// whether nothing failed.
+/// `config show`.
+pub fn config_show(config: &Config, as_json: bool) {
+    let mut out = std::io::stdout().lock();
+    if as_json {
+        let _ = writeln!(
+            out,
+            "{}",
+            serde_json::to_string_pretty(&config::show::json(config)).unwrap_or_default()
+        );
+    } else {
+        let _ = write!(out, "{}", config::show::text(config));
+    }
+}
+
+/// The configuration's checks: the file, every host setting with its
+/// source, every plugin table.
+fn config_checks(config: &Config, error: Option<&ConfigError>) -> Vec<DoctorCheck> {
+    let mut checks = Vec::new();
+    match error {
+        Some(e) => checks.push(DoctorCheck::fail(
+            "configuration file",
+            format!("{e} (the checks below use the command line, the environment and defaults)"),
+        )),
+        None => checks.push(DoctorCheck::ok(
+            "configuration file",
+            config::show::file_line(config),
+        )),
+    }
+    for line in config::show::lines(config)
+        .into_iter()
+        .filter(|l| l.key.starts_with("host."))
+    {
+        checks.push(DoctorCheck::ok(
+            format!("setting {}", line.key),
+            format!("{} ({})", line.value, line.source),
+        ));
+    }
+    checks
+}
+
+/// Every plugin table of the file: unusable (that plugin is refused), for
+/// no installed plugin (a typo?), or fine.
+fn table_checks(config: &Config, installed: &[String]) -> Vec<DoctorCheck> {
+    let mut checks = Vec::new();
+    let Some(file) = &config.parsed else {
+        return checks;
+    };
+    for (id, table) in &file.plugins {
+        let name = format!("settings plugins.{id}");
+        checks.push(match &table.settings {
+            Err(e) => DoctorCheck::fail(
+                name,
+                format!("{e}; plugin {id:?} is refused, the others load"),
+            ),
+            Ok(_) if !installed.iter().any(|i| i == id) => DoctorCheck::warn(
+                name,
+                format!(
+                    "no installed plugin has the id {id:?} ({}:{})",
+                    file.path.display(),
+                    table.line
+                ),
+            ),
+            Ok(settings) => DoctorCheck::ok(
+                name,
+                format!(
+                    "{} setting(s) at {}:{}",
+                    settings.len(),
+                    file.path.display(),
+                    table.line
+                ),
+            ),
+        });
+    }
+    checks
+}
+
+/// `doctor`: the configuration, host checks, then every plugin (loaded to
+/// inspect) with its own checks. `config` is the configuration, or why the
+/// file cannot be used together with the configuration without it.
+/// Returns whether nothing failed.
 pub fn doctor(
-    plugins: Option<&Path>,
-    data: Option<&Path>,
+    config: Result<Config, (ConfigError, Config)>,
     as_json: bool,
 ) -> Result<bool, CommandError> {
     let mut checks: Vec<(String, DoctorCheck)> = Vec::new();
     let host = |c| ("host".to_owned(), c);
-    let plugins_dir = paths::plugins_dir(plugins)?;
-    let data_dir = paths::data_dir(data)?;
+    let (config, error) = match config {
+        Ok(c) => (c, None),
+        Err((e, c)) => (c, Some(e)),
+    };
+    checks.extend(config_checks(&config, error.as_ref()).into_iter().map(host));
+    let plugins_dir = config.plugins_dir.value.clone();
+    let data_dir = config.data_dir.value.clone();
     match plugin_dir::check_dir(&plugins_dir) {
         Ok(()) => checks.push(host(DoctorCheck::ok(
             "plugins directory",
@@ -252,7 +367,7 @@ pub fn doctor(
         ))),
     }
     // A directory-level error was already reported by the check above.
-    let files = plugin_dir::scan(&plugins_dir, &serde_json::Map::new()).unwrap_or_default();
+    let files = inspect(&plugins_dir, &config, Listing::Report).unwrap_or_default();
     let dir_ok = plugin_dir::check_dir(&plugins_dir).is_ok();
     if files.is_empty() && dir_ok {
         checks.push(host(DoctorCheck::warn(
@@ -268,10 +383,16 @@ pub fn doctor(
             .unwrap_or_default();
         match (&f.status, &f.plugin) {
             (Status::Loaded, Some(p)) => {
-                checks.push(host(DoctorCheck::ok(
-                    format!("plugin {}", p.id()),
-                    format!("{name} loaded, {} device(s)", f.devices.len()),
-                )));
+                checks.push(host(match &f.device_status {
+                    DeviceStatus::Failed(reason) => DoctorCheck::warn(
+                        format!("plugin {}", p.id()),
+                        format!("{name} loaded; devices unavailable: {reason}"),
+                    ),
+                    _ => DoctorCheck::ok(
+                        format!("plugin {}", p.id()),
+                        format!("{name} loaded, {} device(s)", f.devices.len()),
+                    ),
+                }));
                 for c in p.doctor() {
                     checks.push((p.id().to_owned(), c));
                 }
@@ -283,6 +404,11 @@ pub fn doctor(
             _ => {}
         }
     }
+    let installed: Vec<String> = files
+        .iter()
+        .filter_map(|f| f.manifest.as_ref().map(|m| m.id.clone()))
+        .collect();
+    checks.extend(table_checks(&config, &installed).into_iter().map(host));
     let ok = !checks.iter().any(|(_, c)| c.status == CheckStatus::Fail);
     let mut out = std::io::stdout().lock();
     if as_json {

@@ -14,6 +14,7 @@
 pub mod attach;
 pub mod bundle;
 pub mod commands;
+pub mod config;
 pub mod connection;
 pub mod device_call;
 pub mod dispatch;

@@ -1,9 +1,14 @@
 //! The `devicerail` command line.
+//!
+//! Every command first reads the configuration (`devicerail_host::config`:
+//! command line, then environment, then the configuration file, then
+//! defaults), then sets up logging with its log filter.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use devicerail_host::config::{self, CommandLine, Config, ConfigError};
 use devicerail_host::state::ScreenshotPolicy;
 use devicerail_host::{commands, serve};
 
@@ -14,6 +19,9 @@ use devicerail_host::{commands, serve};
     about = "DeviceRail Host: drive phones, simulators and browsers over one JSON-RPC protocol"
 )]
 struct Cli {
+    /// Configuration file (default: $DEVICERAIL_CONFIG, else config.toml beside the default plugins and data directories).
+    #[arg(long, global = true, value_name = "FILE")]
+    config: Option<PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
@@ -22,20 +30,18 @@ struct Cli {
 enum Command {
     /// Serve the protocol on stdin/stdout (NDJSON).
     Serve {
-        /// Plugins directory (default: $DEVICERAIL_PLUGINS_DIR, else the platform data dir).
+        /// Plugins directory (default: $DEVICERAIL_PLUGINS_DIR, else host.pluginsDir of the configuration file, else the platform data dir).
         #[arg(long)]
         plugins_dir: Option<PathBuf>,
-        /// Data directory for sessions, events and Evidence (default: $DEVICERAIL_DATA_DIR, else the platform data dir).
+        /// Data directory for sessions, events and Evidence (default: $DEVICERAIL_DATA_DIR, else host.dataDir, else the platform data dir).
         #[arg(long)]
         data_dir: Option<PathBuf>,
-        /// Whether observations capture screenshots.
-        #[arg(
-            long,
-            value_enum,
-            env = "DEVICERAIL_SCREENSHOT_POLICY",
-            default_value = "capture"
-        )]
-        screenshot_policy: ScreenshotPolicy,
+        /// Whether observations capture screenshots (default: $DEVICERAIL_SCREENSHOT_POLICY, else host.screenshotPolicy, else capture).
+        #[arg(long, value_enum)]
+        screenshot_policy: Option<ScreenshotPolicy>,
+        /// Diagnostics filter, RUST_LOG syntax (default: $RUST_LOG, else host.logFilter, else info).
+        #[arg(long)]
+        log_filter: Option<String>,
         /// Also serve a local control socket shared by many clients:
         /// `unix` (the default path: $DEVICERAIL_SOCKET, else
         /// $XDG_RUNTIME_DIR/devicerail/host.sock) or `unix:PATH`. The host
@@ -68,7 +74,12 @@ enum Command {
         #[command(subcommand)]
         command: PluginsCommand,
     },
-    /// Check the environment: directories, plugins and each driver's own checks.
+    /// Show the configuration.
+    Config {
+        #[command(subcommand)]
+        command: ConfigCommand,
+    },
+    /// Check the environment: configuration, directories, plugins and each driver's own checks.
     Doctor {
         #[arg(long)]
         plugins_dir: Option<PathBuf>,
@@ -158,9 +169,23 @@ fn parse_listen(s: &str) -> Result<Listen, String> {
     }
 }
 
-fn init_logging(default: &str) {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+#[derive(Subcommand)]
+enum ConfigCommand {
+    /// Print the effective configuration and where each value came from.
+    Show {
+        #[arg(long)]
+        plugins_dir: Option<PathBuf>,
+        #[arg(long)]
+        data_dir: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn init_logging(filter: &str) {
+    let filter = tracing_subscriber::EnvFilter::builder()
+        .parse(filter)
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
@@ -170,34 +195,67 @@ fn init_logging(default: &str) {
         .init();
 }
 
+/// Reads the configuration and starts logging, or says why it cannot.
+fn configure(what: &str, cli: &CommandLine, default_log: &str) -> Result<Config, ExitCode> {
+    match Config::load(cli, default_log) {
+        Ok(c) => {
+            init_logging(&c.log_filter.value);
+            Ok(c)
+        }
+        Err(e) => {
+            eprintln!("devicerail {what}: {e}");
+            Err(ExitCode::FAILURE)
+        }
+    }
+}
+
+fn exit<T, E: std::fmt::Display>(what: &str, r: Result<T, E>) -> ExitCode {
+    match r {
+        Ok(_) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("devicerail {what}: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let mut line = CommandLine {
+        config: cli.config,
+        ..CommandLine::default()
+    };
     match cli.command {
         Command::Serve {
             plugins_dir,
             data_dir,
             screenshot_policy,
+            log_filter,
             listen,
             max_connections,
         } => {
-            init_logging("info");
+            line.plugins_dir = plugins_dir;
+            line.data_dir = data_dir;
+            line.screenshot_policy = screenshot_policy;
+            line.log_filter = log_filter;
+            let config = match configure("serve", &line, "info") {
+                Ok(c) => c,
+                Err(code) => return code,
+            };
             let listen = match listen
                 .map(|l| devicerail_host::paths::socket_path(l.0.as_deref()))
                 .transpose()
             {
-                Ok(l) => l,
+                Ok(l) => l.map(|path| serve::Listen {
+                    path,
+                    max_connections: max_connections.max(1),
+                }),
                 Err(e) => {
                     eprintln!("devicerail serve: {e}");
                     return ExitCode::FAILURE;
                 }
             };
-            match serve::serve(serve::ServeOptions {
-                plugins_dir,
-                data_dir,
-                screenshot_policy,
-                listen,
-                max_connections: max_connections.max(1),
-            }) {
+            match serve::serve(&config, listen) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     tracing::error!("{e}");
@@ -226,31 +284,45 @@ fn main() -> ExitCode {
             }
         }
         Command::Plugins { command } => {
-            init_logging("warn");
-            let result = match command {
-                PluginsCommand::List { plugins_dir, json } => {
-                    commands::list(plugins_dir.as_deref(), json)
-                }
-                PluginsCommand::Install {
-                    file,
-                    plugins_dir,
-                    force,
-                } => commands::install(&file, plugins_dir.as_deref(), force)
-                    .map(|p| println!("installed {}", p.display())),
-                PluginsCommand::Remove { id, plugins_dir } => {
-                    commands::remove(&id, plugins_dir.as_deref()).map(|files| {
-                        files
-                            .iter()
-                            .for_each(|f| println!("removed {}", f.display()))
-                    })
-                }
+            line.plugins_dir = match &command {
+                PluginsCommand::List { plugins_dir, .. }
+                | PluginsCommand::Install { plugins_dir, .. }
+                | PluginsCommand::Remove { plugins_dir, .. } => plugins_dir.clone(),
             };
-            match result {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(e) => {
-                    eprintln!("devicerail plugins: {e}");
-                    ExitCode::FAILURE
+            let config = match configure("plugins", &line, "warn") {
+                Ok(c) => c,
+                Err(code) => return code,
+            };
+            let result = match command {
+                PluginsCommand::List { json, .. } => commands::list(&config, json),
+                PluginsCommand::Install { file, force, .. } => {
+                    commands::install(&file, &config, force)
+                        .map(|p| println!("installed {}", p.display()))
                 }
+                PluginsCommand::Remove { id, .. } => commands::remove(&id, &config).map(|files| {
+                    files
+                        .iter()
+                        .for_each(|f| println!("removed {}", f.display()))
+                }),
+            };
+            exit("plugins", result)
+        }
+        Command::Config {
+            command:
+                ConfigCommand::Show {
+                    plugins_dir,
+                    data_dir,
+                    json,
+                },
+        } => {
+            line.plugins_dir = plugins_dir;
+            line.data_dir = data_dir;
+            match configure("config", &line, "warn") {
+                Ok(c) => {
+                    commands::config_show(&c, json);
+                    ExitCode::SUCCESS
+                }
+                Err(code) => code,
             }
         }
         Command::Report {
@@ -297,8 +369,21 @@ fn main() -> ExitCode {
             data_dir,
             json,
         } => {
-            init_logging("warn");
-            match commands::doctor(plugins_dir.as_deref(), data_dir.as_deref(), json) {
+            line.plugins_dir = plugins_dir;
+            line.data_dir = data_dir;
+            // A broken file is reported as a check; the rest still runs.
+            let config = match Config::load(&line, "warn") {
+                Ok(c) => Ok(c),
+                Err(e) => match Config::without_file(&line, &config::process_env, "warn") {
+                    Ok(c) => Err((e, c)),
+                    Err(e2) => return exit("doctor", Err::<(), ConfigError>(e2)),
+                },
+            };
+            let filter = match &config {
+                Ok(c) | Err((_, c)) => c.log_filter.value.clone(),
+            };
+            init_logging(&filter);
+            match commands::doctor(config, json) {
                 Ok(true) => ExitCode::SUCCESS,
                 Ok(false) => ExitCode::FAILURE,
                 Err(e) => {

@@ -5,7 +5,8 @@
 //! `~/.local/share/devicerail/plugins` on Linux;
 //! `~/Library/Application Support/devicerail/plugins` on macOS). The data
 //! dir follows the same rule with `DEVICERAIL_DATA_DIR` and `data`.
-//! Relative paths resolve against the working directory.
+//! Relative paths resolve against the working directory. The configuration
+//! file (`crate::config`) can set both; these are the defaults under it.
 
 use std::path::{Path, PathBuf};
 
@@ -25,18 +26,23 @@ pub enum PathError {
     },
 }
 
-/// The platform's per-user data directory for DeviceRail.
-fn platform_base() -> Option<PathBuf> {
+/// The platform's per-user data directory for DeviceRail, with `env` as
+/// the environment: plugins, data and the configuration file live there.
+pub fn platform_base_with(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
     if cfg!(target_os = "macos") {
-        std::env::var_os("HOME")
-            .map(|h| PathBuf::from(h).join("Library/Application Support/devicerail"))
+        env("HOME").map(|h| PathBuf::from(h).join("Library/Application Support/devicerail"))
     } else {
-        std::env::var_os("XDG_DATA_HOME")
+        env("XDG_DATA_HOME")
             .filter(|v| !v.is_empty())
             .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
+            .or_else(|| env("HOME").map(|h| PathBuf::from(h).join(".local/share")))
             .map(|p| p.join("devicerail"))
     }
+}
+
+/// The platform's per-user data directory for DeviceRail.
+fn platform_base() -> Option<PathBuf> {
+    platform_base_with(&|name| std::env::var(name).ok())
 }
 
 /// Makes `path` absolute against the working directory.

@@ -1,6 +1,9 @@
 //! Scanning a plugins directory: which files are candidates, which are
 //! refused before they are ever opened (permissions, symlinks), and the
-//! outcome of loading each one. A bad file never stops the others.
+//! outcome of loading each one with its settings (its table of the
+//! configuration file) for a purpose (serve, or inspect: then drivers
+//! start no external server). A bad file, or a bad table, never stops the
+//! others.
 
 use std::collections::HashMap;
 use std::fs;
@@ -9,9 +12,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use devicerail_plugin_api::loader::{self, LoadedPlugin};
-use devicerail_plugin_api::{CallContext, Driver, PluginManifest};
+use devicerail_plugin_api::loader::{self, LoadError, LoadedPlugin};
+use devicerail_plugin_api::{CallContext, Driver, LoadPurpose, PluginManifest};
 use devicerail_protocol::DeviceInfo;
+
+use crate::config::ConfigFile;
 
 /// How long a plugin may take to list its devices while loading.
 pub const LIST_TIMEOUT: Duration = Duration::from_secs(15);
@@ -30,6 +35,7 @@ pub struct PluginFile {
     pub status: Status,
     pub manifest: Option<PluginManifest>,
     pub devices: Vec<DeviceInfo>,
+    pub device_status: DeviceStatus,
     pub plugin: Option<Arc<LoadedPlugin>>,
 }
 
@@ -49,6 +55,7 @@ impl PluginFile {
             status: Status::Refused(reason.into()),
             manifest: None,
             devices: Vec::new(),
+            device_status: DeviceStatus::NotListed,
             plugin: None,
         }
     }
@@ -183,34 +190,125 @@ pub fn list_devices_bounded(plugin: &Arc<LoadedPlugin>) -> Result<Vec<DeviceInfo
     }
 }
 
-/// Opens one file (already checked) and lists its devices.
-pub fn load_file(file: &Path, settings: &serde_json::Map<String, serde_json::Value>) -> PluginFile {
-    let plugin = match loader::load(file, settings) {
-        Ok(p) => Arc::new(p),
+/// How a load treats the plugin's device list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Listing {
+    /// Not listed (`plugins install`: a driver installs without devices).
+    Skip,
+    /// Listed; a failure is the plugin's device status (`plugins list`,
+    /// `doctor`).
+    Report,
+    /// Listed; a failure refuses the plugin (`serve`).
+    Require,
+}
+
+/// What is known of a plugin's devices.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DeviceStatus {
+    /// Not asked.
+    NotListed,
+    /// Listed (the devices are in [`PluginFile::devices`]).
+    Listed,
+    /// Listing failed, with this reason.
+    Failed(String),
+}
+
+/// How to load the plugins of a directory.
+#[derive(Debug, Clone, Copy)]
+pub struct LoadOptions<'a> {
+    /// The configuration file, whose `[plugins.<id>]` tables are the
+    /// plugins' settings.
+    pub config: Option<&'a ConfigFile>,
+    /// Serve, or only inspect (then drivers start no external server).
+    pub purpose: LoadPurpose,
+    /// Whether devices are listed, and what a failure means.
+    pub listing: Listing,
+}
+
+impl LoadOptions<'_> {
+    /// Loading to serve: devices must list.
+    pub fn serve(config: Option<&ConfigFile>) -> LoadOptions<'_> {
+        LoadOptions {
+            config,
+            purpose: LoadPurpose::Serve,
+            listing: Listing::Require,
+        }
+    }
+
+    /// Loading to inspect, with `listing`.
+    pub fn inspect(config: Option<&ConfigFile>, listing: Listing) -> LoadOptions<'_> {
+        LoadOptions {
+            config,
+            purpose: LoadPurpose::Inspect,
+            listing,
+        }
+    }
+}
+
+/// Why a plugin's settings refused it, located in the configuration file
+/// when the setting came from there.
+fn init_refusal(e: &LoadError, id: &str, config: Option<&ConfigFile>) -> String {
+    match (e, config) {
+        (LoadError::SettingRefused { setting, .. }, Some(file))
+            if file.plugins.contains_key(id) =>
+        {
+            let key = format!("plugins.{id}.{setting}");
+            match file.nearest_line(&key) {
+                Some((line, _)) => format!("{e} (at {}:{line}, key {key})", file.path.display()),
+                None => e.to_string(),
+            }
+        }
+        _ => e.to_string(),
+    }
+}
+
+/// Opens one file (already checked), initializes it with its settings
+/// from `opts.config`, and lists its devices as `opts.listing` says.
+pub fn load_file(file: &Path, opts: LoadOptions<'_>) -> PluginFile {
+    let opened = match loader::open(file) {
+        Ok(p) => p,
         Err(e) => return PluginFile::refused(file.to_path_buf(), e.to_string()),
     };
-    let manifest = plugin.manifest().clone();
-    match list_devices_bounded(&plugin) {
-        Ok(devices) => PluginFile {
-            file: file.to_path_buf(),
-            status: Status::Loaded,
-            manifest: Some(manifest),
-            devices,
-            plugin: Some(plugin),
+    let manifest = opened.manifest().clone();
+    let refused = |reason: String| PluginFile {
+        manifest: Some(manifest.clone()),
+        ..PluginFile::refused(file.to_path_buf(), reason)
+    };
+    let settings = match opts.config.and_then(|c| c.plugins.get(&manifest.id)) {
+        None => serde_json::Map::new(),
+        Some(table) => match &table.settings {
+            Ok(s) => s.clone(),
+            Err(e) => return refused(format!("bad configuration table: {e}")),
         },
-        Err(reason) => PluginFile {
-            manifest: Some(manifest),
-            ..PluginFile::refused(file.to_path_buf(), reason)
+    };
+    let plugin = match opened.init(&settings, opts.purpose) {
+        Ok(p) => Arc::new(p),
+        Err(e) => return refused(init_refusal(&e, &manifest.id, opts.config)),
+    };
+    let loaded = |devices, device_status| PluginFile {
+        file: file.to_path_buf(),
+        status: Status::Loaded,
+        manifest: Some(manifest.clone()),
+        devices,
+        device_status,
+        plugin: Some(plugin.clone()),
+    };
+    match opts.listing {
+        Listing::Skip => loaded(Vec::new(), DeviceStatus::NotListed),
+        Listing::Report => match list_devices_bounded(&plugin) {
+            Ok(devices) => loaded(devices, DeviceStatus::Listed),
+            Err(reason) => loaded(Vec::new(), DeviceStatus::Failed(reason)),
+        },
+        Listing::Require => match list_devices_bounded(&plugin) {
+            Ok(devices) => loaded(devices, DeviceStatus::Listed),
+            Err(reason) => refused(reason),
         },
     }
 }
 
 /// Scans `dir`: every candidate ends `loaded` or `refused: <reason>`.
 /// Plugin ids and device ids must be unique; later files lose.
-pub fn scan(
-    dir: &Path,
-    settings: &serde_json::Map<String, serde_json::Value>,
-) -> Result<Vec<PluginFile>, DirError> {
+pub fn scan(dir: &Path, opts: LoadOptions<'_>) -> Result<Vec<PluginFile>, DirError> {
     let mut out = Vec::new();
     let mut ids: HashMap<String, PathBuf> = HashMap::new();
     let mut device_owner: HashMap<String, String> = HashMap::new();
@@ -223,7 +321,7 @@ pub fn scan(
                 continue;
             }
         };
-        let mut entry = load_file(&checked, settings);
+        let mut entry = load_file(&checked, opts);
         entry.file = file.clone();
         if let (Status::Loaded, Some(m)) = (&entry.status, &entry.manifest) {
             if let Some(first) = ids.get(&m.id) {

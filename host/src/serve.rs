@@ -1,14 +1,16 @@
 //! `devicerail serve`: the daemon, on stdio and optionally on a local
 //! control socket shared by many clients (`--listen unix[:PATH]`).
 //!
-//! Start-up: move the protocol to a private copy of stdout and point fd 1
+//! Start-up (after `crate::config` has read the command line, the
+//! environment and the configuration file): move the protocol to a private copy of stdout and point fd 1
 //! at stderr (so nothing a plugin or its child processes print can corrupt
 //! the stream), lock the data dir, recover the event store, bind the
-//! socket, load plugins. Shutdown (EOF on stdin without `--listen`,
-//! SIGINT, SIGTERM): stop admission, cancel in-flight work (terminal
-//! events are still recorded), end every active session with outcome
-//! `shutdown`, disconnect devices, flush, exit 0. With `--listen`, EOF on
-//! stdin only closes the stdio connection; the host serves until signalled.
+//! socket, load plugins to serve, each with its table of the configuration
+//! file. Shutdown (EOF on stdin without `--listen`, SIGINT, SIGTERM): stop
+//! admission, cancel in-flight work (terminal events are still recorded),
+//! end every active session with outcome `shutdown`, disconnect devices,
+//! flush, exit 0. With `--listen`, EOF on stdin only closes the stdio
+//! connection; the host serves until signalled.
 
 use std::fs::File;
 use std::os::fd::{FromRawFd, OwnedFd};
@@ -20,6 +22,7 @@ use devicerail_protocol::TransportInfo;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::config::{self, Config};
 use crate::connection::Connection;
 use crate::dispatch::{Closing, Dispatcher};
 use crate::event_store::EventStore;
@@ -27,9 +30,9 @@ use crate::evidence::EvidenceStore;
 use crate::handlers::{closing, routing};
 use crate::lockfile;
 use crate::paths;
-use crate::plugin_dir;
+use crate::plugin_dir::{self, LoadOptions};
 use crate::registry::{PluginSlot, Registry};
-use crate::state::{Host, HostConfig, ScreenshotPolicy};
+use crate::state::{Host, HostConfig};
 use crate::transport::{event_socket, stdio, unix};
 
 /// How often the device list is refreshed in the background.
@@ -46,13 +49,11 @@ const MAX_BLOCKING_THREADS: usize = 64;
 /// Connections the control socket serves at once by default.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 64;
 
+/// The shared control socket `serve --listen` adds to stdio.
 #[derive(Debug, Clone)]
-pub struct ServeOptions {
-    pub plugins_dir: Option<PathBuf>,
-    pub data_dir: Option<PathBuf>,
-    pub screenshot_policy: ScreenshotPolicy,
-    /// Also serve the local control socket at this path.
-    pub listen: Option<PathBuf>,
+pub struct Listen {
+    /// Where the socket is bound.
+    pub path: PathBuf,
     /// Socket connections served at once.
     pub max_connections: usize,
 }
@@ -114,11 +115,11 @@ fn raise_fd_limit() {
     }
 }
 
-/// Runs the daemon until shutdown.
-pub fn serve(opts: ServeOptions) -> Result<(), ServeError> {
+/// Runs the daemon with `config` until shutdown.
+pub fn serve(config: &Config, listen: Option<Listen>) -> Result<(), ServeError> {
     let proto_out = take_stdout()?;
-    let plugins_dir = paths::plugins_dir(opts.plugins_dir.as_deref())?;
-    let data_dir = paths::data_dir(opts.data_dir.as_deref())?;
+    let plugins_dir = config.plugins_dir.value.clone();
+    let data_dir = config.data_dir.value.clone();
     let _lock = lockfile::lock(&data_dir)?;
     raise_fd_limit();
     let (store, recovery) = EventStore::open(&data_dir)?;
@@ -137,10 +138,27 @@ pub fn serve(opts: ServeOptions) -> Result<(), ServeError> {
         dir: data_dir.clone(),
         source,
     })?;
-    let socket = opts.listen.as_deref().map(unix::bind).transpose()?;
-    let files = plugin_dir::scan(&plugins_dir, &serde_json::Map::new())?;
+    let socket = listen.as_ref().map(|l| unix::bind(&l.path)).transpose()?;
+    let files = plugin_dir::scan(&plugins_dir, LoadOptions::serve(config.parsed.as_ref()))?;
     let loaded = files.iter().filter(|f| f.is_loaded()).count();
-    tracing::info!(plugins_dir = %plugins_dir.display(), data_dir = %data_dir.display(), loaded, refused = files.len() - loaded, "starting");
+    tracing::info!(
+        config = %config::show::file_line(config),
+        plugins_dir = %plugins_dir.display(),
+        data_dir = %data_dir.display(),
+        loaded,
+        refused = files.len() - loaded,
+        "starting"
+    );
+    let ids: Vec<String> = files
+        .iter()
+        .filter_map(|f| f.manifest.as_ref().map(|m| m.id.clone()))
+        .collect();
+    for (id, table) in config.unused_plugin_tables(&ids) {
+        tracing::warn!(
+            line = table.line,
+            "the configuration has a table for plugin {id:?}, but no installed plugin has that id"
+        );
+    }
     let slots = files
         .into_iter()
         .filter_map(|f| {
@@ -152,14 +170,14 @@ pub fn serve(opts: ServeOptions) -> Result<(), ServeError> {
         })
         .collect();
     let registry = Arc::new(Registry::new(slots));
-    let config = HostConfig::new(opts.screenshot_policy);
+    let host_config = HostConfig::new(config.screenshot_policy.value);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .max_blocking_threads(MAX_BLOCKING_THREADS)
         .build()
         .map_err(ServeError::Runtime)?;
-    let host = Host::new(config, registry, store, evidence);
-    let listen = socket.map(|s| (s, opts.max_connections));
+    let host = Host::new(host_config, registry, store, evidence);
+    let listen = socket.zip(listen.map(|l| l.max_connections));
     let result = rt.block_on(run(host, proto_out, listen));
     rt.shutdown_timeout(Duration::from_millis(200));
     result

@@ -22,7 +22,10 @@ pub enum ReadError {
 }
 
 /// Whether observations carry screenshots.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Deserialize, serde::Serialize,
+)]
+#[serde(rename_all = "lowercase")]
 pub enum ScreenshotPolicy {
     /// Capture screenshots (except for protected Actions).
     Capture,

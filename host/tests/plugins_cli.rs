@@ -60,9 +60,20 @@ mod reason {
     }
 }
 
+/// A home for the default locations (configuration file, data directory),
+/// so the machine's own never count.
+fn xdg_home() -> &'static Path {
+    static HOME: OnceLock<tempfile::TempDir> = OnceLock::new();
+    HOME.get_or_init(|| tempfile::tempdir().expect("tempdir"))
+        .path()
+}
+
 fn devicerail() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_devicerail"));
-    cmd.env_remove("DEVICERAIL_PLUGINS_DIR")
+    cmd.env("XDG_DATA_HOME", xdg_home())
+        .env_remove("DEVICERAIL_CONFIG")
+        .env_remove("DEVICERAIL_SCREENSHOT_POLICY")
+        .env_remove("DEVICERAIL_PLUGINS_DIR")
         .env_remove("DEVICERAIL_DATA_DIR")
         .env_remove("DEVICERAIL_MOCK_DEVICES")
         .env_remove("DEVICERAIL_MOCK_FAULTS")

@@ -174,15 +174,81 @@ pub struct PluginIdentity {
     pub description: String,
 }
 
+/// Why the host loads a plugin.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LoadPurpose {
+    /// The host serves the protocol with this driver: it may start what it
+    /// needs (an adb server, a browser) when it needs it.
+    #[default]
+    Serve,
+    /// The host only inspects the plugin (`plugins install`, `plugins
+    /// list`, `doctor`): the driver must start no external server or
+    /// long-lived process. Listing devices and doctor checks still run,
+    /// against what is already there.
+    Inspect,
+}
+
+impl LoadPurpose {
+    /// Whether the driver may start external servers or processes.
+    pub fn may_start_servers(self) -> bool {
+        self == Self::Serve
+    }
+
+    /// The purpose as it crosses the ABI.
+    pub fn to_ffi(self) -> &'static str {
+        match self {
+            Self::Serve => crate::ffi::PURPOSE_SERVE,
+            Self::Inspect => crate::ffi::PURPOSE_INSPECT,
+        }
+    }
+
+    /// The purpose from the ABI; an unknown value is the cautious
+    /// [`LoadPurpose::Inspect`].
+    pub fn from_ffi(value: &str) -> Self {
+        if value == crate::ffi::PURPOSE_SERVE {
+            Self::Serve
+        } else {
+            Self::Inspect
+        }
+    }
+
+    /// `serve` or `inspect`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Serve => "serve",
+            Self::Inspect => "inspect",
+        }
+    }
+}
+
 /// Configuration handed to a driver's constructor.
 #[derive(Debug, Clone, Default)]
 pub struct PluginConfig {
-    /// Host-provided settings (JSON object); drivers also read their
-    /// documented environment variables.
+    /// Host-provided settings (JSON object: the plugin's table of the
+    /// host's configuration file); drivers also read their documented
+    /// environment variables.
     pub settings: Map<String, Value>,
+    /// Why the plugin is loaded. A driver loaded to
+    /// [`LoadPurpose::Inspect`] starts no external server.
+    pub purpose: LoadPurpose,
 }
 
 impl PluginConfig {
+    /// `settings` for serving.
+    pub fn new(settings: Map<String, Value>) -> Self {
+        Self {
+            settings,
+            purpose: LoadPurpose::Serve,
+        }
+    }
+
+    /// The same settings for `purpose`.
+    #[must_use]
+    pub fn with_purpose(mut self, purpose: LoadPurpose) -> Self {
+        self.purpose = purpose;
+        self
+    }
+
     /// A reader of the settings with the process environment as fallback
     /// (see [`crate::config`]).
     pub fn reader(&self) -> ConfigReader<'_> {

@@ -13,12 +13,12 @@ use serde::Serialize;
 use crate::config::ConfigError;
 use crate::context::CallContext;
 use crate::driver::{
-    Driver, DriverCode, DriverError, DriverObservation, ObserveRequest, PluginConfig,
+    Driver, DriverCode, DriverError, DriverObservation, LoadPurpose, ObserveRequest, PluginConfig,
     PluginIdentity,
 };
 use crate::ffi::{
     ABI_MAJOR, ABI_MINOR, FfiActionOutput, FfiCallContext, FfiDriver, FfiDriver_TO, FfiDriverBox,
-    FfiError, FfiInit, FfiObservation, FfiResult,
+    FfiError, FfiInit, FfiObservation, FfiResult, HOST_MEMBER, InitFailure,
 };
 use crate::manifest::PluginManifest;
 use crate::wire::ObservationWire;
@@ -289,11 +289,26 @@ impl PluginInitError {
     pub fn other(e: impl std::fmt::Display) -> Self {
         Self::Other(e.to_string())
     }
+
+    /// The settings key this error is about, when the value came from the
+    /// settings table (not from an environment variable).
+    pub fn setting(&self) -> Option<&str> {
+        match self {
+            Self::Config(ConfigError {
+                origin: crate::config::Origin::Setting { key },
+                ..
+            }) => Some(key),
+            _ => None,
+        }
+    }
 }
 
-/// Builds the driver (called by the generated `init` function): installs the
-/// log forwarder, reads settings, runs the constructor under
-/// `catch_unwind` and boxes the adapter.
+/// Builds the driver (called by the generated `init` function): installs
+/// the log forwarder, reads settings (taking out the host's
+/// [`HOST_MEMBER`], which carries the load purpose), runs the constructor
+/// under `catch_unwind` and boxes the adapter. A host that sent the member
+/// gets an init failure as JSON [`InitFailure`] text; any other host, as
+/// plain text.
 #[doc(hidden)]
 pub fn init_driver<D: Driver, E: Into<PluginInitError>>(
     plugin_id: &'static str,
@@ -309,11 +324,33 @@ pub fn init_driver<D: Driver, E: Into<PluginInitError>>(
     // This library has its own copy of std, so its own panic hook: route
     // panic reports through the forwarded log instead of raw stderr.
     std::panic::set_hook(Box::new(|info| tracing::error!("driver panic: {info}")));
-    let settings = match serde_json::from_str::<serde_json::Value>(&settings) {
+    let mut settings = match serde_json::from_str::<serde_json::Value>(&settings) {
         Ok(serde_json::Value::Object(map)) => map,
         Ok(_) | Err(_) => serde_json::Map::new(),
     };
-    let config = PluginConfig { settings };
+    let host = settings.remove(HOST_MEMBER);
+    let purpose = match &host {
+        None => LoadPurpose::Serve,
+        Some(member) => LoadPurpose::from_ffi(
+            member
+                .get("purpose")
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or_default(),
+        ),
+    };
+    let config = PluginConfig::new(settings).with_purpose(purpose);
+    let failure = |message: String, setting: Option<&str>| -> RString {
+        if host.is_none() {
+            return message.into();
+        }
+        let failure = InitFailure {
+            message,
+            setting: setting.map(str::to_owned),
+        };
+        serde_json::to_string(&failure)
+            .unwrap_or(failure.message)
+            .into()
+    };
     match catch_unwind(AssertUnwindSafe(|| ctor(&config))) {
         Ok(Ok(driver)) => RResult::ROk(FfiDriver_TO::from_value(
             DriverAdapter::new(driver),
@@ -321,15 +358,18 @@ pub fn init_driver<D: Driver, E: Into<PluginInitError>>(
         )),
         Ok(Err(e)) => {
             let e: PluginInitError = e.into();
-            RResult::RErr(format!("the driver failed to initialize: {e}").into())
+            RResult::RErr(failure(
+                format!("the driver failed to initialize: {e}"),
+                e.setting(),
+            ))
         }
-        Err(payload) => RResult::RErr(
+        Err(payload) => RResult::RErr(failure(
             format!(
                 "the driver panicked during init: {}",
                 panic_message(payload.as_ref())
-            )
-            .into(),
-        ),
+            ),
+            None,
+        )),
     }
 }
 
@@ -353,7 +393,8 @@ pub const fn abi_version() -> (u32, u32) {
 /// `driver` is a constructor `FnOnce(&PluginConfig) -> Result<D, E>` whose
 /// error converts into [`PluginInitError`] (a [`ConfigError`] does; wrap
 /// anything else with [`PluginInitError::other`]). The version is the
-/// crate's `CARGO_PKG_VERSION`.
+/// crate's `CARGO_PKG_VERSION`. [`PluginConfig::purpose`] tells the
+/// constructor whether the host serves with the driver or only inspects it.
 #[macro_export]
 macro_rules! export_plugin {
     (id: $id:expr, description: $desc:expr, driver: $ctor:expr $(,)?) => {
@@ -403,4 +444,107 @@ macro_rules! export_plugin {
             };
         };
     };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ffi::{FfiHostLog, FfiHostLog_TO};
+    use devicerail_protocol::DeviceInfo;
+    use std::sync::Mutex;
+
+    struct Quiet;
+    impl FfiHostLog for Quiet {
+        fn log(&self, _level: u8, _target: RStr<'_>, _message: RStr<'_>) {}
+    }
+
+    /// A driver that refuses unknown settings and records its config.
+    struct Probe;
+    static SEEN: Mutex<Vec<(Vec<String>, LoadPurpose)>> = Mutex::new(Vec::new());
+
+    impl Driver for Probe {
+        fn list_devices(&self, _ctx: &CallContext) -> crate::DriverResult<Vec<DeviceInfo>> {
+            Ok(Vec::new())
+        }
+        fn connect(&self, _ctx: &CallContext, d: &DeviceId) -> crate::DriverResult<DeviceInfo> {
+            Err(DriverError::failure(format!("no {d}")))
+        }
+        fn disconnect(&self, _ctx: &CallContext, _d: &DeviceId) -> crate::DriverResult<()> {
+            Ok(())
+        }
+        fn capabilities(
+            &self,
+            _ctx: &CallContext,
+            d: &DeviceId,
+        ) -> crate::DriverResult<crate::DeviceCapabilities> {
+            Err(DriverError::failure(format!("no {d}")))
+        }
+        fn observe(
+            &self,
+            _ctx: &CallContext,
+            d: &DeviceId,
+            _r: &ObserveRequest,
+        ) -> crate::DriverResult<DriverObservation> {
+            Err(DriverError::failure(format!("no {d}")))
+        }
+        fn execute(
+            &self,
+            _ctx: &CallContext,
+            d: &DeviceId,
+            _c: &ActionCall,
+        ) -> crate::DriverResult<crate::ActionOutput> {
+            Err(DriverError::failure(format!("no {d}")))
+        }
+    }
+
+    fn probe(config: &PluginConfig) -> Result<Probe, ConfigError> {
+        let read = config.reader();
+        SEEN.lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push((read.keys().map(str::to_owned).collect(), config.purpose));
+        read.deny_unknown(&["ok"])?;
+        Ok(Probe)
+    }
+
+    fn init(settings: serde_json::Value) -> RResult<FfiDriverBox, RString> {
+        init_driver(
+            "probe",
+            FfiInit {
+                log: FfiHostLog_TO::from_value(Quiet, TD_Opaque),
+                max_level: 0,
+                settings: settings.to_string().into(),
+            },
+            probe,
+        )
+    }
+
+    #[test]
+    fn the_host_member_sets_the_purpose_and_asks_for_located_errors() {
+        let seen = || SEEN.lock().unwrap_or_else(|p| p.into_inner()).pop();
+        // A 1.1 host: the member is taken out before the driver sees it.
+        let r = init(serde_json::json!({ "ok": 1, HOST_MEMBER: { "purpose": "inspect" } }));
+        assert!(r.is_ok());
+        assert_eq!(seen(), Some((vec!["ok".to_owned()], LoadPurpose::Inspect)));
+        let r = init(serde_json::json!({ "bad": 1, HOST_MEMBER: { "purpose": "serve" } }));
+        let RResult::RErr(text) = r else {
+            panic!("an unknown setting is refused");
+        };
+        let failure: InitFailure = serde_json::from_str(&text).expect("JSON failure");
+        assert_eq!(failure.setting.as_deref(), Some("bad"));
+        assert!(failure.message.contains("is not a known setting"), "{text}");
+        assert_eq!(seen().map(|s| s.1), Some(LoadPurpose::Serve));
+        // An unknown purpose is the cautious one.
+        assert!(init(serde_json::json!({ HOST_MEMBER: { "purpose": "later" } })).is_ok());
+        assert_eq!(seen().map(|s| s.1), Some(LoadPurpose::Inspect));
+        // A 1.0 host: serve, and errors as plain text.
+        let r = init(serde_json::json!({ "bad": 1 }));
+        let RResult::RErr(text) = r else {
+            panic!("refused");
+        };
+        assert!(
+            text.starts_with("the driver failed to initialize: setting \"bad\""),
+            "{text}"
+        );
+        assert_eq!(seen().map(|s| s.1), Some(LoadPurpose::Serve));
+    }
 }

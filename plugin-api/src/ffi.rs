@@ -23,8 +23,43 @@ use abi_stable::{
 /// Major version of this ABI. A host refuses plugins with another major.
 /// Bump it for any change that is not an append to a prefix type.
 pub const ABI_MAJOR: u32 = 1;
-/// Minor version: features appended compatibly.
-pub const ABI_MINOR: u32 = 0;
+/// Minor version: features added compatibly.
+///
+/// * 1.0: `PluginMod::init` with the settings as JSON text.
+/// * 1.1: the load purpose and located init errors. To a plugin whose
+///   manifest says `abiMinor` ≥ 1, the host adds the member
+///   [`HOST_MEMBER`] to the settings object: `{"purpose": "serve" |
+///   "inspect"}` ([`PURPOSE_SERVE`], [`PURPOSE_INSPECT`]). The plugin
+///   removes it before its driver sees the settings, and then answers an
+///   init failure with the JSON text of [`InitFailure`]. A 1.0 plugin gets
+///   neither and is initialized as for serving. No type changes layout:
+///   abi_stable refuses a root module with fewer fields than the host's
+///   (a layout check, not a version check), so appending an `init` variant
+///   to [`PluginMod`] would lock out every 1.0 plugin.
+pub const ABI_MINOR: u32 = 1;
+
+/// The settings member through which the host talks to a 1.1 plugin's
+/// export glue (the driver never sees it).
+pub const HOST_MEMBER: &str = "$devicerail";
+/// Load purpose (1.1): the host serves the protocol with the plugin.
+pub const PURPOSE_SERVE: &str = "serve";
+/// Load purpose (1.1): the host only inspects the plugin (`plugins
+/// install`, `plugins list`, `doctor`); the driver must start no external
+/// server or long-lived process. A plugin treats any purpose it does not
+/// know as this one.
+pub const PURPOSE_INSPECT: &str = "inspect";
+
+/// An init failure as a 1.1 plugin reports it (JSON text of the `init`
+/// error) when the host sent [`HOST_MEMBER`].
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct InitFailure {
+    /// What went wrong, for people.
+    pub message: String,
+    /// The settings key at fault (`key`, `list[index].key`), when the
+    /// failure is about one setting whose value came from the settings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setting: Option<String>,
+}
 
 /// A UUID as two `u64`s (big-endian halves), passed by value.
 #[repr(C)]

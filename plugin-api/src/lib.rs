@@ -13,6 +13,12 @@
 //!   which checks layout, ABI major, manifest and protocol range, and gets a
 //!   [`loader::LoadedPlugin`] that itself implements [`Driver`], validating
 //!   every value against `devicerail-protocol`.
+//! * The host passes each plugin its table of the host's configuration
+//!   file as [`PluginConfig::settings`], and says why it loads it
+//!   ([`PluginConfig::purpose`]: serve, or only inspect for `plugins
+//!   install|list` and `doctor`, when a driver must start no external
+//!   server). Plugins built against ABI 1.0 still load (see
+//!   [`ffi::ABI_MINOR`]).
 //! * Feature `conformance` adds the suite every driver's tests run.
 //!
 //! Shared by every driver: [`actions`] (the native action vocabulary:
@@ -49,8 +55,8 @@ pub use config::{ConfigError, ConfigReader};
 pub use context::CallContext;
 pub use driver::{
     ActionOutput, CheckStatus, CustomCode, DeviceCapabilities, DeviceHealth, DoctorCheck, Driver,
-    DriverCode, DriverError, DriverObservation, DriverResult, InvalidCode, ObserveRequest,
-    PluginConfig, PluginIdentity, UiTree,
+    DriverCode, DriverError, DriverObservation, DriverResult, InvalidCode, LoadPurpose,
+    ObserveRequest, PluginConfig, PluginIdentity, UiTree,
 };
 pub use export::PluginInitError;
 pub use manifest::{PluginManifest, library_file_name, library_stem, valid_plugin_id};

@@ -1,7 +1,10 @@
 //! Host side of the boundary: opens a plugin library, checks layout, ABI,
-//! manifest and protocol range, initializes the driver, and wraps it in
-//! [`LoadedPlugin`], which implements [`Driver`] with every JSON value
-//! validated against the protocol types.
+//! manifest and protocol range ([`open`]), initializes the driver for a
+//! [`LoadPurpose`] with the settings chosen by its id
+//! ([`OpenedPlugin::init`]), and wraps it in [`LoadedPlugin`], which
+//! implements [`Driver`] with every JSON value validated against the
+//! protocol types. A plugin built against ABI 1.0 gets its settings alone
+//! and is initialized as for serving (see [`crate::ffi::ABI_MINOR`]).
 //!
 //! Each file is loaded through `lib_header_from_path` + `init_root_module`
 //! (never `RootModule::load_from_file`, which keeps one module per type per
@@ -21,10 +24,11 @@ use serde::de::DeserializeOwned;
 use crate::context::CallContext;
 use crate::driver::{
     ActionOutput, DeviceCapabilities, DeviceHealth, DoctorCheck, Driver, DriverError,
-    DriverObservation, DriverResult, ObserveRequest,
+    DriverObservation, DriverResult, LoadPurpose, ObserveRequest,
 };
 use crate::ffi::{
-    ABI_MAJOR, FfiCallContext, FfiDriverBox, FfiHostLog, FfiHostLog_TO, FfiInit, PluginModRef,
+    ABI_MAJOR, FfiCallContext, FfiDriverBox, FfiHostLog, FfiHostLog_TO, FfiInit, HOST_MEMBER,
+    InitFailure, PluginModRef,
 };
 use crate::logging::u8_to_level;
 use crate::manifest::{PluginManifest, valid_plugin_id};
@@ -67,13 +71,44 @@ pub enum LoadError {
     /// The driver's constructor failed or panicked.
     #[error("plugin initialization failed: {0}")]
     InitFailed(String),
+    /// The driver's constructor refused one of its settings (ABI 1.1).
+    #[error("plugin initialization failed: {message}")]
+    SettingRefused {
+        /// The settings key at fault (`key`, `list[index].key`).
+        setting: String,
+        /// What is wrong, naming the setting.
+        message: String,
+    },
 }
 
-/// Opens, checks and initializes the plugin library at `path`.
+/// Opens, checks and initializes the plugin library at `path` to serve.
 pub fn load(
     path: &Path,
     settings: &serde_json::Map<String, serde_json::Value>,
 ) -> Result<LoadedPlugin, LoadError> {
+    open(path)?.init(settings, LoadPurpose::Serve)
+}
+
+/// A plugin library that passed every check before init: layout, ABI
+/// major, manifest and protocol range. Settings can be chosen by its id
+/// before [`OpenedPlugin::init`].
+pub struct OpenedPlugin {
+    manifest: PluginManifest,
+    path: PathBuf,
+    module: PluginModRef,
+}
+
+impl std::fmt::Debug for OpenedPlugin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenedPlugin")
+            .field("id", &self.manifest.id)
+            .field("path", &self.path)
+            .finish()
+    }
+}
+
+/// Opens and checks the plugin library at `path` without initializing it.
+pub fn open(path: &Path) -> Result<OpenedPlugin, LoadError> {
     let header = lib_header_from_path(path).map_err(classify)?;
     let module: PluginModRef = header
         .init_root_module::<PluginModRef>()
@@ -101,27 +136,71 @@ pub fn load(
         )));
     }
     check_protocol(&manifest.protocol)?;
-    let init = FfiInit {
-        log: FfiHostLog_TO::from_value(
-            HostLog {
-                plugin: manifest.id.clone(),
-            },
-            TD_Opaque,
-        ),
-        max_level: host_max_level(),
-        settings: serde_json::Value::Object(settings.clone())
-            .to_string()
-            .into(),
-    };
-    let driver = match (module.init())(init) {
-        RResult::ROk(d) => d,
-        RResult::RErr(e) => return Err(LoadError::InitFailed(e.into())),
-    };
-    Ok(LoadedPlugin {
+    Ok(OpenedPlugin {
         manifest,
         path: path.to_path_buf(),
-        driver,
+        module,
     })
+}
+
+impl OpenedPlugin {
+    /// The manifest the library reported.
+    pub fn manifest(&self) -> &PluginManifest {
+        &self.manifest
+    }
+
+    /// Whether the library knows load purposes (ABI 1.1 and later). A 1.0
+    /// plugin is initialized to serve whatever the purpose.
+    pub fn knows_purposes(&self) -> bool {
+        self.manifest.abi_minor >= 1
+    }
+
+    /// Initializes the driver with `settings` for `purpose`.
+    pub fn init(
+        self,
+        settings: &serde_json::Map<String, serde_json::Value>,
+        purpose: LoadPurpose,
+    ) -> Result<LoadedPlugin, LoadError> {
+        let mut settings = settings.clone();
+        let v1_1 = self.knows_purposes();
+        if v1_1 {
+            settings.insert(
+                HOST_MEMBER.to_owned(),
+                serde_json::json!({ "purpose": purpose.to_ffi() }),
+            );
+        }
+        let init = FfiInit {
+            log: FfiHostLog_TO::from_value(
+                HostLog {
+                    plugin: self.manifest.id.clone(),
+                },
+                TD_Opaque,
+            ),
+            max_level: host_max_level(),
+            settings: serde_json::Value::Object(settings).to_string().into(),
+        };
+        let driver = match (self.module.init())(init) {
+            RResult::ROk(d) => d,
+            RResult::RErr(text) => {
+                let failure = v1_1
+                    .then(|| serde_json::from_str::<InitFailure>(&text).ok())
+                    .flatten();
+                return Err(match failure {
+                    Some(InitFailure {
+                        message,
+                        setting: Some(setting),
+                    }) => LoadError::SettingRefused { setting, message },
+                    Some(InitFailure { message, .. }) => LoadError::InitFailed(message),
+                    None => LoadError::InitFailed(text.into()),
+                });
+            }
+        };
+        Ok(LoadedPlugin {
+            manifest: self.manifest,
+            path: self.path,
+            driver,
+        })
+    }
 }
 
 fn classify(e: LibraryError) -> LoadError {

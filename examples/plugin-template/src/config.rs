@@ -1,5 +1,6 @@
-//! The plugin's configuration: host-provided settings
-//! (`PluginConfig.settings`) win over environment variables, which win over
+//! The plugin's configuration: host-provided settings (the
+//! `[plugins.hello]` table of the host's configuration file, as
+//! `PluginConfig.settings`) win over environment variables, which win over
 //! the defaults. Read once, when the host initializes the plugin, with the
 //! SDK's reader (`devicerail_plugin_api::config`), whose errors name the
 //! setting and where the bad value came from.
@@ -50,6 +51,8 @@ impl Config {
         env: impl Fn(&str) -> Option<String>,
     ) -> Result<Self, ConfigError> {
         let read = ConfigReader::with_env(settings, &env);
+        // A key the plugin does not read is most likely a typo: refuse it.
+        read.deny_unknown(&[GREETING_KEY, SIZE_KEY])?;
         let mut config = Self::default();
         let greeting = read.get(GREETING_KEY).env(GREETING_ENV);
         let expected = "1 to 64 characters of text";

@@ -42,6 +42,8 @@ pub struct Options {
     /// The data directory (default: `data` under the root).
     pub data_dir: Option<PathBuf>,
     pub env: Vec<(String, String)>,
+    /// A configuration file (TOML text), written beside the plugins.
+    pub config: Option<String>,
 }
 
 /// A running host: the shared [`HostProcess`] client plus what these tests
@@ -93,6 +95,11 @@ impl TestHost {
         let mut cmd = HostProcess::serve_command(binary, &plugins, &data);
         if let Some(p) = opts.screenshot_policy {
             cmd.arg("--screenshot-policy").arg(p);
+        }
+        if let Some(text) = &opts.config {
+            let file = root.join("config.toml");
+            std::fs::write(&file, text).expect("write the configuration file");
+            cmd.arg("--config").arg(file);
         }
         cmd.env("RUST_LOG", "info")
             .env_remove("DEVICERAIL_SCREENSHOT_POLICY");

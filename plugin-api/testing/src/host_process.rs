@@ -85,6 +85,16 @@ impl HostProcess {
     /// fresh data directory, and `env` set for the host (and so for the
     /// plugins it loads).
     pub fn start(plugins: &[PathBuf], env: &[(&str, &str)]) -> Self {
+        Self::start_configured(plugins, env, None)
+    }
+
+    /// [`HostProcess::start`] with `config` (TOML text, e.g. a
+    /// `[plugins.<id>]` table of settings) as the configuration file.
+    pub fn start_configured(
+        plugins: &[PathBuf],
+        env: &[(&str, &str)],
+        config: Option<&str>,
+    ) -> Self {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
         let plugins_dir = dir.path().join("plugins");
         std::fs::create_dir_all(&plugins_dir).unwrap_or_else(|e| panic!("mkdir: {e}"));
@@ -94,6 +104,11 @@ impl HostProcess {
                 .unwrap_or_else(|e| panic!("copy {}: {e}", p.display()));
         }
         let mut cmd = Self::serve_command(&host_binary(), &plugins_dir, &dir.path().join("data"));
+        if let Some(text) = config {
+            let file = dir.path().join("config.toml");
+            std::fs::write(&file, text).unwrap_or_else(|e| panic!("write config: {e}"));
+            cmd.arg("--config").arg(file);
+        }
         for (k, v) in env {
             cmd.env(k, v);
         }
@@ -117,6 +132,12 @@ impl HostProcess {
             "RUST_LOG",
             std::env::var("RUST_LOG").unwrap_or_else(|_| "info".into()),
         );
+        // No configuration file of the machine's user: the default
+        // location moves beside the data directory, where there is none.
+        cmd.env_remove("DEVICERAIL_CONFIG");
+        if let Some(root) = data_dir.parent() {
+            cmd.env("XDG_DATA_HOME", root.join("xdg"));
+        }
         cmd
     }
 

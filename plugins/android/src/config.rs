@@ -24,6 +24,15 @@ pub mod env {
     pub const COMMAND_TIMEOUT_MS: &str = "DEVICERAIL_ANDROID_COMMAND_TIMEOUT_MS";
 }
 
+/// Every setting the plugin reads; any other key is refused.
+pub const SETTINGS: &[&str] = &[
+    "adbServer",
+    "startServer",
+    "adbPath",
+    "screenshotMode",
+    "commandTimeoutMs",
+];
+
 /// Which screenshot method to use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ScreenshotPreference {
@@ -152,6 +161,7 @@ impl Config {
         env: impl Fn(&str) -> Option<String>,
     ) -> Result<Self, ConfigError> {
         let read = ConfigReader::with_env(settings, &env);
+        read.deny_unknown(SETTINGS)?;
         let mut c = Config::default();
         let server = read.get("adbServer").env(env::ADB_SERVER_SOCKET);
         if let Some(server) = server.try_parse(parse_server)? {

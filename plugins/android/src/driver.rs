@@ -126,9 +126,15 @@ fn id(s: &str) -> DriverResult<IdString> {
 }
 
 impl AndroidDriver {
-    /// A driver configured from settings and the environment.
+    /// A driver configured from settings and the environment. Loaded only
+    /// to be inspected, it never starts an adb server (`startServer` is
+    /// off), so `plugins install`/`list` and `doctor` leave no process.
     pub fn new(config: &PluginConfig) -> Result<Self, ConfigError> {
-        Ok(Self::with_config(Config::load(&config.settings)?))
+        let mut resolved = Config::load(&config.settings)?;
+        if !config.purpose.may_start_servers() {
+            resolved.start_server = false;
+        }
+        Ok(Self::with_config(resolved))
     }
 
     /// A driver with an explicit configuration.

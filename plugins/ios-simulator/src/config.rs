@@ -8,6 +8,19 @@ use std::time::Duration;
 use devicerail_plugin_api::config::{ConfigError, ConfigReader, Raw};
 use serde_json::{Map, Value};
 
+/// Every setting the plugin reads; any other key is refused.
+pub const SETTINGS: &[&str] = &[
+    "xcrun",
+    "wdaUrl",
+    "wdaUrls",
+    "boot",
+    "screenshot",
+    "wdaBundleId",
+    "httpTimeoutMs",
+    "bootTimeoutMs",
+    "wdaWaitMs",
+];
+
 /// Environment variable naming the `xcrun` binary.
 pub const ENV_XCRUN: &str = "DEVICERAIL_XCRUN";
 /// Environment variable with the default WebDriverAgent URL.
@@ -117,6 +130,7 @@ impl Config {
         env: impl Fn(&str) -> Option<String>,
     ) -> Result<Self, ConfigError> {
         let read = ConfigReader::with_env(settings, &env);
+        read.deny_unknown(SETTINGS)?;
         let mut config = Self::default();
         if let Some(xcrun) = read.get("xcrun").env(ENV_XCRUN).path()? {
             config.xcrun = xcrun;

@@ -81,6 +81,7 @@ impl MockDriver {
     /// `DEVICERAIL_MOCK_DEVICES` and `DEVICERAIL_MOCK_FAULTS`.
     pub fn new(config: &PluginConfig) -> Result<Self, ConfigError> {
         let read = config.reader();
+        read.deny_unknown(&[DEVICES_KEY, FAULTS_KEY, FEED_ROWS_KEY])?;
         let count = read
             .get(DEVICES_KEY)
             .env(DEVICES_ENV)
@@ -452,9 +453,9 @@ mod tests {
     use super::*;
 
     fn with_settings(settings: serde_json::Value) -> Result<MockDriver, ConfigError> {
-        MockDriver::new(&PluginConfig {
-            settings: settings.as_object().cloned().unwrap_or_default(),
-        })
+        MockDriver::new(&PluginConfig::new(
+            settings.as_object().cloned().unwrap_or_default(),
+        ))
     }
 
     #[test]

@@ -1,0 +1,191 @@
+//! FROZEN: the stable-ABI boundary exactly as `devicerail-plugin-api`
+//! 0.1.0 defined it at ABI 1.0 (before `PluginMod::init_for`), less two
+//! `From` impls that do not change any layout. Do not edit: it exists so a
+//! test can load a plugin built against ABI 1.0 into today's host.
+//!
+//! The stable-ABI boundary between the host and a plugin library.
+//!
+//! Everything that crosses is `abi_stable` data: a prefix-type root module
+//! (so later versions can append fields), one `#[sabi_trait]` driver
+//! object, JSON text for structured values and raw bytes for images. The
+//! host validates every JSON value against `devicerail-protocol` types.
+//!
+//! Plugin authors never use this module directly; [`crate::export_plugin!`]
+//! generates the plugin side and [`crate::loader`] wraps the host side.
+
+// `#[sabi_trait]` expands to impls the non-local-definitions lint flags.
+#![allow(non_local_definitions)]
+
+use std::sync::atomic::AtomicBool;
+
+use abi_stable::library::RootModule;
+use abi_stable::sabi_trait;
+use abi_stable::std_types::{RArc, RBox, ROption, RResult, RStr, RString, RVec};
+use abi_stable::{
+    StableAbi, declare_root_module_statics, package_version_strings, sabi_types::VersionStrings,
+};
+
+/// Major version of this ABI. A host refuses plugins with another major.
+/// Bump it for any change that is not an append to a prefix type.
+pub const ABI_MAJOR: u32 = 1;
+/// Minor version: features appended compatibly.
+pub const ABI_MINOR: u32 = 0;
+
+/// A UUID as two `u64`s (big-endian halves), passed by value.
+#[repr(C)]
+#[derive(StableAbi, Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FfiUuid {
+    /// The first eight bytes.
+    pub high: u64,
+    /// The last eight bytes.
+    pub low: u64,
+}
+
+/// Per-call context as it crosses the boundary.
+#[repr(C)]
+#[derive(StableAbi)]
+pub struct FfiCallContext {
+    /// Nanoseconds left until the call's deadline; `u64::MAX` means none.
+    pub budget_ns: u64,
+    /// Set by the host on cancellation or deadline expiry.
+    pub cancelled: RArc<AtomicBool>,
+    /// The Observation id reserved for this call.
+    pub observation_id: FfiUuid,
+    /// The RPC request id, for log correlation (may be empty).
+    pub request_id: RString,
+}
+
+/// A typed driver failure.
+#[repr(C)]
+#[derive(StableAbi, Debug, Clone)]
+pub struct FfiError {
+    /// The error code's text (a catalog code or a driver code).
+    pub code: RString,
+    /// What went wrong, for people.
+    pub message: RString,
+    /// Whether the same call may succeed if tried again.
+    pub retryable: bool,
+    /// JSON text of the details, or empty for `null`.
+    pub details: RString,
+}
+
+/// An observation: JSON (viewport, metadata, UI tree) plus PNG bytes.
+#[repr(C)]
+#[derive(StableAbi)]
+pub struct FfiObservation {
+    /// JSON of the viewport, metadata and UI tree.
+    pub json: RString,
+    /// PNG bytes of the screenshot, when one was requested.
+    pub png: ROption<RVec<u8>>,
+}
+
+/// An Action result, each part as its own JSON text so the host decodes
+/// only what is there.
+#[repr(C)]
+#[derive(StableAbi)]
+pub struct FfiActionOutput {
+    /// JSON of the Action's output.
+    pub output: RString,
+    /// JSON `ActionExecution`, or empty for none.
+    pub execution: RString,
+    /// The UI state a semantic Action resolved against.
+    pub resolved: ROption<FfiObservation>,
+}
+
+/// Result type of FFI calls.
+pub type FfiResult<T> = RResult<T, FfiError>;
+
+/// The driver object a plugin's `init` returns. Methods may only be
+/// appended (after the last prefix field) in later minor versions.
+#[sabi_trait]
+pub trait FfiDriver: Send + Sync {
+    /// JSON `Vec<DeviceInfo>`.
+    fn list_devices(&self, ctx: &FfiCallContext) -> FfiResult<RString>;
+    /// JSON `DeviceInfo`.
+    fn connect(&self, ctx: &FfiCallContext, device: RStr<'_>) -> FfiResult<RString>;
+    /// Releases the device.
+    fn disconnect(&self, ctx: &FfiCallContext, device: RStr<'_>) -> FfiResult<()>;
+    /// JSON `DeviceHealth`.
+    fn health(&self, ctx: &FfiCallContext, device: RStr<'_>) -> FfiResult<RString>;
+    /// JSON `DeviceCapabilities`.
+    fn capabilities(&self, ctx: &FfiCallContext, device: RStr<'_>) -> FfiResult<RString>;
+    /// `request` is JSON `ObserveRequest`.
+    fn observe(
+        &self,
+        ctx: &FfiCallContext,
+        device: RStr<'_>,
+        request: RStr<'_>,
+    ) -> FfiResult<FfiObservation>;
+    /// One Action: its call id, name, and the JSON text of its arguments.
+    fn execute(
+        &self,
+        ctx: &FfiCallContext,
+        device: RStr<'_>,
+        call_id: FfiUuid,
+        name: RStr<'_>,
+        arguments: RStr<'_>,
+    ) -> FfiResult<FfiActionOutput>;
+    /// JSON `Vec<DoctorCheck>`.
+    #[sabi(last_prefix_field)]
+    fn doctor(&self) -> RString;
+}
+
+/// The boxed driver object.
+pub type FfiDriverBox = FfiDriver_TO<'static, RBox<()>>;
+
+/// The host's log sink, handed to the plugin at init.
+#[sabi_trait]
+pub trait FfiHostLog: Send + Sync {
+    /// `level`: 1 = error ... 5 = trace.
+    #[sabi(last_prefix_field)]
+    fn log(&self, level: u8, target: RStr<'_>, message: RStr<'_>);
+}
+
+/// The boxed log sink.
+pub type FfiHostLogBox = FfiHostLog_TO<'static, RBox<()>>;
+
+/// What the host hands a plugin at init.
+#[repr(C)]
+#[derive(StableAbi)]
+pub struct FfiInit {
+    /// Where the plugin's log records go.
+    pub log: FfiHostLogBox,
+    /// Most verbose level the host records (0 = off ... 5 = trace).
+    pub max_level: u8,
+    /// JSON object of host-provided settings.
+    pub settings: RString,
+}
+
+/// The root module every plugin library exports.
+#[repr(C)]
+#[derive(StableAbi)]
+#[sabi(kind(Prefix(prefix_ref = PluginModRef)))]
+#[sabi(missing_field(panic))]
+pub struct PluginMod {
+    /// [`ABI_MAJOR`] the plugin was built against.
+    pub abi_major: u32,
+    /// [`ABI_MINOR`] the plugin was built against.
+    pub abi_minor: u32,
+    /// JSON [`crate::PluginManifest`].
+    pub manifest: extern "C" fn() -> RString,
+    /// Builds the driver. Errors and panics come back as text.
+    #[sabi(last_prefix_field)]
+    pub init: extern "C" fn(init: FfiInit) -> RResult<FfiDriverBox, RString>,
+}
+
+impl RootModule for PluginModRef {
+    declare_root_module_statics! {PluginModRef}
+    const BASE_NAME: &'static str = "devicerail_plugin";
+    const NAME: &'static str = "devicerail_plugin";
+    const VERSION_STRINGS: VersionStrings = package_version_strings!();
+}
+
+/// The exported symbol name of a plugin's library header. Tested against
+/// `abi_stable::library::ROOT_MODULE_LOADER_NAME`.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! __root_module_loader_name {
+    () => {
+        "_1as_0lib_1header_0root_bmodule_bloader"
+    };
+}
