@@ -126,12 +126,17 @@ impl ClientHost {
     where
         M: ControlMethod<Params = NoParams>,
     {
-        tokio::time::timeout(
-            WAIT,
-            self.client.call::<M>(NoParams, CallOptions::default()),
-        )
-        .await
-        .unwrap_or_else(|_| panic!("{} answered in time", M::DESCRIPTOR.name))
+        self.call0_with::<M>(CallOptions::default()).await
+    }
+
+    /// [`ClientHost::call0`] with call options (`timeoutMs`).
+    pub async fn call0_with<M>(&self, options: CallOptions) -> Result<M::Result, ClientError>
+    where
+        M: ControlMethod<Params = NoParams>,
+    {
+        tokio::time::timeout(WAIT, self.client.call::<M>(NoParams, options))
+            .await
+            .unwrap_or_else(|_| panic!("{} answered in time", M::DESCRIPTOR.name))
     }
 
     /// Closes the client (stdin EOF); the host must exit 0 promptly.
