@@ -667,3 +667,69 @@ async fn features_not_negotiated_are_refused_by_the_host_or_the_client() {
     assert!(!enabled.contains(feature::EVENTS_SNAPSHOT_V1));
     host.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_older_minor_gets_events_it_can_represent() {
+    // Protocol 1.3 has the event stream but no UI snapshots or execution
+    // metadata: the client refuses a streamed event newer than the
+    // negotiated minor.
+    let mut h = hello();
+    h.protocol.ranges = serde_json::from_value(json!([{ "major": 1, "minMinor": 0, "maxMinor": 3 }]))
+        .expect("ranges");
+    h.features.optional = [
+        feature::EVENTS_SNAPSHOT_V1,
+        feature::EVENTS_STREAM_V1,
+        feature::REQUEST_CONTROL_V1,
+        feature::DEVICE_ROUTING_V1,
+    ]
+    .iter()
+    .map(|f| (*f).to_owned())
+    .collect();
+    let host = ClientHost::start(Options::default(), h).await.expect("spawn");
+    assert_eq!(
+        host.client
+            .negotiated_hello()
+            .expect("hello")
+            .protocol
+            .selected
+            .minor,
+        3
+    );
+    host.call0::<DeviceConnect>().await.expect("connect");
+    let session = host.call0::<SessionStart>().await.expect("start");
+    let mut stream = host
+        .client
+        .open_event_stream(
+            EventsSubscribeParams {
+                session_id: session.id.clone(),
+                after_cursor: None,
+            },
+            EventStreamOptions::default(),
+        )
+        .await
+        .expect("open");
+    host.call0::<DeviceObserve>().await.expect("observe");
+    host.call::<DeviceExecute>(action("tap", json!({ "x": 3, "y": 3 })))
+        .await
+        .expect("tap");
+    host.call::<SessionEnd>(Value::Null).await.expect("end");
+    let mut streamed = Vec::new();
+    while let Some(item) = tokio::time::timeout(WAIT, stream.next())
+        .await
+        .expect("in time")
+        .expect("a stream the 1.3 client accepts")
+    {
+        stream.confirm(&item.cursor).expect("confirm");
+        streamed.push(item.event);
+    }
+    assert_eq!(streamed.len(), 5);
+    for e in &streamed {
+        assert!(e.payload.required_protocol_minor() <= 3, "{e:?}");
+    }
+    let listed = host
+        .call::<EventsList>(json!({ "sessionId": session.id }))
+        .await
+        .expect("events.list");
+    assert_eq!(listed, streamed, "the snapshot and the stream agree");
+    host.close().await;
+}
