@@ -674,8 +674,9 @@ async fn an_older_minor_gets_events_it_can_represent() {
     // metadata: the client refuses a streamed event newer than the
     // negotiated minor.
     let mut h = hello();
-    h.protocol.ranges = serde_json::from_value(json!([{ "major": 1, "minMinor": 0, "maxMinor": 3 }]))
-        .expect("ranges");
+    h.protocol.ranges =
+        serde_json::from_value(json!([{ "major": 1, "minMinor": 0, "maxMinor": 3 }]))
+            .expect("ranges");
     h.features.optional = [
         feature::EVENTS_SNAPSHOT_V1,
         feature::EVENTS_STREAM_V1,
@@ -685,7 +686,9 @@ async fn an_older_minor_gets_events_it_can_represent() {
     .iter()
     .map(|f| (*f).to_owned())
     .collect();
-    let host = ClientHost::start(Options::default(), h).await.expect("spawn");
+    let host = ClientHost::start(Options::default(), h)
+        .await
+        .expect("spawn");
     assert_eq!(
         host.client
             .negotiated_hello()
