@@ -584,7 +584,7 @@ async fn the_event_stream_follows_a_session_to_its_end_across_a_resume() {
     let terminal = resumed.terminal().expect("a terminal");
     assert!(matches!(
         terminal.termination,
-        EventsStreamTermination::SessionEnded { .. }
+        EventsStreamTermination::SessionEnded
     ));
     match &after[2].payload {
         TestEventPayload::SessionEnded { outcome, .. } => {
