@@ -7,8 +7,12 @@
 //!
 //! * [`build_workspace_plugin`], [`load_workspace_plugin`]: a workspace
 //!   plugin crate, built and loaded through the host's loader;
-//! * [`host_process::HostProcess`]: the workspace's `devicerail serve`,
-//!   spoken to over NDJSON pipes;
+//! * [`client::HostClient`]: the workspace's `devicerail serve` driven
+//!   through the protocol authors' official Rust client (`devicerail-client`
+//!   from crates.io), for end-to-end tests;
+//! * [`host_process::HostProcess`]: the same binary over raw NDJSON pipes,
+//!   only for frames a client refuses to send (malformed lines, calls
+//!   before hello, oversized lines);
 //! * [`assert_golden`]: wire JSON compared with a golden file byte for
 //!   byte;
 //! * [`call`]: an `ActionCall` with a fresh id.
@@ -18,6 +22,7 @@
 
 #![warn(missing_docs)]
 
+pub mod client;
 pub mod host_process;
 
 use std::path::{Path, PathBuf};
