@@ -25,14 +25,12 @@ fn devices(n: usize) -> Options {
     }
 }
 
-fn selected(host: &ClientHost) -> impl std::future::Future<Output = Option<String>> + '_ {
-    async move {
-        host.call0::<DevicesList>()
-            .await
-            .expect("devices.list")
-            .selected_device_id
-            .map(|d| d.0)
-    }
+async fn selected(host: &ClientHost) -> Option<String> {
+    host.call0::<DevicesList>()
+        .await
+        .expect("devices.list")
+        .selected_device_id
+        .map(|d| d.0)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
