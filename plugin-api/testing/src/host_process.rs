@@ -45,7 +45,7 @@ pub fn host_binary() -> PathBuf {
     BUILT
         .get_or_init(|| {
             let dir = profile_dir();
-            let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+            let mut cmd = crate::cargo_command();
             cmd.args([
                 "build",
                 "--quiet",
