@@ -1,31 +1,59 @@
 //! Device routing: the device list, selection, lazy routing to a sole
-//! device, and the routing errors.
+//! device, and the routing errors, through the official Rust client.
+//!
+//! One case stays raw: `devices.list` on a connection without
+//! `device.routing.v1`. The protocol serves it there (the legacy listing,
+//! without `selectedDeviceId`), but both official clients gate the method
+//! on the feature and refuse to send it.
 
 mod support;
 
-use serde_json::json;
-use support::{Options, TestHost, error_code, rpc_code};
+use devicerail_client::methods::{
+    DeviceConnect, DeviceDisconnect, DeviceExecute, DeviceSelect, DevicesList, EventsList,
+    SessionEnd, SessionStart, SystemDescribe,
+};
+use devicerail_client::protocol::TestEventPayload;
+use devicerail_client::{CallOptions, ClientError};
+use serde_json::{Value, json};
+use support::client::{ClientHost, action, expect_error, hello};
+use support::{Options, TestHost};
 
-#[test]
-fn sole_device_routes_lazily() {
-    let mut h = TestHost::start();
-    h.hello();
-    let list = h.ok("devices.list", None);
-    assert_eq!(list["devices"].as_array().map(Vec::len), Some(1));
-    assert_eq!(list["selectedDeviceId"], serde_json::Value::Null);
-    let info = h.ok("device.connect", None);
-    assert_eq!(info["id"], "mock-1");
-    assert_eq!(info["connected"], true);
-    assert_eq!(h.ok("devices.list", None)["devices"][0]["connected"], true);
-    assert_eq!(
-        h.ok("device.disconnect", None),
-        json!({ "disconnected": true })
-    );
-    assert_eq!(h.ok("devices.list", None)["devices"][0]["connected"], false);
+fn devices(n: usize) -> Options {
+    Options {
+        devices: Some(n),
+        ..Options::default()
+    }
+}
+
+async fn selected(host: &ClientHost) -> Option<String> {
+    host.call0::<DevicesList>()
+        .await
+        .expect("devices.list")
+        .selected_device_id
+        .map(|d| d.0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sole_device_routes_lazily() {
+    let h = ClientHost::start(Options::default(), hello())
+        .await
+        .expect("spawn");
+    let list = h.call0::<DevicesList>().await.expect("list");
+    assert_eq!(list.devices.len(), 1);
+    assert_eq!(list.selected_device_id, None);
+    let info = h.call0::<DeviceConnect>().await.expect("connect");
+    assert_eq!(info.id.0, "mock-1");
+    assert!(info.connected);
+    assert!(h.call0::<DevicesList>().await.expect("list").devices[0].connected);
+    let d = h.call0::<DeviceDisconnect>().await.expect("disconnect");
+    assert!(d.disconnected);
+    assert!(!h.call0::<DevicesList>().await.expect("list").devices[0].connected);
+    h.close().await;
 }
 
 #[test]
 fn legacy_listing_has_no_selection_member() {
+    // Raw: the clients refuse devices.list without device.routing.v1.
     let mut h = TestHost::start();
     h.hello_with(
         json!([{ "major": 1, "minMinor": 0, "maxMinor": 1 }]),
@@ -36,97 +64,129 @@ fn legacy_listing_has_no_selection_member() {
     assert!(list.get("selectedDeviceId").is_none(), "{list}");
 }
 
-#[test]
-fn several_devices_need_a_selection() {
-    let mut h = TestHost::with(Options {
-        devices: Some(3),
-        ..Options::default()
-    });
-    h.hello();
-    let list = h.ok("devices.list", None);
-    let ids: Vec<&str> = list["devices"]
-        .as_array()
-        .expect("array")
-        .iter()
-        .filter_map(|d| d["id"].as_str())
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn several_devices_need_a_selection() {
+    let h = ClientHost::start(devices(3), hello()).await.expect("spawn");
+    let ids: Vec<String> = h
+        .call0::<DevicesList>()
+        .await
+        .expect("list")
+        .devices
+        .into_iter()
+        .map(|d| d.id.0)
         .collect();
     assert_eq!(ids, ["mock-1", "mock-2", "mock-3"]);
-    let r = h.call("device.connect", None);
-    assert_eq!(error_code(&r).as_deref(), Some("device_selection_required"));
-    assert_eq!(rpc_code(&r), -32011);
-    let sel = h.ok("device.select", Some(json!({ "deviceId": "mock-2" })));
-    assert_eq!(sel["device"]["id"], "mock-2");
-    assert_eq!(h.ok("devices.list", None)["selectedDeviceId"], "mock-2");
-    assert_eq!(h.ok("device.connect", None)["id"], "mock-2");
+    expect_error(
+        h.call0::<DeviceConnect>().await,
+        "device_selection_required",
+        -32011,
+        true,
+    );
+    let sel = h
+        .call::<DeviceSelect>(json!({ "deviceId": "mock-2" }))
+        .await
+        .expect("select");
+    assert_eq!(sel.device.id.0, "mock-2");
+    assert_eq!(selected(&h).await.as_deref(), Some("mock-2"));
+    assert_eq!(
+        h.call0::<DeviceConnect>().await.expect("connect").id.0,
+        "mock-2"
+    );
     // An unknown id fails and keeps the previous selection.
-    let r = h.call("device.select", Some(json!({ "deviceId": "mock-99" })));
-    assert_eq!(error_code(&r).as_deref(), Some("device_not_found"));
-    assert_eq!(rpc_code(&r), -32011);
-    assert_eq!(h.ok("devices.list", None)["selectedDeviceId"], "mock-2");
-    assert_eq!(h.ok("system.describe", None)["deviceId"], "mock-2");
+    expect_error(
+        h.call::<DeviceSelect>(json!({ "deviceId": "mock-99" }))
+            .await,
+        "device_not_found",
+        -32011,
+        false,
+    );
+    assert_eq!(selected(&h).await.as_deref(), Some("mock-2"));
+    let described = h.call0::<SystemDescribe>().await.expect("describe");
+    assert_eq!(described.device_id.map(|d| d.0).as_deref(), Some("mock-2"));
     // Routing is per device: mock-2 is connected, mock-1 is not.
-    let list = h.ok("devices.list", None);
-    assert_eq!(list["devices"][0]["connected"], false);
-    assert_eq!(list["devices"][1]["connected"], true);
+    let list = h.call0::<DevicesList>().await.expect("list");
+    assert!(!list.devices[0].connected);
+    assert!(list.devices[1].connected);
+    h.close().await;
 }
 
-#[test]
-fn a_request_keeps_the_route_it_was_accepted_with() {
-    let mut h = TestHost::with(Options {
-        devices: Some(2),
-        faults: true,
-        ..Options::default()
-    });
-    h.hello();
-    h.ok("device.select", Some(json!({ "deviceId": "mock-1" })));
-    h.ok("device.connect", None);
-    h.ok("session.start", None);
-    let slow = h.request(
-        "device.execute",
-        Some(TestHost::action("sleep", json!({ "ms": 300 }))),
-    );
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_keeps_the_route_it_was_accepted_with() {
+    let h = ClientHost::start(
+        Options {
+            devices: Some(2),
+            faults: true,
+            ..Options::default()
+        },
+        hello(),
+    )
+    .await
+    .expect("spawn");
+    h.call::<DeviceSelect>(json!({ "deviceId": "mock-1" }))
+        .await
+        .expect("select");
+    h.call0::<DeviceConnect>().await.expect("connect");
+    h.call0::<SessionStart>().await.expect("start");
+    let params = serde_json::from_value(action("sleep", json!({ "ms": 300 }))).expect("params");
+    let slow = h
+        .client
+        .begin_call::<DeviceExecute>(params, CallOptions::default())
+        .expect("begin");
     // The session holds its device: re-selecting while the Action runs is
     // refused and the selection is kept.
-    let r = h.call("device.select", Some(json!({ "deviceId": "mock-2" })));
-    assert_eq!(
-        error_code(&r).as_deref(),
-        Some("device_lease_active"),
-        "{r}"
+    expect_error(
+        h.call::<DeviceSelect>(json!({ "deviceId": "mock-2" }))
+            .await,
+        "device_lease_active",
+        -32014,
+        false,
     );
-    assert_eq!(r["error"]["data"]["retryable"], false);
-    assert_eq!(h.ok("devices.list", None)["selectedDeviceId"], "mock-1");
-    let r = h.response(&slow);
-    assert!(r.get("error").is_none(), "{r}");
-    let events = h.ok("events.list", None);
+    assert_eq!(selected(&h).await.as_deref(), Some("mock-1"));
+    slow.result().await.expect("the sleep succeeds");
+    let events = h.call::<EventsList>(Value::Null).await.expect("events");
     let started = events
-        .as_array()
-        .expect("events")
         .iter()
-        .find(|e| e["payload"]["type"] == "actionStarted")
-        .cloned();
-    assert_eq!(started.expect("actionStarted")["deviceId"], "mock-1");
-    h.ok("session.end", None);
-    h.ok("device.select", Some(json!({ "deviceId": "mock-2" })));
+        .find(|e| matches!(e.payload, TestEventPayload::ActionStarted { .. }))
+        .expect("actionStarted");
+    assert_eq!(
+        started.device_id.as_ref().map(|d| d.0.as_str()),
+        Some("mock-1")
+    );
+    h.call::<SessionEnd>(Value::Null).await.expect("end");
+    h.call::<DeviceSelect>(json!({ "deviceId": "mock-2" }))
+        .await
+        .expect("select after the session");
+    h.close().await;
 }
 
-#[test]
-fn no_devices_means_device_not_found() {
-    let mut h = TestHost::with(Options {
-        no_plugins: true,
-        ..Options::default()
-    });
-    h.hello();
-    assert_eq!(h.ok("devices.list", None)["devices"], json!([]));
-    let r = h.call("device.connect", None);
-    assert_eq!(error_code(&r).as_deref(), Some("device_not_found"));
-    assert_eq!(r["error"]["data"]["retryable"], true);
-    assert_eq!(
-        r["error"]["data"]["details"],
-        json!({ "reason": "noRegisteredDevices" })
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_devices_means_device_not_found() {
+    let h = ClientHost::start(
+        Options {
+            no_plugins: true,
+            ..Options::default()
+        },
+        hello(),
+    )
+    .await
+    .expect("spawn");
+    assert!(
+        h.call0::<DevicesList>()
+            .await
+            .expect("list")
+            .devices
+            .is_empty()
     );
-    assert_eq!(h.err("session.start", None), "device_not_found");
-    assert_eq!(
-        h.ok("system.describe", None)["deviceId"],
-        serde_json::Value::Null
+    let d = expect_error(
+        h.call0::<DeviceConnect>().await,
+        "device_not_found",
+        -32011,
+        true,
     );
+    assert_eq!(d, json!({ "reason": "noRegisteredDevices" }));
+    let r: Result<_, ClientError> = h.call0::<SessionStart>().await;
+    expect_error(r, "device_not_found", -32011, true);
+    let described = h.call0::<SystemDescribe>().await.expect("describe");
+    assert_eq!(described.device_id, None);
+    h.close().await;
 }

@@ -1,10 +1,16 @@
 //! Sessions and the event log: lifecycle, listing, paging, export (legacy
-//! and paged), deletion, UI snapshots and verdicts.
+//! and paged), deletion, UI snapshots and verdicts, through the official
+//! Rust client (`support::client`: each call goes through the client's
+//! typed method; assertions read the typed result serialized again). A
+//! paged export without `session.export.page.v1` stays raw: the clients
+//! refuse to send it.
 
 mod support;
 
+use devicerail_client::CallOptions;
 use serde_json::{Value, json};
-use support::{TestHost, error_code, rpc_code};
+use support::client::{ClientHost, action, hello, ready};
+use support::{Options, TestHost, error_code, rpc_code};
 
 fn types(events: &Value) -> Vec<String> {
     events
@@ -15,42 +21,50 @@ fn types(events: &Value) -> Vec<String> {
         .collect()
 }
 
-#[test]
-fn lifecycle_and_session_errors() {
-    let mut h = TestHost::start();
-    h.hello();
-    h.ok("device.connect", None);
-    assert_eq!(h.err("session.current", None), "session_required");
-    let r = h.call("device.observe", None);
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lifecycle_and_session_errors() {
+    let h = ClientHost::start(Options::default(), hello())
+        .await
+        .expect("spawn");
+    h.ok("device.connect", None).await;
+    assert_eq!(h.err("session.current", None).await, "session_required");
+    let r = h
+        .call_json("device.observe", None, CallOptions::default())
+        .await;
     assert_eq!(error_code(&r).as_deref(), Some("session_required"));
     assert_eq!(rpc_code(&r), -32005);
     assert_eq!(
         h.err(
             "device.execute",
-            Some(TestHost::action("tap", json!({ "x": 1, "y": 1 })))
-        ),
+            Some(action("tap", json!({ "x": 1, "y": 1 })))
+        )
+        .await,
         "session_required"
     );
-    assert_eq!(h.err("session.end", None), "session_required");
-    let s = h.ok("session.start", None);
+    assert_eq!(h.err("session.end", None).await, "session_required");
+    let s = h.ok("session.start", None).await;
     assert_eq!(s["state"], "active");
     assert_eq!(s["eventCount"], 1);
     assert_eq!(s["lastSequence"], 1);
     assert_eq!(s["endedAtMs"], Value::Null);
     assert_eq!(
-        h.ok("session.current", None),
+        h.ok("session.current", None).await,
         json!({ "sessionId": s["id"] })
     );
-    assert_eq!(h.err("session.start", None), "session_already_active");
-    h.ok("device.observe", None);
-    let ended = h.ok(
-        "session.end",
-        Some(json!({ "outcome": "failed", "reason": "checked" })),
-    );
+    assert_eq!(h.err("session.start", None).await, "session_already_active");
+    h.ok("device.observe", None).await;
+    let ended = h
+        .ok(
+            "session.end",
+            Some(json!({ "outcome": "failed", "reason": "checked" })),
+        )
+        .await;
     assert_eq!(ended["state"], "ended");
     assert_eq!(ended["lastSequence"], 3);
     assert!(ended["endedAtMs"].as_u64().is_some());
-    let events = h.ok("events.list", Some(json!({ "sessionId": s["id"] })));
+    let events = h
+        .ok("events.list", Some(json!({ "sessionId": s["id"] })))
+        .await;
     assert_eq!(
         types(&events),
         ["sessionStarted", "observationCaptured", "sessionEnded"]
@@ -65,68 +79,84 @@ fn lifecycle_and_session_errors() {
         assert_eq!(e["sessionId"], s["id"]);
     }
     assert_eq!(events[1]["deviceId"], "mock-1");
-    assert!(events[1]["requestId"].is_number());
+    assert!(events[1]["requestId"].is_string(), "the client's string id");
     // After the end the connection has no active session again.
-    assert_eq!(h.err("session.current", None), "session_required");
+    assert_eq!(h.err("session.current", None).await, "session_required");
 }
 
-#[test]
-fn session_end_waits_for_in_flight_actions() {
-    let mut h = TestHost::with(support::Options {
-        faults: true,
-        ..Default::default()
-    });
-    h.ready_session();
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn session_end_waits_for_in_flight_actions() {
+    let h = ClientHost::start(
+        support::Options {
+            faults: true,
+            ..Default::default()
+        },
+        hello(),
+    )
+    .await
+    .expect("spawn");
+    ready(&h).await;
     let slow = h.request(
         "device.execute",
-        Some(TestHost::action("sleep", json!({ "ms": 400 }))),
+        Some(action("sleep", json!({ "ms": 400 }))),
+        CallOptions::default(),
     );
-    std::thread::sleep(std::time::Duration::from_millis(100));
-    let r = h.call("session.end", None);
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    let r = h
+        .call_json("session.end", None, CallOptions::default())
+        .await;
     assert_eq!(error_code(&r).as_deref(), Some("session_busy"), "{r}");
     assert_eq!(rpc_code(&r), -32006);
     assert_eq!(r["error"]["data"]["retryable"], true);
     assert_eq!(r["error"]["data"]["details"]["inFlightActions"], 1, "{r}");
-    assert!(h.response(&slow).get("result").is_some());
-    assert_eq!(h.ok("session.end", None)["state"], "ended");
+    assert!(h.response(slow).await.get("result").is_some());
+    assert_eq!(h.ok("session.end", None).await["state"], "ended");
 }
 
-#[test]
-fn paging_and_export() {
-    let mut h = TestHost::start();
-    let id = h.ready_session();
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn paging_and_export() {
+    let h = ClientHost::start(Options::default(), hello())
+        .await
+        .expect("spawn");
+    let id = ready(&h).await;
     for _ in 0..5 {
-        h.ok("device.observe", None);
+        h.ok("device.observe", None).await;
     }
     // events.list paging on the active session.
-    let page = h.ok(
-        "events.list",
-        Some(json!({ "afterSequence": 2, "limit": 2 })),
-    );
+    let page = h
+        .ok(
+            "events.list",
+            Some(json!({ "afterSequence": 2, "limit": 2 })),
+        )
+        .await;
     assert_eq!(
         page.as_array()
             .map(|p| p.iter().map(|e| e["sequence"].clone()).collect::<Vec<_>>()),
         Some(vec![json!(3), json!(4)])
     );
     assert_eq!(
-        h.ok("events.list", Some(json!({ "afterSequence": 6 }))),
+        h.ok("events.list", Some(json!({ "afterSequence": 6 })))
+            .await,
         json!([])
     );
     assert_eq!(
-        h.ok("events.list", Some(json!({ "afterSequence": 7 }))),
+        h.ok("events.list", Some(json!({ "afterSequence": 7 })))
+            .await,
         json!([]),
         "events.list past the end is an empty page"
     );
     // Paged export needs an ended session.
     assert_eq!(
-        h.err("session.export", Some(json!({ "limit": 2 }))),
+        h.err("session.export", Some(json!({ "limit": 2 }))).await,
         "session_active"
     );
-    let legacy_active = h.ok("session.export", None);
+    let legacy_active = h.ok("session.export", None).await;
     assert_eq!(legacy_active["events"].as_array().map(Vec::len), Some(6));
     assert!(legacy_active.get("nextAfterSequence").is_none());
-    h.ok("session.end", None);
-    let full = h.ok("session.export", Some(json!({ "sessionId": id })));
+    h.ok("session.end", None).await;
+    let full = h
+        .ok("session.export", Some(json!({ "sessionId": id })))
+        .await;
     assert_eq!(full["session"]["state"], "ended");
     let all = full["events"].as_array().expect("events").clone();
     assert_eq!(all.len(), 7);
@@ -138,7 +168,7 @@ fn paging_and_export() {
         if let Some(a) = after {
             params["afterSequence"] = json!(a);
         }
-        let page = h.ok("session.export", Some(params));
+        let page = h.ok("session.export", Some(params)).await;
         collected.extend(page["events"].as_array().expect("events").iter().cloned());
         match page.get("nextAfterSequence") {
             Some(n) => {
@@ -153,21 +183,24 @@ fn paging_and_export() {
         h.err(
             "session.export",
             Some(json!({ "sessionId": id, "limit": 2, "afterSequence": 8 }))
-        ),
+        )
+        .await,
         "event_cursor_ahead"
     );
     assert_eq!(
         h.err(
             "session.export",
             Some(json!({ "sessionId": id, "afterSequence": 2 }))
-        ),
+        )
+        .await,
         "invalid_params"
     );
     assert_eq!(
         h.err(
             "session.export",
             Some(json!({ "sessionId": "00000000-0000-4000-8000-000000000000" }))
-        ),
+        )
+        .await,
         "session_not_found"
     );
 }
@@ -212,18 +245,19 @@ fn paged_export_needs_its_feature() {
     );
 }
 
-#[test]
-fn sessions_list_and_deletion() {
-    let mut h = TestHost::start();
-    h.hello();
-    let a = h.ok("session.start", None)["id"].clone();
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_list_and_deletion() {
+    let h = ClientHost::start(Options::default(), hello())
+        .await
+        .expect("spawn");
+    let a = h.ok("session.start", None).await["id"].clone();
     assert_eq!(
-        h.err("events.clear", Some(json!({ "sessionId": a }))),
+        h.err("events.clear", Some(json!({ "sessionId": a }))).await,
         "session_active"
     );
-    h.ok("session.end", None);
-    let b = h.ok("session.start", None)["id"].clone();
-    let list = h.ok("sessions.list", None);
+    h.ok("session.end", None).await;
+    let b = h.ok("session.start", None).await["id"].clone();
+    let list = h.ok("sessions.list", None).await;
     assert_eq!(
         list.as_array()
             .map(|l| l.iter().map(|s| s["id"].clone()).collect::<Vec<_>>()),
@@ -232,33 +266,35 @@ fn sessions_list_and_deletion() {
     assert_eq!(list[0]["state"], "ended");
     assert_eq!(list[1]["state"], "active");
     assert_eq!(
-        h.ok("events.clear", Some(json!({ "sessionId": a }))),
+        h.ok("events.clear", Some(json!({ "sessionId": a }))).await,
         json!({ "deleted": true, "sessionId": a })
     );
     assert_eq!(
-        h.err("events.clear", Some(json!({ "sessionId": a }))),
+        h.err("events.clear", Some(json!({ "sessionId": a }))).await,
         "session_not_found"
     );
     assert_eq!(
-        h.err("events.list", Some(json!({ "sessionId": a }))),
+        h.err("events.list", Some(json!({ "sessionId": a }))).await,
         "session_not_found"
     );
     assert_eq!(
-        h.ok("sessions.list", None).as_array().map(Vec::len),
+        h.ok("sessions.list", None).await.as_array().map(Vec::len),
         Some(1)
     );
     assert_eq!(
-        h.err("events.clear", None),
+        h.err("events.clear", None).await,
         "session_active",
         "defaults to the active session"
     );
 }
 
-#[test]
-fn ui_snapshots_resolve_only_in_the_active_session() {
-    let mut h = TestHost::start();
-    h.ready_session();
-    let obs = h.ok("device.observe", None);
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ui_snapshots_resolve_only_in_the_active_session() {
+    let h = ClientHost::start(Options::default(), hello())
+        .await
+        .expect("spawn");
+    ready(&h).await;
+    let obs = h.ok("device.observe", None).await;
     let snap_ref = &obs["uiSnapshot"];
     assert_eq!(snap_ref["formatVersion"], 1);
     assert_eq!(
@@ -266,10 +302,12 @@ fn ui_snapshots_resolve_only_in_the_active_session() {
         "application/vnd.devicerail.ui-tree+json;version=1"
     );
     assert_eq!(snap_ref["context"]["contextKind"], "native");
-    let snap = h.ok(
-        "ui.snapshot.get",
-        Some(json!({ "observationId": obs["id"] })),
-    );
+    let snap = h
+        .ok(
+            "ui.snapshot.get",
+            Some(json!({ "observationId": obs["id"] })),
+        )
+        .await;
     assert_eq!(snap["observationId"], obs["id"]);
     assert_eq!(
         snap["nodes"].as_array().map(Vec::len),
@@ -287,35 +325,40 @@ fn ui_snapshots_resolve_only_in_the_active_session() {
         h.err(
             "ui.snapshot.get",
             Some(json!({ "observationId": "00000000-0000-4000-8000-000000000000" }))
-        ),
+        )
+        .await,
         "ui_snapshot_not_found"
     );
-    h.ok("session.end", None);
+    h.ok("session.end", None).await;
     assert_eq!(
         h.err(
             "ui.snapshot.get",
             Some(json!({ "observationId": obs["id"] }))
-        ),
+        )
+        .await,
         "session_required"
     );
-    h.ok("session.start", None);
+    h.ok("session.start", None).await;
     assert_eq!(
         h.err(
             "ui.snapshot.get",
             Some(json!({ "observationId": obs["id"] }))
-        ),
+        )
+        .await,
         "ui_snapshot_not_found",
         "another session"
     );
 }
 
-#[test]
-fn verdicts_need_evidence_of_the_active_session() {
-    let mut h = TestHost::start();
-    h.ready_session();
-    let obs = h.ok("device.observe", None);
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn verdicts_need_evidence_of_the_active_session() {
+    let h = ClientHost::start(Options::default(), hello())
+        .await
+        .expect("spawn");
+    ready(&h).await;
+    let obs = h.ok("device.observe", None).await;
     let shot = obs["screenshot"].clone();
-    let r = h.ok("verdict.record", Some(json!({ "verdict": { "status": "pass", "summary": "login form shown", "evidence": [shot] } })));
+    let r = h.ok("verdict.record", Some(json!({ "verdict": { "status": "pass", "summary": "login form shown", "evidence": [shot] } }))).await;
     let event = &r["event"];
     assert_eq!(event["payload"]["type"], "verdictRecorded");
     assert_eq!(event["payload"]["verdict"]["status"], "pass");
@@ -328,7 +371,8 @@ fn verdicts_need_evidence_of_the_active_session() {
         h.err(
             "verdict.record",
             Some(json!({ "verdict": { "status": "fail", "summary": "x", "evidence": [forged] } }))
-        ),
+        )
+        .await,
         "evidence_not_reachable"
     );
     let mut tampered = shot.clone();
@@ -339,41 +383,54 @@ fn verdicts_need_evidence_of_the_active_session() {
             Some(
                 json!({ "verdict": { "status": "fail", "summary": "x", "evidence": [tampered] } })
             )
-        ),
+        )
+        .await,
         "evidence_not_reachable"
     );
-    h.ok("session.end", None);
-    h.ok("session.start", None);
+    h.ok("session.end", None).await;
+    h.ok("session.start", None).await;
     assert_eq!(
         h.err(
             "verdict.record",
             Some(json!({ "verdict": { "status": "pass", "summary": "x", "evidence": [shot] } }))
-        ),
+        )
+        .await,
         "evidence_not_reachable",
         "evidence of an earlier session"
     );
-    let r = h.ok(
-        "verdict.record",
-        Some(json!({ "verdict": { "status": "unknown", "summary": "no evidence" } })),
-    );
+    let r = h
+        .ok(
+            "verdict.record",
+            Some(json!({ "verdict": { "status": "unknown", "summary": "no evidence" } })),
+        )
+        .await;
     assert_eq!(r["event"]["payload"]["verdict"]["evidence"], json!([]));
 }
 
-#[test]
-fn results_over_one_frame_are_refused_but_pages_work() {
-    let mut h = TestHost::start();
-    let id = h.ready_session();
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn results_over_one_frame_are_refused_but_pages_work() {
+    let h = ClientHost::start(Options::default(), hello())
+        .await
+        .expect("spawn");
+    let id = ready(&h).await;
     // About 800 bytes per observation event: 1,600 of them exceed 1 MiB.
-    for _ in 0..4 {
-        let ids: Vec<Value> = (0..400)
-            .map(|_| h.request("device.observe", None))
+    // (In batches of 200: the client holds at most 240 calls pending.)
+    for _ in 0..8 {
+        let ids: Vec<_> = (0..200)
+            .map(|_| h.request("device.observe", None, CallOptions::default()))
             .collect();
         for i in ids {
-            assert!(h.response(&i).get("result").is_some());
+            assert!(h.response(i).await.get("result").is_some());
         }
     }
-    h.ok("session.end", None);
-    let r = h.call("session.export", Some(json!({ "sessionId": id })));
+    h.ok("session.end", None).await;
+    let r = h
+        .call_json(
+            "session.export",
+            Some(json!({ "sessionId": id })),
+            CallOptions::default(),
+        )
+        .await;
     assert_eq!(
         error_code(&r).as_deref(),
         Some("response_frame_too_large"),
@@ -388,7 +445,7 @@ fn results_over_one_frame_are_refused_but_pages_work() {
         if after > 0 {
             params["afterSequence"] = json!(after);
         }
-        let page = h.ok("session.export", Some(params));
+        let page = h.ok("session.export", Some(params)).await;
         total += page["events"].as_array().map(Vec::len).unwrap_or(0);
         match page.get("nextAfterSequence").and_then(Value::as_u64) {
             Some(n) => after = n,

@@ -126,12 +126,17 @@ impl ClientHost {
     where
         M: ControlMethod<Params = NoParams>,
     {
-        tokio::time::timeout(
-            WAIT,
-            self.client.call::<M>(NoParams, CallOptions::default()),
-        )
-        .await
-        .unwrap_or_else(|_| panic!("{} answered in time", M::DESCRIPTOR.name))
+        self.call0_with::<M>(CallOptions::default()).await
+    }
+
+    /// [`ClientHost::call0`] with call options (`timeoutMs`).
+    pub async fn call0_with<M>(&self, options: CallOptions) -> Result<M::Result, ClientError>
+    where
+        M: ControlMethod<Params = NoParams>,
+    {
+        tokio::time::timeout(WAIT, self.client.call::<M>(NoParams, options))
+            .await
+            .unwrap_or_else(|_| panic!("{} answered in time", M::DESCRIPTOR.name))
     }
 
     /// Closes the client (stdin EOF); the host must exit 0 promptly.
@@ -172,4 +177,129 @@ pub fn expect_error<T: std::fmt::Debug>(
     assert_eq!(e.data.retryable, retryable, "{code}: retryable ({e:?})");
     assert_eq!(e.message, e.data.message);
     e.data.details.unwrap_or(Value::Null)
+}
+
+/// A request begun with [`ClientHost::request`], awaited with
+/// [`ClientHost::response`].
+pub struct Pending(tokio::task::JoinHandle<Value>);
+
+impl ClientHost {
+    /// Calls `method` by name through the client's typed method (the
+    /// client encodes the params and decodes the result into its own
+    /// types, failing the connection on anything invalid) and returns the
+    /// response shaped as on the wire: `{"result": …}` with the typed
+    /// result serialized again, or `{"error": …}`.
+    pub async fn call_json(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        options: CallOptions,
+    ) -> Value {
+        call_json(&self.client, method, params, options).await
+    }
+
+    /// The result of a call that must succeed.
+    pub async fn ok(&self, method: &str, params: Option<Value>) -> Value {
+        let r = self.call_json(method, params, CallOptions::default()).await;
+        assert!(
+            r.get("error").is_none(),
+            "{method} failed: {r}\nhost stderr:\n{}",
+            self.client.stderr_tail()
+        );
+        r["result"].clone()
+    }
+
+    /// `error.data.code` of a call that must fail.
+    pub async fn err(&self, method: &str, params: Option<Value>) -> String {
+        let r = self.call_json(method, params, CallOptions::default()).await;
+        r["error"]["data"]["code"]
+            .as_str()
+            .map(str::to_owned)
+            .unwrap_or_else(|| panic!("{method} succeeded: {r}"))
+    }
+
+    /// Begins a call that is awaited later with [`ClientHost::response`].
+    pub fn request(&self, method: &str, params: Option<Value>, options: CallOptions) -> Pending {
+        let client = self.client.clone();
+        let method = method.to_owned();
+        Pending(tokio::spawn(async move {
+            call_json(&client, &method, params, options).await
+        }))
+    }
+
+    /// The wire-shaped response of a call begun with [`ClientHost::request`].
+    pub async fn response(&self, pending: Pending) -> Value {
+        tokio::time::timeout(WAIT, pending.0)
+            .await
+            .expect("the response in time")
+            .expect("the call task")
+    }
+}
+
+async fn call_json(
+    client: &DeviceRailClient,
+    method: &str,
+    params: Option<Value>,
+    options: CallOptions,
+) -> Value {
+    use devicerail_client::methods::*;
+    let params = params.unwrap_or(Value::Null);
+    macro_rules! with_params {
+        ($m:ty) => {{
+            let p: <$m as RpcMethod>::Params = serde_json::from_value(params)
+                .unwrap_or_else(|e| panic!("params of {method}: {e}"));
+            tokio::time::timeout(WAIT, client.call::<$m>(p, options))
+                .await
+                .unwrap_or_else(|_| panic!("{method} answered in time"))
+                .map(|r| serde_json::to_value(r).expect("re-serialize"))
+        }};
+    }
+    macro_rules! no_params {
+        ($m:ty) => {{
+            assert!(params.is_null(), "{method} takes no params");
+            tokio::time::timeout(WAIT, client.call::<$m>(NoParams, options))
+                .await
+                .unwrap_or_else(|_| panic!("{method} answered in time"))
+                .map(|r| serde_json::to_value(r).expect("re-serialize"))
+        }};
+    }
+    let r = match method {
+        "system.describe" => no_params!(SystemDescribe),
+        "devices.list" => no_params!(DevicesList),
+        "device.select" => with_params!(DeviceSelect),
+        "device.connect" => no_params!(DeviceConnect),
+        "device.disconnect" => no_params!(DeviceDisconnect),
+        "device.capabilities" => no_params!(DeviceCapabilities),
+        "device.observe" => no_params!(DeviceObserve),
+        "device.execute" => with_params!(DeviceExecute),
+        "request.cancel" => with_params!(RequestCancel),
+        "session.start" => no_params!(SessionStart),
+        "session.current" => no_params!(SessionCurrent),
+        "session.end" => with_params!(SessionEnd),
+        "sessions.list" => no_params!(SessionsList),
+        "session.export" => with_params!(SessionExport),
+        "events.list" => with_params!(EventsList),
+        "events.clear" => with_params!(EventsClear),
+        "events.stream.open" => with_params!(EventsStreamOpen),
+        "media.stream.start" => with_params!(MediaStreamStart),
+        "media.stream.capture" => with_params!(MediaStreamCapture),
+        "media.stream.end" => with_params!(MediaStreamEnd),
+        "ui.snapshot.get" => with_params!(UiSnapshotGet),
+        "verdict.record" => with_params!(VerdictRecord),
+        other => panic!("{other}: not a method the client calls"),
+    };
+    match r {
+        Ok(result) => serde_json::json!({ "result": result }),
+        Err(ClientError::RemoteRpc { error, .. }) => {
+            serde_json::json!({ "error": serde_json::to_value(&*error).expect("error") })
+        }
+        Err(other) => panic!("{method}: the client failed: {other:?}"),
+    }
+}
+
+/// Connects the device and starts a Session; returns its id.
+pub async fn ready(h: &ClientHost) -> String {
+    h.ok("device.connect", None).await;
+    let s = h.ok("session.start", None).await;
+    s["id"].as_str().expect("session id").to_owned()
 }

@@ -45,7 +45,7 @@ pub fn host_binary() -> PathBuf {
     BUILT
         .get_or_init(|| {
             let dir = profile_dir();
-            let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+            let mut cmd = crate::cargo_command();
             cmd.args([
                 "build",
                 "--quiet",
@@ -77,6 +77,9 @@ pub struct HostProcess {
     pending: VecDeque<Value>,
     next_id: u64,
     stderr: Arc<Mutex<String>>,
+    /// Receives once when the stderr reader has read the pipe to its end.
+    stderr_done: Receiver<()>,
+    stderr_drained: bool,
     _dir: Option<tempfile::TempDir>,
 }
 
@@ -165,15 +168,11 @@ impl HostProcess {
             }
         });
         let stderr = Arc::new(Mutex::new(String::new()));
+        let (done_tx, stderr_done) = channel();
         let sink = stderr.clone();
         std::thread::spawn(move || {
-            for line in BufReader::new(stderr_pipe).lines() {
-                let Ok(line) = line else { break };
-                if let Ok(mut s) = sink.lock() {
-                    s.push_str(&line);
-                    s.push('\n');
-                }
-            }
+            collect_lines(stderr_pipe, &sink);
+            let _ = done_tx.send(());
         });
         Self {
             child,
@@ -182,6 +181,8 @@ impl HostProcess {
             pending: VecDeque::new(),
             next_id: 1,
             stderr,
+            stderr_done,
+            stderr_drained: false,
             _dir: None,
         }
     }
@@ -244,12 +245,16 @@ impl HostProcess {
         self.stdin = Some(pipe);
     }
 
-    /// Waits for the process to exit.
+    /// Waits for the process to exit, then for its stderr to be read to
+    /// the end, so [`HostProcess::stderr`] holds every line it wrote
+    /// (the pipe closes at exit, but the reader thread may still be
+    /// behind; a grandchild that inherited the pipe only delays this up to
+    /// the deadline).
     pub fn wait(&mut self) -> std::process::ExitStatus {
         let deadline = Instant::now() + RESPONSE_WAIT;
-        loop {
+        let status = loop {
             if let Ok(Some(status)) = self.child.try_wait() {
-                return status;
+                break status;
             }
             assert!(
                 Instant::now() < deadline,
@@ -257,6 +262,15 @@ impl HostProcess {
                 self.stderr()
             );
             std::thread::sleep(Duration::from_millis(10));
+        };
+        self.drain_stderr(deadline);
+        status
+    }
+
+    fn drain_stderr(&mut self, deadline: Instant) {
+        if !self.stderr_drained {
+            let left = deadline.saturating_duration_since(Instant::now());
+            self.stderr_drained = self.stderr_done.recv_timeout(left).is_ok();
         }
     }
 
@@ -355,11 +369,64 @@ impl HostProcess {
     }
 }
 
+/// Appends every line of `pipe` to `sink` until EOF: bytes that are not
+/// UTF-8 are replaced rather than ending the read, and a last line without
+/// a newline is kept.
+fn collect_lines(pipe: impl std::io::Read, sink: &Mutex<String>) {
+    let mut reader = BufReader::new(pipe);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match reader.read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {
+                let text = String::from_utf8_lossy(&line);
+                let text = text.strip_suffix('\n').unwrap_or(&text);
+                if let Ok(mut s) = sink.lock() {
+                    s.push_str(text);
+                    s.push('\n');
+                }
+            }
+        }
+    }
+}
+
 impl Drop for HostProcess {
     fn drop(&mut self) {
         if let Ok(None) = self.child.try_wait() {
             let _ = self.child.kill();
             let _ = self.child.wait();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shell(script: &str) -> HostProcess {
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c").arg(script);
+        HostProcess::spawn(cmd)
+    }
+
+    #[test]
+    fn wait_returns_with_every_stderr_line_read() {
+        // Many lines written right before exit: wait() used to return as
+        // soon as the process was reaped, with the reader still behind.
+        for _ in 0..5 {
+            let mut p = shell("i=0; while [ $i -lt 3000 ]; do echo line$i >&2; i=$((i+1)); done");
+            assert!(p.wait().success());
+            let text = p.stderr();
+            assert_eq!(text.lines().count(), 3000, "lines lost");
+            assert!(text.ends_with("line2999\n"), "last line truncated");
+        }
+    }
+
+    #[test]
+    fn stderr_that_is_not_utf8_or_lacks_a_newline_is_kept() {
+        let mut p = shell(r"printf 'a\377b\nsecond\nno-newline' >&2");
+        assert!(p.wait().success());
+        assert_eq!(p.stderr(), "a\u{fffd}b\nsecond\nno-newline\n");
     }
 }

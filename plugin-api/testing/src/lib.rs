@@ -7,8 +7,12 @@
 //!
 //! * [`build_workspace_plugin`], [`load_workspace_plugin`]: a workspace
 //!   plugin crate, built and loaded through the host's loader;
-//! * [`host_process::HostProcess`]: the workspace's `devicerail serve`,
-//!   spoken to over NDJSON pipes;
+//! * [`client::HostClient`]: the workspace's `devicerail serve` driven
+//!   through the protocol authors' official Rust client (`devicerail-client`
+//!   from crates.io), for end-to-end tests;
+//! * [`host_process::HostProcess`]: the same binary over raw NDJSON pipes,
+//!   only for frames a client refuses to send (malformed lines, calls
+//!   before hello, oversized lines);
 //! * [`assert_golden`]: wire JSON compared with a golden file byte for
 //!   byte;
 //! * [`call`]: an `ActionCall` with a fresh id.
@@ -18,6 +22,7 @@
 
 #![warn(missing_docs)]
 
+pub mod client;
 pub mod host_process;
 
 use std::path::{Path, PathBuf};
@@ -43,6 +48,18 @@ pub fn profile_dir() -> PathBuf {
         .unwrap_or_default()
 }
 
+/// A `cargo` command that builds into the running test binary's target
+/// directory (the one [`profile_dir`] is in), whatever the environment says,
+/// so nested builds reuse the outer build instead of filling a second
+/// target directory.
+pub fn cargo_command() -> Command {
+    let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    if let Some(target) = profile_dir().parent() {
+        cmd.env("CARGO_TARGET_DIR", target);
+    }
+    cmd
+}
+
 /// Builds a workspace plugin crate with cargo (a no-op when up to date)
 /// and returns the path of its library in the test binary's profile. Each
 /// package is built at most once per process.
@@ -65,9 +82,8 @@ pub fn build_workspace_plugin(package: &str, plugin_id: &str) -> PathBuf {
 
 fn build_uncached(package: &str, plugin_id: &str) -> PathBuf {
     let dir = profile_dir();
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let build = |features: Option<&str>, quiet_errors: bool| {
-        let mut cmd = Command::new(&cargo);
+        let mut cmd = cargo_command();
         cmd.args(["build", "--quiet", "-p", package]);
         if let Some(f) = features {
             cmd.args(["--features", f]);

@@ -3,8 +3,12 @@
 
 mod support;
 
+use devicerail_client::methods::{
+    DeviceConnect, DeviceObserve, DeviceSelect, DevicesList, SessionEnd, SessionExport,
+    SessionStart,
+};
 use devicerail_testing::build_workspace_plugin;
-use devicerail_testing::host_process::HostProcess;
+use devicerail_testing::client::{HostClient, error_code, wire};
 use serde_json::{Value, json};
 
 fn by_id(id: &str) -> Value {
@@ -19,15 +23,14 @@ fn a_login_through_the_host_and_a_vanishing_device() {
     let (fake, serial) = support::online(&server);
     let lib = build_workspace_plugin("devicerail-plugin-android", "android");
     let spec = server.socket_spec();
-    let mut host = HostProcess::start(
+    let host = HostClient::start(
         &[lib],
         &[
             ("ADB_SERVER_SOCKET", &spec),
             ("DEVICERAIL_ANDROID_START_SERVER", "false"),
         ],
     );
-    host.hello();
-    let devices = host.ok("devices.list", None);
+    let devices = wire(Ok(host.ok0::<DevicesList>()));
     let device = devices["devices"]
         .as_array()
         .and_then(|d| d.iter().find(|d| d["id"] == serial.as_str()))
@@ -35,52 +38,49 @@ fn a_login_through_the_host_and_a_vanishing_device() {
     let device = device.unwrap_or_else(|| panic!("{serial} not listed: {devices}"));
     assert_eq!(device["platform"], json!({ "kind": "android" }));
     assert!(device["osVersion"].is_string());
-    host.ok("device.select", Some(json!({ "deviceId": serial })));
-    assert_eq!(host.ok("device.connect", None)["connected"], true);
-    host.ok("session.start", None);
+    host.ok::<DeviceSelect>(json!({ "deviceId": serial }));
+    assert!(host.ok0::<DeviceConnect>().connected);
+    host.ok0::<SessionStart>();
 
-    let obs = host.ok("device.observe", None);
+    let obs = wire(Ok(host.ok0::<DeviceObserve>()));
     assert!(obs["screenshot"]["sha256"].is_string(), "{obs}");
     assert_eq!(
         obs["uiSnapshot"]["context"]["contextId"],
         "com.example.login"
     );
 
-    let set = host.execute(
+    let set = wire(host.execute(
         "setElementValue",
         json!({ "target": by_id("username"), "value": "ann lee" }),
-    );
-    assert_eq!(
-        set["result"]["execution"]["mode"], "coordinateFallback",
-        "{set}"
-    );
-    let tap = host.execute("tapElement", json!({ "target": by_id("password") }));
-    assert!(tap.get("result").is_some(), "{tap}");
+    ));
+    assert_eq!(set["execution"]["mode"], "coordinateFallback", "{set}");
+    wire(host.execute("tapElement", json!({ "target": by_id("password") })));
     let secret = "pw-271828-never-on-a-command-line";
-    let typed = host.execute("inputSecret", json!({ "text": secret }));
-    assert!(typed.get("result").is_some(), "{typed}");
-    let signed = host.execute("tapElement", json!({ "target": { "kind": "selector", "selector": { "role": "button", "name": "Sign in" } } }));
-    assert!(signed.get("result").is_some(), "{signed}");
-    let greeting = host.execute(
+    wire(host.execute("inputSecret", json!({ "text": secret })));
+    wire(host.execute("tapElement", json!({ "target": { "kind": "selector", "selector": { "role": "button", "name": "Sign in" } } })));
+    let greeting = wire(host.execute(
         "waitForElement",
         json!({ "selector": { "text": { "value": "Hello, ann lee" } }, "condition": "visible" }),
-    );
-    assert_eq!(greeting["result"]["output"]["matched"], true, "{greeting}");
+    ));
+    assert_eq!(greeting["output"]["matched"], true, "{greeting}");
     assert!(
         fake.command_lines().iter().all(|c| !c.contains(secret)),
         "the secret reached a command line"
     );
-    assert!(!host.ok("session.export", None).to_string().contains(secret));
+    assert!(
+        !wire(host.call::<SessionExport>(Value::Null))
+            .to_string()
+            .contains(secret)
+    );
 
-    // The device disappears mid-session: a typed error, and the host serves on.
     fake.vanish();
     let r = host.execute("tap", json!({ "x": 10, "y": 10 }));
-    assert_eq!(r["error"]["data"]["code"], "device_unavailable", "{r}");
-    assert!(host.ok("devices.list", None)["devices"].is_array());
-    host.ok("session.end", None);
+    assert_eq!(error_code(&r), Some("device_unavailable"), "{r:?}");
+    host.ok0::<DevicesList>();
+    host.ok::<SessionEnd>(Value::Null);
+    let stderr = host.finish().expect("the host exits 0 on EOF");
     assert!(
-        !host.stderr().contains(secret),
+        !stderr.contains(secret),
         "the secret reached the host's logs"
     );
-    assert!(host.finish().success());
 }

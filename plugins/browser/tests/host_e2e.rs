@@ -3,8 +3,12 @@
 
 mod common;
 
+use devicerail_client::methods::{
+    DeviceConnect, DeviceDisconnect, DeviceObserve, DevicesList, EventsList, SessionEnd,
+    SessionStart, UiSnapshotGet,
+};
 use devicerail_testing::build_workspace_plugin;
-use devicerail_testing::host_process::HostProcess;
+use devicerail_testing::client::{HostClient, error_code, wire};
 use serde_json::{Value, json};
 
 const PAGE: &str = r#"<!doctype html><html><head><title>Checkout</title></head><body>
@@ -24,12 +28,9 @@ fn has_text(snapshot: &Value, text: &str) -> bool {
         .any(|n| n["name"] == text || n["text"] == text || n["value"] == text)
 }
 
-fn snapshot(host: &mut HostProcess) -> (Value, Value) {
-    let obs = host.ok("device.observe", None);
-    let snap = host.ok(
-        "ui.snapshot.get",
-        Some(json!({ "observationId": obs["id"] })),
-    );
+fn snapshot(host: &HostClient) -> (Value, Value) {
+    let obs = wire(Ok(host.ok0::<DeviceObserve>()));
+    let snap = wire(host.call::<UiSnapshotGet>(json!({ "observationId": obs["id"] })));
     (obs, snap)
 }
 
@@ -39,77 +40,66 @@ fn a_checkout_through_the_host() {
     let _serial = common::serial();
     let server = common::TestServer::start(&[("/", PAGE)]);
     let lib = build_workspace_plugin("devicerail-plugin-browser", "browser");
-    let mut host = HostProcess::start(&[lib], &[("DEVICERAIL_BROWSER_VIEWPORT", "1024x700")]);
-    host.hello();
-    let devices = host.ok("devices.list", None);
+    let host = HostClient::start(&[lib], &[("DEVICERAIL_BROWSER_VIEWPORT", "1024x700")]);
+    let devices = wire(Ok(host.ok0::<DevicesList>()));
     assert_eq!(
         devices["devices"][0]["platform"],
         json!({ "kind": "web" }),
         "{devices}"
     );
-    host.ok("device.connect", None);
-    host.ok("session.start", None);
-    let r = host.execute("navigate", json!({ "url": server.url("/") }));
-    assert!(r.get("result").is_some(), "{r}");
+    host.ok0::<DeviceConnect>();
+    host.ok0::<SessionStart>();
+    wire(host.execute("navigate", json!({ "url": server.url("/") })));
 
-    let (obs, snap) = snapshot(&mut host);
+    let (obs, snap) = snapshot(&host);
     assert_eq!(obs["viewport"]["width"], 1024);
     assert_eq!(obs["viewport"]["height"], 700);
     assert_eq!(snap["context"]["contextKind"], "web");
     assert!(has_text(&snap, "Checkout"));
 
-    // Find the button by role and name, tap it, see the page change.
-    let found = host.execute(
+    let found = wire(host.execute(
         "findElement",
         json!({ "selector": { "role": "button", "name": "Pay now" } }),
-    );
-    let element = found["result"]["output"]["element"].clone();
+    ));
+    let element = found["output"]["element"].clone();
     assert!(element["stableNodeId"].is_string(), "{found}");
-    let tapped = host.execute(
+    let tapped = wire(host.execute(
         "tapElement",
         json!({ "target": { "kind": "node", "node": element } }),
-    );
-    assert!(tapped.get("result").is_some(), "{tapped}");
-    assert!(tapped["result"]["execution"]["mode"].is_string());
-    let (_, after) = snapshot(&mut host);
+    ));
+    assert!(tapped["execution"]["mode"].is_string(), "{tapped}");
+    let (_, after) = snapshot(&host);
     assert!(
         has_text(&after, "Paid"),
         "the next UI snapshot shows the change"
     );
 
-    // setElementValue, then read it back.
-    let set = host.execute(
+    let set = wire(host.execute(
         "setElementValue",
         json!({ "target": { "kind": "selector", "selector": { "css": "#email" } }, "value": "ada@example.com" }),
-    );
-    assert_eq!(set["result"]["execution"]["mode"], "webSemantic", "{set}");
-    let (_, snap) = snapshot(&mut host);
+    ));
+    assert_eq!(set["execution"]["mode"], "webSemantic", "{set}");
+    let (_, snap) = snapshot(&host);
     assert!(has_text(&snap, "ada@example.com"), "the value reads back");
 
-    // An element that appears after a delay, and a wait that times out.
-    let waited = host.execute(
+    let waited = wire(host.execute(
         "waitForElement",
         json!({ "selector": { "identifier": "receipt" }, "condition": "visible" }),
-    );
-    assert_eq!(waited["result"]["output"]["matched"], true, "{waited}");
-    let id = host.request(
-        "device.execute",
-        Some(
-            json!({ "id": "5b0c2a1e-7d7f-4c5e-8b7a-2f3d4c5b6a79", "name": "waitForElement",
-            "arguments": { "selector": { "identifier": "never-there" } }, "actionTimeoutMs": 500 }),
-        ),
-        None,
-    );
-    let r = host.response(&id);
-    assert_eq!(r["error"]["data"]["code"], "action_timed_out", "{r}");
-    let events = host.ok("events.list", None);
+    ));
+    assert_eq!(waited["output"]["matched"], true, "{waited}");
+    let r = host.execute_params(json!({
+        "id": "5b0c2a1e-7d7f-4c5e-8b7a-2f3d4c5b6a79", "name": "waitForElement",
+        "arguments": { "selector": { "identifier": "never-there" } }, "actionTimeoutMs": 500
+    }));
+    assert_eq!(error_code(&r), Some("action_timed_out"), "{r:?}");
+    let events = wire(host.call::<EventsList>(Value::Null));
     let last = events
         .as_array()
         .and_then(|e| e.last().cloned())
         .expect("events");
     assert_eq!(last["payload"]["outcome"]["outcome"], "timedOut");
 
-    host.ok("session.end", None);
-    host.ok("device.disconnect", None);
-    assert!(host.finish().success());
+    host.ok::<SessionEnd>(Value::Null);
+    host.ok0::<DeviceDisconnect>();
+    host.finish().expect("the host exits 0 on EOF");
 }

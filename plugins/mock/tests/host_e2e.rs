@@ -1,27 +1,31 @@
-//! The mock plugin end to end through the real host binary.
+//! The mock plugin end to end through the real host binary, driven by the
+//! official Rust client.
 
+use devicerail_client::methods::{
+    DeviceConnect, DeviceObserve, DevicesList, SessionEnd, SessionStart,
+};
+use devicerail_client::protocol::FindElementResult;
 use devicerail_testing::build_workspace_plugin;
-use devicerail_testing::host_process::HostProcess;
-use serde_json::json;
+use devicerail_testing::client::HostClient;
+use serde_json::{Value, json};
 
 #[test]
 fn the_mock_serves_through_the_host() {
     let lib = build_workspace_plugin("devicerail-plugin-mock", "mock");
-    let mut host = HostProcess::start(&[lib], &[]);
-    host.hello();
-    assert_eq!(host.ok("devices.list", None)["devices"][0]["id"], "mock-1");
-    host.ok("device.connect", None);
-    host.ok("session.start", None);
-    let obs = host.ok("device.observe", None);
-    assert_eq!(obs["viewport"]["width"], 720);
-    let found = host.execute(
-        "findElement",
-        json!({ "selector": { "role": "button", "name": "Sign in" } }),
-    );
-    assert_eq!(
-        found["result"]["output"]["element"]["stableNodeId"], "sign-in",
-        "{found}"
-    );
-    host.ok("session.end", None);
-    assert!(host.finish().success());
+    let host = HostClient::start(&[lib], &[]);
+    assert_eq!(host.ok0::<DevicesList>().devices[0].id.0, "mock-1");
+    host.ok0::<DeviceConnect>();
+    host.ok0::<SessionStart>();
+    let obs = host.ok0::<DeviceObserve>();
+    assert_eq!(obs.viewport.width, 720);
+    let found = host
+        .execute(
+            "findElement",
+            json!({ "selector": { "role": "button", "name": "Sign in" } }),
+        )
+        .expect("findElement");
+    let found: FindElementResult = serde_json::from_value(found.output).expect("typed output");
+    assert_eq!(found.element.stable_node_id, "sign-in");
+    host.ok::<SessionEnd>(Value::Null);
+    host.finish().expect("the host exits 0 on EOF");
 }
