@@ -4,7 +4,12 @@
 mod support;
 
 use serde_json::{Value, json};
-use support::{Options, TestHost, error_code};
+use support::Options;
+use support::client::{ClientHost, action, hello, hello_with, ready};
+
+fn error_code(response: &Value) -> Option<String> {
+    support::error_code(response)
+}
 
 fn names(caps: &Value) -> Vec<String> {
     caps.as_array()
@@ -14,26 +19,23 @@ fn names(caps: &Value) -> Vec<String> {
         .collect()
 }
 
-fn events(h: &mut TestHost) -> Vec<Value> {
-    h.ok("events.list", None)
+async fn events(h: &ClientHost) -> Vec<Value> {
+    h.ok("events.list", Some(json!({}))).await
+        .await
         .as_array()
         .expect("events")
         .clone()
 }
 
-#[test]
-fn capabilities_hide_what_was_not_negotiated() {
-    let mut h = TestHost::start();
-    h.hello_with(
-        json!([{ "major": 1, "minMinor": 0, "maxMinor": 5 }]),
-        &[],
-        &["events.snapshot.v1"],
-    );
-    let caps = h.ok("device.capabilities", None);
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn capabilities_hide_what_was_not_negotiated() {
+    let h = ClientHost::start(Options::default(), hello_with(&["events.snapshot.v1"]))
+        .await
+        .expect("the host starts");
+    let caps = h.ok("device.capabilities", None).await;
     assert_eq!(names(&caps), ["tap", "inputText", "scroll"]);
-    let mut h = TestHost::start();
-    h.hello();
-    let caps = h.ok("device.capabilities", None);
+    let h = ClientHost::started().await;
+    let caps = h.ok("device.capabilities", None).await;
     assert_eq!(
         names(&caps),
         [
@@ -59,20 +61,17 @@ fn capabilities_hide_what_was_not_negotiated() {
     assert!(caps[0]["inputSchema"]["properties"]["x"].is_object());
 }
 
-#[test]
-fn protected_and_semantic_actions_need_their_features() {
-    let mut h = TestHost::start();
-    h.hello_with(
-        json!([{ "major": 1, "minMinor": 0, "maxMinor": 5 }]),
-        &[],
-        &["events.snapshot.v1"],
-    );
-    h.ok("device.connect", None);
-    h.ok("session.start", None);
-    let r = h.call(
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn protected_and_semantic_actions_need_their_features() {
+    let h = ClientHost::start(Options::default(), hello_with(&["events.snapshot.v1"]))
+        .await
+        .expect("the host starts");
+    h.ok("device.connect", None).await;
+    h.ok("session.start", None).await;
+    let r = h.answer(
         "device.execute",
-        Some(TestHost::action("inputSecret", json!({ "text": "pw" }))),
-    );
+        Some(action("inputSecret", json!({ "text": "pw" }))),
+    ).await;
     assert_eq!(
         error_code(&r).as_deref(),
         Some("protected_action_not_negotiated"),
@@ -83,13 +82,13 @@ fn protected_and_semantic_actions_need_their_features() {
         r["error"]["data"]["details"],
         json!({ "action": "inputSecret", "requiredFeature": "action.protected.v1" })
     );
-    let r = h.call(
+    let r = h.answer(
         "device.execute",
-        Some(TestHost::action(
+        Some(action(
             "findElement",
             json!({ "selector": { "identifier": "username" } }),
         )),
-    );
+    ).await;
     assert_eq!(
         error_code(&r).as_deref(),
         Some("semantic_action_not_negotiated")
@@ -98,15 +97,15 @@ fn protected_and_semantic_actions_need_their_features() {
         r["error"]["data"]["details"],
         json!({ "action": "findElement", "requiredFeature": "device.semanticActions.v1" })
     );
-    assert_eq!(events(&mut h).len(), 1, "rejected calls record nothing");
+    assert_eq!(events(&h).await.len(), 1, "rejected calls record nothing");
 }
 
-#[test]
-fn observe_stores_content_addressed_evidence() {
-    let mut h = TestHost::start();
-    h.ready_session();
-    let a = h.ok("device.observe", None);
-    let b = h.ok("device.observe", None);
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn observe_stores_content_addressed_evidence() {
+    let h = ClientHost::started().await;
+    ready(&h).await;
+    let a = h.ok("device.observe", None).await;
+    let b = h.ok("device.observe", None).await;
     assert_eq!(
         a["viewport"],
         json!({ "width": 720, "height": 1280, "scaleFactor": 2.0 })
@@ -134,19 +133,24 @@ fn observe_stores_content_addressed_evidence() {
         .expect("the screenshot blob");
     assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
     assert_eq!(devicerail_host::evidence::sha256_hex(&bytes), sha);
-    let ev = events(&mut h);
+    let ev = events(&h).await;
     assert_eq!(ev[1]["payload"]["type"], "observationCaptured");
     assert_eq!(ev[1]["payload"]["observation"], a);
 }
 
-#[test]
-fn screenshot_policy_omit() {
-    let mut h = TestHost::with(Options {
-        screenshot_policy: Some("omit"),
-        ..Options::default()
-    });
-    h.ready_session();
-    let obs = h.ok("device.observe", None);
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn screenshot_policy_omit() {
+    let h = ClientHost::start(
+        Options {
+            screenshot_policy: Some("omit"),
+            ..Options::default()
+        },
+        hello(),
+    )
+    .await
+    .expect("the host starts");
+    ready(&h).await;
+    let obs = h.ok("device.observe", None).await;
     assert_eq!(obs["screenshot"], Value::Null);
     assert_eq!(obs["screenshotOmission"], "policy");
     assert!(
@@ -155,25 +159,25 @@ fn screenshot_policy_omit() {
     );
     let r = h.ok(
         "device.execute",
-        Some(TestHost::action("tap", json!({ "x": 100, "y": 300 }))),
-    );
+        Some(action("tap", json!({ "x": 100, "y": 300 }))),
+    ).await;
     assert_eq!(r["after"]["screenshotOmission"], "policy");
     assert_eq!(r["evidence"], json!([]));
 }
 
-#[test]
-fn actions_record_started_and_completed() {
-    let mut h = TestHost::start();
-    h.ready_session();
-    let call = TestHost::action("tap", json!({ "x": 100, "y": 300 }));
-    let r = h.ok("device.execute", Some(call.clone()));
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn actions_record_started_and_completed() {
+    let h = ClientHost::started().await;
+    ready(&h).await;
+    let call = action("tap", json!({ "x": 100, "y": 300 }));
+    let r = h.ok("device.execute", Some(call.clone())).await;
     assert_eq!(r["callId"], call["id"]);
     assert_eq!(r["output"]["hit"], "username");
     assert_eq!(r["before"], Value::Null);
     assert_eq!(r["after"]["deviceId"], "mock-1");
     assert_eq!(r["evidence"], json!([r["after"]["screenshot"]]));
     assert!(r["finishedAtMs"].as_u64() >= r["startedAtMs"].as_u64());
-    let ev = events(&mut h);
+    let ev = events(&h).await;
     assert_eq!(
         ev[1]["payload"],
         json!({ "type": "actionStarted", "call": call })
@@ -185,11 +189,11 @@ fn actions_record_started_and_completed() {
         json!({ "outcome": "succeeded", "result": r })
     );
     // A failing action: started + failed, answered with the driver error.
-    let bad = TestHost::action("tap", json!({ "x": "left" }));
-    let resp = h.call("device.execute", Some(bad.clone()));
+    let bad = action("tap", json!({ "x": "left" }));
+    let resp = h.answer("device.execute", Some(bad.clone())).await;
     assert_eq!(error_code(&resp).as_deref(), Some("invalid_arguments"));
     assert_eq!(resp["error"]["code"], -32000);
-    let ev = events(&mut h);
+    let ev = events(&h).await;
     assert_eq!(ev[3]["payload"]["call"], bad);
     assert_eq!(ev[4]["payload"]["outcome"]["outcome"], "failed");
     assert_eq!(
@@ -198,27 +202,27 @@ fn actions_record_started_and_completed() {
     );
 }
 
-#[test]
-fn unknown_and_protected_actions_are_redacted() {
-    let mut h = TestHost::start();
-    h.ready_session();
-    let unknown = TestHost::action("selfDestruct", json!({ "code": "0000" }));
-    let r = h.call("device.execute", Some(unknown.clone()));
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unknown_and_protected_actions_are_redacted() {
+    let h = ClientHost::started().await;
+    ready(&h).await;
+    let unknown = action("selfDestruct", json!({ "code": "0000" }));
+    let r = h.answer("device.execute", Some(unknown.clone())).await;
     assert_eq!(error_code(&r).as_deref(), Some("unknown_action"));
     h.ok(
         "device.execute",
-        Some(TestHost::action("tap", json!({ "x": 100, "y": 440 }))),
-    );
+        Some(action("tap", json!({ "x": 100, "y": 440 }))),
+    ).await;
     let secret = "correct-horse-battery-staple";
-    let protected = TestHost::action("inputSecret", json!({ "text": secret }));
-    let r = h.ok("device.execute", Some(protected.clone()));
+    let protected = action("inputSecret", json!({ "text": secret }));
+    let r = h.ok("device.execute", Some(protected.clone())).await;
     assert_eq!(r["after"]["screenshot"], Value::Null);
     assert_eq!(r["after"]["screenshotOmission"], "protectedAction");
     assert_eq!(r["evidence"], json!([]));
     // A protected call with bad arguments must not leak them either.
-    let leaky = TestHost::action("inputSecret", json!({ "text": 42, "note": secret }));
-    assert_eq!(h.err("device.execute", Some(leaky)), "invalid_arguments");
-    let ev = events(&mut h);
+    let leaky = action("inputSecret", json!({ "text": 42, "note": secret }));
+    assert_eq!(h.err("device.execute", Some(leaky)).await, "invalid_arguments");
+    let ev = events(&h).await;
     let started: Vec<&Value> = ev
         .iter()
         .filter(|e| e["payload"]["type"] == "actionStarted")
@@ -236,7 +240,7 @@ fn unknown_and_protected_actions_are_redacted() {
             .get("argumentsRedacted")
             .is_none()
     );
-    let export = h.ok("session.export", None).to_string();
+    let export = h.ok("session.export", Some(json!({}))).await.to_string();
     assert!(!export.contains(secret), "the secret reached the event log");
     assert!(
         !export.contains("0000\""),
@@ -244,30 +248,36 @@ fn unknown_and_protected_actions_are_redacted() {
     );
 }
 
-#[test]
-fn secrets_never_reach_logs_or_data_files() {
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn secrets_never_reach_logs_or_data_files() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let root = tmp.path().to_path_buf();
-    let mut h = TestHost::with(Options {
-        root: Some(root.clone()),
-        ..Options::default()
-    });
-    h.ready_session();
+    let mut h = ClientHost::start_owned(
+        Options {
+            root: Some(root.clone()),
+            ..Options::default()
+        },
+        hello(),
+    )
+    .await
+    .expect("the host starts");
+    ready(&h).await;
     let secret = "s3cr3t-Value-never-logged";
     h.ok(
         "device.execute",
-        Some(TestHost::action("tap", json!({ "x": 100, "y": 440 }))),
-    );
+        Some(action("tap", json!({ "x": 100, "y": 440 }))),
+    )
+    .await;
     h.ok(
         "device.execute",
-        Some(TestHost::action("inputSecret", json!({ "text": secret }))),
-    );
-    h.ok("session.end", None);
-    let stderr = {
-        let status = h.finish_keep();
-        assert!(status.success());
-        h.stderr_text()
-    };
+        Some(action("inputSecret", json!({ "text": secret }))),
+    )
+    .await;
+    h.ok("session.end", Some(json!({}))).await;
+    h.client.close().await.expect("close");
+    let status = h.wait().await;
+    assert!(status.success());
+    let stderr = h.stderr_text();
     assert!(!stderr.contains(secret), "the secret reached the logs");
     for entry in walk(&root.join("data")) {
         let bytes = std::fs::read(&entry).expect("read");
@@ -295,28 +305,17 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     out
 }
 
-trait FinishKeep {
-    fn finish_keep(&mut self) -> std::process::ExitStatus;
-}
-
-impl FinishKeep for TestHost {
-    fn finish_keep(&mut self) -> std::process::ExitStatus {
-        self.close_stdin();
-        self.wait()
-    }
-}
-
-#[test]
-fn semantic_actions_resolve_against_recorded_observations() {
-    let mut h = TestHost::start();
-    h.ready_session();
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn semantic_actions_resolve_against_recorded_observations() {
+    let h = ClientHost::started().await;
+    ready(&h).await;
     let found = h.ok(
         "device.execute",
-        Some(TestHost::action(
+        Some(action(
             "findElement",
             json!({ "selector": { "role": "button", "name": "Sign in" } }),
         )),
-    );
+    ).await;
     let element = found["output"]["element"].clone();
     assert_eq!(element["stableNodeId"], "sign-in");
     assert_eq!(element["context"]["documentEpoch"], "mock-epoch-1");
@@ -326,7 +325,7 @@ fn semantic_actions_resolve_against_recorded_observations() {
     let snap = h.ok(
         "ui.snapshot.get",
         Some(json!({ "observationId": element["observationId"] })),
-    );
+    ).await;
     assert!(
         snap["nodes"]
             .as_array()
@@ -337,14 +336,14 @@ fn semantic_actions_resolve_against_recorded_observations() {
     // setElementValue by selector, then read the value back.
     let set = h.ok(
         "device.execute",
-        Some(TestHost::action("setElementValue", json!({ "target": { "kind": "selector", "selector": { "identifier": "username" } }, "value": "ada" }))),
-    );
+        Some(action("setElementValue", json!({ "target": { "kind": "selector", "selector": { "identifier": "username" } }, "value": "ada" }))),
+    ).await;
     assert_eq!(set["execution"]["mode"], "nativeSemantic");
-    let obs = h.ok("device.observe", None);
+    let obs = h.ok("device.observe", None).await;
     let snap = h.ok(
         "ui.snapshot.get",
         Some(json!({ "observationId": obs["id"] })),
-    );
+    ).await;
     let user = snap["nodes"]
         .as_array()
         .expect("nodes")
@@ -355,67 +354,67 @@ fn semantic_actions_resolve_against_recorded_observations() {
     assert_eq!(user["value"], "ada");
     h.ok(
         "device.execute",
-        Some(TestHost::action("setElementValue", json!({ "target": { "kind": "selector", "selector": { "identifier": "password" } }, "value": "pw" }))),
-    );
+        Some(action("setElementValue", json!({ "target": { "kind": "selector", "selector": { "identifier": "password" } }, "value": "pw" }))),
+    ).await;
     // Disabled elements are not actionable.
     assert_eq!(
         h.err(
             "device.execute",
-            Some(TestHost::action(
+            Some(action(
                 "tapElement",
                 json!({ "target": { "kind": "selector", "selector": { "identifier": "help" } } })
             ))
-        ),
+        ).await,
         "element_not_interactable"
     );
     assert_eq!(
         h.err(
             "device.execute",
-            Some(TestHost::action(
+            Some(action(
                 "findElement",
                 json!({ "selector": { "role": "button" } })
             ))
-        ),
+        ).await,
         "element_ambiguous"
     );
     assert_eq!(
         h.err(
             "device.execute",
-            Some(TestHost::action(
+            Some(action(
                 "findElement",
                 json!({ "selector": { "identifier": "nope" } })
             ))
-        ),
+        ).await,
         "element_not_found"
     );
     // Tap the button found earlier by its node reference: navigates.
     let tapped = h.ok(
         "device.execute",
-        Some(TestHost::action(
+        Some(action(
             "tapElement",
             json!({ "target": { "kind": "node", "node": element } }),
         )),
-    );
+    ).await;
     assert_eq!(tapped["output"]["element"]["stableNodeId"], "sign-in");
     // The old reference is stale on the new screen.
     assert_eq!(
         h.err(
             "device.execute",
-            Some(TestHost::action(
+            Some(action(
                 "tapElement",
                 json!({ "target": { "kind": "node", "node": element } })
             ))
-        ),
+        ).await,
         "element_stale"
     );
     // The sign-out button appears after a delay.
     let waited = h.ok(
         "device.execute",
-        Some(TestHost::action(
+        Some(action(
             "waitForElement",
             json!({ "selector": { "identifier": "sign-out" }, "condition": "visible" }),
         )),
-    );
+    ).await;
     assert_eq!(waited["output"]["matched"], true);
     assert_eq!(waited["output"]["element"]["stableNodeId"], "sign-out");
     assert_eq!(
@@ -424,11 +423,11 @@ fn semantic_actions_resolve_against_recorded_observations() {
     );
     let gone = h.ok(
         "device.execute",
-        Some(TestHost::action(
+        Some(action(
             "waitForElement",
             json!({ "selector": { "identifier": "username" }, "condition": "absent" }),
         )),
-    );
+    ).await;
     assert_eq!(
         gone["output"],
         json!({ "matched": true, "condition": "absent", "element": null })

@@ -16,7 +16,8 @@ use std::sync::OnceLock;
 use devicerail_android_fake_adb::{AdbServer, FakeAdbDevice};
 use devicerail_testing::build_workspace_plugin;
 use serde_json::{Value, json};
-use support::{Options, TestHost};
+use support::Options;
+use support::client::{ClientHost, hello};
 
 struct Libraries {
     mock: PathBuf,
@@ -108,8 +109,8 @@ fn ids(list: &Value) -> Vec<String> {
     ids
 }
 
-#[test]
-fn a_file_configures_two_browsers_a_private_adb_server_and_the_host() {
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_configures_two_browsers_a_private_adb_server_and_the_host() {
     let Some(server) = adb_server() else {
         return;
     };
@@ -142,13 +143,17 @@ viewportHeight = 768
 "#,
         spec = server.socket_spec()
     );
-    let mut host = TestHost::with(Options {
-        root: Some(tmp.path().to_path_buf()),
-        config: Some(config),
-        ..Options::default()
-    });
-    host.hello();
-    let list = host.ok("devices.list", None);
+    let host = ClientHost::start_owned(
+        Options {
+            root: Some(tmp.path().to_path_buf()),
+            config: Some(config),
+            ..Options::default()
+        },
+        hello(),
+    )
+    .await
+    .expect("the host starts");
+    let list = host.ok("devices.list", None).await;
     let mut expected = vec!["chrome-a".to_owned(), "chrome-b".to_owned(), serial.clone()];
     expected.sort();
     assert_eq!(ids(&list), expected, "{list}");
@@ -163,21 +168,21 @@ viewportHeight = 768
 
     // The second browser runs with its own viewport; the host's screenshot
     // policy came from the file too.
-    host.ok("device.select", Some(json!({ "deviceId": "chrome-b" })));
-    host.ok("device.connect", None);
-    host.ok("session.start", None);
-    let obs = host.ok("device.observe", None);
+    host.ok("device.select", Some(json!({ "deviceId": "chrome-b" }))).await;
+    host.ok("device.connect", None).await;
+    host.ok("session.start", None).await;
+    let obs = host.ok("device.observe", None).await;
     assert_eq!(obs["viewport"]["width"], 1024, "{obs}");
     assert_eq!(obs["viewport"]["height"], 768, "{obs}");
     assert_eq!(obs["screenshotOmission"], "policy", "{obs}");
-    host.ok("session.end", Some(json!({ "outcome": "completed" })));
-    host.ok("device.disconnect", None);
+    host.ok("session.end", Some(json!({ "outcome": "completed" }))).await;
+    host.ok("device.disconnect", None).await;
 
     // The Android device came through the private server.
-    host.ok("device.select", Some(json!({ "deviceId": serial })));
-    assert_eq!(host.ok("device.connect", None)["connected"], true);
-    host.ok("device.disconnect", None);
-    assert_eq!(host.finish().code(), Some(0));
+    host.ok("device.select", Some(json!({ "deviceId": serial }))).await;
+    assert_eq!(host.ok("device.connect", None).await["connected"], true);
+    host.ok("device.disconnect", None).await;
+    assert_eq!(host.finish().await.code(), Some(0));
 }
 
 /// Serve with `config` as the file; it must refuse to start. Returns stderr.
@@ -270,8 +275,8 @@ fn unknown_keys_wrong_types_and_bad_syntax_are_refused_at_start_with_file_line_a
     println!("configuration errors: {agreed}/{} located", cases.len());
 }
 
-#[test]
-fn a_bad_plugin_table_refuses_that_plugin_only_with_its_line_in_list_doctor_and_serve() {
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bad_plugin_table_refuses_that_plugin_only_with_its_line_in_list_doctor_and_serve() {
     let libs = libraries();
     let tmp = tempfile::tempdir().expect("tempdir");
     let dir = plugins_dir(tmp.path(), &[&libs.mock, &libs.browser]);
@@ -338,14 +343,18 @@ fn a_bad_plugin_table_refuses_that_plugin_only_with_its_line_in_list_doctor_and_
     assert_eq!(unused["status"], "warn");
 
     // serve: the host starts, without the mock.
-    let mut host = TestHost::with(Options {
-        root: Some(tmp.path().to_path_buf()),
-        config: Some(config.to_owned()),
-        ..Options::default()
-    });
-    host.hello();
-    assert_eq!(ids(&host.ok("devices.list", None)), vec!["b-1".to_owned()]);
-    let status = host.finish();
+    let host = ClientHost::start_owned(
+        Options {
+            root: Some(tmp.path().to_path_buf()),
+            config: Some(config.to_owned()),
+            ..Options::default()
+        },
+        hello(),
+    )
+    .await
+    .expect("the host starts");
+    assert_eq!(ids(&host.ok("devices.list", None).await), vec!["b-1".to_owned()]);
+    let status = host.finish().await;
     assert_eq!(status.code(), Some(0));
 
     // A plugin value that is not a table refuses that plugin the same way.
@@ -461,8 +470,8 @@ fn free_port() -> u16 {
         .expect("a free port")
 }
 
-#[test]
-fn installing_and_listing_android_without_an_adb_server_starts_none() {
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn installing_and_listing_android_without_an_adb_server_starts_none() {
     if std::env::var("DEVICERAIL_SKIP_ADB_TESTS").is_ok_and(|v| v == "1") {
         return;
     }
@@ -529,18 +538,22 @@ fn installing_and_listing_android_without_an_adb_server_starts_none() {
     // The control: serving with the same file does start the server the
     // table names (so the checks above could fail).
     let config = fs::read_to_string(&file).expect("read");
-    let mut host = TestHost::with(Options {
-        root: Some(tmp.path().to_path_buf()),
-        config: Some(config),
-        ..Options::default()
-    });
-    host.hello();
-    host.ok("devices.list", None);
+    let host = ClientHost::start_owned(
+        Options {
+            root: Some(tmp.path().to_path_buf()),
+            config: Some(config),
+            ..Options::default()
+        },
+        hello(),
+    )
+    .await
+    .expect("the host starts");
+    host.ok("devices.list", None).await;
     let started = processes_on_port(port);
     let _ = Command::new(devicerail_android_fake_adb::server::adb_binary())
         .args(["-P", &port.to_string(), "kill-server"])
         .output();
-    assert_eq!(host.finish().code(), Some(0));
+    assert_eq!(host.finish().await.code(), Some(0));
     assert!(
         !started.is_empty(),
         "serving with startServer on starts an adb server on {port}"

@@ -1,33 +1,61 @@
 //! Request control: deadlines, cancellation, reserved ids, the in-flight
 //! bound, and driver failures (errors and panics) that the host survives.
+//! Deadlines, cancellation and failures go through the official Rust
+//! client; reused ids and pipelining without reading stay raw (no client
+//! sends them).
 
 mod support;
 
 use std::time::{Duration, Instant};
 
+use devicerail_client::CallOptions;
+use devicerail_client::methods::{DeviceExecute, DeviceObserve, NoParams, RpcMethod};
+use devicerail_client::protocol::{RequestCancelStatus, RequestTimeoutMs};
 use serde_json::{Value, json};
+use support::client::{ClientHost, WAIT, action, hello, ready, remote};
 use support::{Options, TestHost, error_code, rpc_code};
 
-fn faulty() -> TestHost {
-    let mut h = TestHost::with(Options {
+fn faulty_options() -> Options {
+    Options {
         faults: true,
         ..Options::default()
-    });
+    }
+}
+
+/// Raw: for the cases a client refuses to send (reused ids, thousands
+/// pipelined without reading).
+fn faulty() -> TestHost {
+    let mut h = TestHost::with(faulty_options());
     h.ready_session();
     h
 }
 
-fn send_execute(h: &mut TestHost, id: Value, params: Value, timeout_ms: Option<u64>) {
-    let mut msg =
-        json!({ "jsonrpc": "2.0", "id": id, "method": "device.execute", "params": params });
-    if let Some(t) = timeout_ms {
-        msg["timeoutMs"] = json!(t);
-    }
-    h.send(&msg);
+fn send_execute(h: &mut TestHost, id: Value, params: Value) {
+    h.send(&json!({ "jsonrpc": "2.0", "id": id, "method": "device.execute", "params": params }));
 }
 
-fn last_outcome(h: &mut TestHost) -> Value {
-    let events = h.ok("events.list", None);
+/// Through the official client: a connected device and a Session.
+async fn faulty_client() -> ClientHost {
+    let h = ClientHost::start(faulty_options(), hello())
+        .await
+        .expect("the host starts");
+    ready(&h).await;
+    h
+}
+
+fn timeout(ms: u64) -> CallOptions {
+    CallOptions {
+        timeout_ms: RequestTimeoutMs::new(ms),
+    }
+}
+
+fn with_action_timeout(mut call: Value, ms: u64) -> Value {
+    call["actionTimeoutMs"] = json!(ms);
+    call
+}
+
+async fn last_outcome(h: &ClientHost) -> Value {
+    let events = h.ok("events.list", Some(json!({}))).await;
     let completed = events
         .as_array()
         .expect("events")
@@ -38,103 +66,104 @@ fn last_outcome(h: &mut TestHost) -> Value {
     completed.expect("actionCompleted")["payload"]["outcome"].clone()
 }
 
-#[test]
-fn request_timeout_records_a_timed_out_action() {
-    let mut h = faulty();
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn request_timeout_records_a_timed_out_action() {
+    let h = faulty_client().await;
     let started = Instant::now();
-    send_execute(
-        &mut h,
-        json!("slow"),
-        TestHost::action("sleep", json!({ "ms": 10_000 })),
-        Some(200),
-    );
-    let r = h.response(&json!("slow"));
+    let r = h
+        .call_json(
+            "device.execute",
+            Some(action("sleep", json!({ "ms": 10_000 }))),
+            timeout(200),
+        )
+        .await;
     assert_eq!(error_code(&r).as_deref(), Some("request_timed_out"), "{r}");
     assert_eq!(rpc_code(&r), -32008);
     assert!(
         started.elapsed() < Duration::from_secs(5),
         "the deadline must interrupt the driver"
     );
-    let outcome = last_outcome(&mut h);
+    let outcome = last_outcome(&h).await;
     assert_eq!(outcome["outcome"], "timedOut");
     assert_eq!(outcome["timeoutMs"], 200);
     assert_eq!(outcome["error"]["code"], "action_timeout");
     assert_eq!(outcome["error"]["retryable"], true);
 }
 
-#[test]
-fn the_earlier_deadline_wins() {
-    let mut h = faulty();
-    let mut p = TestHost::action("sleep", json!({ "ms": 10_000 }));
-    p["actionTimeoutMs"] = json!(150);
-    send_execute(&mut h, json!("a"), p, Some(5_000));
-    let r = h.response(&json!("a"));
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_earlier_deadline_wins() {
+    let h = faulty_client().await;
+    let p = with_action_timeout(action("sleep", json!({ "ms": 10_000 })), 150);
+    let r = h.call_json("device.execute", Some(p), timeout(5_000)).await;
     assert_eq!(error_code(&r).as_deref(), Some("action_timed_out"), "{r}");
-    assert_eq!(last_outcome(&mut h)["timeoutMs"], 150);
-    let mut p = TestHost::action("sleep", json!({ "ms": 10_000 }));
-    p["actionTimeoutMs"] = json!(5_000);
-    send_execute(&mut h, json!("b"), p, Some(150));
-    let r = h.response(&json!("b"));
+    assert_eq!(last_outcome(&h).await["timeoutMs"], 150);
+    let p = with_action_timeout(action("sleep", json!({ "ms": 10_000 })), 5_000);
+    let r = h.call_json("device.execute", Some(p), timeout(150)).await;
     assert_eq!(error_code(&r).as_deref(), Some("request_timed_out"), "{r}");
-    assert_eq!(last_outcome(&mut h)["timeoutMs"], 150);
+    assert_eq!(last_outcome(&h).await["timeoutMs"], 150);
     // Within budget: success.
-    let mut p = TestHost::action("sleep", json!({ "ms": 10 }));
-    p["actionTimeoutMs"] = json!(5_000);
-    send_execute(&mut h, json!("c"), p, Some(5_000));
-    assert!(h.response(&json!("c")).get("result").is_some());
+    let p = with_action_timeout(action("sleep", json!({ "ms": 10 })), 5_000);
+    let r = h.call_json("device.execute", Some(p), timeout(5_000)).await;
+    assert!(r.get("result").is_some(), "{r}");
 }
 
-#[test]
-fn cancellation_reaches_the_driver_and_is_recorded() {
-    let mut h = faulty();
-    send_execute(
-        &mut h,
-        json!("victim"),
-        TestHost::action("sleep", json!({ "ms": 30_000 })),
-        None,
-    );
-    std::thread::sleep(Duration::from_millis(150));
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancellation_reaches_the_driver_and_is_recorded() {
+    let h = faulty_client().await;
+    let params: <DeviceExecute as RpcMethod>::Params =
+        serde_json::from_value(action("sleep", json!({ "ms": 30_000 }))).expect("params");
+    let victim = h
+        .client
+        .begin_call::<DeviceExecute>(params, CallOptions::default())
+        .expect("begin");
+    let victim_id = victim.id().clone();
+    tokio::time::sleep(Duration::from_millis(150)).await;
     let started = Instant::now();
-    let c = h.ok("request.cancel", Some(json!({ "requestId": "victim" })));
-    assert_eq!(c, json!({ "requestId": "victim", "status": "requested" }));
-    let again = h.call("request.cancel", Some(json!({ "requestId": "victim" })));
-    let status = again["result"]["status"].clone();
+    let c = victim.cancel_remote().await.expect("request.cancel");
+    assert_eq!(c.status, RequestCancelStatus::Requested, "{c:?}");
+    let again = h.client.cancel(victim_id.clone()).await.expect("again");
     assert!(
-        status == "alreadyRequested" || status == "notFound",
-        "{again}"
+        matches!(
+            again.status,
+            RequestCancelStatus::AlreadyRequested | RequestCancelStatus::NotFound
+        ),
+        "{again:?}"
     );
-    let r = h.response(&json!("victim"));
-    assert_eq!(error_code(&r).as_deref(), Some("request_cancelled"), "{r}");
-    assert_eq!(rpc_code(&r), -32007);
+    let e = remote(tokio::time::timeout(WAIT, victim.result()).await.expect("in time"));
+    assert_eq!(e.data.code, "request_cancelled", "{e:?}");
+    assert_eq!(e.code, -32007);
     assert!(
         started.elapsed() < Duration::from_secs(2),
         "the driver saw the cancellation flag"
     );
-    let outcome = last_outcome(&mut h);
+    let outcome = last_outcome(&h).await;
     assert_eq!(outcome["outcome"], "cancelled");
     assert_eq!(outcome["error"]["code"], "action_cancelled");
+    let gone = h.client.cancel(victim_id).await.expect("once more");
+    assert_eq!(gone.status, RequestCancelStatus::NotFound);
     assert_eq!(
-        h.ok("request.cancel", Some(json!({ "requestId": "victim" })))["status"],
-        "notFound"
-    );
-    assert_eq!(
-        h.ok("request.cancel", Some(json!({ "requestId": 424242 })))["status"],
+        h.ok("request.cancel", Some(json!({ "requestId": 424242 })))
+            .await["status"],
         "notFound"
     );
     // The session can end now that nothing is in flight.
-    assert_eq!(h.ok("session.end", None)["state"], "ended");
+    assert_eq!(h.ok("session.end", Some(json!({}))).await["state"], "ended");
 }
 
-#[test]
-fn observe_honours_its_deadline_and_cancellation_targets_only_device_work() {
-    let mut h = faulty();
-    let id = json!("obs");
-    h.send(&json!({ "jsonrpc": "2.0", "id": id, "method": "device.observe", "timeoutMs": 30_000 }));
-    assert!(h.response(&id).get("result").is_some());
-    assert_eq!(
-        h.ok("request.cancel", Some(json!({ "requestId": "obs" })))["status"],
-        "notFound"
-    );
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn observe_honours_its_deadline_and_cancellation_targets_only_device_work() {
+    let h = faulty_client().await;
+    let observe = h
+        .client
+        .begin_call::<DeviceObserve>(NoParams, timeout(30_000))
+        .expect("begin");
+    let id = observe.id().clone();
+    tokio::time::timeout(WAIT, observe.result())
+        .await
+        .expect("in time")
+        .expect("observed");
+    let r = h.client.cancel(id).await.expect("request.cancel");
+    assert_eq!(r.status, RequestCancelStatus::NotFound);
 }
 
 #[test]
@@ -144,13 +173,11 @@ fn reserved_ids_are_refused() {
         &mut h,
         json!(7),
         TestHost::action("sleep", json!({ "ms": 500 })),
-        None,
     );
     send_execute(
         &mut h,
         json!(7),
         TestHost::action("tap", json!({ "x": 1, "y": 1 })),
-        None,
     );
     let first = h.recv();
     assert_eq!(
@@ -173,38 +200,40 @@ fn reserved_ids_are_refused() {
     assert!(h.recv().get("result").is_some());
 }
 
-#[test]
-fn driver_failures_and_panics_are_contained() {
-    let mut h = faulty();
-    let r = h.call(
-        "device.execute",
-        Some(TestHost::action("failAction", json!({}))),
-    );
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn driver_failures_and_panics_are_contained() {
+    let h = faulty_client().await;
+    let r = h
+        .answer("device.execute", Some(action("failAction", json!({}))))
+        .await;
     assert_eq!(error_code(&r).as_deref(), Some("platform_error"));
     assert_eq!(
         r["error"]["data"]["details"]["platformCode"],
         "action_failed"
     );
     assert_eq!(rpc_code(&r), -32000);
-    assert_eq!(last_outcome(&mut h)["outcome"], "failed");
+    assert_eq!(last_outcome(&h).await["outcome"], "failed");
     for _ in 0..3 {
-        let r = h.call("device.execute", Some(TestHost::action("panic", json!({}))));
+        let r = h
+            .answer("device.execute", Some(action("panic", json!({}))))
+            .await;
         // A contained panic is the driver's internal error (-32000, retryable).
         assert_eq!(error_code(&r).as_deref(), Some("internal_error"), "{r}");
         assert_eq!(rpc_code(&r), -32000);
         assert_eq!(r["error"]["data"]["retryable"], true);
         assert_eq!(r["error"]["data"]["details"]["cause"], "driverPanicked");
-        let outcome = last_outcome(&mut h);
+        let outcome = last_outcome(&h).await;
         assert_eq!(outcome["outcome"], "failed");
         assert_eq!(outcome["error"]["code"], "internal_error");
     }
     // The device and the host still work.
-    assert!(h.ok("device.observe", None)["screenshot"].is_object());
+    assert!(h.ok("device.observe", None).await["screenshot"].is_object());
     assert!(
         h.ok(
             "device.execute",
-            Some(TestHost::action("tap", json!({ "x": 10, "y": 10 })))
+            Some(action("tap", json!({ "x": 10, "y": 10 })))
         )
+        .await
         .is_object()
     );
 }

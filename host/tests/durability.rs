@@ -6,53 +6,68 @@ mod support;
 
 use std::time::Duration;
 
+use devicerail_client::CallOptions;
+use devicerail_client::methods::{DeviceObserve, NoParams};
 use serde_json::{Value, json};
+use support::client::{ClientHost, WAIT, action, hello, ready};
 use support::{Options, TestHost};
 
-fn restart(root: &std::path::Path) -> TestHost {
-    TestHost::with(Options {
+fn options(root: &std::path::Path) -> Options {
+    Options {
         root: Some(root.to_path_buf()),
         faults: true,
         ..Options::default()
-    })
+    }
 }
 
-#[test]
-fn acknowledged_events_survive_kill_9() {
+/// A host on `root` the test owns (to kill or signal it).
+async fn restart(root: &std::path::Path) -> ClientHost {
+    ClientHost::start_owned(options(root), hello())
+        .await
+        .expect("the host starts")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn acknowledged_events_survive_kill_9() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let root = tmp.path().to_path_buf();
-    let mut h = restart(&root);
-    h.hello();
-    h.ok("device.connect", None);
+    let mut h = restart(&root).await;
+    h.ok("device.connect", None).await;
     // An ended session, exported before the crash.
-    let ended = h.ok("session.start", None)["id"].clone();
-    h.ok("device.observe", None);
+    let ended = h.ok("session.start", None).await["id"].clone();
+    h.ok("device.observe", None).await;
     h.ok(
         "device.execute",
-        Some(TestHost::action("tap", json!({ "x": 100, "y": 300 }))),
-    );
-    h.ok("session.end", None);
-    let before = h.ok("session.export", Some(json!({ "sessionId": ended })));
+        Some(action("tap", json!({ "x": 100, "y": 300 }))),
+    )
+    .await;
+    h.ok("session.end", Some(json!({}))).await;
+    let before = h
+        .ok("session.export", Some(json!({ "sessionId": ended })))
+        .await;
     // An active session with acknowledged events, then a crash.
-    let active = h.ok("session.start", None)["id"].clone();
+    let active = h.ok("session.start", None).await["id"].clone();
     let mut acknowledged = Vec::new();
     for _ in 0..20 {
-        acknowledged.push(h.ok("device.observe", None)["id"].clone());
+        acknowledged.push(h.ok("device.observe", None).await["id"].clone());
     }
-    h.kill9();
+    h.kill9().await;
 
-    let mut h = restart(&root);
-    h.hello();
-    let sessions = h.ok("sessions.list", None);
+    let h = restart(&root).await;
+    let sessions = h.ok("sessions.list", None).await;
     let list = sessions.as_array().expect("sessions");
     assert_eq!(list.len(), 2);
     assert!(list.iter().all(|s| s["state"] == "ended"), "{sessions}");
-    let after = h.ok("session.export", Some(json!({ "sessionId": ended })));
+    let after = h
+        .ok("session.export", Some(json!({ "sessionId": ended })))
+        .await;
     assert_eq!(
         after, before,
         "an ended session exports unchanged after a crash"
     );
-    let recovered = h.ok("session.export", Some(json!({ "sessionId": active })));
+    let recovered = h
+        .ok("session.export", Some(json!({ "sessionId": active })))
+        .await;
     let events = recovered["events"].as_array().expect("events");
     let observed: Vec<Value> = events
         .iter()
@@ -72,12 +87,12 @@ fn acknowledged_events_survive_kill_9() {
     }
 }
 
-#[test]
-fn a_second_host_on_the_same_data_dir_fails_at_start() {
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_host_on_the_same_data_dir_fails_at_start() {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let mut first = restart(tmp.path());
-    first.hello();
-    let mut second = restart(tmp.path());
+    let first = restart(tmp.path()).await;
+    // The second host exits before any protocol byte: nothing to send.
+    let mut second = TestHost::with(options(tmp.path()));
     let status = second.wait();
     assert!(!status.success());
     let err = second.stderr_text();
@@ -86,42 +101,18 @@ fn a_second_host_on_the_same_data_dir_fails_at_start() {
         "{err}"
     );
     assert!(
-        first.ok("devices.list", None)["devices"].is_array(),
+        first.ok("devices.list", None).await["devices"].is_array(),
         "the first host is unaffected"
     );
 }
 
-fn shutdown_ends_everything(stop: impl FnOnce(&mut TestHost)) {
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let root = tmp.path().to_path_buf();
-    let mut h = restart(&root);
-    let session = h.ready_session();
-    h.ok(
-        "device.execute",
-        Some(TestHost::action("tap", json!({ "x": 100, "y": 300 }))),
-    );
-    let slow = h.request(
-        "device.execute",
-        Some(TestHost::action("sleep", json!({ "ms": 60_000 }))),
-    );
-    std::thread::sleep(Duration::from_millis(200));
-    stop(&mut h);
-    let r = h.response(&slow);
-    assert_eq!(
-        support::error_code(&r).as_deref(),
-        Some("request_cancelled"),
-        "{r}"
-    );
-    let status = h.wait();
-    assert!(
-        status.success(),
-        "exit status {status:?}; stderr:\n{}",
-        h.stderr_text()
-    );
-    drop(h);
-    let mut h = restart(&root);
-    h.hello();
-    let export = h.ok("session.export", Some(json!({ "sessionId": session })));
+/// What a stopped host must have recorded: the slow Action cancelled, the
+/// Session ended by the shutdown, the device released.
+async fn shutdown_was_orderly(root: &std::path::Path, session: &str) {
+    let h = restart(root).await;
+    let export = h
+        .ok("session.export", Some(json!({ "sessionId": session })))
+        .await;
     let events = export["events"].as_array().expect("events");
     let kinds: Vec<&str> = events
         .iter()
@@ -140,22 +131,87 @@ fn shutdown_ends_everything(stop: impl FnOnce(&mut TestHost)) {
     );
     assert_eq!(events[4]["payload"]["outcome"]["outcome"], "cancelled");
     assert_eq!(events[5]["payload"]["outcome"], "shutdown");
-    assert_eq!(h.ok("devices.list", None)["devices"][0]["connected"], false);
+    assert_eq!(
+        h.ok("devices.list", None).await["devices"][0]["connected"],
+        false
+    );
 }
 
-#[test]
-fn eof_shuts_down_cleanly() {
-    shutdown_ends_everything(|h| h.close_stdin());
+async fn a_signal_ends_everything(sig: i32) {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path().to_path_buf();
+    let mut h = restart(&root).await;
+    let session = ready(&h).await;
+    h.ok(
+        "device.execute",
+        Some(action("tap", json!({ "x": 100, "y": 300 }))),
+    )
+    .await;
+    let slow = h.request(
+        "device.execute",
+        Some(action("sleep", json!({ "ms": 60_000 }))),
+        CallOptions::default(),
+    );
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    h.signal(sig);
+    let r = h.response(slow).await;
+    assert_eq!(
+        support::error_code(&r).as_deref(),
+        Some("request_cancelled"),
+        "{r}"
+    );
+    let status = h.wait().await;
+    assert!(
+        status.success(),
+        "exit status {status:?}; stderr:\n{}",
+        h.stderr_text()
+    );
+    drop(h);
+    shutdown_was_orderly(&root, &session).await;
 }
 
-#[test]
-fn sigterm_shuts_down_cleanly() {
-    shutdown_ends_everything(|h| h.signal(libc::SIGTERM));
+/// Raw: closing stdin while a call is in flight is not something the
+/// client does (its close fails pending calls locally).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn eof_shuts_down_cleanly() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path().to_path_buf();
+    let mut h = TestHost::with(options(&root));
+    let session = h.ready_session();
+    h.ok(
+        "device.execute",
+        Some(TestHost::action("tap", json!({ "x": 100, "y": 300 }))),
+    );
+    let slow = h.request(
+        "device.execute",
+        Some(TestHost::action("sleep", json!({ "ms": 60_000 }))),
+    );
+    std::thread::sleep(Duration::from_millis(200));
+    h.close_stdin();
+    let r = h.response(&slow);
+    assert_eq!(
+        support::error_code(&r).as_deref(),
+        Some("request_cancelled"),
+        "{r}"
+    );
+    let status = h.wait();
+    assert!(
+        status.success(),
+        "exit status {status:?}; stderr:\n{}",
+        h.stderr_text()
+    );
+    drop(h);
+    shutdown_was_orderly(&root, &session).await;
 }
 
-#[test]
-fn sigint_shuts_down_cleanly() {
-    shutdown_ends_everything(|h| h.signal(libc::SIGINT));
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_shuts_down_cleanly() {
+    a_signal_ends_everything(libc::SIGTERM).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigint_shuts_down_cleanly() {
+    a_signal_ends_everything(libc::SIGINT).await;
 }
 
 #[test]
@@ -182,31 +238,40 @@ fn relative_paths_resolve_against_the_working_directory() {
     assert!(tmp.path().join("rel-data/events.sqlite3").exists());
 }
 
-#[test]
-fn acknowledged_observations_with_ui_snapshots_survive_kill_9() {
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn acknowledged_observations_with_ui_snapshots_survive_kill_9() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let root = tmp.path().to_path_buf();
-    let mut h = restart(&root);
-    h.hello();
-    h.ok("device.connect", None);
-    let session = h.ok("session.start", None)["id"].clone();
+    let mut h = restart(&root).await;
+    h.ok("device.connect", None).await;
+    let session = h.ok("session.start", None).await["id"].clone();
     // Pipeline observations and crash while they are in flight.
-    let ids: Vec<Value> = (0..400)
-        .map(|_| h.request("device.observe", None))
+    let calls: Vec<_> = (0..400)
+        .map(|_| {
+            h.client
+                .begin_call::<DeviceObserve>(NoParams, CallOptions::default())
+                .expect("begin")
+        })
         .collect();
     let mut acknowledged = Vec::new();
-    for id in ids.iter().take(150) {
-        let r = h.response(id);
-        acknowledged.push(r["result"].clone());
+    let mut calls = calls.into_iter();
+    for call in calls.by_ref().take(150) {
+        let o = tokio::time::timeout(WAIT, call.result())
+            .await
+            .expect("in time")
+            .expect("observed");
+        acknowledged.push(serde_json::to_value(o).expect("observation"));
     }
-    h.kill9();
+    h.kill9().await;
+    drop(calls);
     assert!(acknowledged.iter().all(|o| o["uiSnapshot"].is_object()));
     // After the restart (which closes the session), every acknowledged
     // Observation's screenshot and UI snapshot read back with the digest
     // its reference names.
-    let mut h = restart(&root);
-    h.hello();
-    let export = h.ok("session.export", Some(json!({ "sessionId": session })));
+    let h = restart(&root).await;
+    let export = h
+        .ok("session.export", Some(json!({ "sessionId": session })))
+        .await;
     let recorded: Vec<Value> = export["events"]
         .as_array()
         .expect("events")
@@ -214,7 +279,7 @@ fn acknowledged_observations_with_ui_snapshots_survive_kill_9() {
         .filter(|e| e["payload"]["type"] == "observationCaptured")
         .map(|e| e["payload"]["observation"].clone())
         .collect();
-    // Pipelined requests answer in any order: compare by id.
+    // Compare by id (the order of answers is the host's).
     let by_id: std::collections::HashMap<&str, &Value> = recorded
         .iter()
         .filter_map(|o| o["id"].as_str().map(|id| (id, o)))

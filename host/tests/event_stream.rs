@@ -1,6 +1,9 @@
 //! The loopback WebSocket event stream, end to end: a real
 //! tokio-tungstenite client subscribes, reads, disconnects, resumes from
-//! its cursor; every refusal path; the slow-consumer terminal.
+//! its cursor; every refusal path; the slow-consumer terminal. The control
+//! connection goes through the official Rust client; the stream socket is
+//! spoken raw on purpose, to send what no client would (wrong Origin,
+//! missing subprotocol, calls before hello, foreign cursors).
 
 mod support;
 
@@ -8,7 +11,9 @@ use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
-use support::{Options, TestHost, error_code};
+use devicerail_client::CallOptions;
+use support::client::{ClientHost, action, hello, ready};
+use support::{Options, error_code};
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::http::HeaderValue;
@@ -18,16 +23,18 @@ type Ws =
 
 const WAIT: Duration = Duration::from_secs(20);
 
-fn open(h: &mut TestHost, session: &Value, origin: Value) -> String {
-    open_full(h, session, origin).0
+async fn open(h: &ClientHost, session: &Value, origin: Value) -> String {
+    open_full(h, session, origin).await.0
 }
 
 /// Opens an endpoint; returns it with the stream epoch.
-fn open_full(h: &mut TestHost, session: &Value, origin: Value) -> (String, String) {
-    let r = h.ok(
-        "events.stream.open",
-        Some(json!({ "sessionId": session, "originPolicy": origin })),
-    );
+async fn open_full(h: &ClientHost, session: &Value, origin: Value) -> (String, String) {
+    let r = h
+        .ok(
+            "events.stream.open",
+            Some(json!({ "sessionId": session, "originPolicy": origin })),
+        )
+        .await;
     let endpoint = r["endpoint"].as_str().expect("endpoint").to_owned();
     assert!(endpoint.starts_with("ws://127.0.0.1:"), "{endpoint}");
     let token = endpoint.rsplit('/').next().expect("token");
@@ -144,25 +151,17 @@ async fn subscribe(ws: &mut Ws, session: &Value, after: Option<Value>) -> Value 
     next(ws).await.expect("subscribe response")
 }
 
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime")
-}
-
-#[test]
-fn subscribe_receive_disconnect_resume() {
-    let mut h = TestHost::start();
-    let session = json!(h.ready_session());
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn subscribe_receive_disconnect_resume() {
+    let h = ClientHost::started().await;
+    let session = json!(ready(&h).await);
     for _ in 0..3 {
-        h.ok("device.observe", None);
+        h.ok("device.observe", None).await;
     }
-    let rt = rt();
-    let endpoint = open(&mut h, &session, json!({ "kind": "absent" }));
+    let endpoint = open(&h, &session, json!({ "kind": "absent" })).await;
     let mut seen: Vec<u64> = Vec::new();
     let mut last_cursor = Value::Null;
-    rt.block_on(async {
+    {
         let mut ws = dial(&endpoint, Dial::default()).await.expect("connect");
         let hello = ws_hello(&mut ws).await;
         assert_eq!(
@@ -201,21 +200,21 @@ fn subscribe_receive_disconnect_resume() {
         )
         .await;
         assert_eq!(next_or_close(&mut ws).await.err(), Some(Some(1008)));
-    });
+    };
     // Live events after the replay.
-    h.ok("device.observe", None);
+    h.ok("device.observe", None).await;
     // Events recorded while disconnected are not lost.
     for _ in 0..3 {
         h.ok(
             "device.execute",
-            Some(TestHost::action(
+            Some(action(
                 "scroll",
                 json!({ "deltaX": 0, "deltaY": 10 }),
             )),
-        );
+        ).await;
     }
-    let endpoint = open(&mut h, &session, json!({ "kind": "absent" }));
-    rt.block_on(async {
+    let endpoint = open(&h, &session, json!({ "kind": "absent" })).await;
+    {
         let mut ws = dial(&endpoint, Dial::default()).await.expect("connect");
         ws_hello(&mut ws).await;
         let sub = subscribe(&mut ws, &session, Some(last_cursor.clone())).await;
@@ -233,11 +232,11 @@ fn subscribe_receive_disconnect_resume() {
         }
         seen.dedup();
         assert_eq!(seen, (1..=11).collect::<Vec<_>>());
-    });
+    };
     // Ending the session delivers sessionEnded, then the terminal, then a
     // normal close.
-    let endpoint = open(&mut h, &session, json!({ "kind": "absent" }));
-    rt.block_on(async {
+    let endpoint = open(&h, &session, json!({ "kind": "absent" })).await;
+    {
         let mut ws = dial(&endpoint, Dial::default()).await.expect("connect");
         ws_hello(&mut ws).await;
         let sub = subscribe(&mut ws, &session, None).await;
@@ -245,7 +244,7 @@ fn subscribe_receive_disconnect_resume() {
         for _ in 1..=11 {
             next(&mut ws).await.expect("replayed event");
         }
-        h.ok("session.end", None);
+        h.ok("session.end", Some(json!({}))).await;
         let ended = next(&mut ws).await.expect("sessionEnded event");
         assert_eq!(ended["params"]["event"]["payload"]["type"], "sessionEnded");
         let terminal = next(&mut ws).await.expect("terminal");
@@ -257,19 +256,23 @@ fn subscribe_receive_disconnect_resume() {
         assert_eq!(terminal["params"]["lastEmittedCursor"]["sequence"], 12);
         assert_eq!(terminal["params"]["sessionId"], session);
         assert!(next(&mut ws).await.is_none(), "closed after the terminal");
-    });
+    };
 }
 
-#[test]
-fn refusals() {
-    let mut h = TestHost::with(Options {
-        env: vec![("DEVICERAIL_EVENT_STREAM_TTL_MS".into(), "400".into())],
-        ..Options::default()
-    });
-    let session = json!(h.ready_session());
-    let rt = rt();
-    rt.block_on(async {
-        let ep = open(&mut h, &session, json!({ "kind": "absent" }));
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refusals() {
+    let h = ClientHost::start(
+        Options {
+            env: vec![("DEVICERAIL_EVENT_STREAM_TTL_MS".into(), "400".into())],
+            ..Options::default()
+        },
+        hello(),
+    )
+    .await
+    .expect("the host starts");
+    let session = json!(ready(&h).await);
+    {
+        let ep = open(&h, &session, json!({ "kind": "absent" })).await;
         assert_eq!(
             dial(
                 &ep,
@@ -327,7 +330,7 @@ fn refusals() {
             Some("http 403")
         );
         // Expired.
-        let ep = open(&mut h, &session, json!({ "kind": "absent" }));
+        let ep = open(&h, &session, json!({ "kind": "absent" })).await;
         tokio::time::sleep(Duration::from_millis(600)).await;
         assert_eq!(
             dial(&ep, Dial::default()).await.err().as_deref(),
@@ -336,20 +339,20 @@ fn refusals() {
         );
         // An exact Origin policy needs exactly that Origin.
         let ep = open(
-            &mut h,
+            &h,
             &session,
             json!({ "kind": "exact", "origin": "http://127.0.0.1:3000" }),
-        );
+        ).await;
         assert_eq!(
             dial(&ep, Dial::default()).await.err().as_deref(),
             Some("http 403"),
             "Origin missing"
         );
         let ep2 = open(
-            &mut h,
+            &h,
             &session,
             json!({ "kind": "exact", "origin": "http://127.0.0.1:3000" }),
-        );
+        ).await;
         assert!(
             dial(
                 &ep2,
@@ -362,21 +365,20 @@ fn refusals() {
             .is_ok()
         );
         let _ = ep;
-    });
-    assert_eq!(h.err("events.stream.open", Some(json!({ "sessionId": "00000000-0000-4000-8000-000000000000", "originPolicy": { "kind": "absent" } }))), "session_not_found");
+    };
+    assert_eq!(h.err("events.stream.open", Some(json!({ "sessionId": "00000000-0000-4000-8000-000000000000", "originPolicy": { "kind": "absent" } }))).await, "session_not_found");
 }
 
-#[test]
-fn foreign_cursors_and_protocol_errors_on_the_socket() {
-    let mut h = TestHost::start();
-    let a = json!(h.ready_session());
-    h.ok("session.end", None);
-    let b = h.ok("session.start", None)["id"].clone();
-    let rt = rt();
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn foreign_cursors_and_protocol_errors_on_the_socket() {
+    let h = ClientHost::started().await;
+    let a = json!(ready(&h).await);
+    h.ok("session.end", Some(json!({}))).await;
+    let b = h.ok("session.start", None).await["id"].clone();
     // Before hello: handshake_required (-32601 on the stream), then a
     // protocol-error close.
-    let (ep, epoch) = open_full(&mut h, &a, json!({ "kind": "absent" }));
-    rt.block_on(async {
+    let (ep, epoch) = open_full(&h, &a, json!({ "kind": "absent" })).await;
+    {
         let mut ws = dial(&ep, Dial::default()).await.expect("connect");
         send(&mut ws, json!({ "jsonrpc": "2.0", "id": 1, "method": "events.subscribe", "params": { "sessionId": a } })).await;
         let (r, close) = refused(&mut ws).await;
@@ -385,10 +387,10 @@ fn foreign_cursors_and_protocol_errors_on_the_socket() {
         assert_eq!(r["error"]["data"]["retryable"], false);
         assert_eq!(r["error"]["data"]["details"], json!({ "requiredMethod": "system.hello" }));
         assert_eq!(close, Some(1002));
-    });
+    };
     // A hello below 1.3: protocol_version_incompatible without a reason.
-    let ep = open(&mut h, &a, json!({ "kind": "absent" }));
-    rt.block_on(async {
+    let ep = open(&h, &a, json!({ "kind": "absent" })).await;
+    {
         let mut ws = dial(&ep, Dial::default()).await.expect("connect");
         send(&mut ws, json!({ "jsonrpc": "2.0", "id": 2, "method": "system.hello", "params": {
             "client": { "name": "x", "version": "1" }, "protocol": { "ranges": [{ "major": 1, "minMinor": 0, "maxMinor": 2 }] },
@@ -397,10 +399,10 @@ fn foreign_cursors_and_protocol_errors_on_the_socket() {
         assert_eq!(error_code(&r).as_deref(), Some("protocol_version_incompatible"), "{r}");
         assert!(r["error"]["data"]["details"].get("reason").is_none(), "{r}");
         assert_eq!(close, Some(1002));
-    });
+    };
     // A hello that does not offer events.stream.v1.
-    let ep = open(&mut h, &a, json!({ "kind": "absent" }));
-    rt.block_on(async {
+    let ep = open(&h, &a, json!({ "kind": "absent" })).await;
+    {
         let mut ws = dial(&ep, Dial::default()).await.expect("connect");
         send(&mut ws, json!({ "jsonrpc": "2.0", "id": 3, "method": "system.hello", "params": {
             "client": { "name": "x", "version": "1" }, "protocol": { "ranges": [{ "major": 1, "minMinor": 3, "maxMinor": 5 }] } } })).await;
@@ -409,7 +411,7 @@ fn foreign_cursors_and_protocol_errors_on_the_socket() {
         assert_eq!(r["error"]["data"]["retryable"], false);
         assert_eq!(r["error"]["data"]["details"], json!({ "requiredFeature": "events.stream.v1" }));
         assert_eq!(close, Some(1002));
-    });
+    };
     // Subscription failures answer and close with 1008.
     let bad = |session: &Value, epoch: &str, seq: u64| json!({ "streamEpoch": epoch, "sessionId": session, "sequence": seq });
     let cases: Vec<(Value, Option<Value>, &str)> = vec![
@@ -427,8 +429,8 @@ fn foreign_cursors_and_protocol_errors_on_the_socket() {
         (a.clone(), Some(bad(&a, &epoch, 99)), "stream_cursor_ahead"),
     ];
     for (session, cursor, code) in cases {
-        let ep = open(&mut h, &a, json!({ "kind": "absent" }));
-        rt.block_on(async {
+        let ep = open(&h, &a, json!({ "kind": "absent" })).await;
+        {
             let mut ws = dial(&ep, Dial::default()).await.expect("connect");
             ws_hello(&mut ws).await;
             let mut params = json!({ "sessionId": session });
@@ -446,12 +448,12 @@ fn foreign_cursors_and_protocol_errors_on_the_socket() {
                 assert_eq!(r["error"]["data"]["details"], json!({ "afterSequence": 99, "lastSequence": 2 }));
             }
             assert_eq!(close, Some(1008));
-        });
+        };
     }
     // A valid cursor: the ended session replays the rest and ends; the
     // terminal names only what this socket sent.
-    let ep = open(&mut h, &a, json!({ "kind": "absent" }));
-    rt.block_on(async {
+    let ep = open(&h, &a, json!({ "kind": "absent" })).await;
+    {
         let mut ws = dial(&ep, Dial::default()).await.expect("connect");
         ws_hello(&mut ws).await;
         let r = subscribe(&mut ws, &a, Some(bad(&a, &epoch, 1))).await;
@@ -461,10 +463,10 @@ fn foreign_cursors_and_protocol_errors_on_the_socket() {
         let t = next(&mut ws).await.expect("terminal");
         assert_eq!(t["params"]["termination"]["reason"], "sessionEnded");
         assert_eq!(t["params"]["lastEmittedCursor"]["sequence"], 2);
-    });
+    };
     // Resuming at the end sends nothing, so the terminal has no cursor.
-    let ep = open(&mut h, &a, json!({ "kind": "absent" }));
-    rt.block_on(async {
+    let ep = open(&h, &a, json!({ "kind": "absent" })).await;
+    {
         let mut ws = dial(&ep, Dial::default()).await.expect("connect");
         ws_hello(&mut ws).await;
         let r = subscribe(&mut ws, &a, Some(bad(&a, &epoch, 2))).await;
@@ -472,32 +474,31 @@ fn foreign_cursors_and_protocol_errors_on_the_socket() {
         let t = next(&mut ws).await.expect("terminal");
         assert_eq!(t["method"], "events.stream.terminal", "{t}");
         assert!(t["params"]["lastEmittedCursor"].is_null(), "{t}");
-    });
+    };
 }
 
-#[test]
-fn a_slow_consumer_gets_a_typed_terminal() {
-    let mut h = TestHost::start();
-    let session = json!(h.ready_session());
-    let rt = rt();
-    let ep = open(&mut h, &session, json!({ "kind": "absent" }));
-    let mut ws = rt.block_on(async {
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_consumer_gets_a_typed_terminal() {
+    let h = ClientHost::started().await;
+    let session = json!(ready(&h).await);
+    let ep = open(&h, &session, json!({ "kind": "absent" })).await;
+    let mut ws = {
         let mut ws = dial(&ep, Dial::default()).await.expect("connect");
         ws_hello(&mut ws).await;
         assert!(subscribe(&mut ws, &session, None).await["result"].is_object());
         ws
-    });
+    };
     // Stop reading while thousands of events are recorded.
     for _ in 0..8 {
-        let ids: Vec<Value> = (0..500)
-            .map(|_| h.request("device.observe", None))
+        let calls: Vec<_> = (0..500)
+            .map(|_| h.request("device.observe", None, CallOptions::default()))
             .collect();
-        for id in ids {
-            assert!(h.response(&id).get("result").is_some());
+        for call in calls {
+            assert!(h.response(call).await.get("result").is_some());
         }
     }
-    std::thread::sleep(Duration::from_secs(3));
-    rt.block_on(async {
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    {
         let mut last = 0u64;
         loop {
             let Some(m) = next(&mut ws).await else {
@@ -517,5 +518,5 @@ fn a_slow_consumer_gets_a_typed_terminal() {
             assert!(last < 4001, "the stream stopped before the end of the log");
             break;
         }
-    });
+    };
 }

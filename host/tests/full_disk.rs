@@ -10,7 +10,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde_json::json;
-use support::{Options, TestHost, error_code, plugins_dir_with_mock};
+use support::client::{ClientHost, action, hello};
+use support::{Options, error_code, plugins_dir_with_mock};
 
 /// A tmpfs mounted for the test's lifetime.
 struct Tmpfs {
@@ -57,17 +58,22 @@ fn fill(path: &Path) -> PathBuf {
     filler
 }
 
-fn host(root: &Path, data: &Path) -> TestHost {
-    TestHost::with(Options {
-        root: Some(root.to_path_buf()),
-        faults: true,
-        data_dir: Some(data.to_path_buf()),
-        ..Options::default()
-    })
+async fn host(root: &Path, data: &Path) -> ClientHost {
+    ClientHost::start_owned(
+        Options {
+            root: Some(root.to_path_buf()),
+            faults: true,
+            data_dir: Some(data.to_path_buf()),
+            ..Options::default()
+        },
+        hello(),
+    )
+    .await
+    .expect("the host starts")
 }
 
-#[test]
-fn a_full_disk_fails_writes_keeps_reads_and_starts_read_only() {
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_disk_fails_writes_keeps_reads_and_starts_read_only() {
     let disk = match Tmpfs::mount("16m") {
         Ok(d) => d,
         Err(why) => {
@@ -80,22 +86,23 @@ fn a_full_disk_fails_writes_keeps_reads_and_starts_read_only() {
     let root = tempfile::tempdir().expect("tempdir");
     plugins_dir_with_mock(root.path());
     let data = disk.path().join("data");
-    let mut h = host(root.path(), &data);
-    h.hello();
-    h.ok("device.connect", None);
-    let session = h.ok("session.start", None)["id"].clone();
+    let mut h = host(root.path(), &data).await;
+    h.ok("device.connect", None).await;
+    let session = h.ok("session.start", None).await["id"].clone();
     for _ in 0..3 {
-        h.ok("device.observe", None);
+        h.ok("device.observe", None).await;
     }
     let filler = fill(disk.path());
     // New Evidence (a changed screen) cannot be written.
-    let tap = h.call(
-        "device.execute",
-        Some(TestHost::action("tap", json!({ "x": 100, "y": 300 }))),
-    );
+    let tap = h
+        .answer(
+            "device.execute",
+            Some(action("tap", json!({ "x": 100, "y": 300 }))),
+        )
+        .await;
     println!("full disk: a tap answered {:?}", error_code(&tap));
-    let r = h.call("device.observe", None);
-    let code = support::error_code(&r);
+    let r = h.answer("device.observe", None).await;
+    let code = error_code(&r);
     println!("full disk: device.observe answered {code:?}");
     assert!(
         matches!(
@@ -110,33 +117,46 @@ fn a_full_disk_fails_writes_keeps_reads_and_starts_read_only() {
         .unwrap_or(0);
     assert_eq!(tmp, 0, "a failed Evidence write leaves no partial file");
     // Reads still work, and so does everything that needs no write.
-    assert!(h.ok("devices.list", None)["devices"].is_array());
-    assert!(h.ok("events.list", None).as_array().is_some());
+    assert!(h.ok("devices.list", None).await["devices"].is_array());
+    assert!(
+        h.ok("events.list", Some(json!({})))
+            .await
+            .as_array()
+            .is_some()
+    );
     // A crash while the disk is full.
-    h.kill9();
-    let mut h = host(root.path(), &data);
-    h.hello();
+    h.kill9().await;
+    let mut h = host(root.path(), &data).await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !h.stderr_text().contains("read-only") && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
     assert!(
         h.stderr_text().contains("read-only"),
         "the host says it serves read-only:\n{}",
         h.stderr_text()
     );
-    let sessions = h.ok("sessions.list", None);
+    let sessions = h.ok("sessions.list", None).await;
     assert_eq!(sessions.as_array().map(Vec::len), Some(1), "{sessions}");
-    let export = h.ok("session.export", Some(json!({ "sessionId": session })));
+    let export = h
+        .ok("session.export", Some(json!({ "sessionId": session })))
+        .await;
     assert!(
         export["events"].as_array().map(Vec::len).unwrap_or(0) >= 4,
         "every acknowledged event reads back"
     );
-    h.ok("device.connect", None);
-    let r = h.call("session.start", None);
+    h.ok("device.connect", None).await;
+    let r = h.answer("session.start", None).await;
     assert_eq!(error_code(&r).as_deref(), Some("event_store_error"), "{r}");
+    // Gone before the next host takes the data directory.
+    h.kill9().await;
     drop(h);
     // With room again, the next start recovers the session.
     std::fs::remove_file(filler).expect("free the disk");
-    let mut h = host(root.path(), &data);
-    h.hello();
-    let export = h.ok("session.export", Some(json!({ "sessionId": session })));
+    let h = host(root.path(), &data).await;
+    let export = h
+        .ok("session.export", Some(json!({ "sessionId": session })))
+        .await;
     let last = export["events"]
         .as_array()
         .and_then(|e| e.last().cloned())

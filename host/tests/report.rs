@@ -12,7 +12,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use serde_json::{Value, json};
-use support::{Options, TestHost};
+use support::Options;
+use support::client::{BlockingHost, action};
 
 /// The secret typed by the protected Action: it must appear nowhere.
 const SECRET: &str = "s3cr3t-Hunter2-XYZZY";
@@ -36,14 +37,14 @@ fn text(o: &Output) -> String {
 
 /// Records the session every test looks at; returns its id. The session
 /// is left active.
-fn record(h: &mut TestHost) -> String {
+fn record(h: &mut BlockingHost) -> String {
     let session = h.ready_session();
     let obs = h.ok("device.observe", None);
     assert!(obs["uiSnapshot"].is_object(), "{obs}");
     // A semantic Action (resolved element on its before screenshot).
     let tap = h.ok(
         "device.execute",
-        Some(TestHost::action(
+        Some(action(
             "tapElement",
             json!({ "target": { "kind": "selector", "selector": { "identifier": "username" } } }),
         )),
@@ -54,7 +55,7 @@ fn record(h: &mut TestHost) -> String {
     );
     h.ok(
         "device.execute",
-        Some(TestHost::action(
+        Some(action(
             "setElementValue",
             json!({ "target": { "kind": "selector", "selector": { "identifier": "username" } }, "value": "ada" }),
         )),
@@ -62,20 +63,20 @@ fn record(h: &mut TestHost) -> String {
     // A failed Action.
     let failed = h.call(
         "device.execute",
-        Some(TestHost::action("failAction", json!({}))),
+        Some(action("failAction", json!({}))),
     );
     assert!(failed.get("error").is_some(), "{failed}");
     // A protected Action with a secret.
     h.ok(
         "device.execute",
-        Some(TestHost::action(
+        Some(action(
             "tapElement",
             json!({ "target": { "kind": "selector", "selector": { "identifier": "password" } } }),
         )),
     );
     h.ok(
         "device.execute",
-        Some(TestHost::action("inputSecret", json!({ "text": SECRET }))),
+        Some(action("inputSecret", json!({ "text": SECRET }))),
     );
     let last = h.ok("device.observe", None);
     h.ok(
@@ -85,15 +86,15 @@ fn record(h: &mut TestHost) -> String {
     session
 }
 
-fn end(h: &mut TestHost) {
+fn end(h: &mut BlockingHost) {
     h.ok(
         "session.end",
         Some(json!({ "outcome": "failed", "reason": "failAction failed" })),
     );
 }
 
-fn data_dir(h: &TestHost) -> String {
-    h.root.join("data").display().to_string()
+fn data_dir(h: &BlockingHost) -> String {
+    h.root().join("data").display().to_string()
 }
 
 fn assert_no_secret(bytes: &[u8], what: &str) {
@@ -155,7 +156,7 @@ fn validate_fails(path: &Path, reason: &str) {
 
 #[test]
 fn report_and_bundle_round_trip_and_tampering_is_caught() {
-    let mut h = TestHost::with(Options {
+    let mut h = BlockingHost::start(Options {
         faults: true,
         ..Options::default()
     });
@@ -627,7 +628,7 @@ fn near(a: f64, b: f64, what: &str) {
 
 #[test]
 fn the_report_works_in_headless_chromium() {
-    let mut h = TestHost::with(Options {
+    let mut h = BlockingHost::start(Options {
         faults: true,
         ..Options::default()
     });
@@ -880,7 +881,7 @@ fn the_report_works_in_headless_chromium() {
 #[test]
 #[ignore = "records 5,000 events (about two minutes); run with --ignored"]
 fn a_large_session_stays_usable() {
-    let mut h = TestHost::with(Options {
+    let mut h = BlockingHost::start(Options {
         faults: true,
         ..Options::default()
     });
@@ -889,7 +890,7 @@ fn a_large_session_stays_usable() {
     for i in 0..1000 {
         let r = h.call(
             "device.execute",
-            Some(TestHost::action(
+            Some(action(
                 "setElementValue",
                 json!({ "target": { "kind": "selector", "selector": { "identifier": "username" } }, "value": format!("user {i}") }),
             )),
@@ -899,11 +900,11 @@ fn a_large_session_stays_usable() {
     for _ in 0..1500 {
         let r = h.call(
             "device.execute",
-            Some(TestHost::action("failAction", json!({}))),
+            Some(action("failAction", json!({}))),
         );
         assert!(r.get("error").is_some(), "{r}");
     }
-    h.ok("session.end", None);
+    h.ok("session.end", Some(json!({})));
     let record_ms = started.elapsed().as_millis();
     let dd = data_dir(&h);
     let out = tempfile::tempdir().expect("tempdir");

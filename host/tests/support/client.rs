@@ -4,11 +4,15 @@
 //! it.
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use devicerail_client::methods::{ControlMethod, NoParams};
 use devicerail_client::protocol::{HelloParams, RpcError};
-use devicerail_client::{CallOptions, ClientError, DeviceRailClient, SpawnConfig, default_hello};
+use devicerail_client::{
+    CallOptions, ClientError, ClientOptions, ControlTransportKind, DeviceRailClient, SpawnConfig,
+    default_hello,
+};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
@@ -17,11 +21,20 @@ use super::{Options, plugins_dir_with_mock};
 /// How long a spawn (hello included) or one call may take.
 pub const WAIT: Duration = Duration::from_secs(60);
 
-/// A host spawned by the official client, with its temporary root.
+/// A host driven by the official client, with its temporary root.
 pub struct ClientHost {
     pub client: DeviceRailClient,
     pub root: PathBuf,
     _tmp: Option<tempfile::TempDir>,
+    /// The host process, when the test spawned it itself (to signal it,
+    /// kill it or read its exit status); otherwise the client owns it.
+    process: Option<Process>,
+}
+
+/// A host process the test spawned, its pipes handed to the client.
+struct Process {
+    child: tokio::process::Child,
+    stderr: Arc<Mutex<Vec<u8>>>,
 }
 
 /// The hello the official client sends by default, under our test name.
@@ -50,13 +63,19 @@ pub fn spawn_config(opts: &Options, root: &Path, hello: HelloParams) -> SpawnCon
     } else {
         plugins_dir_with_mock(root)
     };
+    let data = opts.data_dir.clone().unwrap_or_else(|| root.join("data"));
     let mut config = SpawnConfig::new(env!("CARGO_BIN_EXE_devicerail"), hello)
         .arg("serve")
         .arg("--plugins-dir")
         .arg(plugins)
         .arg("--data-dir")
-        .arg(root.join("data"))
+        .arg(data)
         .env("RUST_LOG", "info");
+    if let Some(text) = &opts.config {
+        let file = root.join("config.toml");
+        std::fs::write(&file, text).expect("write the configuration file");
+        config = config.arg("--config").arg(file);
+    }
     if let Some(p) = opts.screenshot_policy {
         config = config.arg("--screenshot-policy").arg(p);
     }
@@ -72,17 +91,21 @@ pub fn spawn_config(opts: &Options, root: &Path, hello: HelloParams) -> SpawnCon
     config
 }
 
+fn root_of(opts: &Options) -> (Option<tempfile::TempDir>, PathBuf) {
+    match &opts.root {
+        Some(r) => (None, r.clone()),
+        None => {
+            let t = tempfile::tempdir().expect("tempdir");
+            let p = t.path().to_path_buf();
+            (Some(t), p)
+        }
+    }
+}
+
 impl ClientHost {
     /// Spawns a host through the official client (which says hello).
     pub async fn start(opts: Options, hello: HelloParams) -> Result<Self, ClientError> {
-        let (tmp, root) = match &opts.root {
-            Some(r) => (None, r.clone()),
-            None => {
-                let t = tempfile::tempdir().expect("tempdir");
-                let p = t.path().to_path_buf();
-                (Some(t), p)
-            }
-        };
+        let (tmp, root) = root_of(&opts);
         let config = spawn_config(&opts, &root, hello);
         let client = tokio::time::timeout(WAIT, DeviceRailClient::spawn(config))
             .await
@@ -91,7 +114,131 @@ impl ClientHost {
             client,
             root,
             _tmp: tmp,
+            process: None,
         })
+    }
+
+    /// A host with the default options and hello.
+    pub async fn started() -> Self {
+        Self::start(Options::default(), hello())
+            .await
+            .expect("the host starts")
+    }
+
+    /// Spawns the host itself (same command line as [`ClientHost::start`])
+    /// and attaches the official client to its pipes, so the test can
+    /// signal or kill the process and read its exit status.
+    pub async fn start_owned(opts: Options, hello: HelloParams) -> Result<Self, ClientError> {
+        let (tmp, root) = root_of(&opts);
+        let config = spawn_config(&opts, &root, hello.clone());
+        let mut cmd = tokio::process::Command::new(&config.command);
+        cmd.args(&config.args)
+            .envs(&config.env)
+            .env_remove("DEVICERAIL_SCREENSHOT_POLICY")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true);
+        let mut child = cmd.spawn().expect("spawn the host");
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = child.stdout.take().expect("stdout");
+        let mut err = child.stderr.take().expect("stderr");
+        let stderr = Arc::new(Mutex::new(Vec::new()));
+        let sink = stderr.clone();
+        tokio::spawn(async move {
+            use tokio::io::AsyncReadExt;
+            let mut buf = [0u8; 8192];
+            while let Ok(n) = err.read(&mut buf).await {
+                if n == 0 {
+                    break;
+                }
+                sink.lock().expect("stderr").extend_from_slice(&buf[..n]);
+            }
+        });
+        let attached = tokio::time::timeout(
+            WAIT,
+            DeviceRailClient::attach(
+                stdout,
+                stdin,
+                ControlTransportKind::Stdio,
+                hello,
+                ClientOptions::default(),
+            ),
+        )
+        .await
+        .expect("the host answers hello in time");
+        let process = Process { child, stderr };
+        let client = match attached {
+            Ok(c) => c,
+            Err(e) => {
+                let text = String::from_utf8_lossy(&process.stderr.lock().expect("stderr")).into_owned();
+                eprintln!("host stderr:\n{text}");
+                return Err(e);
+            }
+        };
+        Ok(Self {
+            client,
+            root,
+            _tmp: tmp,
+            process: Some(process),
+        })
+    }
+
+    /// Keeps the temporary root alive beyond this host (for restarts).
+    pub fn keep_root(&mut self) -> Option<tempfile::TempDir> {
+        self._tmp.take()
+    }
+
+    fn process(&self) -> &Process {
+        self.process
+            .as_ref()
+            .expect("a host started with ClientHost::start_owned")
+    }
+
+    /// The host's process id (an owned host).
+    pub fn pid(&self) -> u32 {
+        self.process().child.id().expect("the host is running")
+    }
+
+    /// Sends `sig` to an owned host.
+    pub fn signal(&self, sig: i32) {
+        let pid = i32::try_from(self.pid()).expect("pid");
+        // SAFETY: sending a signal to our own child process.
+        let rc = unsafe { libc::kill(pid, sig) };
+        assert_eq!(rc, 0, "kill({pid}, {sig}) failed");
+    }
+
+    /// SIGKILL, as a crash (an owned host).
+    pub async fn kill9(&mut self) {
+        let p = self.process.as_mut().expect("an owned host");
+        p.child.kill().await.expect("kill -9");
+    }
+
+    /// Waits for an owned host to exit.
+    pub async fn wait(&mut self) -> std::process::ExitStatus {
+        let p = self.process.as_mut().expect("an owned host");
+        tokio::time::timeout(WAIT, p.child.wait())
+            .await
+            .expect("the host exits in time")
+            .expect("wait")
+    }
+
+    /// Closes the client (stdin EOF) and waits for an owned host to exit.
+    pub async fn finish(mut self) -> std::process::ExitStatus {
+        self.client
+            .close()
+            .await
+            .unwrap_or_else(|e| panic!("the client closes: {e}"));
+        self.wait().await
+    }
+
+    /// What the host wrote to stderr (all of it for an owned host, the
+    /// client's tail otherwise).
+    pub fn stderr_text(&self) -> String {
+        match &self.process {
+            Some(p) => String::from_utf8_lossy(&p.stderr.lock().expect("stderr")).into_owned(),
+            None => self.client.stderr_tail(),
+        }
     }
 
     /// Calls `M` with params given as JSON (decoded into the client's own
@@ -198,13 +345,18 @@ impl ClientHost {
         call_json(&self.client, method, params, options).await
     }
 
+    /// The wire-shaped response of one call with default options.
+    pub async fn answer(&self, method: &str, params: Option<Value>) -> Value {
+        self.call_json(method, params, CallOptions::default()).await
+    }
+
     /// The result of a call that must succeed.
     pub async fn ok(&self, method: &str, params: Option<Value>) -> Value {
         let r = self.call_json(method, params, CallOptions::default()).await;
         assert!(
             r.get("error").is_none(),
             "{method} failed: {r}\nhost stderr:\n{}",
-            self.client.stderr_tail()
+            self.stderr_text()
         );
         r["result"].clone()
     }
@@ -302,4 +454,66 @@ pub async fn ready(h: &ClientHost) -> String {
     h.ok("device.connect", None).await;
     let s = h.ok("session.start", None).await;
     s["id"].as_str().expect("session id").to_owned()
+}
+
+/// A [`ClientHost`] (owned process) for synchronous tests: the official
+/// client runs on its own multi-threaded runtime and each call blocks on
+/// it, so a test can mix calls with blocking work (running other commands,
+/// its own runtimes).
+pub struct BlockingHost {
+    rt: tokio::runtime::Runtime,
+    host: Option<ClientHost>,
+}
+
+impl BlockingHost {
+    /// Starts an owned host with `opts` and the default hello.
+    pub fn start(opts: Options) -> Self {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let host = rt
+            .block_on(ClientHost::start_owned(opts, hello()))
+            .expect("the host starts");
+        Self {
+            rt,
+            host: Some(host),
+        }
+    }
+
+    fn host(&self) -> &ClientHost {
+        self.host.as_ref().expect("running")
+    }
+
+    /// The temporary root (plugins/ and data/ inside).
+    pub fn root(&self) -> &Path {
+        &self.host().root
+    }
+
+    /// Keeps the temporary root alive beyond this host.
+    pub fn keep_root(&mut self) -> Option<tempfile::TempDir> {
+        self.host.as_mut().expect("running").keep_root()
+    }
+
+    /// The result of a call that must succeed.
+    pub fn ok(&self, method: &str, params: Option<Value>) -> Value {
+        self.rt.block_on(self.host().ok(method, params))
+    }
+
+    /// The wire-shaped response of a call.
+    pub fn call(&self, method: &str, params: Option<Value>) -> Value {
+        self.rt.block_on(self.host().answer(method, params))
+    }
+
+    /// Connects the device and starts a Session; returns its id.
+    pub fn ready_session(&self) -> String {
+        self.rt.block_on(ready(self.host()))
+    }
+
+    /// Closes the client and waits for the host to exit.
+    pub fn finish(mut self) -> std::process::ExitStatus {
+        let host = self.host.take().expect("running");
+        self.rt.block_on(host.finish())
+    }
 }
