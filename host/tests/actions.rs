@@ -4,12 +4,8 @@
 mod support;
 
 use serde_json::{Value, json};
-use support::Options;
 use support::client::{ClientHost, action, hello, hello_with, ready};
-
-fn error_code(response: &Value) -> Option<String> {
-    support::error_code(response)
-}
+use support::{Options, TestHost, error_code};
 
 fn names(caps: &Value) -> Vec<String> {
     caps.as_array()
@@ -20,7 +16,7 @@ fn names(caps: &Value) -> Vec<String> {
 }
 
 async fn events(h: &ClientHost) -> Vec<Value> {
-    h.ok("events.list", Some(json!({}))).await
+    h.ok("events.list", Some(json!({})))
         .await
         .as_array()
         .expect("events")
@@ -61,17 +57,22 @@ async fn capabilities_hide_what_was_not_negotiated() {
     assert!(caps[0]["inputSchema"]["properties"]["x"].is_object());
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn protected_and_semantic_actions_need_their_features() {
-    let h = ClientHost::start(Options::default(), hello_with(&["events.snapshot.v1"]))
-        .await
-        .expect("the host starts");
-    h.ok("device.connect", None).await;
-    h.ok("session.start", None).await;
-    let r = h.answer(
+/// Raw: the official client refuses to send a semantic Action without
+/// its feature (it checks locally), so the host's answer is checked here.
+#[test]
+fn protected_and_semantic_actions_need_their_features() {
+    let mut h = TestHost::start();
+    h.hello_with(
+        json!([{ "major": 1, "minMinor": 0, "maxMinor": 5 }]),
+        &[],
+        &["events.snapshot.v1"],
+    );
+    h.ok("device.connect", None);
+    h.ok("session.start", None);
+    let r = h.call(
         "device.execute",
-        Some(action("inputSecret", json!({ "text": "pw" }))),
-    ).await;
+        Some(TestHost::action("inputSecret", json!({ "text": "pw" }))),
+    );
     assert_eq!(
         error_code(&r).as_deref(),
         Some("protected_action_not_negotiated"),
@@ -82,13 +83,13 @@ async fn protected_and_semantic_actions_need_their_features() {
         r["error"]["data"]["details"],
         json!({ "action": "inputSecret", "requiredFeature": "action.protected.v1" })
     );
-    let r = h.answer(
+    let r = h.call(
         "device.execute",
-        Some(action(
+        Some(TestHost::action(
             "findElement",
             json!({ "selector": { "identifier": "username" } }),
         )),
-    ).await;
+    );
     assert_eq!(
         error_code(&r).as_deref(),
         Some("semantic_action_not_negotiated")
@@ -97,7 +98,11 @@ async fn protected_and_semantic_actions_need_their_features() {
         r["error"]["data"]["details"],
         json!({ "action": "findElement", "requiredFeature": "device.semanticActions.v1" })
     );
-    assert_eq!(events(&h).await.len(), 1, "rejected calls record nothing");
+    assert_eq!(
+        h.ok("events.list", None).as_array().map(Vec::len),
+        Some(1),
+        "rejected calls record nothing"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -157,10 +162,12 @@ async fn screenshot_policy_omit() {
         obs["uiSnapshot"].is_object(),
         "UI trees are not screenshots"
     );
-    let r = h.ok(
-        "device.execute",
-        Some(action("tap", json!({ "x": 100, "y": 300 }))),
-    ).await;
+    let r = h
+        .ok(
+            "device.execute",
+            Some(action("tap", json!({ "x": 100, "y": 300 }))),
+        )
+        .await;
     assert_eq!(r["after"]["screenshotOmission"], "policy");
     assert_eq!(r["evidence"], json!([]));
 }
@@ -212,7 +219,8 @@ async fn unknown_and_protected_actions_are_redacted() {
     h.ok(
         "device.execute",
         Some(action("tap", json!({ "x": 100, "y": 440 }))),
-    ).await;
+    )
+    .await;
     let secret = "correct-horse-battery-staple";
     let protected = action("inputSecret", json!({ "text": secret }));
     let r = h.ok("device.execute", Some(protected.clone())).await;
@@ -221,7 +229,10 @@ async fn unknown_and_protected_actions_are_redacted() {
     assert_eq!(r["evidence"], json!([]));
     // A protected call with bad arguments must not leak them either.
     let leaky = action("inputSecret", json!({ "text": 42, "note": secret }));
-    assert_eq!(h.err("device.execute", Some(leaky)).await, "invalid_arguments");
+    assert_eq!(
+        h.err("device.execute", Some(leaky)).await,
+        "invalid_arguments"
+    );
     let ev = events(&h).await;
     let started: Vec<&Value> = ev
         .iter()
@@ -309,23 +320,27 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
 async fn semantic_actions_resolve_against_recorded_observations() {
     let h = ClientHost::started().await;
     ready(&h).await;
-    let found = h.ok(
-        "device.execute",
-        Some(action(
-            "findElement",
-            json!({ "selector": { "role": "button", "name": "Sign in" } }),
-        )),
-    ).await;
+    let found = h
+        .ok(
+            "device.execute",
+            Some(action(
+                "findElement",
+                json!({ "selector": { "role": "button", "name": "Sign in" } }),
+            )),
+        )
+        .await;
     let element = found["output"]["element"].clone();
     assert_eq!(element["stableNodeId"], "sign-in");
     assert_eq!(element["context"]["documentEpoch"], "mock-epoch-1");
     assert_eq!(found["before"]["id"], element["observationId"]);
     assert!(found["before"]["uiSnapshot"].is_object());
     // The node reference resolves to the tree it was found in.
-    let snap = h.ok(
-        "ui.snapshot.get",
-        Some(json!({ "observationId": element["observationId"] })),
-    ).await;
+    let snap = h
+        .ok(
+            "ui.snapshot.get",
+            Some(json!({ "observationId": element["observationId"] })),
+        )
+        .await;
     assert!(
         snap["nodes"]
             .as_array()
@@ -340,10 +355,12 @@ async fn semantic_actions_resolve_against_recorded_observations() {
     ).await;
     assert_eq!(set["execution"]["mode"], "nativeSemantic");
     let obs = h.ok("device.observe", None).await;
-    let snap = h.ok(
-        "ui.snapshot.get",
-        Some(json!({ "observationId": obs["id"] })),
-    ).await;
+    let snap = h
+        .ok(
+            "ui.snapshot.get",
+            Some(json!({ "observationId": obs["id"] })),
+        )
+        .await;
     let user = snap["nodes"]
         .as_array()
         .expect("nodes")
@@ -364,7 +381,8 @@ async fn semantic_actions_resolve_against_recorded_observations() {
                 "tapElement",
                 json!({ "target": { "kind": "selector", "selector": { "identifier": "help" } } })
             ))
-        ).await,
+        )
+        .await,
         "element_not_interactable"
     );
     assert_eq!(
@@ -374,7 +392,8 @@ async fn semantic_actions_resolve_against_recorded_observations() {
                 "findElement",
                 json!({ "selector": { "role": "button" } })
             ))
-        ).await,
+        )
+        .await,
         "element_ambiguous"
     );
     assert_eq!(
@@ -384,17 +403,20 @@ async fn semantic_actions_resolve_against_recorded_observations() {
                 "findElement",
                 json!({ "selector": { "identifier": "nope" } })
             ))
-        ).await,
+        )
+        .await,
         "element_not_found"
     );
     // Tap the button found earlier by its node reference: navigates.
-    let tapped = h.ok(
-        "device.execute",
-        Some(action(
-            "tapElement",
-            json!({ "target": { "kind": "node", "node": element } }),
-        )),
-    ).await;
+    let tapped = h
+        .ok(
+            "device.execute",
+            Some(action(
+                "tapElement",
+                json!({ "target": { "kind": "node", "node": element } }),
+            )),
+        )
+        .await;
     assert_eq!(tapped["output"]["element"]["stableNodeId"], "sign-in");
     // The old reference is stale on the new screen.
     assert_eq!(
@@ -404,30 +426,35 @@ async fn semantic_actions_resolve_against_recorded_observations() {
                 "tapElement",
                 json!({ "target": { "kind": "node", "node": element } })
             ))
-        ).await,
+        )
+        .await,
         "element_stale"
     );
     // The sign-out button appears after a delay.
-    let waited = h.ok(
-        "device.execute",
-        Some(action(
-            "waitForElement",
-            json!({ "selector": { "identifier": "sign-out" }, "condition": "visible" }),
-        )),
-    ).await;
+    let waited = h
+        .ok(
+            "device.execute",
+            Some(action(
+                "waitForElement",
+                json!({ "selector": { "identifier": "sign-out" }, "condition": "visible" }),
+            )),
+        )
+        .await;
     assert_eq!(waited["output"]["matched"], true);
     assert_eq!(waited["output"]["element"]["stableNodeId"], "sign-out");
     assert_eq!(
         waited["output"]["element"]["context"]["documentEpoch"],
         "mock-epoch-2"
     );
-    let gone = h.ok(
-        "device.execute",
-        Some(action(
-            "waitForElement",
-            json!({ "selector": { "identifier": "username" }, "condition": "absent" }),
-        )),
-    ).await;
+    let gone = h
+        .ok(
+            "device.execute",
+            Some(action(
+                "waitForElement",
+                json!({ "selector": { "identifier": "username" }, "condition": "absent" }),
+            )),
+        )
+        .await;
     assert_eq!(
         gone["output"],
         json!({ "matched": true, "condition": "absent", "element": null })

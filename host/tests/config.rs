@@ -168,18 +168,21 @@ viewportHeight = 768
 
     // The second browser runs with its own viewport; the host's screenshot
     // policy came from the file too.
-    host.ok("device.select", Some(json!({ "deviceId": "chrome-b" }))).await;
+    host.ok("device.select", Some(json!({ "deviceId": "chrome-b" })))
+        .await;
     host.ok("device.connect", None).await;
     host.ok("session.start", None).await;
     let obs = host.ok("device.observe", None).await;
     assert_eq!(obs["viewport"]["width"], 1024, "{obs}");
     assert_eq!(obs["viewport"]["height"], 768, "{obs}");
     assert_eq!(obs["screenshotOmission"], "policy", "{obs}");
-    host.ok("session.end", Some(json!({ "outcome": "completed" }))).await;
+    host.ok("session.end", Some(json!({ "outcome": "completed" })))
+        .await;
     host.ok("device.disconnect", None).await;
 
     // The Android device came through the private server.
-    host.ok("device.select", Some(json!({ "deviceId": serial }))).await;
+    host.ok("device.select", Some(json!({ "deviceId": serial })))
+        .await;
     assert_eq!(host.ok("device.connect", None).await["connected"], true);
     host.ok("device.disconnect", None).await;
     assert_eq!(host.finish().await.code(), Some(0));
@@ -353,7 +356,10 @@ async fn a_bad_plugin_table_refuses_that_plugin_only_with_its_line_in_list_docto
     )
     .await
     .expect("the host starts");
-    assert_eq!(ids(&host.ok("devices.list", None).await), vec!["b-1".to_owned()]);
+    assert_eq!(
+        ids(&host.ok("devices.list", None).await),
+        vec!["b-1".to_owned()]
+    );
     let status = host.finish().await;
     assert_eq!(status.code(), Some(0));
 

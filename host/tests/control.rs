@@ -129,7 +129,11 @@ async fn cancellation_reaches_the_driver_and_is_recorded() {
         ),
         "{again:?}"
     );
-    let e = remote(tokio::time::timeout(WAIT, victim.result()).await.expect("in time"));
+    let e = remote(
+        tokio::time::timeout(WAIT, victim.result())
+            .await
+            .expect("in time"),
+    );
     assert_eq!(e.data.code, "request_cancelled", "{e:?}");
     assert_eq!(e.code, -32007);
     assert!(

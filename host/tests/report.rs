@@ -61,10 +61,7 @@ fn record(h: &mut BlockingHost) -> String {
         )),
     );
     // A failed Action.
-    let failed = h.call(
-        "device.execute",
-        Some(action("failAction", json!({}))),
-    );
+    let failed = h.call("device.execute", Some(action("failAction", json!({}))));
     assert!(failed.get("error").is_some(), "{failed}");
     // A protected Action with a secret.
     h.ok(
@@ -881,7 +878,7 @@ fn the_report_works_in_headless_chromium() {
 #[test]
 #[ignore = "records 5,000 events (about two minutes); run with --ignored"]
 fn a_large_session_stays_usable() {
-    let mut h = BlockingHost::start(Options {
+    let h = BlockingHost::start(Options {
         faults: true,
         ..Options::default()
     });
@@ -898,10 +895,7 @@ fn a_large_session_stays_usable() {
         assert!(r.get("error").is_none(), "{r}");
     }
     for _ in 0..1500 {
-        let r = h.call(
-            "device.execute",
-            Some(action("failAction", json!({}))),
-        );
+        let r = h.call("device.execute", Some(action("failAction", json!({}))));
         assert!(r.get("error").is_some(), "{r}");
     }
     h.ok("session.end", Some(json!({})));

@@ -47,16 +47,16 @@ impl ReadOnlyStore {
                 path.display()
             )));
         }
-        let conn = match Self::connect(&path, false) {
-            Ok(c) => c,
-            // A read-only connection needs the WAL index; where it cannot
-            // be created (a read-only directory) and no log is pending,
-            // the file alone holds every committed event.
-            Err(e) if !path.with_extension("sqlite3-wal").exists() => {
-                tracing::debug!("read-only open failed ({e}); opening as immutable");
-                Self::connect(&path, true)?
-            }
-            Err(e) => return Err(e),
+        // Without a write-ahead log no host has the store open (a host
+        // keeps its log while it runs, and a clean stop folds it into the
+        // file and deletes it), so the file alone holds every committed
+        // event: read it as immutable, which creates nothing beside it (a
+        // plain read-only connection would leave `-wal` and `-shm` files
+        // in the data directory). With a log, read through it.
+        let conn = if path.with_extension("sqlite3-wal").exists() {
+            Self::connect(&path, false)?
+        } else {
+            Self::connect(&path, true)?
         };
         Ok(Self {
             conn,

@@ -171,7 +171,8 @@ impl ClientHost {
         let client = match attached {
             Ok(c) => c,
             Err(e) => {
-                let text = String::from_utf8_lossy(&process.stderr.lock().expect("stderr")).into_owned();
+                let text =
+                    String::from_utf8_lossy(&process.stderr.lock().expect("stderr")).into_owned();
                 eprintln!("host stderr:\n{text}");
                 return Err(e);
             }
