@@ -3,22 +3,40 @@
 //! on the event-stream port, lenient params and a full disk. The host keeps
 //! serving, bounds every frame and queue, and every started Action gets its
 //! terminal event. Figures are printed (`--show-output`) for the record;
-//! the assertions are generous liveness bounds, not timings.
+//! the assertions are generous liveness bounds, not timings. Calls go
+//! through the official Rust client except the frames no client sends
+//! (near-limit lines, a client that does not read, idle sockets).
 
 mod support;
 
 use std::io::Write;
 use std::time::{Duration, Instant};
 
+use devicerail_client::CallOptions;
+use devicerail_client::methods::{DeviceExecute, RpcMethod};
+use devicerail_client::protocol::RequestTimeoutMs;
 use serde_json::{Value, json};
+use support::client::{ClientHost, action, hello};
 use support::{Options, TestHost, error_code, root_with_hostile};
 
-fn with_hostile(tmp: &tempfile::TempDir) -> TestHost {
-    TestHost::with(Options {
+fn hostile_options(tmp: &tempfile::TempDir) -> Options {
+    Options {
         root: Some(tmp.path().to_path_buf()),
         faults: true,
         ..Options::default()
-    })
+    }
+}
+
+/// Raw: for frames no client sends (near-limit lines, not reading).
+fn with_hostile(tmp: &tempfile::TempDir) -> TestHost {
+    TestHost::with(hostile_options(tmp))
+}
+
+/// Through the official client, on a host the test owns (to kill it).
+async fn client_with_hostile(tmp: &tempfile::TempDir) -> ClientHost {
+    ClientHost::start_owned(hostile_options(tmp), hello())
+        .await
+        .expect("the host starts")
 }
 
 /// Hello, select and connect `device`, start a session.
@@ -29,29 +47,38 @@ fn session_on(h: &mut TestHost, device: &str) -> Value {
     h.ok("session.start", None)["id"].clone()
 }
 
-fn timed_request(h: &mut TestHost, method: &str, params: Option<Value>, ms: u64) -> Value {
-    h.request_with_timeout(method, params, ms)
+/// Select and connect `device`, start a session.
+async fn client_session_on(h: &ClientHost, device: &str) -> Value {
+    h.ok("device.select", Some(json!({ "deviceId": device })))
+        .await;
+    h.ok("device.connect", None).await;
+    h.ok("session.start", None).await["id"].clone()
 }
 
-#[test]
-fn a_plugin_that_never_returns_stalls_nothing_else() {
+fn timeout(ms: u64) -> CallOptions {
+    CallOptions {
+        timeout_ms: RequestTimeoutMs::new(ms),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plugin_that_never_returns_stalls_nothing_else() {
     let tmp = root_with_hostile();
-    let mut h = with_hostile(&tmp);
-    session_on(&mut h, "hostile-1");
+    let h = client_with_hostile(&tmp).await;
+    client_session_on(&h, "hostile-1").await;
     // 80 calls that never return, each with a short budget.
-    let ids: Vec<Value> = (0..80)
+    let calls: Vec<_> = (0..80)
         .map(|_| {
-            timed_request(
-                &mut h,
+            h.request(
                 "device.execute",
-                Some(TestHost::action("hang", json!({}))),
-                200,
+                Some(action("hang", json!({}))),
+                timeout(200),
             )
         })
         .collect();
     // Control methods answer at once, while the calls are stuck.
     let t = Instant::now();
-    let d = h.ok("system.describe", None);
+    let d = h.ok("system.describe", None).await;
     let describe = t.elapsed();
     assert!(d["connection"]["connectionId"].is_string());
     println!("hostile: system.describe under 80 stuck calls answered in {describe:?}");
@@ -60,14 +87,14 @@ fn a_plugin_that_never_returns_stalls_nothing_else() {
         "system.describe waited on the stuck plugin ({describe:?})"
     );
     let t = Instant::now();
-    h.ok("devices.list", None);
+    h.ok("devices.list", None).await;
     println!("hostile: devices.list answered in {:?}", t.elapsed());
     // Every stuck call is answered: timed out, or refused once the plugin
     // has too many calls that never returned.
     let t = Instant::now();
     let mut codes = std::collections::BTreeMap::<String, usize>::new();
-    for id in ids {
-        let r = h.response(&id);
+    for call in calls {
+        let r = h.response(call).await;
         *codes.entry(error_code(&r).unwrap_or_default()).or_default() += 1;
     }
     println!(
@@ -81,7 +108,7 @@ fn a_plugin_that_never_returns_stalls_nothing_else() {
         "{codes:?}"
     );
     // Every Action that started got its terminal event.
-    let events = h.ok("events.list", None);
+    let events = h.ok("events.list", Some(json!({ "limit": 1000 }))).await;
     let events = events.as_array().expect("events");
     let started = events
         .iter()
@@ -101,11 +128,13 @@ fn a_plugin_that_never_returns_stalls_nothing_else() {
     // device_unavailable, promptly.
     let mut wedged = None;
     for _ in 0..40 {
-        let r = h.call_with_timeout(
-            "device.execute",
-            Some(TestHost::action("hang", json!({}))),
-            100,
-        );
+        let r = h
+            .call_json(
+                "device.execute",
+                Some(action("hang", json!({}))),
+                timeout(100),
+            )
+            .await;
         if error_code(&r).as_deref() == Some("device_unavailable") {
             wedged = Some(r);
             break;
@@ -114,32 +143,38 @@ fn a_plugin_that_never_returns_stalls_nothing_else() {
     let wedged = wedged.expect("the plugin is reported unavailable once wedged");
     assert_eq!(wedged["error"]["data"]["retryable"], true);
     // The other plugin's device is untouched.
-    h.ok("session.end", None);
-    h.ok("device.select", Some(json!({ "deviceId": "mock-1" })));
-    h.ok("device.connect", None);
-    h.ok("session.start", None);
-    assert!(h.ok("device.observe", None)["screenshot"].is_object());
+    h.ok("session.end", Some(json!({}))).await;
+    client_session_on(&h, "mock-1").await;
+    assert!(h.ok("device.observe", None).await["screenshot"].is_object());
     assert!(
         h.ok(
             "device.execute",
-            Some(TestHost::action("tap", json!({ "x": 10, "y": 10 })))
-        )["output"]
+            Some(action("tap", json!({ "x": 10, "y": 10 })))
+        )
+        .await["output"]
             .is_object()
     );
 }
 
-#[test]
-fn actions_running_at_a_crash_end_with_a_terminal_on_restart() {
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn actions_running_at_a_crash_end_with_a_terminal_on_restart() {
     let tmp = root_with_hostile();
-    let mut h = with_hostile(&tmp);
-    let session = session_on(&mut h, "hostile-1");
-    let running: Vec<Value> = (0..3)
-        .map(|_| h.request("device.execute", Some(TestHost::action("hang", json!({})))))
+    let mut h = client_with_hostile(&tmp).await;
+    let session = client_session_on(&h, "hostile-1").await;
+    // Kept until the crash: dropping a call would cancel it.
+    let running: Vec<_> = (0..3)
+        .map(|_| {
+            let params: <DeviceExecute as RpcMethod>::Params =
+                serde_json::from_value(action("hang", json!({}))).expect("params");
+            h.client
+                .begin_call::<DeviceExecute>(params, CallOptions::default())
+                .expect("begin")
+        })
         .collect();
     // Wait until the three actionStarted events are durable.
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
-        let events = h.ok("events.list", None);
+        let events = h.ok("events.list", Some(json!({}))).await;
         let started = events
             .as_array()
             .map(|e| {
@@ -152,13 +187,14 @@ fn actions_running_at_a_crash_end_with_a_terminal_on_restart() {
             break;
         }
         assert!(Instant::now() < deadline, "the actions did not start");
-        std::thread::sleep(Duration::from_millis(20));
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
+    h.kill9().await;
     drop(running);
-    h.kill9();
-    let mut h = with_hostile(&tmp);
-    h.hello();
-    let export = h.ok("session.export", Some(json!({ "sessionId": session })));
+    let h = client_with_hostile(&tmp).await;
+    let export = h
+        .ok("session.export", Some(json!({ "sessionId": session })))
+        .await;
     let events = export["events"].as_array().expect("events");
     let terminals: Vec<&Value> = events
         .iter()
