@@ -1,5 +1,8 @@
 //! One host, many clients: `serve --listen unix:PATH`, `devicerail attach`
-//! and device leases, through the real binary over real sockets.
+//! and device leases, through the real binary over real sockets. Attached
+//! clients are the official Rust and Python clients; a direct socket
+//! connection (which reports `transport.kind = "unix"`, a transport the
+//! official clients do not accept) and the peer check are spoken raw.
 
 mod support;
 
@@ -10,8 +13,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use devicerail_client::CallOptions;
+use devicerail_client::methods::DeviceExecute;
 use devicerail_testing::host_process::{ALL_FEATURES, HostProcess};
 use serde_json::{Value, json};
+use support::client::{ClientHost, action, hello as client_hello};
 
 const BIN: &str = env!("CARGO_BIN_EXE_devicerail");
 
@@ -127,37 +133,70 @@ fn hello_request(id: u64) -> Value {
     })
 }
 
-#[test]
-fn attached_clients_share_devices_under_leases() {
+/// An official Rust client of the shared host through `devicerail attach`,
+/// saying hello as `name`.
+async fn client(socket: &Path, name: &str) -> ClientHost {
+    let mut h = client_hello();
+    h.client.name = name.into();
+    ClientHost::attach_owned(socket, h)
+        .await
+        .expect("attach and hello")
+}
+
+/// The hello result a client negotiated, as on the wire.
+fn negotiated(c: &ClientHost) -> Value {
+    serde_json::to_value(c.client.negotiated_hello().expect("hello")).expect("json")
+}
+
+async fn select_on(c: &ClientHost, device: &str) {
+    c.ok("device.select", Some(json!({ "deviceId": device })))
+        .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attached_clients_share_devices_under_leases() {
     let shared = start_shared(2, &[]);
-    let mut a = attach(&shared.socket);
-    let mut b = attach(&shared.socket);
-    let hello_a = hello(&mut a, "runner-a");
+    let a = client(&shared.socket, "runner-a").await;
+    let b = client(&shared.socket, "runner-b").await;
+    let hello_a = negotiated(&a);
     assert_eq!(
         hello_a["transport"],
         json!({ "kind": "stdio", "framing": "ndjson" }),
         "an attached client sees a stdio transport"
     );
-    hello(&mut b, "runner-b");
-    select(&mut a, "mock-1");
-    select(&mut b, "mock-2");
-    a.ok("device.connect", None);
-    b.ok("device.connect", None);
-    let session_a = a.ok("session.start", None)["id"].clone();
-    let session_b = b.ok("session.start", None)["id"].clone();
+    select_on(&a, "mock-1").await;
+    select_on(&b, "mock-2").await;
+    a.ok("device.connect", None).await;
+    b.ok("device.connect", None).await;
+    let session_a = a.ok("session.start", None).await["id"].clone();
+    let session_b = b.ok("session.start", None).await["id"].clone();
     assert_ne!(session_a, session_b);
 
     // Both run Actions at once, each on its own device.
-    let (ta, tb) = std::thread::scope(|s| {
-        let ta = s.spawn(|| (0..20).map(|_| tap(&mut a)).collect::<Vec<_>>());
-        let tb = s.spawn(|| (0..20).map(|_| tap(&mut b)).collect::<Vec<_>>());
-        (ta.join().expect("a"), tb.join().expect("b"))
-    });
-    for r in ta.iter().chain(&tb) {
-        assert!(r.get("result").is_some(), "tap failed: {r}");
+    let taps = |c: &ClientHost| {
+        let c = c.client.clone();
+        tokio::spawn(async move {
+            let mut out = Vec::new();
+            for _ in 0..20 {
+                let params = serde_json::from_value(action("tap", json!({ "x": 10, "y": 10 })))
+                    .expect("params");
+                out.push(
+                    c.call::<DeviceExecute>(params, CallOptions::default())
+                        .await
+                        .map(|_| ()),
+                );
+            }
+            out
+        })
+    };
+    let (ta, tb) = (taps(&a), taps(&b));
+    for r in ta.await.expect("a").iter().chain(&tb.await.expect("b")) {
+        assert!(r.is_ok(), "tap failed: {r:?}");
     }
 
-    // A third client contends for mock-1.
+    // A third client contends for mock-1. It is spoken raw: `lease` on a
+    // listed device is this host's extension, which the official client's
+    // types do not carry.
     let mut c = attach(&shared.socket);
     hello(&mut c, "runner-c");
     let listed = c.ok("devices.list", None);
@@ -193,55 +232,50 @@ fn attached_clients_share_devices_under_leases() {
     assert_eq!(c.err("session.start", None), "device_in_use");
 
     // The holder lets go; the device is the third client's.
-    a.ok("session.end", None);
-    a.ok("device.disconnect", None);
+    a.ok("session.end", Some(json!({}))).await;
+    a.ok("device.disconnect", None).await;
     c.ok("device.connect", None);
     c.ok("session.start", None);
     assert!(tap(&mut c).get("result").is_some());
     let mine = c.ok("devices.list", None);
     assert_eq!(mine["devices"][0]["lease"]["holder"], "thisConnection");
     // ...and now the first one is refused.
-    assert_eq!(a.err("device.connect", None), "device_in_use");
+    assert_eq!(a.err("device.connect", None).await, "device_in_use");
 
-    b.ok("session.end", None);
+    b.ok("session.end", Some(json!({}))).await;
     c.ok("session.end", None);
-    for client in [a, b, c] {
-        assert!(client.finish().success());
+    assert!(c.finish().success());
+    for client in [a, b] {
+        assert!(client.finish().await.success());
     }
 }
 
-#[test]
-fn a_killed_client_releases_its_lease_and_its_session_is_sealed() {
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_client_releases_its_lease_and_its_session_is_sealed() {
     let shared = start_shared(1, &[]);
-    let mut a = attach(&shared.socket);
-    hello(&mut a, "doomed");
-    a.ok("device.connect", None);
-    let session = a.ok("session.start", None)["id"].clone();
-    let acknowledged: Vec<Value> = (0..10)
-        .map(|_| {
-            let id = uuid::Uuid::new_v4().to_string();
-            let r = a.call(
-                "device.execute",
-                Some(json!({ "id": id, "name": "tap", "arguments": { "x": 1, "y": 2 } })),
-            );
-            assert!(r.get("result").is_some(), "{r}");
-            json!(id)
-        })
-        .collect();
-    // Leave one more in flight, then the client dies.
-    a.request(
-        "device.execute",
-        Some(json!({ "id": uuid::Uuid::new_v4().to_string(), "name": "sleep", "arguments": { "ms": 2000 } })),
-        None,
-    );
-    let mut c = attach(&shared.socket);
-    hello(&mut c, "next");
-    assert_eq!(c.err("device.connect", None), "device_in_use");
+    let mut a = client(&shared.socket, "doomed").await;
+    a.ok("device.connect", None).await;
+    let session = a.ok("session.start", None).await["id"].clone();
+    let mut acknowledged = Vec::new();
+    for _ in 0..10 {
+        let call = action("tap", json!({ "x": 1, "y": 2 }));
+        let r = a.answer("device.execute", Some(call.clone())).await;
+        assert!(r.get("result").is_some(), "{r}");
+        acknowledged.push(call["id"].clone());
+    }
+    // Leave one more in flight (kept: dropping it would cancel it), then
+    // the client dies.
+    let params = serde_json::from_value(action("sleep", json!({ "ms": 2000 }))).expect("params");
+    let in_flight = a
+        .client
+        .begin_call::<DeviceExecute>(params, CallOptions::default())
+        .expect("begin");
+    let c = client(&shared.socket, "next").await;
+    assert_eq!(c.err("device.connect", None).await, "device_in_use");
     let killed = Instant::now();
-    a.child.kill().expect("kill -9");
-    let _ = a.child.wait();
+    a.kill9().await;
     let released = loop {
-        let r = c.call("device.connect", None);
+        let r = c.answer("device.connect", None).await;
         if r.get("result").is_some() {
             break killed.elapsed();
         }
@@ -250,8 +284,9 @@ fn a_killed_client_releases_its_lease_and_its_session_is_sealed() {
             killed.elapsed() < Duration::from_secs(5),
             "the lease was not released"
         );
-        std::thread::sleep(Duration::from_millis(10));
+        tokio::time::sleep(Duration::from_millis(10)).await;
     };
+    drop(in_flight);
     println!("lease released {released:?} after the client was killed");
     assert!(
         released < Duration::from_secs(1),
@@ -259,7 +294,7 @@ fn a_killed_client_releases_its_lease_and_its_session_is_sealed() {
     );
 
     // The dead client's Session is sealed with everything it was told.
-    let sessions = c.ok("sessions.list", None);
+    let sessions = c.ok("sessions.list", None).await;
     let info = sessions
         .as_array()
         .expect("sessions")
@@ -268,7 +303,9 @@ fn a_killed_client_releases_its_lease_and_its_session_is_sealed() {
         .cloned()
         .expect("the session is listed");
     assert_eq!(info["state"], "ended", "{info}");
-    let export = c.ok("session.export", Some(json!({ "sessionId": session })));
+    let export = c
+        .ok("session.export", Some(json!({ "sessionId": session })))
+        .await;
     let events = export["events"].as_array().expect("events");
     for (i, e) in events.iter().enumerate() {
         assert_eq!(e["sequence"], json!(i + 1), "contiguous sequences");
@@ -305,7 +342,7 @@ fn a_killed_client_releases_its_lease_and_its_session_is_sealed() {
         started, terminal,
         "every started Action has exactly one terminal"
     );
-    assert!(c.finish().success());
+    assert!(c.finish().await.success());
 }
 
 #[test]

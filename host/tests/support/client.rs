@@ -31,7 +31,58 @@ pub struct ClientHost {
     process: Option<Process>,
 }
 
-/// A host process the test spawned, its pipes handed to the client.
+/// Runs `config`'s command with piped stdio (its stderr collected) and
+/// attaches the official client to it, which says hello.
+async fn spawn_owned(config: SpawnConfig) -> Result<(DeviceRailClient, Process), ClientError> {
+    let mut cmd = tokio::process::Command::new(&config.command);
+    cmd.args(&config.args)
+        .envs(&config.env)
+        .env_remove("DEVICERAIL_SCREENSHOT_POLICY")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true);
+    let mut child = cmd.spawn().expect("spawn");
+    let stdin = child.stdin.take().expect("stdin");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut err = child.stderr.take().expect("stderr");
+    let stderr = Arc::new(Mutex::new(Vec::new()));
+    let sink = stderr.clone();
+    tokio::spawn(async move {
+        use tokio::io::AsyncReadExt;
+        let mut buf = [0u8; 8192];
+        while let Ok(n) = err.read(&mut buf).await {
+            if n == 0 {
+                break;
+            }
+            sink.lock().expect("stderr").extend_from_slice(&buf[..n]);
+        }
+    });
+    let attached = tokio::time::timeout(
+        WAIT,
+        DeviceRailClient::attach(
+            stdout,
+            stdin,
+            ControlTransportKind::Stdio,
+            config.hello,
+            ClientOptions::default(),
+        ),
+    )
+    .await
+    .expect("hello answered in time");
+    let process = Process { child, stderr };
+    match attached {
+        Ok(client) => Ok((client, process)),
+        Err(e) => {
+            let text =
+                String::from_utf8_lossy(&process.stderr.lock().expect("stderr")).into_owned();
+            eprintln!("stderr of the spawned process:\n{text}");
+            Err(e)
+        }
+    }
+}
+
+/// A process the test spawned, its pipes handed to the client.
 struct Process {
     child: tokio::process::Child,
     stderr: Arc<Mutex<Vec<u8>>>,
@@ -130,57 +181,29 @@ impl ClientHost {
     /// signal or kill the process and read its exit status.
     pub async fn start_owned(opts: Options, hello: HelloParams) -> Result<Self, ClientError> {
         let (tmp, root) = root_of(&opts);
-        let config = spawn_config(&opts, &root, hello.clone());
-        let mut cmd = tokio::process::Command::new(&config.command);
-        cmd.args(&config.args)
-            .envs(&config.env)
-            .env_remove("DEVICERAIL_SCREENSHOT_POLICY")
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .kill_on_drop(true);
-        let mut child = cmd.spawn().expect("spawn the host");
-        let stdin = child.stdin.take().expect("stdin");
-        let stdout = child.stdout.take().expect("stdout");
-        let mut err = child.stderr.take().expect("stderr");
-        let stderr = Arc::new(Mutex::new(Vec::new()));
-        let sink = stderr.clone();
-        tokio::spawn(async move {
-            use tokio::io::AsyncReadExt;
-            let mut buf = [0u8; 8192];
-            while let Ok(n) = err.read(&mut buf).await {
-                if n == 0 {
-                    break;
-                }
-                sink.lock().expect("stderr").extend_from_slice(&buf[..n]);
-            }
-        });
-        let attached = tokio::time::timeout(
-            WAIT,
-            DeviceRailClient::attach(
-                stdout,
-                stdin,
-                ControlTransportKind::Stdio,
-                hello,
-                ClientOptions::default(),
-            ),
-        )
-        .await
-        .expect("the host answers hello in time");
-        let process = Process { child, stderr };
-        let client = match attached {
-            Ok(c) => c,
-            Err(e) => {
-                let text =
-                    String::from_utf8_lossy(&process.stderr.lock().expect("stderr")).into_owned();
-                eprintln!("host stderr:\n{text}");
-                return Err(e);
-            }
-        };
+        let config = spawn_config(&opts, &root, hello);
+        let (client, process) = spawn_owned(config).await?;
         Ok(Self {
             client,
             root,
             _tmp: tmp,
+            process: Some(process),
+        })
+    }
+
+    /// A client of the shared host listening on `socket`, through a
+    /// `devicerail attach` process the test owns (to kill it, as a client
+    /// that dies).
+    pub async fn attach_owned(socket: &Path, hello: HelloParams) -> Result<Self, ClientError> {
+        let config = SpawnConfig::new(env!("CARGO_BIN_EXE_devicerail"), hello)
+            .arg("attach")
+            .arg("--socket")
+            .arg(socket);
+        let (client, process) = spawn_owned(config).await?;
+        Ok(Self {
+            client,
+            root: socket.parent().map(Path::to_path_buf).unwrap_or_default(),
+            _tmp: None,
             process: Some(process),
         })
     }
