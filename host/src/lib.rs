@@ -24,6 +24,7 @@ pub mod executor;
 pub mod handlers;
 pub mod leases;
 pub mod lockfile;
+pub mod mcp;
 pub mod media;
 pub mod outbox;
 pub mod params;
