@@ -23,6 +23,7 @@ import io
 import json
 import os
 import re
+import shutil
 import struct
 import subprocess
 import tarfile
@@ -42,6 +43,15 @@ SECRET = "s3cr3t-Pa55-" + os.urandom(6).hex()
 TOOLS = {"devices", "observe", "act", "wait_for", "session"}
 WAIT = 120.0
 MAX_SIDE = 1280
+
+
+# Temporary roots (data directories, logs), removed when the module ends.
+ROOTS: list[str] = []
+
+
+def tearDownModule() -> None:  # noqa: N802
+    for root in ROOTS:
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def jpeg_size(data: bytes) -> tuple[int, int]:
@@ -132,18 +142,25 @@ def ref_of(outline: str, pattern: str) -> str:
 
 
 @asynccontextmanager
-async def mcp_server(plugins: str, env: dict[str, str] | None = None) -> AsyncIterator[tuple[ClientSession, str, str]]:
-    """`devicerail mcp` on a fresh data directory, with no shared host."""
+async def mcp_server(
+    plugins: str,
+    env: dict[str, str] | None = None,
+    data: str | None = None,
+    socket: str | None = None,
+) -> AsyncIterator[tuple[ClientSession, str, str]]:
+    """`devicerail mcp` on a fresh data directory, with no shared host
+    unless `socket` names one (then `data` must be that host's)."""
     root = tempfile.mkdtemp(prefix="devicerail-mcp-")
-    data = os.path.join(root, "data")
+    ROOTS.append(root)
+    data = data or os.path.join(root, "data")
     log_path = os.path.join(root, "stderr.log")
     full_env = {
         "PATH": os.environ.get("PATH", ""),
         # A private home: no configuration file of the user's is read.
         "HOME": root,
         "XDG_DATA_HOME": os.path.join(root, "xdg-data"),
-        # No shared host here: the server runs its own.
-        "DEVICERAIL_SOCKET": os.path.join(root, "no-host.sock"),
+        # No shared host unless asked: the server runs its own.
+        "DEVICERAIL_SOCKET": socket or os.path.join(root, "no-host.sock"),
         "RUST_LOG": "debug",
         "DEVICERAIL_SECRET_" + SECRET_NAME: SECRET,
         **(env or {}),
@@ -290,6 +307,55 @@ class McpMock(unittest.IsolatedAsyncioTestCase):
             self.assertIn("list", sub["outline"].splitlines()[0])
 
 
+class McpShared(unittest.IsolatedAsyncioTestCase):
+    async def test_two_agents_share_a_host_under_leases(self) -> None:
+        root = tempfile.mkdtemp(prefix="devicerail-shared-")
+        ROOTS.append(root)
+        sock = os.path.join(root, "host.sock")
+        data = os.path.join(root, "data")
+        plugins = os.environ["DEVICERAIL_PLUGINS_DIR"]
+        host = await asyncio.create_subprocess_exec(
+            os.environ["DEVICERAIL_BIN"], "serve", "--listen", f"unix:{sock}",
+            "--plugins-dir", plugins, "--data-dir", data,
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.DEVNULL,
+            env={**os.environ, "HOME": root, "XDG_DATA_HOME": os.path.join(root, "xdg"), "DEVICERAIL_MOCK_DEVICES": "2"},
+        )
+        try:
+            for _ in range(300):
+                if os.path.exists(sock):
+                    break
+                await asyncio.sleep(0.05)
+            async with mcp_server(plugins, data=data, socket=sock) as (a_session, _, _):
+                a = Agent(a_session, self)
+                await a.load_tools()
+                obs, images = await a.observe("mock-1")
+                self.assertEqual(len(images), 1, "the screenshot is read from the shared host's data directory")
+                async with mcp_server(plugins, data=data, socket=sock) as (b_session, _, _):
+                    b = Agent(b_session, self)
+                    await b.load_tools()
+                    listed = (await b.call("devices", {})).structured_content
+                    self.assertEqual(listed["mode"], "shared")
+                    by_id = {d["id"]: d for d in listed["devices"]}
+                    self.assertEqual((by_id["mock-1"]["leased"], by_id["mock-1"]["leaseHolder"]), (True, "anotherClient"))
+                    self.assertEqual(by_id["mock-2"]["leased"], False)
+                    refused = await b.call("observe", {"device": "mock-1"}, ok=False)
+                    self.assertIn("lease", refused.content[0].text)
+                    other, _ = await b.observe("mock-2")
+                    self.assertNotEqual(other["sessionId"], obs["sessionId"])
+                    mine = (await a.call("devices", {})).structured_content
+                    self.assertEqual({d["id"]: d["leaseHolder"] for d in mine["devices"]},
+                                     {"mock-1": "thisServer", "mock-2": "anotherClient"})
+                    await a.call("session", {"device": "mock-1", "op": "end", "verdict": "unknown"})
+                    taken, _ = await b.observe("mock-1")
+                    self.assertNotEqual(taken["sessionId"], obs["sessionId"])
+        finally:
+            if host.stdin is not None:
+                host.stdin.close()
+            host.terminate()
+            await asyncio.wait_for(host.wait(), 30)
+
+
 LOGIN_PAGE = """<!doctype html><html><head><title>Sign in</title></head><body>
 <h1>Sign in</h1>
 <form method="post" action="/login">
@@ -365,9 +431,11 @@ class McpChromium(unittest.IsolatedAsyncioTestCase):
                 sid = ended["sessionId"]
                 print(f"chromium: JPEG {agent.image_bytes[0]} bytes ({obs['image']['width']}x{obs['image']['height']} from "
                       f"{obs['image']['sourceWidth']}x{obs['image']['sourceHeight']}); outline {len(outline)} chars")
+                print("transcript:\n  " + "\n  ".join(agent.transcript))
             assert_no_secret_recorded(self, data, sid, log_path)
         finally:
             server.shutdown()
+            server.server_close()
 
 
 if __name__ == "__main__":
