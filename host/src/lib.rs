@@ -22,6 +22,7 @@ pub mod event_store;
 pub mod evidence;
 pub mod executor;
 pub mod handlers;
+pub mod in_process;
 pub mod leases;
 pub mod lockfile;
 pub mod mcp;

@@ -16,8 +16,8 @@ use serde_json::{Value, json};
 
 use super::backend::{BackendError, call};
 use super::secrets::{self, Secret};
-use super::server::{State, ToolError};
 use super::sessions::ids;
+use super::state::{State, ToolError};
 use super::tools::{ActArgs, ActKind, DEFAULT_WAIT_MS, MAX_TIMEOUT_MS, WaitArgs};
 
 /// Extra time a request gets over its Action's own deadline.

@@ -25,9 +25,9 @@ use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWriteExt, ReadBuf};
 
 use crate::config::Config;
+use crate::in_process::InProcessHost;
 use crate::lockfile::LockError;
 use crate::serve::ServeError;
-use crate::transport::in_process::InProcessHost;
 use crate::transport::unix::ATTACH_PREAMBLE;
 
 /// Lease holders last seen per device id (`None`: free), from the

@@ -16,7 +16,7 @@
 //! * [`observe`], [`act`] — the tools that touch a device.
 //! * [`tools`] — names, schemas and arguments.
 //! * [`outline`], [`image`] — what an observation becomes for an agent.
-//! * [`refs`], [`sessions`], [`secrets`] — per-server state.
+//! * [`state`], [`refs`], [`sessions`], [`secrets`] — per-server state.
 //! * [`backend`] — the DeviceRail connections (shared or in-process host).
 
 pub mod act;
@@ -28,6 +28,7 @@ pub mod refs;
 pub mod secrets;
 pub mod server;
 pub mod sessions;
+pub mod state;
 pub mod tools;
 
 use std::path::Path;

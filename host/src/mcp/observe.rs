@@ -16,8 +16,8 @@ use super::backend::{call, call0};
 use super::image::{self, Encoded};
 use super::outline::{self, Budget, Node};
 use super::refs::RefEntry;
-use super::server::{State, ToolError};
 use super::sessions::ids;
+use super::state::{State, ToolError};
 use super::tools::ObserveArgs;
 use crate::event_store::ReadOnlyStore;
 

@@ -7,12 +7,9 @@
 //! * [`unix`] — the shared host's local control socket (NDJSON, one
 //!   protocol connection per socket connection).
 //! * [`event_socket`] — the loopback WebSocket of the event stream.
-//! * [`in_process`] — socket pairs inside this process: the host that
-//!   `devicerail mcp` runs for itself when no shared host listens.
 //!
 //! [`Dispatcher`]: crate::dispatch::Dispatcher
 
 pub mod event_socket;
-pub mod in_process;
 pub mod stdio;
 pub mod unix;

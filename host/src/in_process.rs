@@ -1,8 +1,9 @@
 //! A host inside this process, served over socket pairs: `devicerail mcp`
 //! runs one when no shared host listens. Each [`InProcessHost::connect`]
 //! is one protocol connection, served exactly like a shared host's
-//! control-socket connection (the same [`super::unix`] code, attach
-//! preamble included), so a client cannot tell the two apart.
+//! control-socket connection (the same [`crate::transport::unix`] code,
+//! attach preamble included), so a client cannot tell the two apart. It
+//! sits beside `serve` (it is a way of serving) and reuses its start-up.
 //!
 //! It never touches stdin or stdout and never binds anything reachable
 //! from outside the process.
@@ -72,7 +73,7 @@ impl InProcessHost {
         theirs.set_nonblocking(true)?;
         let ours = tokio::net::UnixStream::from_std(ours)?;
         let theirs = tokio::net::UnixStream::from_std(theirs)?;
-        self.tasks.spawn(super::unix::connection(
+        self.tasks.spawn(crate::transport::unix::connection(
             self.dispatcher.clone(),
             ours,
             Some(std::process::id() as i32),
