@@ -51,7 +51,7 @@ impl ToolError {
 
     pub fn into_result(self) -> CallToolResult {
         let hint = match self.code() {
-            Some(c) if c.contains("lease") => {
+            Some(c) if c == "device_in_use" || c.contains("lease") => {
                 " (another client or agent holds this device; pick another one from `devices` or wait)"
             }
             Some(c) if c.contains("stale") => " (the screen changed; observe again for fresh refs)",

@@ -340,7 +340,8 @@ class McpShared(unittest.IsolatedAsyncioTestCase):
                     self.assertEqual((by_id["mock-1"]["leased"], by_id["mock-1"]["leaseHolder"]), (True, "anotherClient"))
                     self.assertEqual(by_id["mock-2"]["leased"], False)
                     refused = await b.call("observe", {"device": "mock-1"}, ok=False)
-                    self.assertIn("lease", refused.content[0].text)
+                    self.assertIn("device_in_use", refused.content[0].text)
+                    self.assertIn("another client or agent holds this device", refused.content[0].text)
                     other, _ = await b.observe("mock-2")
                     self.assertNotEqual(other["sessionId"], obs["sessionId"])
                     mine = (await a.call("devices", {})).structured_content
