@@ -84,7 +84,7 @@ impl InProcessHost {
 
     /// Stops serving: open connections close (their sessions end as the
     /// protocol says), devices disconnect, the stores flush.
-    pub async fn shutdown(self) {
+    pub async fn shutdown(&self) {
         self.host.shutdown.cancel();
         self.stop.cancel();
         self.tasks.close();

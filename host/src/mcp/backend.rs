@@ -201,7 +201,7 @@ impl Backend {
     }
 
     /// Stops the in-process host (a shared host keeps running).
-    pub async fn shutdown(self) {
+    pub async fn shutdown(&self) {
         if let Backend::Local(h) = self {
             h.shutdown().await;
         }

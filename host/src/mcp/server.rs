@@ -47,10 +47,7 @@ impl McpServer {
         if let Some(c) = self.state.lobby.lock().await.take() {
             let _ = c.close().await;
         }
-        match Arc::try_unwrap(self.state) {
-            Ok(state) => state.backend.shutdown().await,
-            Err(_) => tracing::warn!("tool calls still running at exit"),
-        }
+        self.state.backend.shutdown().await;
     }
 
     async fn dispatch(&self, name: &str, args: Value) -> Result<CallToolResult, ToolError> {
