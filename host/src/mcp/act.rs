@@ -10,11 +10,11 @@
 
 use std::time::Instant;
 
-use devicerail_client::methods::DeviceExecute;
+use devicerail_client::methods::{DeviceCapabilities, DeviceExecute};
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Value, json};
 
-use super::backend::{BackendError, call};
+use super::backend::{BackendError, call, call0};
 use super::secrets::{self, Secret};
 use super::sessions::ids;
 use super::state::{State, ToolError};
@@ -173,9 +173,37 @@ fn action_name(kind: ActKind) -> &'static str {
     }
 }
 
+/// Fits the platform-specific Actions of `steps` to what the device
+/// offers (`caps`, its `device.capabilities`): `launchApp` names the app by
+/// `bundleId` on Apple platforms, and a device without `navigate` may open
+/// URLs with `openUrl`.
+fn fit_to_device(steps: &mut [Step], caps: &Value) {
+    let def = |name: &str| {
+        caps.as_array()
+            .into_iter()
+            .flatten()
+            .find(|d| d["name"] == name)
+    };
+    for s in steps.iter_mut() {
+        match s.name {
+            "launchApp" => {
+                let takes_bundle = def("launchApp")
+                    .is_some_and(|d| d["inputSchema"]["properties"]["bundleId"].is_object());
+                if takes_bundle && let Some(id) = s.arguments.get("appId").cloned() {
+                    s.arguments = json!({ "bundleId": id });
+                }
+            }
+            "navigate" if def("navigate").is_none() && def("openUrl").is_some() => {
+                s.name = "openUrl";
+            }
+            _ => {}
+        }
+    }
+}
+
 /// Runs `act`.
 pub async fn act(state: &State, args: ActArgs) -> Result<CallToolResult, ToolError> {
-    let (steps, secret) = plan(state, &args)?;
+    let (mut steps, secret) = plan(state, &args)?;
     let scrub_with: Vec<Secret> = secret.into_iter().collect();
     let timeout = args
         .timeout_ms
@@ -186,6 +214,13 @@ pub async fn act(state: &State, args: ActArgs) -> Result<CallToolResult, ToolErr
     let (client, session) = slot
         .ensure(&state.backend, &state.leases, &args.device)
         .await?;
+    if steps
+        .iter()
+        .any(|s| matches!(s.name, "launchApp" | "navigate"))
+    {
+        let caps = call0::<DeviceCapabilities>(client, Some(DEFAULT_ACTION_MS)).await?;
+        fit_to_device(&mut steps, &caps);
+    }
     let mut done = Vec::new();
     for s in steps {
         let call_id = uuid::Uuid::new_v4().to_string();
@@ -285,6 +320,26 @@ pub async fn wait_for(state: &State, args: WaitArgs) -> Result<CallToolResult, T
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn launch_and_navigate_fit_the_device() {
+        let ios = json!([
+            { "name": "launchApp", "inputSchema": { "properties": { "bundleId": { "type": "string" } } } },
+            { "name": "openUrl", "inputSchema": {} }
+        ]);
+        let mut steps = vec![
+            step("launchApp", json!({ "appId": "com.example.app" })),
+            step("navigate", json!({ "url": "https://example.com" })),
+        ];
+        fit_to_device(&mut steps, &ios);
+        assert_eq!(steps[0].arguments, json!({ "bundleId": "com.example.app" }));
+        assert_eq!(steps[1].name, "openUrl");
+        let android =
+            json!([{ "name": "launchApp", "inputSchema": { "properties": { "appId": {} } } }]);
+        let mut steps = vec![step("launchApp", json!({ "appId": "com.example" }))];
+        fit_to_device(&mut steps, &android);
+        assert_eq!(steps[0].arguments, json!({ "appId": "com.example" }));
+    }
 
     #[test]
     fn whole_coordinates_are_integers() {
