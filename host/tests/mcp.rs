@@ -160,3 +160,33 @@ fn an_agent_signs_in_on_a_local_page_in_chromium() {
     assert_eq!(ran(&out), 1, "{out}");
     assert!(out.contains("chromium: JPEG"), "{out}");
 }
+
+#[test]
+fn mcp_refuses_a_data_directory_held_by_a_host_that_does_not_share_it() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let mut host = support::TestHost::with(support::Options {
+        root: Some(tmp.path().to_path_buf()),
+        ..support::Options::default()
+    });
+    host.hello();
+    let out = Command::new(env!("CARGO_BIN_EXE_devicerail"))
+        .arg("mcp")
+        .arg("--plugins-dir")
+        .arg(tmp.path().join("plugins"))
+        .arg("--data-dir")
+        .arg(tmp.path().join("data"))
+        .env("DEVICERAIL_SOCKET", tmp.path().join("no-host.sock"))
+        .stdin(Stdio::null())
+        .output()
+        .expect("run devicerail mcp");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(out.stdout.is_empty(), "nothing but MCP on stdout");
+    assert!(
+        err.contains("in use by a DeviceRail host that does not share it")
+            && err.contains("devicerail serve --listen unix"),
+        "{err}"
+    );
+    host.close_stdin();
+    assert!(host.finish().success());
+}

@@ -253,7 +253,7 @@ impl ServerHandler for McpServer {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
         if !tools::all().iter().any(|t| t.name == name) {
@@ -264,7 +264,16 @@ impl ServerHandler for McpServer {
         }
         let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
         let started = std::time::Instant::now();
-        let result = match self.dispatch(&name, args).await {
+        // A cancelled call drops its DeviceRail requests, which cancels
+        // them on the host (their terminal events are still recorded).
+        let outcome = tokio::select! {
+            r = self.dispatch(&name, args) => r,
+            _ = context.ct.cancelled() => {
+                tracing::info!(tool = %name, "tool call cancelled by the client");
+                return Err(ErrorData::internal_error("cancelled", None));
+            }
+        };
+        let result = match outcome {
             Ok(r) => r,
             Err(e) => {
                 tracing::info!(tool = %name, code = ?e.code(), "tool call failed");
