@@ -21,6 +21,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use super::backend::{Backend, call0};
+use super::sessions::usable;
 use super::state::{State, ToolError};
 use super::tools::{self, DevicesArgs, SessionArgs, SessionOp};
 use super::{act, observe};
@@ -74,6 +75,9 @@ fn parse<T: DeserializeOwned>(args: Value) -> Result<T, ToolError> {
 async fn devices(state: &State) -> Result<CallToolResult, ToolError> {
     let listed = {
         let mut lobby = state.lobby.lock().await;
+        if lobby.as_ref().is_some_and(|c| !usable(c)) {
+            *lobby = None;
+        }
         if lobby.is_none() {
             *lobby = Some(state.backend.connect(&state.leases).await?);
         }

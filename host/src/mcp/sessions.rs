@@ -10,10 +10,10 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use devicerail_client::DeviceRailClient;
 use devicerail_client::methods::{
     DeviceConnect, DeviceDisconnect, DeviceSelect, SessionEnd, SessionStart, VerdictRecord,
 };
+use devicerail_client::{ClientState, DeviceRailClient};
 use serde_json::{Value, json};
 
 use super::backend::{Backend, BackendError, LeaseView, call, call0};
@@ -48,6 +48,13 @@ impl Slot {
         leases: &LeaseView,
         device: &str,
     ) -> Result<(&DeviceRailClient, String), BackendError> {
+        if self.client.as_ref().is_some_and(|c| !usable(c)) {
+            // The connection died (the shared host went away): the host
+            // ended its Session; start afresh.
+            tracing::warn!(device, "the connection to the host was lost; reconnecting");
+            self.client = None;
+            self.session = None;
+        }
         if self.client.is_none() {
             let client = backend.connect(leases).await?;
             let ready = async {
@@ -120,6 +127,14 @@ impl Slot {
         }
         self.session = None;
     }
+}
+
+/// Whether a connection can still carry requests.
+pub fn usable(client: &DeviceRailClient) -> bool {
+    !matches!(
+        client.state(),
+        ClientState::Closed | ClientState::Failed | ClientState::Closing
+    )
 }
 
 /// Every device's slot.

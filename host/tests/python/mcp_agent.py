@@ -127,6 +127,7 @@ class Agent:
                 w, h = png_size(data)
             self.test.assertEqual((w, h), (s["image"]["width"], s["image"]["height"]))
             self.test.assertLessEqual(max(w, h), kw.get("maxSide", MAX_SIDE))
+            self.test.assertLess(len(data), 400_000, "a bounded image stays small")
             self.image_bytes.append(len(data))
         return s, images
 
