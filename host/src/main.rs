@@ -69,6 +69,22 @@ enum Command {
         #[arg(long, requires = "spawn")]
         data_dir: Option<PathBuf>,
     },
+    /// Serve the Model Context Protocol on stdin/stdout for agents: attaches
+    /// to the shared host when one listens, else runs one in this process.
+    Mcp {
+        /// The shared host's socket (default: $DEVICERAIL_SOCKET, else
+        /// $XDG_RUNTIME_DIR/devicerail/host.sock).
+        #[arg(long)]
+        socket: Option<PathBuf>,
+        #[arg(long)]
+        plugins_dir: Option<PathBuf>,
+        #[arg(long)]
+        data_dir: Option<PathBuf>,
+        #[arg(long, value_enum)]
+        screenshot_policy: Option<ScreenshotPolicy>,
+        #[arg(long)]
+        log_filter: Option<String>,
+    },
     /// Manage driver plugins.
     Plugins {
         #[command(subcommand)]
@@ -279,6 +295,37 @@ fn main() -> ExitCode {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("devicerail attach: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        Command::Mcp {
+            socket,
+            plugins_dir,
+            data_dir,
+            screenshot_policy,
+            log_filter,
+        } => {
+            line.plugins_dir = plugins_dir;
+            line.data_dir = data_dir;
+            line.screenshot_policy = screenshot_policy;
+            line.log_filter = log_filter;
+            let config = match configure("mcp", &line, "info") {
+                Ok(c) => c,
+                Err(code) => return code,
+            };
+            let socket = match devicerail_host::paths::socket_path(socket.as_deref()) {
+                Ok(s) => s,
+                Err(e) => {
+                    eprintln!("devicerail mcp: {e}");
+                    return ExitCode::FAILURE;
+                }
+            };
+            match devicerail_host::mcp::run(&config, &socket) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    tracing::error!("{e}");
+                    eprintln!("devicerail mcp: {e}");
                     ExitCode::FAILURE
                 }
             }

@@ -36,7 +36,7 @@ use crate::state::{Host, HostConfig};
 use crate::transport::{event_socket, stdio, unix};
 
 /// How often the device list is refreshed in the background.
-const REFRESH_EVERY: Duration = Duration::from_secs(2);
+pub(crate) const REFRESH_EVERY: Duration = Duration::from_secs(2);
 /// Output queue depth (frames).
 const OUTPUT_QUEUE: usize = 4096;
 /// Output queue size in bytes: past it, a client that does not read stops
@@ -83,7 +83,7 @@ pub enum ServeError {
 
 /// Duplicates stdout for the protocol (close-on-exec, so child processes
 /// never inherit it) and redirects fd 1 to stderr.
-fn take_stdout() -> Result<File, ServeError> {
+pub(crate) fn take_stdout() -> Result<File, ServeError> {
     // SAFETY: plain fd syscalls on the process's own standard descriptors.
     unsafe {
         let proto = libc::fcntl(1, libc::F_DUPFD_CLOEXEC, 3);
@@ -115,12 +115,17 @@ fn raise_fd_limit() {
     }
 }
 
-/// Runs the daemon with `config` until shutdown.
-pub fn serve(config: &Config, listen: Option<Listen>) -> Result<(), ServeError> {
-    let proto_out = take_stdout()?;
-    let plugins_dir = config.plugins_dir.value.clone();
+/// The data directory of `config`, locked, with its stores open.
+pub(crate) struct Stores {
+    pub lock: lockfile::DataDirLock,
+    pub store: EventStore,
+    pub evidence: EvidenceStore,
+}
+
+/// Locks the data directory and opens (recovering) its stores.
+pub(crate) fn open_stores(config: &Config) -> Result<Stores, ServeError> {
     let data_dir = config.data_dir.value.clone();
-    let _lock = lockfile::lock(&data_dir)?;
+    let lock = lockfile::lock(&data_dir)?;
     raise_fd_limit();
     let (store, recovery) = EventStore::open(&data_dir)?;
     if let Some(why) = &recovery.read_only {
@@ -138,13 +143,23 @@ pub fn serve(config: &Config, listen: Option<Listen>) -> Result<(), ServeError> 
         dir: data_dir.clone(),
         source,
     })?;
-    let socket = listen.as_ref().map(|l| unix::bind(&l.path)).transpose()?;
+    Ok(Stores {
+        lock,
+        store,
+        evidence,
+    })
+}
+
+/// Loads the plugins of `config` (each with its table of the
+/// configuration file) into a registry.
+pub(crate) fn load_plugins(config: &Config) -> Result<Arc<Registry>, ServeError> {
+    let plugins_dir = config.plugins_dir.value.clone();
     let files = plugin_dir::scan(&plugins_dir, LoadOptions::serve(config.parsed.as_ref()))?;
     let loaded = files.iter().filter(|f| f.is_loaded()).count();
     tracing::info!(
         config = %config::show::file_line(config),
         plugins_dir = %plugins_dir.display(),
-        data_dir = %data_dir.display(),
+        data_dir = %config.data_dir.value.display(),
         loaded,
         refused = files.len() - loaded,
         "starting"
@@ -169,17 +184,31 @@ pub fn serve(config: &Config, listen: Option<Listen>) -> Result<(), ServeError> 
             Some((PluginSlot::new(id, driver), devices))
         })
         .collect();
-    let registry = Arc::new(Registry::new(slots));
-    let host_config = HostConfig::new(config.screenshot_policy.value);
-    let rt = tokio::runtime::Builder::new_multi_thread()
+    Ok(Arc::new(Registry::new(slots)))
+}
+
+/// The multi-threaded runtime every host runs on.
+pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, ServeError> {
+    tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .max_blocking_threads(MAX_BLOCKING_THREADS)
         .build()
-        .map_err(ServeError::Runtime)?;
-    let host = Host::new(host_config, registry, store, evidence);
+        .map_err(ServeError::Runtime)
+}
+
+/// Runs the daemon with `config` until shutdown.
+pub fn serve(config: &Config, listen: Option<Listen>) -> Result<(), ServeError> {
+    let proto_out = take_stdout()?;
+    let stores = open_stores(config)?;
+    let socket = listen.as_ref().map(|l| unix::bind(&l.path)).transpose()?;
+    let registry = load_plugins(config)?;
+    let host_config = HostConfig::new(config.screenshot_policy.value);
+    let rt = runtime()?;
+    let host = Host::new(host_config, registry, stores.store, stores.evidence);
     let listen = socket.zip(listen.map(|l| l.max_connections));
     let result = rt.block_on(run(host, proto_out, listen));
     rt.shutdown_timeout(Duration::from_millis(200));
+    drop(stores.lock);
     result
 }
 
@@ -260,7 +289,7 @@ fn spawn_signal_watch(stop: CancellationToken) {
     });
 }
 
-async fn shutdown(host: &Arc<Host>, conns: &[Arc<Connection>]) {
+pub(crate) async fn shutdown(host: &Arc<Host>, conns: &[Arc<Connection>]) {
     host.shutdown.cancel();
     for conn in conns {
         closing::close(host, conn, closing::Why::Shutdown).await;

@@ -191,7 +191,7 @@ fn layer(module: &str) -> usize {
         "handlers" => 1,
         "dispatch" => 2,
         "transport" => 3,
-        "serve" | "commands" | "attach" => 4,
+        "serve" | "commands" | "attach" | "in_process" | "mcp" => 4,
         "lib" | "main" => 5,
         _ => 0,
     }

@@ -258,7 +258,7 @@ async fn refuse(mut stream: UnixStream, max: usize) {
 }
 
 /// Serves one socket connection until its peer closes it or the host stops.
-async fn connection(
+pub(crate) async fn connection(
     dispatcher: Dispatcher,
     stream: UnixStream,
     peer_pid: Option<i32>,
