@@ -79,6 +79,15 @@ pub enum ServeError {
     Stdio(std::io::Error),
     #[error("cannot start the async runtime: {0}")]
     Runtime(std::io::Error),
+    #[error("cannot find the devicerail binary to run plugin workers: {0}")]
+    WorkerBinary(std::io::Error),
+}
+
+/// The log filter plugin workers use: the host's current level.
+fn worker_log_filter() -> String {
+    tracing::level_filters::LevelFilter::current()
+        .to_string()
+        .to_lowercase()
 }
 
 /// Duplicates stdout for the protocol (close-on-exec, so child processes
@@ -139,7 +148,12 @@ pub fn serve(config: &Config, listen: Option<Listen>) -> Result<(), ServeError> 
         source,
     })?;
     let socket = listen.as_ref().map(|l| unix::bind(&l.path)).transpose()?;
-    let files = plugin_dir::scan(&plugins_dir, LoadOptions::serve(config.parsed.as_ref()))?;
+    let workers = plugin_dir::Workers::current_exe(&worker_log_filter())
+        .map_err(ServeError::WorkerBinary)?;
+    let files = plugin_dir::scan(
+        &plugins_dir,
+        LoadOptions::serve(config.parsed.as_ref(), Some(&workers)),
+    )?;
     let loaded = files.iter().filter(|f| f.is_loaded()).count();
     tracing::info!(
         config = %config::show::file_line(config),
@@ -159,13 +173,17 @@ pub fn serve(config: &Config, listen: Option<Listen>) -> Result<(), ServeError> 
             "the configuration has a table for plugin {id:?}, but no installed plugin has that id"
         );
     }
+    for f in files.iter().filter(|f| f.is_loaded()) {
+        if let Some(m) = &f.manifest {
+            tracing::info!(plugin = %m.id, isolation = %f.isolation, "plugin isolation");
+        }
+    }
     let slots = files
         .into_iter()
         .filter_map(|f| {
             let devices = f.devices;
-            let plugin = f.plugin?;
-            let id = plugin.id().to_owned();
-            let driver: Arc<dyn devicerail_plugin_api::Driver> = plugin;
+            let driver: Arc<dyn devicerail_plugin_api::Driver> = f.driver?;
+            let id = f.manifest?.id;
             Some((PluginSlot::new(id, driver), devices))
         })
         .collect();

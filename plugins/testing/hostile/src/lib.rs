@@ -7,7 +7,15 @@
 //! * `hang` — never returns and ignores cancellation and deadlines (the
 //!   thread is stuck until the process exits);
 //! * `big {bytes}` — succeeds with an output of `bytes` characters;
-//! * `echo {text}` — succeeds with its text, for a healthy call.
+//! * `echo {text}` — succeeds with its text, for a healthy call;
+//! * `abort` — `std::process::abort()`;
+//! * `segv` — raises SIGSEGV;
+//! * `exit {code}` — `std::process::exit(code)`;
+//! * `stackOverflow` — recurses until the stack overflows.
+//!
+//! The last four kill whatever process the driver runs in: the host's
+//! worker for this plugin (isolation `process`), or the host itself
+//! (isolation `inline`).
 //!
 //! With `DEVICERAIL_HOSTILE_OBSERVE=hang`, `observe` never returns either.
 //! Never install or ship it.
@@ -39,6 +47,24 @@ fn hang_forever() -> ! {
     loop {
         std::thread::park();
     }
+}
+
+/// Recursion the optimizer cannot turn into a loop: every frame keeps a
+/// buffer alive across the call and reads it after.
+#[inline(never)]
+fn recurse(depth: u64) -> u64 {
+    let buf = std::hint::black_box([depth; 256]);
+    let below = recurse(std::hint::black_box(depth + 1));
+    std::hint::black_box(buf[(depth % 256) as usize]).wrapping_add(below)
+}
+
+fn raise_segv() -> ! {
+    // SAFETY: deliberately none: this delivers SIGSEGV to the process.
+    unsafe {
+        libc::raise(libc::SIGSEGV);
+    }
+    // If the signal was handled, fault for real.
+    std::process::abort()
 }
 
 fn info(connected: bool) -> DeviceInfo {
@@ -106,6 +132,18 @@ impl Driver for Hostile {
                     "Return the text.",
                     json!({ "type": "object", "properties": { "text": { "type": "string" } } }),
                 ),
+                action("abort", "Abort the process.", json!({ "type": "object" })),
+                action("segv", "Raise SIGSEGV.", json!({ "type": "object" })),
+                action(
+                    "exit",
+                    "Exit the process with `code`.",
+                    json!({ "type": "object", "properties": { "code": { "type": "integer" } } }),
+                ),
+                action(
+                    "stackOverflow",
+                    "Recurse until the stack overflows.",
+                    json!({ "type": "object" }),
+                ),
             ],
             ui_tree: false,
         })
@@ -147,6 +185,13 @@ impl Driver for Hostile {
             "echo" => Ok(ActionOutput::new(
                 json!({ "text": call.arguments["text"].clone() }),
             )),
+            "abort" => std::process::abort(),
+            "segv" => raise_segv(),
+            "exit" => {
+                let code = call.arguments["code"].as_i64().unwrap_or(3);
+                std::process::exit(i32::try_from(code).unwrap_or(3))
+            }
+            "stackOverflow" => Ok(ActionOutput::new(json!({ "never": recurse(0) }))),
             other => Err(DriverError::unknown_action(other)),
         }
     }
