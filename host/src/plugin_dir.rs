@@ -181,10 +181,7 @@ pub fn candidates(dir: &Path) -> Result<Vec<PathBuf>, DirError> {
 
 /// Lists a plugin's devices on a helper thread, bounded by `LIST_TIMEOUT`,
 /// so a hanging plugin is refused instead of hanging the host.
-pub fn list_devices_bounded(
-    id: &str,
-    plugin: &Arc<dyn Driver>,
-) -> Result<Vec<DeviceInfo>, String> {
+pub fn list_devices_bounded(id: &str, plugin: &Arc<dyn Driver>) -> Result<Vec<DeviceInfo>, String> {
     let (tx, rx) = std::sync::mpsc::channel();
     let p = plugin.clone();
     std::thread::Builder::new()
@@ -273,7 +270,10 @@ pub struct LoadOptions<'a> {
 
 impl LoadOptions<'_> {
     /// Loading to serve: devices must list.
-    pub fn serve<'a>(config: Option<&'a ConfigFile>, workers: Option<&'a Workers>) -> LoadOptions<'a> {
+    pub fn serve<'a>(
+        config: Option<&'a ConfigFile>,
+        workers: Option<&'a Workers>,
+    ) -> LoadOptions<'a> {
         LoadOptions {
             workers,
             config,

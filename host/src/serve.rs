@@ -148,8 +148,8 @@ pub fn serve(config: &Config, listen: Option<Listen>) -> Result<(), ServeError> 
         source,
     })?;
     let socket = listen.as_ref().map(|l| unix::bind(&l.path)).transpose()?;
-    let workers = plugin_dir::Workers::current_exe(&worker_log_filter())
-        .map_err(ServeError::WorkerBinary)?;
+    let workers =
+        plugin_dir::Workers::current_exe(&worker_log_filter()).map_err(ServeError::WorkerBinary)?;
     let files = plugin_dir::scan(
         &plugins_dir,
         LoadOptions::serve(config.parsed.as_ref(), Some(&workers)),

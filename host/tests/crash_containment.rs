@@ -56,11 +56,12 @@ fn workers(host: u32) -> Vec<(u32, String)> {
 fn gone(pid: u32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Err(_) => true,
-        Ok(stat) => stat
-            .rsplit(')')
-            .next()
-            .and_then(|s| s.split_whitespace().next())
-            == Some("Z"),
+        Ok(stat) => {
+            stat.rsplit(')')
+                .next()
+                .and_then(|s| s.split_whitespace().next())
+                == Some("Z")
+        }
     }
 }
 
@@ -87,7 +88,10 @@ fn session_on(c: &mut HostProcess, device: &str) -> Value {
 fn until_echo_answers(c: &mut HostProcess, limit: Duration) -> Duration {
     let t = Instant::now();
     loop {
-        let r = c.call("device.execute", Some(action("echo", json!({ "text": "back" }))));
+        let r = c.call(
+            "device.execute",
+            Some(action("echo", json!({ "text": "back" }))),
+        );
         if r["result"]["output"]["text"] == "back" {
             return t.elapsed();
         }
@@ -105,7 +109,8 @@ fn until_echo_answers(c: &mut HostProcess, limit: Duration) -> Duration {
 /// A shared host (stdio plus a control socket) over `root`'s plugins.
 fn shared_host(root: &Path, config: Option<&str>) -> (HostProcess, PathBuf) {
     let socket = root.join("run").join("host.sock");
-    let mut cmd = HostProcess::serve_command(Path::new(BIN), &root.join("plugins"), &root.join("data"));
+    let mut cmd =
+        HostProcess::serve_command(Path::new(BIN), &root.join("plugins"), &root.join("data"));
     let mut listen = std::ffi::OsString::from("unix:");
     listen.push(&socket);
     cmd.arg("--listen").arg(listen).env("RUST_LOG", "info");
@@ -153,7 +158,11 @@ fn faults_in_a_worker_are_contained_and_the_plugin_comes_back() {
         assert!(b.ok("device.observe", None)["screenshot"].is_object());
         assert!(b.execute("tap", json!({ "x": 10, "y": 10 }))["result"]["output"].is_object());
         let r = a.response(&id);
-        assert_eq!(error_code(&r).as_deref(), Some("driver_crashed"), "{fault}: {r}");
+        assert_eq!(
+            error_code(&r).as_deref(),
+            Some("driver_crashed"),
+            "{fault}: {r}"
+        );
         assert_eq!(r["error"]["code"], -32000, "{r}");
         assert_eq!(r["error"]["data"]["retryable"], true, "{r}");
         let details = &r["error"]["data"]["details"];
@@ -163,7 +172,9 @@ fn faults_in_a_worker_are_contained_and_the_plugin_comes_back() {
         // The other plugin never noticed.
         let listed = b.ok("devices.list", None);
         assert!(
-            listed["devices"].as_array().is_some_and(|d| d.iter().any(|d| d["id"] == "mock-1")),
+            listed["devices"]
+                .as_array()
+                .is_some_and(|d| d.iter().any(|d| d["id"] == "mock-1")),
             "{listed}"
         );
         assert!(b.execute("tap", json!({ "x": 20, "y": 20 }))["result"]["output"].is_object());
@@ -174,7 +185,9 @@ fn faults_in_a_worker_are_contained_and_the_plugin_comes_back() {
         assert!(gone(before), "the crashed worker was reaped");
         let listed = a.ok("devices.list", None);
         assert!(
-            listed["devices"].as_array().is_some_and(|d| d.iter().any(|d| d["id"] == HOSTILE)),
+            listed["devices"]
+                .as_array()
+                .is_some_and(|d| d.iter().any(|d| d["id"] == HOSTILE)),
             "{listed}"
         );
     }
@@ -185,11 +198,15 @@ fn faults_in_a_worker_are_contained_and_the_plugin_comes_back() {
     for call in &calls {
         let started = events
             .iter()
-            .filter(|e| e["payload"]["type"] == "actionStarted" && e["payload"]["call"]["id"] == *call)
+            .filter(|e| {
+                e["payload"]["type"] == "actionStarted" && e["payload"]["call"]["id"] == *call
+            })
             .count();
         let terminals: Vec<&Value> = events
             .iter()
-            .filter(|e| e["payload"]["type"] == "actionCompleted" && e["payload"]["callId"] == *call)
+            .filter(|e| {
+                e["payload"]["type"] == "actionCompleted" && e["payload"]["callId"] == *call
+            })
             .collect();
         assert_eq!((started, terminals.len()), (1, 1), "{call}: {events:?}");
         assert_eq!(terminals[0]["payload"]["outcome"]["outcome"], "failed");
@@ -201,7 +218,10 @@ fn faults_in_a_worker_are_contained_and_the_plugin_comes_back() {
     // The crash report names the signal or code and keeps the last lines.
     let log = a.stderr();
     assert!(log.contains("plugin worker died"), "{log}");
-    assert!(log.contains("overflowed its stack"), "the worker's stderr is forwarded: {log}");
+    assert!(
+        log.contains("overflowed its stack"),
+        "the worker's stderr is forwarded: {log}"
+    );
     assert!(log.contains("isolation=process"), "{log}");
     b.ok("session.end", None);
     a.ok("session.end", None);
@@ -225,7 +245,10 @@ fn a_worker_that_never_answers_is_killed_and_restarted() {
     let back = until_echo_answers(&mut h, Duration::from_secs(30));
     let total = t.elapsed();
     println!("hang: answered again {total:?} after the call (echo retried for {back:?})");
-    assert!(total >= Duration::from_secs(2), "killed before the grace ended");
+    assert!(
+        total >= Duration::from_secs(2),
+        "killed before the grace ended"
+    );
     let after = hostile_worker(host_pid).expect("a new worker");
     assert_ne!(before, after);
     let log = h.stderr_text();
@@ -235,7 +258,9 @@ fn a_worker_that_never_answers_is_killed_and_restarted() {
         .as_array()
         .expect("events")
         .iter()
-        .filter(|e| e["payload"]["type"] == "actionCompleted" && e["payload"]["callId"] == call["id"])
+        .filter(|e| {
+            e["payload"]["type"] == "actionCompleted" && e["payload"]["callId"] == call["id"]
+        })
         .count();
     assert_eq!(terminals, 1);
 }
@@ -258,7 +283,10 @@ fn killing_the_host_leaves_no_worker() {
     h.kill9();
     let deadline = Instant::now() + Duration::from_secs(10);
     while !pids.iter().all(|p| gone(*p)) {
-        assert!(Instant::now() < deadline, "workers outlived the host: {pids:?}");
+        assert!(
+            Instant::now() < deadline,
+            "workers outlived the host: {pids:?}"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
 }
@@ -272,7 +300,10 @@ fn inline_isolation_runs_the_plugin_in_the_host() {
         ..Options::default()
     });
     session_on(&mut h, HOSTILE);
-    let r = h.ok("device.execute", Some(action("echo", json!({ "text": "hi" }))));
+    let r = h.ok(
+        "device.execute",
+        Some(action("echo", json!({ "text": "hi" }))),
+    );
     assert_eq!(r["output"]["text"], "hi");
     let left: Vec<String> = workers(h.pid()).into_iter().map(|(_, c)| c).collect();
     assert_eq!(left.len(), 1, "only the mock has a worker: {left:?}");
@@ -303,7 +334,8 @@ fn inline_isolation_runs_the_plugin_in_the_host() {
         .expect("config show");
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
-        text.lines().any(|l| l.starts_with("plugins.test-hostile.isolation") && l.contains("inline")),
+        text.lines()
+            .any(|l| l.starts_with("plugins.test-hostile.isolation") && l.contains("inline")),
         "{text}"
     );
 }
@@ -326,5 +358,8 @@ fn a_bad_isolation_value_refuses_only_that_plugin() {
         .collect();
     assert_eq!(ids, ["mock-1"]);
     let log = h.stderr_text();
-    assert!(log.contains("config.toml:2: plugins.test-hostile.isolation"), "{log}");
+    assert!(
+        log.contains("config.toml:2: plugins.test-hostile.isolation"),
+        "{log}"
+    );
 }

@@ -65,7 +65,15 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 fn tie_to_parent(parent: u32) -> Result<(), WorkerError> {
     // SAFETY: prctl with PR_SET_PDEATHSIG and a signal number has no
     // memory arguments.
-    let armed = unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) };
+    let armed = unsafe {
+        libc::prctl(
+            libc::PR_SET_PDEATHSIG,
+            libc::SIGKILL as libc::c_ulong,
+            0,
+            0,
+            0,
+        )
+    };
     if armed != 0 {
         return Err(WorkerError::DeathSignal(std::io::Error::last_os_error()));
     }
@@ -208,8 +216,11 @@ pub fn run(args: &WorkerArgs) -> Result<(), WorkerError> {
     if frame.kind != Kind::Init {
         return Err(FrameError::Malformed("the first frame is not init").into());
     }
-    let init: Init = serde_json::from_slice(&frame.header)
-        .map_err(|source| WorkerError::BadHeader { what: "init", source })?;
+    let init: Init =
+        serde_json::from_slice(&frame.header).map_err(|source| WorkerError::BadHeader {
+            what: "init",
+            source,
+        })?;
     let purpose = LoadPurpose::from_ffi(&init.purpose);
     let loaded = loader::open(&args.plugin).and_then(|opened| {
         if opened.manifest().id != init.plugin_id {
@@ -246,8 +257,12 @@ pub fn run(args: &WorkerArgs) -> Result<(), WorkerError> {
         };
         match frame.kind {
             Kind::Call => {
-                let call: Call = serde_json::from_slice(&frame.header)
-                    .map_err(|source| WorkerError::BadHeader { what: "call", source })?;
+                let call: Call = serde_json::from_slice(&frame.header).map_err(|source| {
+                    WorkerError::BadHeader {
+                        what: "call",
+                        source,
+                    }
+                })?;
                 let deadline = call
                     .budget_us
                     .and_then(|us| Instant::now().checked_add(Duration::from_micros(us)));
@@ -268,8 +283,12 @@ pub fn run(args: &WorkerArgs) -> Result<(), WorkerError> {
                 }));
             }
             Kind::Cancel => {
-                let cancel: Cancel = serde_json::from_slice(&frame.header)
-                    .map_err(|source| WorkerError::BadHeader { what: "cancel", source })?;
+                let cancel: Cancel = serde_json::from_slice(&frame.header).map_err(|source| {
+                    WorkerError::BadHeader {
+                        what: "cancel",
+                        source,
+                    }
+                })?;
                 if let Some(ctx) = lock(&flags).get(&cancel.id) {
                     ctx.cancel();
                 }

@@ -101,7 +101,9 @@ pub fn read_frame(r: &mut impl Read) -> Result<Frame, FrameError> {
         return Err(FrameError::TooLarge(rest));
     }
     if rest < 5 {
-        return Err(FrameError::Malformed("shorter than its kind and header length"));
+        return Err(FrameError::Malformed(
+            "shorter than its kind and header length",
+        ));
     }
     let mut prefix = [0u8; 5];
     r.read_exact(&mut prefix)?;

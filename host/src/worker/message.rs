@@ -43,15 +43,26 @@ pub enum Ready {
 #[serde(tag = "method", rename_all = "camelCase")]
 pub enum Method {
     ListDevices,
-    Connect { device: DeviceId },
-    Disconnect { device: DeviceId },
-    Health { device: DeviceId },
-    Capabilities { device: DeviceId },
+    Connect {
+        device: DeviceId,
+    },
+    Disconnect {
+        device: DeviceId,
+    },
+    Health {
+        device: DeviceId,
+    },
+    Capabilities {
+        device: DeviceId,
+    },
     Observe {
         device: DeviceId,
         request: ObserveRequest,
     },
-    Execute { device: DeviceId, call: ActionCall },
+    Execute {
+        device: DeviceId,
+        call: ActionCall,
+    },
     Doctor,
 }
 

@@ -78,34 +78,32 @@ pub fn forward(plugin: &str, stream: &'static str, pipe: impl Read + Send + 'sta
     let name = format!("worker-{stream}-{plugin}");
     let plugin = plugin.to_owned();
     let tail = tail.clone();
-    let spawned = std::thread::Builder::new()
-        .name(name)
-        .spawn(move || {
-            let mut reader = BufReader::new(pipe);
-            let mut buf = Vec::new();
-            loop {
-                buf.clear();
-                match reader.read_until(b'\n', &mut buf) {
-                    Ok(0) | Err(_) => return,
-                    Ok(_) => {}
-                }
-                let text = String::from_utf8_lossy(&buf);
-                let line = cut(text.trim_end().to_owned());
-                if line.is_empty() {
-                    continue;
-                }
-                let (level, message) = level_of(&line);
-                let plugin = plugin.as_str();
-                match level {
-                    tracing::Level::ERROR => tracing::error!(plugin, worker = stream, "{message}"),
-                    tracing::Level::WARN => tracing::warn!(plugin, worker = stream, "{message}"),
-                    tracing::Level::INFO => tracing::info!(plugin, worker = stream, "{message}"),
-                    tracing::Level::DEBUG => tracing::debug!(plugin, worker = stream, "{message}"),
-                    _ => tracing::trace!(plugin, worker = stream, "{message}"),
-                }
-                tail.push(line);
+    let spawned = std::thread::Builder::new().name(name).spawn(move || {
+        let mut reader = BufReader::new(pipe);
+        let mut buf = Vec::new();
+        loop {
+            buf.clear();
+            match reader.read_until(b'\n', &mut buf) {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
             }
-        });
+            let text = String::from_utf8_lossy(&buf);
+            let line = cut(text.trim_end().to_owned());
+            if line.is_empty() {
+                continue;
+            }
+            let (level, message) = level_of(&line);
+            let plugin = plugin.as_str();
+            match level {
+                tracing::Level::ERROR => tracing::error!(plugin, worker = stream, "{message}"),
+                tracing::Level::WARN => tracing::warn!(plugin, worker = stream, "{message}"),
+                tracing::Level::INFO => tracing::info!(plugin, worker = stream, "{message}"),
+                tracing::Level::DEBUG => tracing::debug!(plugin, worker = stream, "{message}"),
+                _ => tracing::trace!(plugin, worker = stream, "{message}"),
+            }
+            tail.push(line);
+        }
+    });
     if let Err(e) = spawned {
         tracing::warn!("cannot forward a plugin worker's {stream}: {e}");
     }

@@ -14,8 +14,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use devicerail_plugin_api::driver::{
-    ActionOutput, DeviceCapabilities, DeviceHealth, DoctorCheck, DriverObservation,
-    ObserveRequest,
+    ActionOutput, DeviceCapabilities, DeviceHealth, DoctorCheck, DriverObservation, ObserveRequest,
 };
 use devicerail_plugin_api::{CallContext, Driver, DriverError, DriverResult};
 use devicerail_protocol::{ActionCall, DeviceId, DeviceInfo, ErrorCode};
@@ -113,10 +112,10 @@ impl Shared {
         };
         if let Err(e) = link.send(Kind::Call, &header) {
             link.unregister(id);
-            return Err(DriverError::crashed(
-                plugin,
-                format!("the call could not be sent: {e}"),
-            ));
+            // A frame may be half written: the channel is unusable.
+            let why = format!("the call could not be sent: {e}");
+            link.kill(&why);
+            return Err(DriverError::crashed(plugin, why));
         }
         let grace = self.spec.grace;
         let mut kill_at = ctx.deadline().map(|d| d + grace);
@@ -238,7 +237,6 @@ impl RemoteDriver {
     pub fn restarts(&self) -> u64 {
         self.shared.restarts.load(Ordering::Acquire)
     }
-
 }
 
 fn png(bytes: Vec<u8>) -> Option<Vec<u8>> {

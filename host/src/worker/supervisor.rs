@@ -31,6 +31,8 @@ use super::remote::Shared;
 pub const WORKER_FD: i32 = 3;
 /// How long a worker may take to construct its driver.
 const INIT_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long one write to a worker may block.
+const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a worker that closed its channel may take to exit.
 const EXIT_WAIT: Duration = Duration::from_secs(2);
 
@@ -179,7 +181,14 @@ pub fn spawn(spec: &WorkerSpec) -> Result<Running, StartError> {
     // descriptors it owns in the child.
     unsafe {
         cmd.pre_exec(move || {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) != 0 {
+            if libc::prctl(
+                libc::PR_SET_PDEATHSIG,
+                libc::SIGKILL as libc::c_ulong,
+                0,
+                0,
+                0,
+            ) != 0
+            {
                 return Err(std::io::Error::last_os_error());
             }
             // The host died before the signal was armed: never run orphaned.
@@ -222,6 +231,11 @@ pub fn spawn(spec: &WorkerSpec) -> Result<Running, StartError> {
             });
         }
     }
+    // A worker that stops reading (stopped, wedged) must not block the
+    // host's callers on the writer lock forever.
+    host_end
+        .set_write_timeout(Some(WRITE_TIMEOUT))
+        .map_err(|e| StartError::Spawn(e.to_string()))?;
     let writer = host_end
         .try_clone()
         .map_err(|e| StartError::Spawn(format!("cannot clone the channel: {e}")))?;
@@ -269,7 +283,10 @@ fn read_replies(link: &Link, reader: &mut BufReader<UnixStream>, plugin: &str) -
                 match serde_json::from_slice::<Reply>(&frame.header) {
                     Ok(reply) => link.deliver(reply.id, reply.outcome, frame.bytes),
                     Err(e) => {
-                        tracing::error!(plugin, "the worker sent an unreadable reply ({e}); killing it");
+                        tracing::error!(
+                            plugin,
+                            "the worker sent an unreadable reply ({e}); killing it"
+                        );
                         link.kill("it sent an unreadable reply");
                     }
                 }

@@ -18,6 +18,8 @@
 //! (isolation `inline`).
 //!
 //! With `DEVICERAIL_HOSTILE_OBSERVE=hang`, `observe` never returns either.
+//! The setting `screen = "WxH"` makes the screen that size, with a
+//! screenshot as large as a busy phone screen's (for transport benches).
 //! Never install or ship it.
 
 use std::io::Cursor;
@@ -41,6 +43,8 @@ const SIDE: u32 = 64;
 /// The hostile driver.
 pub struct Hostile {
     observe_hangs: bool,
+    /// Screen size and its PNG, made once.
+    screen: Option<(u32, u32, Vec<u8>)>,
 }
 
 fn hang_forever() -> ! {
@@ -77,6 +81,27 @@ fn info(connected: bool) -> DeviceInfo {
         os_version: None,
         connected,
     }
+}
+
+/// A `width`×`height` RGB screenshot: bands of flat colour and bands of
+/// noise, compressing about as well as a busy phone screen.
+fn busy_png(width: u32, height: u32) -> DriverResult<Vec<u8>> {
+    let mut state: u32 = 0x9e37_79b9;
+    let img = image::RgbImage::from_fn(width, height, |x, y| {
+        if (y / 64) % 3 == 0 {
+            state ^= state << 13;
+            state ^= state >> 17;
+            state ^= state << 5;
+            let [a, b, c, _] = state.to_le_bytes();
+            image::Rgb([a, b, c])
+        } else {
+            image::Rgb([(x % 256) as u8, (y % 256) as u8, 200])
+        }
+    });
+    let mut out = Cursor::new(Vec::new());
+    img.write_to(&mut out, image::ImageFormat::Png)
+        .map_err(|e| DriverError::failure(format!("PNG encoding failed: {e}")))?;
+    Ok(out.into_inner())
 }
 
 fn png() -> DriverResult<Vec<u8>> {
@@ -160,6 +185,17 @@ impl Driver for Hostile {
         if self.observe_hangs {
             hang_forever();
         }
+        if let Some((width, height, bytes)) = &self.screen {
+            let mut obs = DriverObservation::new(Viewport {
+                width: *width,
+                height: *height,
+                scale_factor: 1.0,
+            });
+            if request.screenshot {
+                obs.png = Some(bytes.clone());
+            }
+            return Ok(obs);
+        }
         let mut obs = DriverObservation::new(Viewport {
             width: SIDE,
             height: SIDE,
@@ -199,9 +235,26 @@ impl Driver for Hostile {
     }
 }
 
-fn construct(_config: &PluginConfig) -> Result<Hostile, PluginInitError> {
+fn construct(config: &PluginConfig) -> Result<Hostile, PluginInitError> {
+    let screen = match config.settings.get("screen").and_then(Value::as_str) {
+        None => None,
+        Some(text) => {
+            let size = text
+                .split_once('x')
+                .and_then(|(w, h)| Some((w.parse::<u32>().ok()?, h.parse::<u32>().ok()?)))
+                .filter(|(w, h)| (1..=8192).contains(w) && (1..=8192).contains(h));
+            let Some((w, h)) = size else {
+                return Err(PluginInitError::other(format!(
+                    "screen must be WIDTHxHEIGHT, not {text:?}"
+                )));
+            };
+            let bytes = busy_png(w, h).map_err(|e| PluginInitError::other(e.message))?;
+            Some((w, h, bytes))
+        }
+    };
     Ok(Hostile {
         observe_hangs: std::env::var(OBSERVE_ENV).is_ok_and(|v| v == "hang"),
+        screen,
     })
 }
 
