@@ -111,10 +111,13 @@ fn send<T: Serialize>(w: &Writer, kind: Kind, header: &T, bytes: &[u8]) -> Resul
     write_frame(&mut *w, kind, &json, bytes)
 }
 
+/// One call to run.
+type Job = Box<dyn FnOnce() + Send>;
+
 /// Threads that run calls; a call never waits for another to finish.
 struct Pool {
-    tx: Mutex<mpsc::Sender<Box<dyn FnOnce() + Send>>>,
-    rx: Arc<Mutex<mpsc::Receiver<Box<dyn FnOnce() + Send>>>>,
+    tx: Mutex<mpsc::Sender<Job>>,
+    rx: Arc<Mutex<mpsc::Receiver<Job>>>,
     idle: Arc<AtomicUsize>,
 }
 
@@ -128,7 +131,7 @@ impl Pool {
         }
     }
 
-    fn run(&self, job: Box<dyn FnOnce() + Send>) {
+    fn run(&self, job: Job) {
         // Claim an idle thread, or start one for this job.
         let claimed = self
             .idle
