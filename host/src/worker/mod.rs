@@ -10,6 +10,8 @@
 //! * [`frame`]: the channel's framing (length, kind, JSON header, bytes).
 //! * [`message`]: the headers and how observations cross (PNG as bytes).
 //! * [`link`]: one live worker: writer, waiting calls, kill.
+//! * [`spec`]: what a worker is started with, and start failures.
+//! * [`shared`]: the live worker as callers see it; one call's round trip.
 //! * [`remote`]: the host's `Driver` for a worker.
 //! * [`supervisor`]: spawning, reaping, reporting and restarting.
 //! * [`output`]: the worker's stdout/stderr, forwarded to the log.
@@ -24,7 +26,9 @@ pub mod link;
 pub mod message;
 pub mod output;
 pub mod remote;
+pub mod shared;
+pub mod spec;
 pub mod supervisor;
 
 pub use remote::RemoteDriver;
-pub use supervisor::{Backoff, StartError, WorkerSpec};
+pub use spec::{Backoff, StartError, WorkerSpec};
