@@ -82,6 +82,27 @@ fn calls(c: &mut Criterion) {
     group
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(3));
+    // The floor under any worker call on this machine: one byte there and
+    // back over a socketpair to another thread (two wake-ups).
+    {
+        use std::io::{Read, Write};
+        let (mut here, mut there) = std::os::unix::net::UnixStream::pair().expect("pair");
+        std::thread::spawn(move || {
+            let mut b = [0u8; 1];
+            while there.read_exact(&mut b).is_ok() {
+                if there.write_all(&b).is_err() {
+                    return;
+                }
+            }
+        });
+        group.bench_function("socketpair round trip (floor)", |b| {
+            let mut byte = [7u8; 1];
+            b.iter(|| {
+                here.write_all(&byte).expect("write");
+                here.read_exact(&mut byte).expect("read");
+            })
+        });
+    }
     for (mode, d) in &mocks {
         d.connect(&ctx, &mock_device).expect("connect");
         group.bench_function(format!("disconnect/{mode}"), |b| {

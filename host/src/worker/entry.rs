@@ -1,8 +1,8 @@
 //! Inside the worker process (`devicerail plugin-worker`, hidden): arm the
 //! parent-death signal, take the channel descriptor, load one plugin
 //! through the stable-ABI loader with the settings of the first frame,
-//! then serve calls, each on a pooled thread, until the host closes the
-//! channel. The worker never writes to its stdout (plugin code may; the
+//! then serve calls (threads take turns reading; each runs the call it
+//! read) until the host closes the channel. The worker never writes to its stdout (plugin code may; the
 //! host forwards it to its log) and never touches any other descriptor of
 //! the host's.
 
@@ -12,7 +12,7 @@ use std::os::fd::{FromRawFd, RawFd};
 use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, mpsc};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use devicerail_plugin_api::loader::{self, LoadError, LoadedPlugin};
@@ -111,52 +111,97 @@ fn send<T: Serialize>(w: &Writer, kind: Kind, header: &T, bytes: &[u8]) -> Resul
     write_frame(&mut *w, kind, &json, bytes)
 }
 
-/// One call to run.
-type Job = Box<dyn FnOnce() + Send>;
-
-/// Threads that run calls; a call never waits for another to finish.
-struct Pool {
-    tx: Mutex<mpsc::Sender<Job>>,
-    rx: Arc<Mutex<mpsc::Receiver<Job>>>,
-    idle: Arc<AtomicUsize>,
+/// The serving threads' shared state. Threads take turns reading the
+/// channel (leader/follower): the one that reads a call hands the reader to
+/// the next thread and runs the call itself, so a call costs no extra
+/// thread hand-off and never waits for another call.
+struct Server {
+    reader: Mutex<BufReader<UnixStream>>,
+    writer: Writer,
+    driver: Arc<LoadedPlugin>,
+    /// Contexts of running calls, for `cancel`.
+    flags: Mutex<HashMap<u64, CallContext>>,
+    /// Threads not running a call (reading, or waiting to read).
+    readers: AtomicUsize,
 }
 
-impl Pool {
-    fn new() -> Self {
-        let (tx, rx) = mpsc::channel();
-        Self {
-            tx: Mutex::new(tx),
-            rx: Arc::new(Mutex::new(rx)),
-            idle: Arc::new(AtomicUsize::new(0)),
+/// Starts one more serving thread.
+fn spawn_server(server: &Arc<Server>) {
+    server.readers.fetch_add(1, Ordering::AcqRel);
+    let s = server.clone();
+    let spawned = std::thread::Builder::new()
+        .name("plugin-call".into())
+        .spawn(move || serve_loop(&s));
+    if let Err(e) = spawned {
+        server.readers.fetch_sub(1, Ordering::AcqRel);
+        tracing::error!("cannot start a thread for calls: {e}");
+    }
+}
+
+/// Ends the worker: the host closed the channel, or broke the protocol.
+fn finish(result: Result<(), WorkerError>) -> ! {
+    match result {
+        Ok(()) => std::process::exit(0),
+        Err(e) => {
+            tracing::error!("plugin worker: {e}");
+            std::process::exit(1)
         }
     }
+}
 
-    fn run(&self, job: Job) {
-        // Claim an idle thread, or start one for this job.
-        let claimed = self
-            .idle
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1))
-            .is_ok();
-        if !claimed {
-            let rx = self.rx.clone();
-            let idle = self.idle.clone();
-            let spawned = std::thread::Builder::new()
-                .name("plugin-call".into())
-                .spawn(move || {
-                    loop {
-                        let job = match lock(&rx).recv() {
-                            Ok(job) => job,
-                            Err(_) => return,
-                        };
-                        job();
-                        idle.fetch_add(1, Ordering::AcqRel);
-                    }
-                });
-            if let Err(e) = spawned {
-                tracing::error!("cannot start a thread for a call: {e}");
+fn serve_loop(server: &Arc<Server>) -> ! {
+    loop {
+        let read = read_frame(&mut *lock(&server.reader));
+        let frame = match read {
+            Ok(f) => f,
+            Err(FrameError::Closed) => finish(Ok(())),
+            Err(e) => finish(Err(e.into())),
+        };
+        match frame.kind {
+            Kind::Call => {
+                let call: Call = match serde_json::from_slice(&frame.header) {
+                    Ok(c) => c,
+                    Err(source) => finish(Err(WorkerError::BadHeader {
+                        what: "call",
+                        source,
+                    })),
+                };
+                let deadline = call
+                    .budget_us
+                    .and_then(|us| Instant::now().checked_add(Duration::from_micros(us)));
+                let ctx = CallContext::new(deadline)
+                    .with_observation_id(call.observation_id)
+                    .with_request_id(call.request_id);
+                lock(&server.flags).insert(call.id, ctx.clone());
+                // Someone must keep reading while this thread is busy.
+                if server.readers.fetch_sub(1, Ordering::AcqRel) == 1 {
+                    spawn_server(server);
+                }
+                let (outcome, bytes) = serve_call(&server.driver, &ctx, call.method);
+                lock(&server.flags).remove(&call.id);
+                let reply = Reply {
+                    id: call.id,
+                    outcome,
+                };
+                if let Err(e) = send(&server.writer, Kind::Reply, &reply, &bytes) {
+                    tracing::warn!("cannot send a reply to the host: {e}");
+                }
+                server.readers.fetch_add(1, Ordering::AcqRel);
             }
+            Kind::Cancel => {
+                let cancel: Cancel = match serde_json::from_slice(&frame.header) {
+                    Ok(c) => c,
+                    Err(source) => finish(Err(WorkerError::BadHeader {
+                        what: "cancel",
+                        source,
+                    })),
+                };
+                if let Some(ctx) = lock(&server.flags).get(&cancel.id) {
+                    ctx.cancel();
+                }
+            }
+            _ => finish(Err(FrameError::Malformed("a frame out of turn").into())),
         }
-        let _ = lock(&self.tx).send(job);
     }
 }
 
@@ -209,7 +254,7 @@ fn ready_failure(e: &LoadError) -> Ready {
     }
 }
 
-/// Serves until the host closes the channel.
+/// Serves until the host closes the channel (then the process exits).
 pub fn run(args: &WorkerArgs) -> Result<(), WorkerError> {
     tie_to_parent(args.parent)?;
     let stream = channel(args.fd)?;
@@ -250,53 +295,12 @@ pub fn run(args: &WorkerArgs) -> Result<(), WorkerError> {
         },
         &[],
     )?;
-    let flags: Arc<Mutex<HashMap<u64, CallContext>>> = Arc::default();
-    let pool = Pool::new();
-    loop {
-        let frame = match read_frame(&mut reader) {
-            Ok(f) => f,
-            Err(FrameError::Closed) => return Ok(()),
-            Err(e) => return Err(e.into()),
-        };
-        match frame.kind {
-            Kind::Call => {
-                let call: Call = serde_json::from_slice(&frame.header).map_err(|source| {
-                    WorkerError::BadHeader {
-                        what: "call",
-                        source,
-                    }
-                })?;
-                let deadline = call
-                    .budget_us
-                    .and_then(|us| Instant::now().checked_add(Duration::from_micros(us)));
-                let ctx = CallContext::new(deadline)
-                    .with_observation_id(call.observation_id)
-                    .with_request_id(call.request_id);
-                lock(&flags).insert(call.id, ctx.clone());
-                let (driver, writer, flags) = (driver.clone(), writer.clone(), flags.clone());
-                let id = call.id;
-                let method = call.method;
-                pool.run(Box::new(move || {
-                    let (outcome, bytes) = serve_call(&driver, &ctx, method);
-                    lock(&flags).remove(&id);
-                    let reply = Reply { id, outcome };
-                    if let Err(e) = send(&writer, Kind::Reply, &reply, &bytes) {
-                        tracing::warn!("cannot send a reply to the host: {e}");
-                    }
-                }));
-            }
-            Kind::Cancel => {
-                let cancel: Cancel = serde_json::from_slice(&frame.header).map_err(|source| {
-                    WorkerError::BadHeader {
-                        what: "cancel",
-                        source,
-                    }
-                })?;
-                if let Some(ctx) = lock(&flags).get(&cancel.id) {
-                    ctx.cancel();
-                }
-            }
-            _ => return Err(FrameError::Malformed("a frame out of turn").into()),
-        }
-    }
+    let server = Arc::new(Server {
+        reader: Mutex::new(reader),
+        writer,
+        driver,
+        flags: Mutex::new(HashMap::new()),
+        readers: AtomicUsize::new(1),
+    });
+    serve_loop(&server)
 }
