@@ -2,9 +2,9 @@
 //! parent-death signal, take the channel descriptor, load one plugin
 //! through the stable-ABI loader with the settings of the first frame,
 //! then serve calls (threads take turns reading; each runs the call it
-//! read) until the host closes the channel. The worker never writes to its stdout (plugin code may; the
-//! host forwards it to its log) and never touches any other descriptor of
-//! the host's.
+//! read) until the host closes the channel. The worker never writes to its
+//! stdout (plugin code may; the host forwards it to its log) and never
+//! touches any other descriptor of the host's.
 
 use std::collections::HashMap;
 use std::io::BufReader;
