@@ -336,3 +336,35 @@ pub fn start(shared: Arc<Shared>) -> Result<(), StartError> {
         Err(_) => Err(StartError::Spawn("the supervisor thread ended".into())),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::worker::spec::Backoff;
+
+    #[test]
+    fn exits_read_as_signal_or_code() {
+        // Wait statuses as the kernel encodes them.
+        assert_eq!(
+            describe_exit(ExitStatus::from_raw(libc::SIGSEGV)),
+            "killed by signal 11 (SIGSEGV)"
+        );
+        assert_eq!(
+            describe_exit(ExitStatus::from_raw(3 << 8)),
+            "exited with code 3"
+        );
+    }
+
+    #[test]
+    fn the_back_off_doubles_up_to_its_limit() {
+        let b = Backoff::default();
+        let mut d = b.first;
+        let steps: Vec<u128> = (0..8)
+            .map(|_| {
+                d = b.next(d);
+                d.as_millis()
+            })
+            .collect();
+        assert_eq!(steps, [200, 400, 800, 1600, 3200, 5000, 5000, 5000]);
+    }
+}
