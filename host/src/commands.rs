@@ -65,6 +65,9 @@ struct ListedPlugin {
     device_status: &'static str,
     /// Why listing failed.
     devices_error: Option<String>,
+    /// How `serve` runs the plugin: `process` (a supervised worker) or
+    /// `inline` (in the host process).
+    isolation: &'static str,
 }
 
 fn listed(f: &PluginFile) -> ListedPlugin {
@@ -93,6 +96,7 @@ fn listed(f: &PluginFile) -> ListedPlugin {
             DeviceStatus::Failed(reason) => Some(reason.clone()),
             _ => None,
         },
+        isolation: f.isolation.as_str(),
     }
 }
 
@@ -129,10 +133,11 @@ pub fn list(config: &Config, as_json: bool) -> Result<(), CommandError> {
                 let devices: Vec<&str> = p.devices.iter().map(|d| d.id.as_str()).collect();
                 let _ = writeln!(
                     out,
-                    "{:<14} {:<8} loaded   {}  devices: {}",
+                    "{:<14} {:<8} loaded   {}  isolation: {}  devices: {}",
                     p.id.as_deref().unwrap_or("?"),
                     p.version.as_deref().unwrap_or("?"),
                     p.file,
+                    p.isolation,
                     match (&p.devices_error, devices.is_empty()) {
                         (Some(e), _) => format!("unavailable ({e})"),
                         (None, true) => "none".to_owned(),
@@ -386,11 +391,18 @@ pub fn doctor(
                 checks.push(host(match &f.device_status {
                     DeviceStatus::Failed(reason) => DoctorCheck::warn(
                         format!("plugin {}", p.id()),
-                        format!("{name} loaded; devices unavailable: {reason}"),
+                        format!(
+                            "{name} loaded; devices unavailable: {reason} (isolation {})",
+                            f.isolation
+                        ),
                     ),
                     _ => DoctorCheck::ok(
                         format!("plugin {}", p.id()),
-                        format!("{name} loaded, {} device(s)", f.devices.len()),
+                        format!(
+                            "{name} loaded, {} device(s), isolation {}",
+                            f.devices.len(),
+                            f.isolation
+                        ),
                     ),
                 }));
                 for c in p.doctor() {

@@ -41,3 +41,4 @@ pub mod state;
 pub mod stream_gate;
 pub mod transport;
 pub mod wire_errors;
+pub mod worker;

@@ -123,6 +123,21 @@ enum Command {
         #[command(subcommand)]
         command: BundleCommand,
     },
+    /// Internal: serve one plugin to its host over a socket (started by `serve`).
+    #[command(hide = true)]
+    PluginWorker {
+        /// The descriptor of the channel to the host.
+        #[arg(long)]
+        fd: i32,
+        /// The plugin library.
+        #[arg(long)]
+        plugin: PathBuf,
+        /// The host's process id.
+        #[arg(long)]
+        parent: u32,
+        #[arg(long, default_value = "info")]
+        log_filter: String,
+    },
 }
 
 #[derive(Subcommand)]
@@ -235,6 +250,21 @@ fn exit<T, E: std::fmt::Display>(what: &str, r: Result<T, E>) -> ExitCode {
     }
 }
 
+/// Logging of a plugin worker: plain lines on stderr, level first, which
+/// the host forwards to its own log.
+fn init_worker_logging(filter: &str) {
+    let filter = tracing_subscriber::EnvFilter::builder()
+        .parse(filter)
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(filter)
+        .with_ansi(false)
+        .with_target(false)
+        .without_time()
+        .init();
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let mut line = CommandLine {
@@ -242,6 +272,22 @@ fn main() -> ExitCode {
         ..CommandLine::default()
     };
     match cli.command {
+        Command::PluginWorker {
+            fd,
+            plugin,
+            parent,
+            log_filter,
+        } => {
+            init_worker_logging(&log_filter);
+            let args = devicerail_host::worker::entry::WorkerArgs { fd, plugin, parent };
+            match devicerail_host::worker::entry::run(&args) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    tracing::error!("plugin worker: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
         Command::Serve {
             plugins_dir,
             data_dir,

@@ -3,7 +3,10 @@
 //! outcome of loading each one with its settings (its table of the
 //! configuration file) for a purpose (serve, or inspect: then drivers
 //! start no external server). A bad file, or a bad table, never stops the
-//! others.
+//! others. To serve, a plugin whose isolation is `process` (the default)
+//! is started in a supervised worker process (`crate::worker`); the host
+//! opens its library only to check it and read its manifest, and never
+//! constructs or calls its driver. Inspecting always loads in process.
 
 use std::collections::HashMap;
 use std::fs;
@@ -16,7 +19,8 @@ use devicerail_plugin_api::loader::{self, LoadError, LoadedPlugin};
 use devicerail_plugin_api::{CallContext, Driver, LoadPurpose, PluginManifest};
 use devicerail_protocol::DeviceInfo;
 
-use crate::config::ConfigFile;
+use crate::config::{ConfigFile, Isolation};
+use crate::worker::{Backoff, RemoteDriver, StartError, WorkerSpec};
 
 /// How long a plugin may take to list its devices while loading.
 pub const LIST_TIMEOUT: Duration = Duration::from_secs(15);
@@ -36,7 +40,12 @@ pub struct PluginFile {
     pub manifest: Option<PluginManifest>,
     pub devices: Vec<DeviceInfo>,
     pub device_status: DeviceStatus,
+    /// The plugin loaded in this process (inline, or to inspect).
     pub plugin: Option<Arc<LoadedPlugin>>,
+    /// The driver to serve with: `plugin`, or the plugin's worker.
+    pub driver: Option<Arc<dyn Driver>>,
+    /// How the plugin is (or would be, when serving) isolated.
+    pub isolation: Isolation,
 }
 
 impl std::fmt::Debug for PluginFile {
@@ -57,6 +66,8 @@ impl PluginFile {
             devices: Vec::new(),
             device_status: DeviceStatus::NotListed,
             plugin: None,
+            driver: None,
+            isolation: Isolation::default(),
         }
     }
 
@@ -170,11 +181,11 @@ pub fn candidates(dir: &Path) -> Result<Vec<PathBuf>, DirError> {
 
 /// Lists a plugin's devices on a helper thread, bounded by `LIST_TIMEOUT`,
 /// so a hanging plugin is refused instead of hanging the host.
-pub fn list_devices_bounded(plugin: &Arc<LoadedPlugin>) -> Result<Vec<DeviceInfo>, String> {
+pub fn list_devices_bounded(id: &str, plugin: &Arc<dyn Driver>) -> Result<Vec<DeviceInfo>, String> {
     let (tx, rx) = std::sync::mpsc::channel();
     let p = plugin.clone();
     std::thread::Builder::new()
-        .name(format!("list-{}", plugin.id()))
+        .name(format!("list-{id}"))
         .spawn(move || {
             let ctx = CallContext::new(Some(std::time::Instant::now() + LIST_TIMEOUT));
             let _ = tx.send(p.list_devices(&ctx));
@@ -213,9 +224,41 @@ pub enum DeviceStatus {
     Failed(String),
 }
 
+/// How worker processes are started (serving only).
+#[derive(Debug, Clone)]
+pub struct Workers {
+    /// The `devicerail` binary the workers run.
+    pub exe: PathBuf,
+    /// The workers' log filter.
+    pub log_filter: String,
+    /// Spacing of restarts.
+    pub backoff: Backoff,
+    /// How long past a call's deadline a silent worker is killed.
+    pub grace: Duration,
+}
+
+/// How long past its deadline (or cancellation) a call may stay
+/// unanswered before its worker is killed and restarted.
+pub const WORKER_GRACE: Duration = Duration::from_secs(2);
+
+impl Workers {
+    /// Workers running this very binary, with the default back-off.
+    pub fn current_exe(log_filter: &str) -> std::io::Result<Self> {
+        Ok(Self {
+            exe: std::env::current_exe()?,
+            log_filter: log_filter.to_owned(),
+            backoff: Backoff::default(),
+            grace: WORKER_GRACE,
+        })
+    }
+}
+
 /// How to load the plugins of a directory.
 #[derive(Debug, Clone, Copy)]
 pub struct LoadOptions<'a> {
+    /// How `process` plugins are started when serving (`None`: every
+    /// plugin loads in this process).
+    pub workers: Option<&'a Workers>,
     /// The configuration file, whose `[plugins.<id>]` tables are the
     /// plugins' settings.
     pub config: Option<&'a ConfigFile>,
@@ -227,8 +270,12 @@ pub struct LoadOptions<'a> {
 
 impl LoadOptions<'_> {
     /// Loading to serve: devices must list.
-    pub fn serve(config: Option<&ConfigFile>) -> LoadOptions<'_> {
+    pub fn serve<'a>(
+        config: Option<&'a ConfigFile>,
+        workers: Option<&'a Workers>,
+    ) -> LoadOptions<'a> {
         LoadOptions {
+            workers,
             config,
             purpose: LoadPurpose::Serve,
             listing: Listing::Require,
@@ -238,6 +285,7 @@ impl LoadOptions<'_> {
     /// Loading to inspect, with `listing`.
     pub fn inspect(config: Option<&ConfigFile>, listing: Listing) -> LoadOptions<'_> {
         LoadOptions {
+            workers: None,
             config,
             purpose: LoadPurpose::Inspect,
             listing,
@@ -281,25 +329,67 @@ pub fn load_file(file: &Path, opts: LoadOptions<'_>) -> PluginFile {
             Err(e) => return refused(format!("bad configuration table: {e}")),
         },
     };
-    let plugin = match opened.init(&settings, opts.purpose) {
-        Ok(p) => Arc::new(p),
-        Err(e) => return refused(init_refusal(&e, &manifest.id, opts.config)),
+    let isolation = opts
+        .config
+        .map(|c| c.isolation(&manifest.id))
+        .unwrap_or_default();
+    let refused = |reason: String| PluginFile {
+        isolation,
+        ..refused(reason)
     };
+    let (plugin, driver): (Option<Arc<LoadedPlugin>>, Arc<dyn Driver>) =
+        match (opts.workers, isolation, opts.purpose) {
+            (Some(workers), Isolation::Process, LoadPurpose::Serve) => {
+                drop(opened);
+                let spec = WorkerSpec {
+                    exe: workers.exe.clone(),
+                    plugin_file: file.to_path_buf(),
+                    plugin_id: manifest.id.clone(),
+                    settings,
+                    log_filter: workers.log_filter.clone(),
+                    backoff: workers.backoff,
+                    grace: workers.grace,
+                };
+                match RemoteDriver::start(spec) {
+                    Ok(d) => (None, Arc::new(d)),
+                    Err(StartError::Init {
+                        message,
+                        setting: Some(setting),
+                    }) => {
+                        let e = LoadError::SettingRefused { setting, message };
+                        return refused(init_refusal(&e, &manifest.id, opts.config));
+                    }
+                    Err(StartError::Init { message, .. }) => {
+                        return refused(LoadError::InitFailed(message).to_string());
+                    }
+                    Err(e) => return refused(e.to_string()),
+                }
+            }
+            _ => match opened.init(&settings, opts.purpose) {
+                Ok(p) => {
+                    let p = Arc::new(p);
+                    (Some(p.clone()), p)
+                }
+                Err(e) => return refused(init_refusal(&e, &manifest.id, opts.config)),
+            },
+        };
     let loaded = |devices, device_status| PluginFile {
         file: file.to_path_buf(),
         status: Status::Loaded,
         manifest: Some(manifest.clone()),
         devices,
         device_status,
-        plugin: Some(plugin.clone()),
+        plugin: plugin.clone(),
+        driver: Some(driver.clone()),
+        isolation,
     };
     match opts.listing {
         Listing::Skip => loaded(Vec::new(), DeviceStatus::NotListed),
-        Listing::Report => match list_devices_bounded(&plugin) {
+        Listing::Report => match list_devices_bounded(&manifest.id, &driver) {
             Ok(devices) => loaded(devices, DeviceStatus::Listed),
             Err(reason) => loaded(Vec::new(), DeviceStatus::Failed(reason)),
         },
-        Listing::Require => match list_devices_bounded(&plugin) {
+        Listing::Require => match list_devices_bounded(&manifest.id, &driver) {
             Ok(devices) => loaded(devices, DeviceStatus::Listed),
             Err(reason) => refused(reason),
         },
@@ -360,6 +450,7 @@ pub fn scan(dir: &Path, opts: LoadOptions<'_>) -> Result<Vec<PluginFile>, DirErr
                 file = %file.display(),
                 plugin = entry.manifest.as_ref().map(|m| m.id.as_str()).unwrap_or(""),
                 devices = entry.devices.len(),
+                isolation = %entry.isolation,
                 "plugin loaded"
             ),
             Status::Refused(reason) => {

@@ -79,6 +79,15 @@ pub enum ServeError {
     Stdio(std::io::Error),
     #[error("cannot start the async runtime: {0}")]
     Runtime(std::io::Error),
+    #[error("cannot find the devicerail binary to run plugin workers: {0}")]
+    WorkerBinary(std::io::Error),
+}
+
+/// The log filter plugin workers use: the host's current level.
+fn worker_log_filter() -> String {
+    tracing::level_filters::LevelFilter::current()
+        .to_string()
+        .to_lowercase()
 }
 
 /// Duplicates stdout for the protocol (close-on-exec, so child processes
@@ -151,10 +160,16 @@ pub(crate) fn open_stores(config: &Config) -> Result<Stores, ServeError> {
 }
 
 /// Loads the plugins of `config` (each with its table of the
-/// configuration file) into a registry.
+/// configuration file) into a registry; plugins isolated in processes
+/// run in workers of this binary.
 pub(crate) fn load_plugins(config: &Config) -> Result<Arc<Registry>, ServeError> {
     let plugins_dir = config.plugins_dir.value.clone();
-    let files = plugin_dir::scan(&plugins_dir, LoadOptions::serve(config.parsed.as_ref()))?;
+    let workers =
+        plugin_dir::Workers::current_exe(&worker_log_filter()).map_err(ServeError::WorkerBinary)?;
+    let files = plugin_dir::scan(
+        &plugins_dir,
+        LoadOptions::serve(config.parsed.as_ref(), Some(&workers)),
+    )?;
     let loaded = files.iter().filter(|f| f.is_loaded()).count();
     tracing::info!(
         config = %config::show::file_line(config),
@@ -174,13 +189,17 @@ pub(crate) fn load_plugins(config: &Config) -> Result<Arc<Registry>, ServeError>
             "the configuration has a table for plugin {id:?}, but no installed plugin has that id"
         );
     }
+    for f in files.iter().filter(|f| f.is_loaded()) {
+        if let Some(m) = &f.manifest {
+            tracing::info!(plugin = %m.id, isolation = %f.isolation, "plugin isolation");
+        }
+    }
     let slots = files
         .into_iter()
         .filter_map(|f| {
             let devices = f.devices;
-            let plugin = f.plugin?;
-            let id = plugin.id().to_owned();
-            let driver: Arc<dyn devicerail_plugin_api::Driver> = plugin;
+            let driver: Arc<dyn devicerail_plugin_api::Driver> = f.driver?;
+            let id = f.manifest?.id;
             Some((PluginSlot::new(id, driver), devices))
         })
         .collect();

@@ -289,6 +289,17 @@ impl DriverError {
             .with_details(serde_json::json!({ "cause": "driverPanicked" }))
     }
 
+    /// The plugin worker process serving the call died, or was killed for
+    /// not answering (`driver_crashed`, retryable: the host restarts it).
+    pub fn crashed(plugin: &str, reason: impl Into<String>) -> Self {
+        let reason = reason.into();
+        Self::new(
+            ErrorCode::DriverCrashed,
+            format!("the worker process of plugin {plugin} crashed: {reason}"),
+        )
+        .with_details(serde_json::json!({ "plugin": plugin, "reason": reason }))
+    }
+
     /// The call observed cancellation.
     pub fn cancelled() -> Self {
         Self::new(ErrorCode::RequestCancelled, "the call was cancelled")

@@ -57,11 +57,55 @@ struct Document {
     plugins: BTreeMap<String, toml::Value>,
 }
 
+/// The key of a plugin's table the host keeps for itself: how the plugin
+/// is isolated. It is never handed to the plugin.
+pub const ISOLATION_KEY: &str = "isolation";
+
+/// Where a plugin's driver runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Isolation {
+    /// In a supervised worker process: a crash or hang of the plugin kills
+    /// only the worker (the default).
+    #[default]
+    Process,
+    /// In the host process (trusted drivers only): panics are contained,
+    /// but an abort, a segfault, `exit` or a stack overflow kills the host.
+    Inline,
+}
+
+impl Isolation {
+    /// `process` or `inline`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Process => "process",
+            Self::Inline => "inline",
+        }
+    }
+
+    /// The isolation named `text`.
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "process" => Some(Self::Process),
+            "inline" => Some(Self::Inline),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Isolation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// One plugin's table.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PluginTable {
     /// The line of its `[plugins.<id>]` header (or key).
     pub line: usize,
+    /// Its `isolation` key (stripped from the settings), if it has one.
+    pub isolation: Option<Isolation>,
     /// The settings handed to the plugin, or why the table is unusable
     /// (which refuses that plugin only).
     pub settings: Result<Map<String, Value>, FileError>,
@@ -112,12 +156,27 @@ impl ConfigFile {
                     "not a plugin id (1-64 of a-z, 0-9 and -, not starting or ending with -)",
                 ));
             }
+            let mut isolation = None;
             let settings = match &value {
                 toml::Value::Table(t) if t.contains_key(ffi::HOST_MEMBER) => {
                     let member = format!("{key}.\"{}\"", ffi::HOST_MEMBER);
                     Err(file.error_at(&member, "is reserved for the host's messages to the plugin"))
                 }
-                toml::Value::Table(t) => file.table_to_json(&key, t),
+                toml::Value::Table(t) => match t.get(ISOLATION_KEY) {
+                    None => file.table_to_json(&key, t),
+                    Some(v) => match v.as_str().and_then(Isolation::parse) {
+                        Some(i) => {
+                            isolation = Some(i);
+                            let mut rest = t.clone();
+                            rest.remove(ISOLATION_KEY);
+                            file.table_to_json(&key, &rest)
+                        }
+                        None => Err(file.error_at(
+                            &format!("{key}.{ISOLATION_KEY}"),
+                            "must be \"process\" (the default) or \"inline\"",
+                        )),
+                    },
+                },
                 other => Err(file.error(
                     line,
                     Some(key.clone()),
@@ -127,9 +186,25 @@ impl ConfigFile {
                     ),
                 )),
             };
-            file.plugins.insert(id, PluginTable { line, settings });
+            file.plugins.insert(
+                id,
+                PluginTable {
+                    line,
+                    isolation,
+                    settings,
+                },
+            );
         }
         Ok(file)
+    }
+
+    /// How plugin `id` is isolated: its table's `isolation`, else
+    /// [`Isolation::Process`].
+    pub fn isolation(&self, id: &str) -> Isolation {
+        self.plugins
+            .get(id)
+            .and_then(|t| t.isolation)
+            .unwrap_or_default()
     }
 
     /// The line of key path `key`, if the file has that key.
@@ -362,6 +437,24 @@ mod tests {
         for id in ["android", "browser", "ios-simulator", "mock"] {
             assert!(f.plugins[id].settings.is_ok(), "{id}");
         }
+    }
+
+    #[test]
+    fn isolation_is_the_hosts_key_and_is_checked() {
+        let f = parse(
+            "[plugins.mock]\nisolation = \"inline\"\nscreens = 2\n[plugins.android]\nisolation = \"thread\"\n",
+        )
+        .expect("the host still starts");
+        assert_eq!(f.isolation("mock"), Isolation::Inline);
+        let mock = f.plugins["mock"].settings.as_ref().expect("table");
+        assert!(!mock.contains_key(ISOLATION_KEY), "stripped: {mock:?}");
+        assert_eq!(mock["screens"], Value::from(2));
+        let e = f.plugins["android"].settings.as_ref().expect_err("refused");
+        assert_eq!(
+            (e.line, e.key.as_deref()),
+            (5, Some("plugins.android.isolation"))
+        );
+        assert_eq!(f.isolation("browser"), Isolation::Process);
     }
 
     #[test]

@@ -28,7 +28,7 @@ use serde::Serialize;
 use crate::paths;
 use crate::state::ScreenshotPolicy;
 
-pub use file::{ConfigFile, FileError, HostSection, PluginTable};
+pub use file::{ConfigFile, FileError, HostSection, Isolation, PluginTable};
 
 /// Environment variable naming the configuration file.
 pub const CONFIG_ENV: &str = "DEVICERAIL_CONFIG";

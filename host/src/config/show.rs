@@ -45,6 +45,17 @@ pub fn lines(config: &Config) -> Vec<Line> {
             let Ok(settings) = &table.settings else {
                 continue;
             };
+            if let Some(isolation) = table.isolation {
+                let path = format!("plugins.{id}.{}", super::file::ISOLATION_KEY);
+                out.push(Line {
+                    source: Source::File {
+                        path: file.path.clone(),
+                        line: file.line_of(&path).unwrap_or(table.line),
+                    },
+                    key: path,
+                    value: isolation.as_str().into(),
+                });
+            }
             for (key, value) in settings {
                 let path = format!("plugins.{id}.{key}");
                 out.push(Line {
@@ -99,6 +110,9 @@ pub fn text(config: &Config) -> String {
         }
     }
     out.push_str(
+        "plugins without an isolation key run in a supervised worker process (isolation = \"process\")\n",
+    );
+    out.push_str(
         "plugins read their own environment variables under their settings (see each plugin's README)\n",
     );
     out
@@ -128,7 +142,23 @@ pub fn json(config: &Config) -> Value {
                             (key.clone(), json!({ "value": value, "source": source }))
                         })
                         .collect();
-                    json!({ "line": table.line, "settings": members, "error": null })
+                    let isolation = table.isolation.unwrap_or_default();
+                    let source = match table.isolation {
+                        Some(_) => {
+                            let path = format!("plugins.{id}.{}", super::file::ISOLATION_KEY);
+                            Source::File {
+                                path: file.path.clone(),
+                                line: file.line_of(&path).unwrap_or(table.line),
+                            }
+                        }
+                        None => Source::Default,
+                    };
+                    json!({
+                        "line": table.line,
+                        "isolation": { "value": isolation, "source": source },
+                        "settings": members,
+                        "error": null,
+                    })
                 }
                 Err(e) => json!({ "line": table.line, "settings": null, "error": e.to_string() }),
             };
@@ -139,5 +169,6 @@ pub fn json(config: &Config) -> Value {
         "file": config.file,
         "host": host_doc,
         "plugins": plugins,
+        "defaultIsolation": super::Isolation::default(),
     })
 }

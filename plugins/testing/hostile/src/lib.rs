@@ -7,9 +7,19 @@
 //! * `hang` — never returns and ignores cancellation and deadlines (the
 //!   thread is stuck until the process exits);
 //! * `big {bytes}` — succeeds with an output of `bytes` characters;
-//! * `echo {text}` — succeeds with its text, for a healthy call.
+//! * `echo {text}` — succeeds with its text, for a healthy call;
+//! * `abort` — `std::process::abort()`;
+//! * `segv` — raises SIGSEGV;
+//! * `exit {code}` — `std::process::exit(code)`;
+//! * `stackOverflow` — recurses until the stack overflows.
+//!
+//! The last four kill whatever process the driver runs in: the host's
+//! worker for this plugin (isolation `process`), or the host itself
+//! (isolation `inline`).
 //!
 //! With `DEVICERAIL_HOSTILE_OBSERVE=hang`, `observe` never returns either.
+//! The setting `screen = "WxH"` makes the screen that size, with a
+//! screenshot as large as a busy phone screen's (for transport benches).
 //! Never install or ship it.
 
 use std::io::Cursor;
@@ -33,12 +43,38 @@ const SIDE: u32 = 64;
 /// The hostile driver.
 pub struct Hostile {
     observe_hangs: bool,
+    /// Screen size and its PNG, made once.
+    screen: Option<(u32, u32, Vec<u8>)>,
 }
 
 fn hang_forever() -> ! {
     loop {
         std::thread::park();
     }
+}
+
+/// Recursion the optimizer cannot turn into a loop: every frame keeps a
+/// buffer alive across the call and reads it after.
+#[inline(never)]
+fn recurse(depth: u64) -> u64 {
+    // Never true, but the compiler cannot know it.
+    if std::hint::black_box(depth) == u64::MAX {
+        return 0;
+    }
+    let buf = std::hint::black_box([depth; 256]);
+    let below = recurse(std::hint::black_box(depth + 1));
+    std::hint::black_box(buf[(depth % 256) as usize]).wrapping_add(below)
+}
+
+fn raise_segv() -> ! {
+    // SAFETY: deliberately none: the default action of SIGSEGV (Rust's
+    // runtime handles it to report stack overflows) and then SIGSEGV
+    // itself kill the process.
+    unsafe {
+        libc::signal(libc::SIGSEGV, libc::SIG_DFL);
+        libc::raise(libc::SIGSEGV);
+    }
+    std::process::abort()
 }
 
 fn info(connected: bool) -> DeviceInfo {
@@ -49,6 +85,27 @@ fn info(connected: bool) -> DeviceInfo {
         os_version: None,
         connected,
     }
+}
+
+/// A `width`×`height` RGB screenshot: bands of flat colour and bands of
+/// noise, compressing about as well as a busy phone screen.
+fn busy_png(width: u32, height: u32) -> DriverResult<Vec<u8>> {
+    let mut state: u32 = 0x9e37_79b9;
+    let img = image::RgbImage::from_fn(width, height, |x, y| {
+        if (y / 64) % 3 == 0 {
+            state ^= state << 13;
+            state ^= state >> 17;
+            state ^= state << 5;
+            let [a, b, c, _] = state.to_le_bytes();
+            image::Rgb([a, b, c])
+        } else {
+            image::Rgb([(x % 256) as u8, (y % 256) as u8, 200])
+        }
+    });
+    let mut out = Cursor::new(Vec::new());
+    img.write_to(&mut out, image::ImageFormat::Png)
+        .map_err(|e| DriverError::failure(format!("PNG encoding failed: {e}")))?;
+    Ok(out.into_inner())
 }
 
 fn png() -> DriverResult<Vec<u8>> {
@@ -106,6 +163,18 @@ impl Driver for Hostile {
                     "Return the text.",
                     json!({ "type": "object", "properties": { "text": { "type": "string" } } }),
                 ),
+                action("abort", "Abort the process.", json!({ "type": "object" })),
+                action("segv", "Raise SIGSEGV.", json!({ "type": "object" })),
+                action(
+                    "exit",
+                    "Exit the process with `code`.",
+                    json!({ "type": "object", "properties": { "code": { "type": "integer" } } }),
+                ),
+                action(
+                    "stackOverflow",
+                    "Recurse until the stack overflows.",
+                    json!({ "type": "object" }),
+                ),
             ],
             ui_tree: false,
         })
@@ -119,6 +188,17 @@ impl Driver for Hostile {
     ) -> DriverResult<DriverObservation> {
         if self.observe_hangs {
             hang_forever();
+        }
+        if let Some((width, height, bytes)) = &self.screen {
+            let mut obs = DriverObservation::new(Viewport {
+                width: *width,
+                height: *height,
+                scale_factor: 1.0,
+            });
+            if request.screenshot {
+                obs.png = Some(bytes.clone());
+            }
+            return Ok(obs);
         }
         let mut obs = DriverObservation::new(Viewport {
             width: SIDE,
@@ -147,14 +227,38 @@ impl Driver for Hostile {
             "echo" => Ok(ActionOutput::new(
                 json!({ "text": call.arguments["text"].clone() }),
             )),
+            "abort" => std::process::abort(),
+            "segv" => raise_segv(),
+            "exit" => {
+                let code = call.arguments["code"].as_i64().unwrap_or(3);
+                std::process::exit(i32::try_from(code).unwrap_or(3))
+            }
+            "stackOverflow" => Ok(ActionOutput::new(json!({ "never": recurse(0) }))),
             other => Err(DriverError::unknown_action(other)),
         }
     }
 }
 
-fn construct(_config: &PluginConfig) -> Result<Hostile, PluginInitError> {
+fn construct(config: &PluginConfig) -> Result<Hostile, PluginInitError> {
+    let screen = match config.settings.get("screen").and_then(Value::as_str) {
+        None => None,
+        Some(text) => {
+            let size = text
+                .split_once('x')
+                .and_then(|(w, h)| Some((w.parse::<u32>().ok()?, h.parse::<u32>().ok()?)))
+                .filter(|(w, h)| (1..=8192).contains(w) && (1..=8192).contains(h));
+            let Some((w, h)) = size else {
+                return Err(PluginInitError::other(format!(
+                    "screen must be WIDTHxHEIGHT, not {text:?}"
+                )));
+            };
+            let bytes = busy_png(w, h).map_err(|e| PluginInitError::other(e.message))?;
+            Some((w, h, bytes))
+        }
+    };
     Ok(Hostile {
         observe_hangs: std::env::var(OBSERVE_ENV).is_ok_and(|v| v == "hang"),
+        screen,
     })
 }
 

@@ -1,0 +1,70 @@
+//! What a plugin worker is started with ([`WorkerSpec`], [`Backoff`]) and
+//! why a start fails ([`StartError`]). Plain data; no processes here.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+/// How restarts are spaced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Backoff {
+    /// The first delay.
+    pub first: Duration,
+    /// The longest delay.
+    pub max: Duration,
+    /// A worker that ran this long resets the delay to `first`.
+    pub stable: Duration,
+}
+
+impl Default for Backoff {
+    fn default() -> Self {
+        Self {
+            first: Duration::from_millis(100),
+            max: Duration::from_secs(5),
+            stable: Duration::from_secs(60),
+        }
+    }
+}
+
+impl Backoff {
+    /// The delay after `current`.
+    pub fn next(&self, current: Duration) -> Duration {
+        (current * 2).min(self.max)
+    }
+}
+
+/// What a worker is started with.
+#[derive(Debug, Clone)]
+pub struct WorkerSpec {
+    /// The `devicerail` binary.
+    pub exe: PathBuf,
+    /// The plugin library (already checked by the host).
+    pub plugin_file: PathBuf,
+    /// The id its manifest declares.
+    pub plugin_id: String,
+    /// The plugin's own settings, nothing else.
+    pub settings: Map<String, Value>,
+    /// The worker's log filter.
+    pub log_filter: String,
+    /// Spacing of restarts.
+    pub backoff: Backoff,
+    /// How long past a call's deadline (or cancellation) the worker may
+    /// stay silent before it is killed.
+    pub grace: Duration,
+}
+
+/// Why a worker could not be started.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum StartError {
+    #[error("cannot start the worker process: {0}")]
+    Spawn(String),
+    #[error("the worker process failed before it was ready: {0}")]
+    Died(String),
+    /// The driver's constructor refused (`setting`: the key at fault).
+    #[error("{message}")]
+    Init {
+        message: String,
+        setting: Option<String>,
+    },
+}
