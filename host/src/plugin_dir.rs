@@ -98,48 +98,60 @@ pub fn is_library_name(name: &str) -> bool {
             .any(|ext| name.ends_with(ext))
 }
 
+/// Why a candidate plugin file is refused before it is opened.
+#[derive(Debug, thiserror::Error)]
+pub enum FileRefusal {
+    #[error("cannot stat: {0}")]
+    Stat(std::io::Error),
+    #[error("broken symlink: {0}")]
+    BrokenSymlink(std::io::Error),
+    #[error("cannot resolve the plugins directory: {0}")]
+    Directory(std::io::Error),
+    #[error("symlink leads outside the plugins directory (to {})", .0.display())]
+    OutsideSymlink(PathBuf),
+    #[error("not a regular file")]
+    NotAFile,
+    #[error("writable by group or others (mode {0:o})")]
+    Writable(u32),
+    #[error("owned by uid {owner}, not by the daemon's user ({euid}) or root")]
+    ForeignOwner { owner: u32, euid: u32 },
+}
+
 /// Checks a candidate before it is opened: regular file (symlinks must
 /// resolve inside `dir`), not writable by group or others, owned by this
 /// user or root.
-pub fn check_file(dir: &Path, file: &Path) -> Result<PathBuf, String> {
-    let link_meta = fs::symlink_metadata(file).map_err(|e| format!("cannot stat: {e}"))?;
+pub fn check_file(dir: &Path, file: &Path) -> Result<PathBuf, FileRefusal> {
+    let link_meta = fs::symlink_metadata(file).map_err(FileRefusal::Stat)?;
     let target = if link_meta.file_type().is_symlink() {
-        let target = fs::canonicalize(file).map_err(|e| format!("broken symlink: {e}"))?;
-        let canon_dir = fs::canonicalize(dir)
-            .map_err(|e| format!("cannot resolve the plugins directory: {e}"))?;
+        let target = fs::canonicalize(file).map_err(FileRefusal::BrokenSymlink)?;
+        let canon_dir = fs::canonicalize(dir).map_err(FileRefusal::Directory)?;
         if !target.starts_with(&canon_dir) {
-            return Err(format!(
-                "symlink leads outside the plugins directory (to {})",
-                target.display()
-            ));
+            return Err(FileRefusal::OutsideSymlink(target));
         }
         target
     } else {
         file.to_path_buf()
     };
-    let meta = fs::metadata(&target).map_err(|e| format!("cannot stat: {e}"))?;
+    let meta = fs::metadata(&target).map_err(FileRefusal::Stat)?;
     if !meta.is_file() {
-        return Err("not a regular file".into());
+        return Err(FileRefusal::NotAFile);
     }
     check_owner_and_mode(&meta)?;
     Ok(target)
 }
 
-fn check_owner_and_mode(meta: &fs::Metadata) -> Result<(), String> {
+fn check_owner_and_mode(meta: &fs::Metadata) -> Result<(), FileRefusal> {
     let mode = meta.mode();
     if mode & 0o022 != 0 {
-        return Err(format!(
-            "writable by group or others (mode {:o})",
-            mode & 0o7777
-        ));
+        return Err(FileRefusal::Writable(mode & 0o7777));
     }
     // SAFETY: geteuid has no preconditions and cannot fail.
     let euid = unsafe { libc::geteuid() };
     if meta.uid() != euid && meta.uid() != 0 {
-        return Err(format!(
-            "owned by uid {}, not by the daemon's user ({euid}) or root",
-            meta.uid()
-        ));
+        return Err(FileRefusal::ForeignOwner {
+            owner: meta.uid(),
+            euid,
+        });
     }
     Ok(())
 }
@@ -407,7 +419,7 @@ pub fn scan(dir: &Path, opts: LoadOptions<'_>) -> Result<Vec<PluginFile>, DirErr
             Ok(p) => p,
             Err(reason) => {
                 tracing::warn!(file = %file.display(), "plugin refused: {reason}");
-                out.push(PluginFile::refused(file, reason));
+                out.push(PluginFile::refused(file, reason.to_string()));
                 continue;
             }
         };
@@ -482,14 +494,17 @@ mod tests {
         let f = dir.path().join("a.so");
         fs::write(&f, b"x").expect("write");
         fs::set_permissions(&f, fs::Permissions::from_mode(0o666)).expect("chmod");
-        assert!(check_file(dir.path(), &f).is_err_and(|e| e.contains("writable")));
+        assert!(check_file(dir.path(), &f).is_err_and(|e| matches!(e, FileRefusal::Writable(_))));
         fs::set_permissions(&f, fs::Permissions::from_mode(0o644)).expect("chmod");
         assert!(check_file(dir.path(), &f).is_ok());
         let target = outside.path().join("b.so");
         fs::write(&target, b"x").expect("write");
         let link = dir.path().join("b.so");
         std::os::unix::fs::symlink(&target, &link).expect("symlink");
-        assert!(check_file(dir.path(), &link).is_err_and(|e| e.contains("outside")));
+        assert!(
+            check_file(dir.path(), &link)
+                .is_err_and(|e| matches!(e, FileRefusal::OutsideSymlink(_)))
+        );
         let inside = dir.path().join("c.so");
         std::os::unix::fs::symlink(&f, &inside).expect("symlink");
         assert!(check_file(dir.path(), &inside).is_ok());
