@@ -17,7 +17,7 @@ use devicerail_client::CallOptions;
 use devicerail_client::methods::DeviceExecute;
 use devicerail_testing::host_process::{ALL_FEATURES, HostProcess};
 use serde_json::{Value, json};
-use support::client::{ClientHost, action, hello as client_hello};
+use support::client::{BlockingHost, ClientHost, action, hello as client_hello};
 
 const BIN: &str = env!("CARGO_BIN_EXE_devicerail");
 
@@ -411,8 +411,7 @@ fn a_stale_socket_is_replaced_and_a_live_one_is_never_stolen() {
     };
     let mut first = HostProcess::spawn(serve("data-1"));
     wait_for_socket(&socket);
-    let mut client = attach(&socket);
-    hello(&mut client, "first");
+    let client = BlockingHost::attach(&socket, "first");
 
     // A second host on the same socket (another data directory) refuses
     // to start and leaves the first one serving.
@@ -482,13 +481,11 @@ fn attach_spawn_starts_a_background_host() {
         .arg(&plugins)
         .arg("--data-dir")
         .arg(root.path().join("data"));
-    let mut client = HostProcess::spawn(cmd);
-    hello(&mut client, "spawner");
+    let client = BlockingHost::spawn_named(cmd.get_args(), "spawner");
     assert!(client.ok("devices.list", None)["devices"][0]["id"] == "mock-1");
     assert!(client.finish().success());
     // The host outlives the client that started it.
-    let mut again = attach(&socket);
-    hello(&mut again, "later");
+    let again = BlockingHost::attach(&socket, "later");
     assert!(again.finish().success());
     let pid: i32 = std::fs::read_to_string(root.path().join("data/host.lock"))
         .expect("lock")
@@ -565,8 +562,7 @@ print("REPLY" if data else "CLOSED")
         "stderr: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let mut me = attach(&shared.socket);
-    hello(&mut me, "owner");
+    let me = BlockingHost::attach(&shared.socket, "owner");
     assert!(me.finish().success());
     let _ = &shared.host;
 }

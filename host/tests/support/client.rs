@@ -490,13 +490,17 @@ pub struct BlockingHost {
 }
 
 impl BlockingHost {
-    /// Starts an owned host with `opts` and the default hello.
-    pub fn start(opts: Options) -> Self {
-        let rt = tokio::runtime::Builder::new_multi_thread()
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
             .build()
-            .expect("runtime");
+            .expect("runtime")
+    }
+
+    /// Starts an owned host with `opts` and the default hello.
+    pub fn start(opts: Options) -> Self {
+        let rt = Self::runtime();
         let host = rt
             .block_on(ClientHost::start_owned(opts, hello()))
             .expect("the host starts");
@@ -504,6 +508,42 @@ impl BlockingHost {
             rt,
             host: Some(host),
         }
+    }
+
+    /// A client named `name` spawning `devicerail` with `args` (an
+    /// `attach` command line), saying hello through it.
+    pub fn spawn_named<I, S>(args: I, name: &str) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<std::ffi::OsString>,
+    {
+        let rt = Self::runtime();
+        let mut h = hello();
+        h.client.name = name.into();
+        let config = SpawnConfig::new(env!("CARGO_BIN_EXE_devicerail"), h).args(args);
+        let (client, process) = rt.block_on(spawn_owned(config)).expect("hello");
+        Self {
+            rt,
+            host: Some(ClientHost {
+                client,
+                root: PathBuf::new(),
+                _tmp: None,
+                process: Some(process),
+            }),
+        }
+    }
+
+    /// A client named `name` of the shared host on `socket`, through
+    /// `devicerail attach`.
+    pub fn attach(socket: &Path, name: &str) -> Self {
+        Self::spawn_named(
+            [
+                std::ffi::OsString::from("attach"),
+                "--socket".into(),
+                socket.as_os_str().to_owned(),
+            ],
+            name,
+        )
     }
 
     fn host(&self) -> &ClientHost {
