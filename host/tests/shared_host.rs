@@ -518,9 +518,20 @@ fn a_peer_of_another_user_is_refused() {
     std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     std::fs::set_permissions(&shared.socket, std::fs::Permissions::from_mode(0o666))
         .expect("chmod");
+    // Let others traverse the temp root's ancestors: add the search bit
+    // where it is missing, keep every other bit (never loosen or tighten
+    // a directory such as `/tmp` beyond that).
     let mut root_dir = shared.root.path().to_path_buf();
     loop {
-        let _ = std::fs::set_permissions(&root_dir, std::fs::Permissions::from_mode(0o755));
+        if let Ok(meta) = std::fs::metadata(&root_dir) {
+            let mode = meta.permissions().mode() & 0o7777;
+            if mode & 0o001 == 0 {
+                let _ = std::fs::set_permissions(
+                    &root_dir,
+                    std::fs::Permissions::from_mode(mode | 0o001),
+                );
+            }
+        }
         if !root_dir.pop() || root_dir == Path::new("/") {
             break;
         }
