@@ -13,10 +13,11 @@
 
 mod support;
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use support::python;
 
 /// The venv's install command, for the skip line and failures.
 const INSTALL: &str = "python3 -m venv .ci/python-venv && .ci/python-venv/bin/pip install \
@@ -24,86 +25,28 @@ const INSTALL: &str = "python3 -m venv .ci/python-venv && .ci/python-venv/bin/pi
 /// How long one suite run may take.
 const SUITE_WAIT: Duration = Duration::from_secs(600);
 
-fn workspace_root() -> PathBuf {
-    let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
-    crate_dir.parent().unwrap_or(crate_dir).to_path_buf()
-}
-
 fn venv_python() -> Option<PathBuf> {
-    let venv = std::env::var_os("DEVICERAIL_PYTHON_VENV")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| workspace_root().join(".ci/python-venv"));
-    let python = venv.join("bin/python");
-    let has_sdk = python.exists()
-        && Command::new(&python)
-            .args(["-c", "import mcp, jsonschema"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success());
-    if has_sdk {
-        return Some(python);
-    }
-    assert!(
-        std::env::var("DEVICERAIL_REQUIRE_PYTHON_CLIENT").as_deref() != Ok("1"),
-        "no venv with the MCP Python SDK at {} (create it: {INSTALL})",
-        venv.display()
-    );
-    println!(
-        "mcp: SKIPPED: no venv with the MCP Python SDK at {} (create it with `.ci/run` or `{INSTALL}`)",
-        venv.display()
-    );
-    None
-}
-
-/// Reads a pipe to its end on a thread.
-fn drain(mut pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<String> {
-    std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        let _ = pipe.read_to_end(&mut bytes);
-        String::from_utf8_lossy(&bytes).into_owned()
-    })
+    python::venv_python("mcp", "the MCP Python SDK", "mcp, jsonschema", INSTALL)
 }
 
 /// Runs the unittest classes `classes` of the suite; returns its output.
 fn run_suite(python: &Path, classes: &[&str], env: &[(&str, &Path)]) -> String {
-    let suite = workspace_root().join("host/tests/python/mcp_agent.py");
     let mut cmd = Command::new(python);
-    cmd.arg(&suite)
+    cmd.arg(python::workspace_root().join("host/tests/python/mcp_agent.py"))
         .arg("-v")
         .args(classes)
-        .env("DEVICERAIL_BIN", env!("CARGO_BIN_EXE_devicerail"))
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        .env("DEVICERAIL_BIN", env!("CARGO_BIN_EXE_devicerail"));
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let mut child = cmd
-        .spawn()
-        .unwrap_or_else(|e| panic!("run {}: {e}", python.display()));
-    let out = drain(child.stdout.take().expect("stdout"));
-    let err = drain(child.stderr.take().expect("stderr"));
-    let deadline = Instant::now() + SUITE_WAIT;
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            break Some(status);
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    let out = out.join().unwrap_or_default();
-    let err = err.join().unwrap_or_default();
-    print!("{out}{err}");
-    let status = status.unwrap_or_else(|| panic!("the MCP suite ran over {SUITE_WAIT:?}"));
-    assert!(status.success(), "the MCP suite failed ({status})");
-    assert!(!err.contains("skipped"), "a scenario was skipped");
-    format!("{out}{err}")
+    let run = python::run_suite(cmd, SUITE_WAIT, "the MCP suite");
+    assert!(
+        run.status.success(),
+        "the MCP suite failed ({})",
+        run.status
+    );
+    assert!(!run.err.contains("skipped"), "a scenario was skipped");
+    format!("{}{}", run.out, run.err)
 }
 
 fn ran(output: &str) -> usize {

@@ -578,32 +578,16 @@ print("REPLY" if data else "CLOSED")
     let _ = &shared.host;
 }
 
-/// The venv with the official Python client (`.ci/run` creates it).
-fn python_venv() -> PathBuf {
-    std::env::var_os("DEVICERAIL_PYTHON_VENV")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("..")
-                .join(".ci/python-venv")
-        })
-}
-
 #[test]
 fn two_official_python_clients_share_the_host_through_attach() {
-    let python = python_venv().join("bin/python");
-    if !python.exists() {
-        assert!(
-            std::env::var("DEVICERAIL_REQUIRE_PYTHON_CLIENT").as_deref() != Ok("1"),
-            "no venv with the official Python client at {}",
-            python_venv().display()
-        );
-        println!(
-            "shared_host python: SKIPPED: no venv with the official Python client at {} (`.ci/run` creates it)",
-            python_venv().display()
-        );
+    let Some(python) = support::python::venv_python(
+        "shared_host python",
+        "the official Python client",
+        "devicerail",
+        "python3 -m venv .ci/python-venv && .ci/python-venv/bin/pip install --require-hashes -r .ci/python-client-requirements.txt",
+    ) else {
         return;
-    }
+    };
     let shared = start_shared(2, &[]);
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/attach_leases.py");
     let run = |role: &str, device: &str| {

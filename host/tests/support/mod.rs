@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod client;
+pub mod python;
 
 use std::path::{Path, PathBuf};
 use std::process::{ChildStdin, ExitStatus};
