@@ -26,22 +26,40 @@ struct Cli {
     command: Command,
 }
 
+/// What a command that runs a host takes from the command line (`serve`,
+/// and `mcp` for its in-process host).
+#[derive(clap::Args)]
+struct HostArgs {
+    /// Plugins directory (default: $DEVICERAIL_PLUGINS_DIR, else host.pluginsDir of the configuration file, else the platform data dir).
+    #[arg(long)]
+    plugins_dir: Option<PathBuf>,
+    /// Data directory for sessions, events and Evidence (default: $DEVICERAIL_DATA_DIR, else host.dataDir, else the platform data dir).
+    #[arg(long)]
+    data_dir: Option<PathBuf>,
+    /// Whether observations capture screenshots (default: $DEVICERAIL_SCREENSHOT_POLICY, else host.screenshotPolicy, else capture).
+    #[arg(long, value_enum)]
+    screenshot_policy: Option<ScreenshotPolicy>,
+    /// Diagnostics filter, RUST_LOG syntax (default: $RUST_LOG, else host.logFilter, else info).
+    #[arg(long)]
+    log_filter: Option<String>,
+}
+
+impl HostArgs {
+    /// Puts these values on the configuration's command-line layer.
+    fn apply(self, line: &mut CommandLine) {
+        line.plugins_dir = self.plugins_dir;
+        line.data_dir = self.data_dir;
+        line.screenshot_policy = self.screenshot_policy;
+        line.log_filter = self.log_filter;
+    }
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Serve the protocol on stdin/stdout (NDJSON).
     Serve {
-        /// Plugins directory (default: $DEVICERAIL_PLUGINS_DIR, else host.pluginsDir of the configuration file, else the platform data dir).
-        #[arg(long)]
-        plugins_dir: Option<PathBuf>,
-        /// Data directory for sessions, events and Evidence (default: $DEVICERAIL_DATA_DIR, else host.dataDir, else the platform data dir).
-        #[arg(long)]
-        data_dir: Option<PathBuf>,
-        /// Whether observations capture screenshots (default: $DEVICERAIL_SCREENSHOT_POLICY, else host.screenshotPolicy, else capture).
-        #[arg(long, value_enum)]
-        screenshot_policy: Option<ScreenshotPolicy>,
-        /// Diagnostics filter, RUST_LOG syntax (default: $RUST_LOG, else host.logFilter, else info).
-        #[arg(long)]
-        log_filter: Option<String>,
+        #[command(flatten)]
+        host: HostArgs,
         /// Also serve a local control socket shared by many clients:
         /// `unix` (the default path: $DEVICERAIL_SOCKET, else
         /// $XDG_RUNTIME_DIR/devicerail/host.sock) or `unix:PATH`. The host
@@ -76,14 +94,8 @@ enum Command {
         /// $XDG_RUNTIME_DIR/devicerail/host.sock).
         #[arg(long)]
         socket: Option<PathBuf>,
-        #[arg(long)]
-        plugins_dir: Option<PathBuf>,
-        #[arg(long)]
-        data_dir: Option<PathBuf>,
-        #[arg(long, value_enum)]
-        screenshot_policy: Option<ScreenshotPolicy>,
-        #[arg(long)]
-        log_filter: Option<String>,
+        #[command(flatten)]
+        host: HostArgs,
     },
     /// Manage driver plugins.
     Plugins {
@@ -289,17 +301,11 @@ fn main() -> ExitCode {
             }
         }
         Command::Serve {
-            plugins_dir,
-            data_dir,
-            screenshot_policy,
-            log_filter,
+            host,
             listen,
             max_connections,
         } => {
-            line.plugins_dir = plugins_dir;
-            line.data_dir = data_dir;
-            line.screenshot_policy = screenshot_policy;
-            line.log_filter = log_filter;
+            host.apply(&mut line);
             let config = match configure("serve", &line, "info") {
                 Ok(c) => c,
                 Err(code) => return code,
@@ -345,17 +351,8 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Command::Mcp {
-            socket,
-            plugins_dir,
-            data_dir,
-            screenshot_policy,
-            log_filter,
-        } => {
-            line.plugins_dir = plugins_dir;
-            line.data_dir = data_dir;
-            line.screenshot_policy = screenshot_policy;
-            line.log_filter = log_filter;
+        Command::Mcp { socket, host } => {
+            host.apply(&mut line);
             let config = match configure("mcp", &line, "info") {
                 Ok(c) => c,
                 Err(code) => return code,
