@@ -102,18 +102,12 @@ fn to_json<T: Serialize>(value: &T) -> Result<RString, DriverError> {
 fn split_observation(
     obs: DriverObservation,
 ) -> (ObservationWire, ROption<abi_stable::std_types::RVec<u8>>) {
-    let png = match obs.png {
+    let (wire, png) = ObservationWire::split(obs);
+    let png = match png {
         Some(bytes) => RSome(bytes.into()),
         None => RNone,
     };
-    (
-        ObservationWire {
-            viewport: obs.viewport,
-            metadata: obs.metadata,
-            ui_tree: obs.ui_tree,
-        },
-        png,
-    )
+    (wire, png)
 }
 
 /// The adapter the export macro wraps around a driver.

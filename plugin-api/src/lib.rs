@@ -60,6 +60,7 @@ pub use driver::{
 };
 pub use export::PluginInitError;
 pub use manifest::{PluginManifest, library_file_name, library_stem, valid_plugin_id};
+pub use wire::ObservationWire;
 
 /// The protocol crate, re-exported so plugins use the host's exact version.
 pub use devicerail_protocol as protocol;

@@ -16,14 +16,14 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use devicerail_plugin_api::loader::{self, LoadError, LoadedPlugin};
-use devicerail_plugin_api::{CallContext, Driver, DriverError, DriverResult, LoadPurpose};
+use devicerail_plugin_api::{
+    CallContext, Driver, DriverError, DriverResult, LoadPurpose, ObservationWire,
+};
 use serde::Serialize;
 use serde_json::Value;
 
 use super::frame::{FrameError, Kind, read_frame, write_frame};
-use super::message::{
-    Call, Cancel, Init, Method, Outcome, Ready, Reply, split_observation, split_output,
-};
+use super::message::{Call, Cancel, Init, Method, Outcome, Ready, Reply, split_output};
 
 /// The worker's command line.
 #[derive(Debug, Clone)]
@@ -225,7 +225,7 @@ fn serve_call(driver: &LoadedPlugin, ctx: &CallContext, method: Method) -> (Outc
                 (to_value(&driver.capabilities(ctx, &device)?)?, None)
             }
             Method::Observe { device, request } => {
-                let (json, png) = split_observation(driver.observe(ctx, &device, &request)?);
+                let (json, png) = ObservationWire::split(driver.observe(ctx, &device, &request)?);
                 (to_value(&json)?, png)
             }
             Method::Execute { device, call } => {

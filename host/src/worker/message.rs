@@ -2,10 +2,9 @@
 //! observations travel as JSON with their PNG as the frame's raw bytes
 //! (never base64). Both ends use these types; nothing here does I/O.
 
-use devicerail_plugin_api::driver::{
-    ActionOutput, DriverError, DriverObservation, ObserveRequest, UiTree,
-};
-use devicerail_protocol::{ActionCall, ActionExecution, DeviceId, ObservationId, Viewport};
+use devicerail_plugin_api::ObservationWire;
+use devicerail_plugin_api::driver::{ActionOutput, DriverError, ObserveRequest};
+use devicerail_protocol::{ActionCall, ActionExecution, DeviceId, ObservationId};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -119,17 +118,6 @@ pub enum Outcome {
     Err(DriverError),
 }
 
-/// The JSON half of an observation.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ObservationJson {
-    pub viewport: Viewport,
-    #[serde(default)]
-    pub metadata: Map<String, Value>,
-    #[serde(default)]
-    pub ui_tree: Option<UiTree>,
-}
-
 /// An Action's result, its resolved observation's PNG in the frame bytes.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -138,34 +126,12 @@ pub struct OutputJson {
     #[serde(default)]
     pub execution: Option<ActionExecution>,
     #[serde(default)]
-    pub resolved: Option<ObservationJson>,
-}
-
-/// Splits an observation into its JSON and its PNG.
-pub fn split_observation(obs: DriverObservation) -> (ObservationJson, Option<Vec<u8>>) {
-    (
-        ObservationJson {
-            viewport: obs.viewport,
-            metadata: obs.metadata,
-            ui_tree: obs.ui_tree,
-        },
-        obs.png,
-    )
-}
-
-/// Joins an observation's JSON and PNG.
-pub fn join_observation(json: ObservationJson, png: Option<Vec<u8>>) -> DriverObservation {
-    DriverObservation {
-        viewport: json.viewport,
-        png,
-        ui_tree: json.ui_tree,
-        metadata: json.metadata,
-    }
+    pub resolved: Option<ObservationWire>,
 }
 
 /// Splits an Action's output into its JSON and the resolved PNG.
 pub fn split_output(out: ActionOutput) -> (OutputJson, Option<Vec<u8>>) {
-    let (resolved, png) = match out.resolved.map(split_observation) {
+    let (resolved, png) = match out.resolved.map(ObservationWire::split) {
         Some((json, png)) => (Some(json), png),
         None => (None, None),
     };
@@ -184,14 +150,16 @@ pub fn join_output(json: OutputJson, png: Option<Vec<u8>>) -> ActionOutput {
     ActionOutput {
         output: json.output,
         execution: json.execution,
-        resolved: json.resolved.map(|r| join_observation(r, png)),
+        resolved: json.resolved.map(|r| r.into_observation(png)),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use devicerail_plugin_api::DriverObservation;
     use devicerail_protocol::CallId;
+    use devicerail_protocol::Viewport;
     use serde_json::json;
 
     #[test]
@@ -235,10 +203,10 @@ mod tests {
         });
         obs.png = Some(vec![1, 2, 3]);
         obs.metadata.insert("k".into(), json!(1));
-        let (j, png) = split_observation(obs.clone());
+        let (j, png) = ObservationWire::split(obs.clone());
         let text = serde_json::to_string(&j).expect("json");
         assert!(!text.contains("png"), "{text}");
-        let j: ObservationJson = serde_json::from_str(&text).expect("parse");
-        assert_eq!(join_observation(j, png), obs);
+        let j: ObservationWire = serde_json::from_str(&text).expect("parse");
+        assert_eq!(j.into_observation(png), obs);
     }
 }

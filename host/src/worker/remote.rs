@@ -13,12 +13,12 @@ use std::time::{Duration, Instant};
 use devicerail_plugin_api::driver::{
     ActionOutput, DeviceCapabilities, DeviceHealth, DoctorCheck, DriverObservation, ObserveRequest,
 };
-use devicerail_plugin_api::{CallContext, Driver, DriverError, DriverResult};
+use devicerail_plugin_api::{CallContext, Driver, DriverError, DriverResult, ObservationWire};
 use devicerail_protocol::{ActionCall, DeviceId, DeviceInfo, ErrorCode};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::message::{Method, ObservationJson, OutputJson};
+use super::message::{Method, OutputJson};
 use super::shared::Shared;
 use super::spec::{StartError, WorkerSpec};
 use super::supervisor;
@@ -142,8 +142,8 @@ impl Driver for RemoteDriver {
                 request: *request,
             },
         )?;
-        let json: ObservationJson = decode("observation", v)?;
-        Ok(super::message::join_observation(json, png(bytes)))
+        let json: ObservationWire = decode("observation", v)?;
+        Ok(json.into_observation(png(bytes)))
     }
 
     fn execute(
