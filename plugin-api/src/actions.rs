@@ -10,7 +10,7 @@
 //! parameters; the names, shapes and checks are written once, here.
 //!
 //! ```
-//! use devicerail_plugin_api::actions::{self, Points, UrlRules};
+//! use devicerail_host_plugin_api::actions::{self, Points, UrlRules};
 //!
 //! const URLS: UrlRules = UrlRules::new(4096);
 //! let defs = vec![
@@ -28,7 +28,7 @@
 
 use std::fmt;
 
-use devicerail_protocol::{ActionCall, ActionDefinition, ActionProtection};
+use devicerail_host_protocol::{ActionCall, ActionDefinition, ActionProtection};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
@@ -729,7 +729,7 @@ pub fn check_protection(actions: &[ActionDefinition]) -> Result<(), UnprotectedS
 #[cfg(test)]
 mod tests {
     use super::*;
-    use devicerail_protocol::{CallId, ErrorCode};
+    use devicerail_host_protocol::{CallId, ErrorCode};
 
     fn call(name: &str, arguments: Value) -> ActionCall {
         ActionCall::new(CallId::new_v4(), name, arguments)

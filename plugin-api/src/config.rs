@@ -4,7 +4,7 @@
 //! plugin keeps its default.
 //!
 //! ```
-//! # use devicerail_plugin_api::config::{ConfigError, ConfigReader};
+//! # use devicerail_host_plugin_api::config::{ConfigError, ConfigReader};
 //! # fn main() -> Result<(), ConfigError> {
 //! let settings = serde_json::json!({ "startServer": "off" });
 //! let settings = settings.as_object().cloned().unwrap_or_default();

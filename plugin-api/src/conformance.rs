@@ -2,16 +2,16 @@
 //! its real, loaded `cdylib` (or any [`Driver`]).
 //!
 //! ```ignore
-//! let plugin = devicerail_plugin_api::loader::load(&library, &settings)?;
+//! let plugin = devicerail_host_plugin_api::loader::load(&library, &settings)?;
 //! conformance::Suite::new(&plugin).device("mock-1").run().assert_passed();
 //! ```
 //!
 //! Building and loading this workspace's plugins for tests is the job of
-//! the workspace's `devicerail-testing` crate, not of this kit.
+//! the workspace's `devicerail-host-testing` crate, not of this kit.
 
 use std::collections::HashSet;
 
-use devicerail_protocol::{
+use devicerail_host_protocol::{
     ActionCall, ActionDefinition, Bounded, BoundedVec, CallId, DeviceId, ErrorCode, ObservationId,
     SEMANTIC_ACTIONS, UiSnapshot,
 };

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use abi_stable::std_types::RArc;
 use std::time::{Duration, Instant};
 
-use devicerail_protocol::ObservationId;
+use devicerail_host_protocol::ObservationId;
 
 use crate::error::{DriverError, DriverResult};
 

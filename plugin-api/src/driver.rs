@@ -1,7 +1,7 @@
 //! The idiomatic interface a driver author implements. Nothing here is an
 //! FFI type: [`crate::export_plugin!`] adapts a [`Driver`] to the stable ABI.
 
-use devicerail_protocol::{
+use devicerail_host_protocol::{
     ActionCall, ActionDefinition, ActionExecution, DeviceId, DeviceInfo, UiContextRef, UiNode,
     Viewport,
 };

@@ -2,7 +2,7 @@
 //! code of the protocol's catalog or one the driver invents. This module
 //! holds only the error type; it never depends on the driver interface.
 
-use devicerail_protocol::{DeviceId, ErrorCode, ErrorInfo};
+use devicerail_host_protocol::{DeviceId, ErrorCode, ErrorInfo};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use abi_stable::sabi_trait::TD_Opaque;
 use abi_stable::std_types::{RNone, ROption, RResult, RSome, RStr, RString};
-use devicerail_protocol::{ActionCall, CallId, DeviceId, ObservationId};
+use devicerail_host_protocol::{ActionCall, CallId, DeviceId, ObservationId};
 use serde::Serialize;
 
 use crate::config::ConfigError;
@@ -377,7 +377,7 @@ pub const fn abi_version() -> (u32, u32) {
 /// plugin crate's `lib.rs` (crate type `cdylib`):
 ///
 /// ```ignore
-/// devicerail_plugin_api::export_plugin! {
+/// devicerail_host_plugin_api::export_plugin! {
 ///     id: "mock",
 ///     description: "Deterministic mock device",
 ///     driver: |config| MockDriver::new(config),
@@ -444,7 +444,7 @@ macro_rules! export_plugin {
 mod tests {
     use super::*;
     use crate::ffi::{FfiHostLog, FfiHostLog_TO};
-    use devicerail_protocol::DeviceInfo;
+    use devicerail_host_protocol::DeviceInfo;
     use std::sync::Mutex;
 
     struct Quiet;

@@ -3,7 +3,7 @@
 //! Everything that crosses is `abi_stable` data: a prefix-type root module
 //! (so later versions can append fields), one `#[sabi_trait]` driver
 //! object, JSON text for structured values and raw bytes for images. The
-//! host validates every JSON value against `devicerail-protocol` types.
+//! host validates every JSON value against `devicerail-host-protocol` types.
 //!
 //! Plugin authors never use this module directly; [`crate::export_plugin!`]
 //! generates the plugin side and [`crate::loader`] wraps the host side.

@@ -1,4 +1,4 @@
-//! # devicerail-plugin-api
+//! # devicerail-host-plugin-api
 //!
 //! How DeviceRail device backends ship as separate `cdylib` plugins.
 //!
@@ -12,7 +12,7 @@
 //! * The host (feature `loader`) opens a library with [`loader::load`],
 //!   which checks layout, ABI major, manifest and protocol range, and gets a
 //!   [`loader::LoadedPlugin`] that itself implements [`Driver`], validating
-//!   every value against `devicerail-protocol`.
+//!   every value against `devicerail-host-protocol`.
 //! * The host passes each plugin its table of the host's configuration
 //!   file as [`PluginConfig::settings`], and says why it loads it
 //!   ([`PluginConfig::purpose`]: serve, or only inspect for `plugins
@@ -63,7 +63,7 @@ pub use manifest::{PluginManifest, library_file_name, library_stem, valid_plugin
 pub use wire::ObservationWire;
 
 /// The protocol crate, re-exported so plugins use the host's exact version.
-pub use devicerail_protocol as protocol;
+pub use devicerail_host_protocol as protocol;
 
 /// Re-exports the export macro's expansion needs.
 #[doc(hidden)]

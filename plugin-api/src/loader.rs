@@ -16,7 +16,7 @@ use std::time::Instant;
 use abi_stable::library::{LibraryError, lib_header_from_path};
 use abi_stable::sabi_trait::TD_Opaque;
 use abi_stable::std_types::{RResult, RStr, RString};
-use devicerail_protocol::{
+use devicerail_host_protocol::{
     ActionCall, DeviceId, DeviceInfo, ErrorCode, ProtocolRange, SERVER_PROTOCOL_RANGES,
 };
 use serde::de::DeserializeOwned;

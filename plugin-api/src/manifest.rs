@@ -1,6 +1,6 @@
 //! The manifest a plugin reports before it is initialized.
 
-use devicerail_protocol::{ProtocolRange, SERVER_PROTOCOL_RANGES};
+use devicerail_host_protocol::{ProtocolRange, SERVER_PROTOCOL_RANGES};
 use serde::{Deserialize, Serialize};
 
 use crate::driver::PluginIdentity;
@@ -20,7 +20,7 @@ pub struct PluginManifest {
     pub abi_major: u32,
     /// The plugin-api ABI minor the plugin was built against.
     pub abi_minor: u32,
-    /// Version of the `devicerail-plugin-api` crate it was built with.
+    /// Version of the `devicerail-host-plugin-api` crate it was built with.
     pub plugin_api_version: String,
     /// Wire versions whose DTOs the plugin produces.
     pub protocol: Vec<ProtocolRange>,

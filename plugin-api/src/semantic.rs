@@ -16,7 +16,7 @@
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
-use devicerail_protocol::{
+use devicerail_host_protocol::{
     ActionCall, ActionDefinition, ActionExecution, ClearElementArguments, ClearElementResult,
     ElementSelector, ElementTarget, ErrorCode, FindElementArguments, FindElementResult,
     SEMANTIC_ACTIONS, SetElementValueArguments, SetElementValueResult, TapElementArguments,
@@ -42,7 +42,7 @@ pub enum Mode {
     /// Through the web document.
     WebSemantic,
     /// By input at the node's center.
-    CoordinateFallback(devicerail_protocol::CoordinateFallbackReason),
+    CoordinateFallback(devicerail_host_protocol::CoordinateFallbackReason),
 }
 
 /// The platform operations semantic Actions need.
@@ -568,7 +568,7 @@ fn wait(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use devicerail_protocol::{IdString, RoleString, UiContextRef, UiRect};
+    use devicerail_host_protocol::{IdString, RoleString, UiContextRef, UiRect};
 
     fn node(id: &str, parent: Option<&str>, rect: (f64, f64, f64, f64), hittable: bool) -> UiNode {
         UiNode {

@@ -2,7 +2,7 @@
 //! DTOs: the stable ABI's observation JSON, and the host's plugin-worker
 //! frames, carry the same shape (PNG bytes travel beside it).
 
-use devicerail_protocol::Viewport;
+use devicerail_host_protocol::Viewport;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 

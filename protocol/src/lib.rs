@@ -1,4 +1,4 @@
-//! # devicerail-protocol
+//! # devicerail-host-protocol
 //!
 //! The DeviceRail 1.5 wire contract, as Rust types: the JSON-RPC envelope,
 //! every params/result/event DTO, version and feature negotiation, the
@@ -10,8 +10,8 @@
 //! by the host, every driver plugin and any Rust client. Host behaviour
 //! (routing, storage, deadlines) lives in `devicerail-host`.
 //!
-//! With the non-default `fixtures` feature, [`fixtures`] embeds the golden
-//! examples and their manifest for conformance suites.
+//! The golden examples and their manifest live in the workspace-only
+//! `devicerail-host-fixtures` crate, which the tests here use.
 
 #![warn(missing_docs)]
 
@@ -33,9 +33,6 @@ pub mod session;
 pub mod stream;
 pub mod ui;
 pub mod verdict;
-
-#[cfg(feature = "fixtures")]
-pub mod fixtures;
 
 pub use action::*;
 pub use bounded::{

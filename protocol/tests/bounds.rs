@@ -6,8 +6,8 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-use devicerail_protocol::methods::*;
-use devicerail_protocol::*;
+use devicerail_host_protocol::methods::*;
+use devicerail_host_protocol::*;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 

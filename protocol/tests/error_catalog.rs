@@ -7,8 +7,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
-use devicerail_protocol::ErrorCode;
-use devicerail_protocol::errors::{ALTERNATES, DETAIL_EXTENSIONS, Origin};
+use devicerail_host_protocol::ErrorCode;
+use devicerail_host_protocol::errors::{ALTERNATES, DETAIL_EXTENSIONS, Origin};
 
 /// One catalog row for one code.
 #[derive(Debug, Clone)]

@@ -4,8 +4,8 @@
 
 use std::collections::BTreeSet;
 
-use devicerail_protocol::UiSnapshot;
-use devicerail_protocol::fixtures::{self, KINDS, json_equal, round_trip};
+use devicerail_host_fixtures::{self as fixtures, KINDS, json_equal, round_trip};
+use devicerail_host_protocol::UiSnapshot;
 use serde_json::Value;
 
 fn all() -> Vec<fixtures::Fixture> {
@@ -44,7 +44,7 @@ fn project_fixtures_round_trip() {
 fn manifest_is_complete_and_consistent() {
     let manifest = fixtures::manifest().unwrap_or_else(|e| panic!("manifest.json: {e}"));
     assert_eq!(manifest.manifest_version, 1);
-    assert_eq!(manifest.protocol_version, devicerail_protocol::LATEST);
+    assert_eq!(manifest.protocol_version, devicerail_host_protocol::LATEST);
     assert_eq!(manifest.fixture_paths_relative_to, "manifestDirectory");
     assert_eq!(manifest.schema_paths_relative_to, "repositoryRoot");
 

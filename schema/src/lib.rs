@@ -1,11 +1,11 @@
-//! # devicerail-schema-gen
+//! # devicerail-host-schema-gen
 //!
 //! Produces the JSON Schema set (Draft 2020-12) that documents the
 //! DeviceRail wire contract for clients written in other languages: one
 //! schema per public protocol type under `schema/v1/`, plus a
 //! `manifest.json` listing each document's file, `$id` and type name.
 //!
-//! The Rust types in `devicerail-protocol` are the single source of truth;
+//! The Rust types in `devicerail-host-protocol` are the single source of truth;
 //! every schema is derived from them with `schemars`, and this crate only
 //! adds the document identity (`$id`, `$schema`, `title`) and, for aliases,
 //! a description. [`DOCUMENTS`] is the one table that maps a file to the
@@ -14,7 +14,7 @@
 //! What this crate must never do:
 //!
 //! - be a dependency of the host, a driver or a client: it is a build-time
-//!   tool, and the wire types live in `devicerail-protocol`;
+//!   tool, and the wire types live in `devicerail-host-protocol`;
 //! - hand-write or patch a schema's shape: a schema that is wrong is fixed
 //!   in the Rust type (its serde or schemars attributes), so the schema and
 //!   the deserializer cannot drift apart;
@@ -32,10 +32,10 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use devicerail_protocol::methods::*;
-use devicerail_protocol::*;
+use devicerail_host_protocol::methods::*;
+use devicerail_host_protocol::*;
 // The session document, not the `session.export` method marker of the same name.
-use devicerail_protocol::session::SessionExport;
+use devicerail_host_protocol::session::SessionExport;
 use schemars::generate::SchemaSettings;
 use schemars::{JsonSchema, Schema};
 use serde_json::{Map, Value, json};

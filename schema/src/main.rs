@@ -1,4 +1,4 @@
-//! `devicerail-schema-gen write [--check]`: regenerates `schema/v1/` from
+//! `devicerail-host-schema-gen write [--check]`: regenerates `schema/v1/` from
 //! the protocol types and the TypeScript package in `schema/typescript/`
 //! from those schemas, or (with `--check`) only reports how they differ.
 
@@ -6,10 +6,10 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use devicerail_schema_gen::typescript::{self, TYPESCRIPT_DIR, typescript_dir};
-use devicerail_schema_gen::{Difference, SCHEMA_DIR, check, schema_dir, write};
+use devicerail_host_schema_gen::typescript::{self, TYPESCRIPT_DIR, typescript_dir};
+use devicerail_host_schema_gen::{Difference, SCHEMA_DIR, check, schema_dir, write};
 
-const USAGE: &str = "usage: devicerail-schema-gen write [--check]
+const USAGE: &str = "usage: devicerail-host-schema-gen write [--check]
 
   write           regenerate schema/v1/ and the TypeScript package in
                   schema/typescript/ (writes missing and changed files,
@@ -65,7 +65,7 @@ fn main() -> ExitCode {
             println!("{label}: up to date");
         } else if check_only {
             eprintln!(
-                "{label} is out of date ({} differences); run `cargo run -p devicerail-schema-gen -- write`:",
+                "{label} is out of date ({} differences); run `cargo run -p devicerail-host-schema-gen -- write`:",
                 differences.len()
             );
             for difference in &differences {

@@ -43,9 +43,9 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use devicerail_protocol::LATEST;
-use devicerail_protocol::fixtures;
-use devicerail_protocol::methods::METHODS;
+use devicerail_host_fixtures as fixtures;
+use devicerail_host_protocol::LATEST;
+use devicerail_host_protocol::methods::METHODS;
 use serde_json::Value;
 
 pub use cases::{BROKEN, Case, Edit, EditError, VALID, apply};
@@ -213,7 +213,7 @@ fn identifier(id: &str) -> String {
 
 fn header(what: &str, from: &str) -> String {
     format!(
-        "// {PACKAGE_NAME} {VERSION}: {what}\n// Generated from {from} by `cargo run -p devicerail-schema-gen -- write`; do not edit.\n"
+        "// {PACKAGE_NAME} {VERSION}: {what}\n// Generated from {from} by `cargo run -p devicerail-host-schema-gen -- write`; do not edit.\n"
     )
 }
 

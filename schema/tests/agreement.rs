@@ -7,7 +7,7 @@ mod common;
 
 use std::collections::HashMap;
 
-use devicerail_protocol::fixtures::{self, round_trip};
+use devicerail_host_fixtures::{self as fixtures, round_trip};
 use serde_json::{Value, json};
 
 /// Every mutation of `value` one step away from it, with a label.

@@ -5,8 +5,8 @@ mod common;
 
 use std::collections::BTreeSet;
 
-use devicerail_protocol::fixtures;
-use devicerail_schema_gen::{DOCUMENTS, Document, SCHEMA_DIR};
+use devicerail_host_fixtures as fixtures;
+use devicerail_host_schema_gen::{DOCUMENTS, Document, SCHEMA_DIR};
 use serde_json::Value;
 
 #[test]

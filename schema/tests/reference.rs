@@ -8,8 +8,8 @@ mod common;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use devicerail_protocol::fixtures;
-use devicerail_schema_gen::{DOCUMENTS, MANIFEST_FILE, SCHEMA_DIR, manifest};
+use devicerail_host_fixtures as fixtures;
+use devicerail_host_schema_gen::{DOCUMENTS, MANIFEST_FILE, SCHEMA_DIR, manifest};
 use serde_json::Value;
 
 /// `(id, path, schema, kind)` of every entry of the reference manifest.

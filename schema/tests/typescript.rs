@@ -10,8 +10,8 @@ use std::fs;
 use std::process::Output;
 use std::time::Instant;
 
-use devicerail_protocol::fixtures;
-use devicerail_schema_gen::typescript::{
+use devicerail_host_fixtures as fixtures;
+use devicerail_host_schema_gen::typescript::{
     self, BROKEN, BROKEN_FILE, Case, FIXTURES_FILE, Source, TYPES_FILE, VALID,
 };
 use serde_json::Value;

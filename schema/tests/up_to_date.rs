@@ -6,11 +6,11 @@ use std::fs;
 use std::path::Path;
 use std::process::Command;
 
-use devicerail_schema_gen::typescript::{
+use devicerail_host_schema_gen::typescript::{
     self, BROKEN_FILE, PACKAGE_JSON, PACKAGE_LOCK, Source, TYPES_FILE, TYPESCRIPT_DIR, VERSION,
     typescript_dir,
 };
-use devicerail_schema_gen::{DOCUMENTS, Difference, SCHEMA_DIR, check, schema_dir};
+use devicerail_host_schema_gen::{DOCUMENTS, Difference, SCHEMA_DIR, check, schema_dir};
 use serde_json::{Value, json};
 
 fn listed(differences: &[Difference]) -> String {
@@ -35,7 +35,7 @@ fn schema_folder_is_up_to_date() {
     );
     assert!(
         differences.is_empty(),
-        "{SCHEMA_DIR} is out of date; run `cargo run -p devicerail-schema-gen -- write`:\n  {}",
+        "{SCHEMA_DIR} is out of date; run `cargo run -p devicerail-host-schema-gen -- write`:\n  {}",
         listed(&differences)
     );
 }
@@ -50,7 +50,7 @@ fn typescript_package_is_up_to_date() {
     );
     assert!(
         differences.is_empty(),
-        "{TYPESCRIPT_DIR} is out of date; run `cargo run -p devicerail-schema-gen -- write`:\n  {}",
+        "{TYPESCRIPT_DIR} is out of date; run `cargo run -p devicerail-host-schema-gen -- write`:\n  {}",
         listed(&differences)
     );
 }
@@ -135,10 +135,10 @@ fn check_reports_typescript_that_lags_the_schemas() {
 
 #[test]
 fn write_check_covers_both_folders() {
-    let out = Command::new(env!("CARGO_BIN_EXE_devicerail-schema-gen"))
+    let out = Command::new(env!("CARGO_BIN_EXE_devicerail-host-schema-gen"))
         .args(["write", "--check"])
         .output()
-        .unwrap_or_else(|e| panic!("devicerail-schema-gen: {e}"));
+        .unwrap_or_else(|e| panic!("devicerail-host-schema-gen: {e}"));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),

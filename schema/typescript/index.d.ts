@@ -1,5 +1,5 @@
 // @devicerail-host/protocol 0.1.0: the message types of DeviceRail protocol 1.5 (type-only).
-// Generated from schema/v1 by `cargo run -p devicerail-schema-gen -- write`; do not edit.
+// Generated from schema/v1 by `cargo run -p devicerail-host-schema-gen -- write`; do not edit.
 
 /**
  * One Action invocation.

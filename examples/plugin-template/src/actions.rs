@@ -2,9 +2,9 @@
 //! and the parsing that turns a call into a validated [`Action`]. Every
 //! action checks its arguments; anything else is `invalid_arguments`.
 
-use devicerail_plugin_api::actions::{self, Points, TapArgs, parse_arguments};
-use devicerail_plugin_api::protocol::{ActionCall, ActionDefinition};
-use devicerail_plugin_api::{DriverError, DriverResult};
+use devicerail_host_plugin_api::actions::{self, Points, TapArgs, parse_arguments};
+use devicerail_host_plugin_api::protocol::{ActionCall, ActionDefinition};
+use devicerail_host_plugin_api::{DriverError, DriverResult};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -23,7 +23,7 @@ pub enum Action {
 }
 
 /// The action space of a `width` × `height` screen. `tap` is one of the
-/// shared native Actions (`devicerail_plugin_api::actions`); the other two
+/// shared native Actions (`devicerail_host_plugin_api::actions`); the other two
 /// are this device's own.
 pub fn definitions(width: u32, height: u32) -> Vec<ActionDefinition> {
     vec![
@@ -119,7 +119,7 @@ pub fn parse(call: &ActionCall, width: u32, height: u32) -> DriverResult<Action>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use devicerail_plugin_api::protocol::{CallId, ErrorCode};
+    use devicerail_host_plugin_api::protocol::{CallId, ErrorCode};
 
     /// Parses a call on a 10 × 20 screen.
     fn parse_on_small_screen(name: &str, arguments: Value) -> DriverResult<Action> {

@@ -2,10 +2,10 @@
 //! `[plugins.hello]` table of the host's configuration file, as
 //! `PluginConfig.settings`) win over environment variables, which win over
 //! the defaults. Read once, when the host initializes the plugin, with the
-//! SDK's reader (`devicerail_plugin_api::config`), whose errors name the
+//! SDK's reader (`devicerail_host_plugin_api::config`), whose errors name the
 //! setting and where the bad value came from.
 
-use devicerail_plugin_api::config::{ConfigError, ConfigReader};
+use devicerail_host_plugin_api::config::{ConfigError, ConfigReader};
 use serde_json::{Map, Value};
 
 /// Environment variable with the greeting text.

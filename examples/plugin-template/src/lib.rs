@@ -23,8 +23,8 @@ pub mod render;
 
 use std::sync::{Mutex, MutexGuard};
 
-use devicerail_plugin_api::protocol::{ActionCall, DeviceId, DeviceInfo, Platform, Viewport};
-use devicerail_plugin_api::{
+use devicerail_host_plugin_api::protocol::{ActionCall, DeviceId, DeviceInfo, Platform, Viewport};
+use devicerail_host_plugin_api::{
     ActionOutput, CallContext, ConfigError, DeviceCapabilities, DeviceHealth, DoctorCheck, Driver,
     DriverError, DriverObservation, DriverResult, ObserveRequest, PluginConfig,
 };
@@ -242,7 +242,7 @@ impl Driver for HelloDriver {
 
 // Exactly once per plugin crate. The id must match the lib name:
 // `devicerail_plugin_<id with - as _>`.
-devicerail_plugin_api::export_plugin! {
+devicerail_host_plugin_api::export_plugin! {
     id: "hello",
     description: "Template plugin: a simulated hello device",
     driver: HelloDriver::new,

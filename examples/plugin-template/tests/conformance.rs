@@ -5,10 +5,10 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::sync::OnceLock;
 
-use devicerail_plugin_api::conformance::Suite;
-use devicerail_plugin_api::loader::{self, LoadedPlugin};
-use devicerail_plugin_api::protocol::{ActionCall, CallId, DeviceId, ErrorCode};
-use devicerail_plugin_api::{CallContext, Driver, ObserveRequest, library_file_name};
+use devicerail_host_plugin_api::conformance::Suite;
+use devicerail_host_plugin_api::loader::{self, LoadedPlugin};
+use devicerail_host_plugin_api::protocol::{ActionCall, CallId, DeviceId, ErrorCode};
+use devicerail_host_plugin_api::{CallContext, Driver, ObserveRequest, library_file_name};
 use serde_json::json;
 
 /// Builds this crate's library with cargo (once per test binary) and
@@ -25,7 +25,7 @@ fn load_plugin() -> LoadedPlugin {
             .args(["build", "--quiet", "--lib", "--manifest-path"])
             .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml"))
             // The features the test build used, so its library is reused.
-            .args(["--features", "devicerail-plugin-api/conformance"]);
+            .args(["--features", "devicerail-host-plugin-api/conformance"]);
         if profile.ends_with("release") {
             cargo.arg("--release");
         }

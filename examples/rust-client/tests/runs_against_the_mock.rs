@@ -6,8 +6,9 @@ use std::process::Command;
 
 #[test]
 fn the_example_signs_in_follows_the_stream_and_exports() {
-    let host = devicerail_testing::host_process::host_binary();
-    let mock = devicerail_testing::build_workspace_plugin("devicerail-plugin-mock", "mock");
+    let host = devicerail_host_testing::host_process::host_binary();
+    let mock =
+        devicerail_host_testing::build_workspace_plugin("devicerail-host-plugin-mock", "mock");
     let tmp = tempfile::tempdir().expect("tempdir");
     let plugins = tmp.path().join("plugins");
     std::fs::create_dir_all(&plugins).expect("mkdir");

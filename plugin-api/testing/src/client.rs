@@ -5,7 +5,7 @@
 //! script.
 //!
 //! ```ignore
-//! let lib = devicerail_testing::build_workspace_plugin("devicerail-plugin-mock", "mock");
+//! let lib = devicerail_host_testing::build_workspace_plugin("devicerail-host-plugin-mock", "mock");
 //! let host = HostClient::start(&[lib], &[]);
 //! host.ok0::<DeviceConnect>();
 //! let found = host.execute("findElement", json!({ "selector": { "identifier": "username" } }));

@@ -4,7 +4,7 @@
 //! through the real host without depending on the host crate.
 //!
 //! ```ignore
-//! let lib = devicerail_testing::build_workspace_plugin("devicerail-plugin-browser", "browser");
+//! let lib = devicerail_host_testing::build_workspace_plugin("devicerail-host-plugin-browser", "browser");
 //! let mut host = HostProcess::start(&[lib], &[("CHROME_PATH", "/usr/bin/chromium")]);
 //! host.hello();
 //! host.ok("device.connect", None);

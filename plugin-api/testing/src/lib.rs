@@ -1,7 +1,7 @@
-//! # devicerail-testing
+//! # devicerail-host-testing
 //!
 //! Test support for this workspace's own crates, kept out of the plugin
-//! SDK (`devicerail-plugin-api`), because it only works inside this cargo
+//! SDK (`devicerail-host-plugin-api`), because it only works inside this cargo
 //! workspace: it builds plugin crates and the host binary with the cargo
 //! that runs the tests.
 //!
@@ -18,7 +18,7 @@
 //! * [`call`]: an `ActionCall` with a fresh id.
 //!
 //! The conformance suite itself stays in the SDK
-//! (`devicerail_plugin_api::conformance`), where plugin authors get it.
+//! (`devicerail_host_plugin_api::conformance`), where plugin authors get it.
 
 #![warn(missing_docs)]
 
@@ -28,9 +28,9 @@ pub mod host_process;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use devicerail_plugin_api::library_file_name;
-use devicerail_plugin_api::loader::{self, LoadedPlugin};
-use devicerail_plugin_api::protocol::{ActionCall, CallId};
+use devicerail_host_plugin_api::library_file_name;
+use devicerail_host_plugin_api::loader::{self, LoadedPlugin};
+use devicerail_host_plugin_api::protocol::{ActionCall, CallId};
 use serde_json::Value;
 
 /// An `ActionCall` of `name` with `arguments` and a fresh call id.
@@ -100,7 +100,7 @@ fn build_uncached(package: &str, plugin_id: &str) -> PathBuf {
     // Test builds compile the plugin-api with this feature; building the
     // library with the same set reuses (and does not overwrite) what the
     // test build made. Packages without the plugin-api fall back.
-    let same_as_tests = build(Some("devicerail-plugin-api/conformance"), true);
+    let same_as_tests = build(Some("devicerail-host-plugin-api/conformance"), true);
     if !same_as_tests.success() {
         let status = build(None, false);
         assert!(status.success(), "cargo build -p {package} failed");

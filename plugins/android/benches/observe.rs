@@ -2,17 +2,17 @@
 //! real adb server, split into screenshot (raw framebuffer + host PNG
 //! encoding vs `screencap -p`), UI dump and parsing.
 //!
-//! `cargo bench -p devicerail-plugin-android --bench observe`
+//! `cargo bench -p devicerail-host-plugin-android --bench observe`
 //! (needs the `adb` package).
 
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use devicerail_android_fake_adb::{AdbServer, DeviceProfile, FakeAdbDevice, FakeConfig};
+use devicerail_host_android_fake_adb::{AdbServer, DeviceProfile, FakeAdbDevice, FakeConfig};
+use devicerail_host_plugin_api::protocol::{ActionCall, CallId, DeviceId};
+use devicerail_host_plugin_api::{CallContext, Driver, ObserveRequest};
 use devicerail_plugin_android::config::{Config, ScreenshotMode, ScreenshotPreference};
 use devicerail_plugin_android::{AndroidDriver, observe, screen, uitree};
-use devicerail_plugin_api::protocol::{ActionCall, CallId, DeviceId};
-use devicerail_plugin_api::{CallContext, Driver, ObserveRequest};
 
 /// A dump the size of a busy app screen: a list of 60 rows of 6 views.
 fn busy_dump() -> String {

@@ -1,11 +1,11 @@
 //! The action space: definitions with their JSON Schemas, argument types,
 //! and the device commands each Action becomes.
 
-use devicerail_plugin_api::actions::{
+use devicerail_host_plugin_api::actions::{
     self, AppIds, GestureDuration, KeyNames, LaunchArgs, NoArgs, Points, UrlRules,
 };
-use devicerail_plugin_api::protocol::ActionDefinition;
-use devicerail_plugin_api::semantic;
+use devicerail_host_plugin_api::protocol::ActionDefinition;
+use devicerail_host_plugin_api::semantic;
 
 use crate::text::sh_quote;
 

@@ -29,8 +29,8 @@ use std::time::{Duration, Instant};
 use adb_client::server::DeviceLong;
 use adb_client::server_device::ADBServerDevice;
 use adb_client::{ADBDeviceExt, HostFeatures, RustADBError};
-use devicerail_plugin_api::protocol::DeviceId;
-use devicerail_plugin_api::{CallContext, DriverError};
+use devicerail_host_plugin_api::protocol::DeviceId;
+use devicerail_host_plugin_api::{CallContext, DriverError};
 
 use crate::config::Config;
 

@@ -4,7 +4,7 @@
 use std::net::{Ipv4Addr, SocketAddrV4, ToSocketAddrs};
 use std::time::Duration;
 
-use devicerail_plugin_api::config::{ConfigError, ConfigReader};
+use devicerail_host_plugin_api::config::{ConfigError, ConfigReader};
 use serde_json::{Map, Value};
 
 /// The adb server's default address.

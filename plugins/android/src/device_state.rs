@@ -2,8 +2,8 @@
 //! `device_unavailable` errors (`details.reason` is the state), never in
 //! the device's name.
 
-use devicerail_plugin_api::DriverError;
-use devicerail_plugin_api::protocol::DeviceId;
+use devicerail_host_plugin_api::DriverError;
+use devicerail_host_plugin_api::protocol::DeviceId;
 
 /// The state adb reports for a usable device.
 pub const USABLE: &str = "device";

@@ -5,16 +5,16 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use devicerail_plugin_api::actions::{
+use devicerail_host_plugin_api::actions::{
     KeyArgs, LaunchArgs, LongPressArgs, NoArgs, SwipeArgs, TapArgs, TextArgs, UrlArgs,
     parse_arguments,
 };
-use devicerail_plugin_api::protocol::{
+use devicerail_host_plugin_api::protocol::{
     ActionCall, DeviceId, DeviceInfo, IdString, Platform, UiContextKind, UiContextRef, UiNode,
     Viewport,
 };
-use devicerail_plugin_api::semantic::{self, Mode, UiBackend};
-use devicerail_plugin_api::{
+use devicerail_host_plugin_api::semantic::{self, Mode, UiBackend};
+use devicerail_host_plugin_api::{
     ActionOutput, CallContext, ConfigError, DeviceCapabilities, DeviceHealth, DoctorCheck, Driver,
     DriverError, DriverObservation, DriverResult, ObserveRequest, PluginConfig, UiTree,
 };
@@ -664,7 +664,7 @@ struct Backend<'a> {
 }
 
 const FALLBACK: Mode = Mode::CoordinateFallback(
-    devicerail_plugin_api::protocol::CoordinateFallbackReason::SemanticInteractionUnavailable,
+    devicerail_host_plugin_api::protocol::CoordinateFallbackReason::SemanticInteractionUnavailable,
 );
 
 impl Backend<'_> {

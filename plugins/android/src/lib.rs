@@ -1,4 +1,4 @@
-//! # devicerail-plugin-android
+//! # devicerail-host-plugin-android
 //!
 //! The Android driver plugin of DeviceRail Host: every device an adb
 //! server lists (USB, `adb connect`, emulators) becomes a DeviceRail
@@ -34,7 +34,7 @@ pub mod uitree;
 pub use config::{Config, ScreenshotMode, ScreenshotPreference};
 pub use driver::AndroidDriver;
 
-devicerail_plugin_api::export_plugin! {
+devicerail_host_plugin_api::export_plugin! {
     id: "android",
     description: "Android devices through an adb server: screenshots, UI trees, input and semantic element Actions",
     driver: AndroidDriver::new,

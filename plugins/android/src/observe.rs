@@ -4,7 +4,7 @@ use crate::adb::{Adb, AdbError, excerpt};
 use crate::config::ScreenshotMode;
 use crate::screen::{self, Display};
 use crate::uitree::{self, Parsed, UiParseError};
-use devicerail_plugin_api::CallContext;
+use devicerail_host_plugin_api::CallContext;
 
 /// Where `uiautomator dump` writes (one file per device, guarded by the
 /// device's snapshot lock).

@@ -13,7 +13,7 @@
 //! * The structure signature (depth, class, resource-id, package of every
 //!   node; no texts, no bounds, no states) feeds the document epoch.
 
-use devicerail_plugin_api::protocol::{
+use devicerail_host_plugin_api::protocol::{
     BoundedString, IdString, MAX_UI_NODES, MAX_UI_SNAPSHOT_BYTES, NodeText, RoleString, UiNode,
     UiRect,
 };

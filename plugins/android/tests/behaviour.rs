@@ -7,12 +7,14 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use devicerail_android_fake_adb::{Availability, DeviceProfile, FakeConfig, InputSource, Screen};
-use devicerail_plugin_api::protocol::{
+use devicerail_host_android_fake_adb::{
+    Availability, DeviceProfile, FakeConfig, InputSource, Screen,
+};
+use devicerail_host_plugin_api::protocol::{
     ActionExecution, CoordinateFallbackReason, DeviceId, ErrorCode, UiNode,
 };
-use devicerail_plugin_api::{CallContext, Driver, DriverObservation, ObserveRequest, UiTree};
-use devicerail_testing::call;
+use devicerail_host_plugin_api::{CallContext, Driver, DriverObservation, ObserveRequest, UiTree};
+use devicerail_host_testing::call;
 use serde_json::{Value, json};
 
 use support::ctx;
@@ -47,14 +49,14 @@ fn center(n: &UiNode) -> (u32, u32) {
 }
 
 /// The command lines the fake ran, without the exit marker.
-fn commands(fake: &devicerail_android_fake_adb::FakeAdbDevice) -> Vec<String> {
+fn commands(fake: &devicerail_host_android_fake_adb::FakeAdbDevice) -> Vec<String> {
     fake.command_lines()
         .into_iter()
         .map(|c| c.trim_end_matches("; echo __rc=$?").to_owned())
         .collect()
 }
 
-fn code_of<T: std::fmt::Debug>(r: Result<T, devicerail_plugin_api::DriverError>) -> String {
+fn code_of<T: std::fmt::Debug>(r: Result<T, devicerail_host_plugin_api::DriverError>) -> String {
     match r {
         Err(e) => e.code.into(),
         Ok(v) => panic!("expected an error, got {v:?}"),
@@ -403,7 +405,7 @@ fn input_text_escapes_every_character_input_text_mangles() {
     // Long texts take several round trips, in order.
     fake.with_device(|d| {
         d.state.username.clear();
-        d.state.focus = Some(devicerail_android_fake_adb::Field::Username);
+        d.state.focus = Some(devicerail_host_android_fake_adb::Field::Username);
     });
     let long = "0123456789 ".repeat(360);
     plugin
@@ -428,7 +430,7 @@ fn input_secret_reaches_the_device_only_through_stdin() {
             .iter()
             .any(|a| a.name == "inputSecret" && a.is_protected())
     );
-    fake.with_device(|d| d.state.focus = Some(devicerail_android_fake_adb::Field::Password));
+    fake.with_device(|d| d.state.focus = Some(devicerail_host_android_fake_adb::Field::Password));
     fake.clear_logs();
     let secret = "s3cr3t pa$$ 'w0rd' 100%s";
     let out = plugin
@@ -480,7 +482,7 @@ fn input_secret_reaches_the_device_only_through_stdin() {
     assert!(!e.message.contains("271828"), "{}", e.message);
 }
 
-fn semantic(name: &str, args: Value) -> devicerail_plugin_api::protocol::ActionCall {
+fn semantic(name: &str, args: Value) -> devicerail_host_plugin_api::protocol::ActionCall {
     call(name, args)
 }
 
@@ -851,7 +853,8 @@ fn an_unreachable_server_gives_typed_errors() {
     assert!(
         doctor
             .iter()
-            .any(|c| c.name == "adb server" && c.status == devicerail_plugin_api::CheckStatus::Fail),
+            .any(|c| c.name == "adb server"
+                && c.status == devicerail_host_plugin_api::CheckStatus::Fail),
         "{doctor:?}"
     );
 }
@@ -866,7 +869,7 @@ fn a_legacy_device_without_shell_v2_uses_shell_and_exec() {
     let (fake, serial) = support::attach(
         &server,
         FakeConfig {
-            version: devicerail_android_fake_adb::packet::A_VERSION_MIN,
+            version: devicerail_host_android_fake_adb::packet::A_VERSION_MIN,
             max_payload: 4096,
             features: Vec::new(),
             profile: DeviceProfile {
@@ -880,7 +883,7 @@ fn a_legacy_device_without_shell_v2_uses_shell_and_exec() {
         },
     );
     let plugin = support::plugin(&server);
-    devicerail_plugin_api::conformance::Suite::new(&plugin)
+    devicerail_host_plugin_api::conformance::Suite::new(&plugin)
         .device(&serial)
         .run()
         .assert_passed();
@@ -910,7 +913,10 @@ fn a_legacy_device_without_shell_v2_uses_shell_and_exec() {
 }
 
 /// How many command lines the fake ran that `pred` accepts.
-fn count(fake: &devicerail_android_fake_adb::FakeAdbDevice, pred: impl Fn(&str) -> bool) -> usize {
+fn count(
+    fake: &devicerail_host_android_fake_adb::FakeAdbDevice,
+    pred: impl Fn(&str) -> bool,
+) -> usize {
     commands(fake).iter().filter(|c| pred(c)).count()
 }
 

@@ -3,7 +3,7 @@
 
 mod support;
 
-use devicerail_plugin_api::conformance::Suite;
+use devicerail_host_plugin_api::conformance::Suite;
 
 #[test]
 fn loaded_android_plugin_passes_the_conformance_kit() {

@@ -7,8 +7,8 @@ use devicerail_client::methods::{
     DeviceConnect, DeviceObserve, DeviceSelect, DevicesList, SessionEnd, SessionExport,
     SessionStart,
 };
-use devicerail_testing::build_workspace_plugin;
-use devicerail_testing::client::{HostClient, error_code, wire};
+use devicerail_host_testing::build_workspace_plugin;
+use devicerail_host_testing::client::{HostClient, error_code, wire};
 use serde_json::{Value, json};
 
 fn by_id(id: &str) -> Value {
@@ -21,7 +21,7 @@ fn a_login_through_the_host_and_a_vanishing_device() {
         return;
     };
     let (fake, serial) = support::online(&server);
-    let lib = build_workspace_plugin("devicerail-plugin-android", "android");
+    let lib = build_workspace_plugin("devicerail-host-plugin-android", "android");
     let spec = server.socket_spec();
     let host = HostClient::start(
         &[lib],

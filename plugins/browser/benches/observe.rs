@@ -15,7 +15,7 @@
 //!   pays for parsing the same text into `serde_json::Value`
 //!   (`raw_cpu_only`).
 //!
-//! Run: `cargo bench -p devicerail-plugin-browser` (needs Chromium; set
+//! Run: `cargo bench -p devicerail-host-plugin-browser` (needs Chromium; set
 //! CHROME_PATH if it is not on PATH).
 
 use std::io::{Read as _, Write as _};
@@ -23,8 +23,8 @@ use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use devicerail_plugin_api::protocol::DeviceId;
-use devicerail_plugin_api::{CallContext, Driver, ObserveRequest};
+use devicerail_host_plugin_api::protocol::DeviceId;
+use devicerail_host_plugin_api::{CallContext, Driver, ObserveRequest};
 use devicerail_plugin_browser::BrowserDriver;
 use devicerail_plugin_browser::cdp::{CdpClient, CdpSession};
 use devicerail_plugin_browser::config::{BrowserSpec, DriverConfig, Source};
@@ -67,7 +67,7 @@ fn serve(body: String) -> u16 {
     port
 }
 
-use devicerail_testing::call;
+use devicerail_host_testing::call;
 
 fn bench(c: &mut Criterion) {
     let binary = devicerail_plugin_browser::binary::find(None)
@@ -144,12 +144,15 @@ fn bench(c: &mut Criterion) {
         .execute(&ctx, &device, &call("navigate", json!({ "url": url })))
         .expect("plugin navigate");
 
-    let path = devicerail_testing::build_workspace_plugin("devicerail-plugin-browser", "browser");
+    let path = devicerail_host_testing::build_workspace_plugin(
+        "devicerail-host-plugin-browser",
+        "browser",
+    );
     let settings = match settings {
         Value::Object(m) => m,
         _ => serde_json::Map::new(),
     };
-    let loaded = devicerail_plugin_api::loader::load(&path, &settings).expect("load");
+    let loaded = devicerail_host_plugin_api::loader::load(&path, &settings).expect("load");
     loaded.connect(&ctx, &device).expect("loaded connect");
     loaded
         .execute(&ctx, &device, &call("navigate", json!({ "url": url })))

@@ -6,12 +6,12 @@
 
 use std::time::Duration;
 
-use devicerail_plugin_api::actions::{
+use devicerail_host_plugin_api::actions::{
     self, KeyArgs, KeyNames, NoArgs, Points, ScrollArgs, TapArgs, TextArgs, UrlArgs, UrlRules,
 };
-use devicerail_plugin_api::protocol::{ActionCall, ActionDefinition, DeviceId};
-use devicerail_plugin_api::semantic;
-use devicerail_plugin_api::{ActionOutput, CallContext, DriverError, DriverResult};
+use devicerail_host_plugin_api::protocol::{ActionCall, ActionDefinition, DeviceId};
+use devicerail_host_plugin_api::semantic;
+use devicerail_host_plugin_api::{ActionOutput, CallContext, DriverError, DriverResult};
 use serde::Deserialize;
 use serde_json::{Value, json};
 

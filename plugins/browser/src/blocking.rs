@@ -5,7 +5,7 @@
 use std::future::Future;
 use std::time::Duration;
 
-use devicerail_plugin_api::{CallContext, DriverError, DriverResult};
+use devicerail_host_plugin_api::{CallContext, DriverError, DriverResult};
 
 /// How often a blocked call looks at its cancellation flag.
 const CANCEL_POLL: Duration = Duration::from_millis(10);

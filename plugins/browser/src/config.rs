@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use devicerail_plugin_api::config::{ConfigError, ConfigReader, Raw};
+use devicerail_host_plugin_api::config::{ConfigError, ConfigReader, Raw};
 use serde_json::{Map, Value};
 
 /// Environment variables read as defaults under the settings.

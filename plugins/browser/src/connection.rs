@@ -6,8 +6,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use devicerail_plugin_api::protocol::{IdString, UiContextKind, UiContextRef, Viewport};
-use devicerail_plugin_api::{DriverObservation, UiTree};
+use devicerail_host_plugin_api::protocol::{IdString, UiContextKind, UiContextRef, Viewport};
+use devicerail_host_plugin_api::{DriverObservation, UiTree};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::broadcast::{self, error::RecvError};

@@ -8,8 +8,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use devicerail_plugin_api::protocol::{ActionCall, DeviceId, DeviceInfo, Platform};
-use devicerail_plugin_api::{
+use devicerail_host_plugin_api::protocol::{ActionCall, DeviceId, DeviceInfo, Platform};
+use devicerail_host_plugin_api::{
     ActionOutput, CallContext, DeviceCapabilities, DeviceHealth, DoctorCheck, Driver, DriverError,
     DriverObservation, DriverResult, ObserveRequest, PluginConfig, PluginInitError,
 };
@@ -23,7 +23,7 @@ use crate::endpoint;
 use crate::errors::{budget, from_cdp};
 use crate::launch::{self, LaunchError, LaunchOptions, Spawner};
 use crate::web_semantic::WebBackend;
-use devicerail_plugin_api::semantic;
+use devicerail_host_plugin_api::semantic;
 
 /// Caps the `log` facade (which the plugin's log forwarding bridges to
 /// the host) at `info`: the WebSocket library logs every frame, payload

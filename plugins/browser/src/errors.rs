@@ -2,8 +2,8 @@
 
 use std::time::Duration;
 
-use devicerail_plugin_api::protocol::DeviceId;
-use devicerail_plugin_api::{CallContext, DriverError};
+use devicerail_host_plugin_api::protocol::DeviceId;
+use devicerail_host_plugin_api::{CallContext, DriverError};
 
 use crate::cdp::CdpError;
 

@@ -1,4 +1,4 @@
-//! # devicerail-plugin-browser
+//! # devicerail-host-plugin-browser
 //!
 //! The browser driver of DeviceRail Host: it starts headless Chromium (or
 //! attaches to a running Chrome/Chromium) and drives one page per device
@@ -42,7 +42,7 @@ pub mod web_semantic;
 
 pub use driver::BrowserDriver;
 
-devicerail_plugin_api::export_plugin! {
+devicerail_host_plugin_api::export_plugin! {
     id: "browser",
     description: "Chromium/Chrome over the Chrome DevTools Protocol (headless by default)",
     driver: BrowserDriver::new,

@@ -1,5 +1,5 @@
 //! The five semantic Actions in a web page, through the shared flow of
-//! `devicerail_plugin_api::semantic` with a web [`UiBackend`]:
+//! `devicerail_host_plugin_api::semantic` with a web [`UiBackend`]:
 //!
 //! - `css` selectors are evaluated by the page itself, in the document of
 //!   every frame of the last observation (`DOM.querySelectorAll`, matched
@@ -22,9 +22,9 @@
 use std::cell::RefCell;
 use std::collections::HashSet;
 
-use devicerail_plugin_api::protocol::{CoordinateFallbackReason, ErrorCode, UiNode};
-use devicerail_plugin_api::semantic::{Mode, UiBackend};
-use devicerail_plugin_api::{CallContext, DriverError, DriverObservation, DriverResult};
+use devicerail_host_plugin_api::protocol::{CoordinateFallbackReason, ErrorCode, UiNode};
+use devicerail_host_plugin_api::semantic::{Mode, UiBackend};
+use devicerail_host_plugin_api::{CallContext, DriverError, DriverObservation, DriverResult};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -73,7 +73,7 @@ fn not_actionable(node: &UiNode, reason: &str, extra: Value) -> DriverError {
 /// The web [`UiBackend`] over one connected page.
 pub struct WebBackend<'a> {
     pub conn: RefCell<&'a mut Connection>,
-    pub device: &'a devicerail_plugin_api::protocol::DeviceId,
+    pub device: &'a devicerail_host_plugin_api::protocol::DeviceId,
     pub runtime: &'a tokio::runtime::Runtime,
 }
 

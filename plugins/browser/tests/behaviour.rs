@@ -6,8 +6,8 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{Browser, TestServer, ctx, node};
-use devicerail_plugin_api::protocol::{ActionExecution, ErrorCode, UiContextKind};
-use devicerail_plugin_api::{CallContext, Driver};
+use devicerail_host_plugin_api::protocol::{ActionExecution, ErrorCode, UiContextKind};
+use devicerail_host_plugin_api::{CallContext, Driver};
 use serde_json::{Value, json};
 
 const COUNTER: &str = r#"<!doctype html><html><head><title>Counter</title></head><body>
@@ -64,7 +64,7 @@ fn selector(v: Value) -> Value {
 }
 
 fn code_of(
-    r: Result<devicerail_plugin_api::ActionOutput, devicerail_plugin_api::DriverError>,
+    r: Result<devicerail_host_plugin_api::ActionOutput, devicerail_host_plugin_api::DriverError>,
 ) -> String {
     match r {
         Ok(o) => panic!("expected an error, got {}", o.output),
@@ -310,7 +310,7 @@ fn navigation_moves_the_epoch_and_old_references_go_stale() {
     let first = b.tree();
     let second = b.tree();
     assert_eq!(first.context, second.context, "same document, same epoch");
-    let ids = |t: &devicerail_plugin_api::UiTree| {
+    let ids = |t: &devicerail_host_plugin_api::UiTree| {
         t.nodes
             .iter()
             .map(|n| n.stable_node_id.clone())
@@ -413,7 +413,7 @@ fn keyboard_typing_and_scrolling() {
 
     b.goto(&web.url("/long"));
     let before = b.tree();
-    let row = |t: &devicerail_plugin_api::UiTree| {
+    let row = |t: &devicerail_host_plugin_api::UiTree| {
         node(t, |n| n.text.as_deref() == Some("Row 20"))
             .bounds
             .expect("bounds")
@@ -461,7 +461,7 @@ fn attaching_to_a_running_browser_leaves_it_running() {
     let plugin = common::load(
         json!({ "id": "browser-chromium", "endpoint": format!("http://127.0.0.1:{port}") }),
     );
-    let device = devicerail_plugin_api::protocol::DeviceId::new(common::DEVICE);
+    let device = devicerail_host_plugin_api::protocol::DeviceId::new(common::DEVICE);
     plugin.connect(&ctx(30), &device).expect("attach");
     let b = Browser { plugin, device };
     b.goto(&web.url("/other"));
@@ -506,7 +506,7 @@ fn launched_browsers_stop_and_lose_their_profile_on_disconnect() {
     let observed = b.plugin.observe(
         &ctx(5),
         &b.device,
-        &devicerail_plugin_api::ObserveRequest::default(),
+        &devicerail_host_plugin_api::ObserveRequest::default(),
     );
     assert_eq!(
         observed.err().map(|e| e.code.into()),

@@ -3,8 +3,8 @@
 
 mod common;
 
-use devicerail_plugin_api::Driver;
-use devicerail_plugin_api::conformance::Suite;
+use devicerail_host_plugin_api::Driver;
+use devicerail_host_plugin_api::conformance::Suite;
 use serde_json::json;
 
 #[test]
@@ -40,7 +40,7 @@ fn doctor_finds_the_browser_and_its_version() {
         .expect("a browser check");
     assert_eq!(
         browser.status,
-        devicerail_plugin_api::CheckStatus::Ok,
+        devicerail_host_plugin_api::CheckStatus::Ok,
         "{}",
         browser.detail
     );
@@ -57,13 +57,11 @@ fn several_browsers_are_listed_and_unknown_ones_refused() {
         json!({ "browsers": [{ "id": "browser-a" }, { "id": "browser-b", "viewportWidth": 800 }] }),
     );
     let devices = plugin
-        .list_devices(&devicerail_plugin_api::CallContext::unbounded())
+        .list_devices(&devicerail_host_plugin_api::CallContext::unbounded())
         .expect("devices");
     let ids: Vec<&str> = devices.iter().map(|d| d.id.as_str()).collect();
     assert_eq!(ids, ["browser-a", "browser-b"]);
-    assert!(
-        devices
-            .iter()
-            .all(|d| d.platform == devicerail_plugin_api::protocol::Platform::Web && !d.connected)
-    );
+    assert!(devices.iter().all(|d| d.platform
+        == devicerail_host_plugin_api::protocol::Platform::Web
+        && !d.connected));
 }

@@ -7,8 +7,8 @@ use devicerail_client::methods::{
     DeviceConnect, DeviceDisconnect, DeviceObserve, DevicesList, EventsList, SessionEnd,
     SessionStart, UiSnapshotGet,
 };
-use devicerail_testing::build_workspace_plugin;
-use devicerail_testing::client::{HostClient, error_code, wire};
+use devicerail_host_testing::build_workspace_plugin;
+use devicerail_host_testing::client::{HostClient, error_code, wire};
 use serde_json::{Value, json};
 
 const PAGE: &str = r#"<!doctype html><html><head><title>Checkout</title></head><body>
@@ -39,7 +39,7 @@ fn a_checkout_through_the_host() {
     common::require_browser();
     let _serial = common::serial();
     let server = common::TestServer::start(&[("/", PAGE)]);
-    let lib = build_workspace_plugin("devicerail-plugin-browser", "browser");
+    let lib = build_workspace_plugin("devicerail-host-plugin-browser", "browser");
     let host = HostClient::start(&[lib], &[("DEVICERAIL_BROWSER_VIEWPORT", "1024x700")]);
     let devices = wire(Ok(host.ok0::<DevicesList>()));
     assert_eq!(

@@ -10,9 +10,9 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{Browser, TestServer, node};
-use devicerail_plugin_api::CallContext;
-use devicerail_plugin_api::UiTree;
-use devicerail_plugin_api::protocol::{ActionExecution, ErrorCode, UiNode};
+use devicerail_host_plugin_api::CallContext;
+use devicerail_host_plugin_api::UiTree;
+use devicerail_host_plugin_api::protocol::{ActionExecution, ErrorCode, UiNode};
 use serde_json::{Value, json};
 
 /// Sign-in page: the banner, the toast and the spinner have no accessible

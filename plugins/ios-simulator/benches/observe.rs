@@ -3,15 +3,15 @@
 //! /source?format=json` fetched and parsed), normalization, and whole
 //! observations — for the small login screen and a 500-row table.
 //!
-//! `cargo bench -p devicerail-plugin-ios-simulator --bench observe`
+//! `cargo bench -p devicerail-host-plugin-ios-simulator --bench observe`
 
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use devicerail_host_plugin_api::protocol::DeviceId;
+use devicerail_host_plugin_api::{CallContext, Driver, ObserveRequest};
 use devicerail_ios_simulator_fakes::sim_state::SE_UDID;
 use devicerail_ios_simulator_fakes::{FakeSimulators, FakeWda, FakeWdaOptions};
-use devicerail_plugin_api::protocol::DeviceId;
-use devicerail_plugin_api::{CallContext, Driver, ObserveRequest};
 use devicerail_plugin_ios_simulator::normalize::normalize;
 use devicerail_plugin_ios_simulator::{Config, IosSimulatorDriver, ScreenshotSource};
 

@@ -1,12 +1,12 @@
 //! The action space: definitions with their input schemas (built from
-//! `devicerail_plugin_api::actions`), the keys `pressKey` knows, and the
+//! `devicerail_host_plugin_api::actions`), the keys `pressKey` knows, and the
 //! validators for values that end up on an `xcrun` command line.
 
-use devicerail_plugin_api::actions::{
+use devicerail_host_plugin_api::actions::{
     self, AppIds, BundleLaunchArgs, GestureDuration, KeyNames, NoArgs, Points, UrlRules,
 };
-use devicerail_plugin_api::protocol::ActionDefinition;
-use devicerail_plugin_api::semantic;
+use devicerail_host_plugin_api::protocol::ActionDefinition;
+use devicerail_host_plugin_api::semantic;
 use serde::Deserialize;
 
 /// Longest text `inputText`/`inputSecret` accept, in characters.

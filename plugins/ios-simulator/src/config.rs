@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use devicerail_plugin_api::config::{ConfigError, ConfigReader, Raw};
+use devicerail_host_plugin_api::config::{ConfigError, ConfigReader, Raw};
 use serde_json::{Map, Value};
 
 /// Every setting the plugin reads; any other key is refused.

@@ -5,8 +5,8 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
-use devicerail_plugin_api::CallContext;
-use devicerail_plugin_api::protocol::{DeviceId, DeviceInfo, Viewport};
+use devicerail_host_plugin_api::CallContext;
+use devicerail_host_plugin_api::protocol::{DeviceId, DeviceInfo, Viewport};
 
 use crate::normalize::{EpochSource, EpochTracker};
 use crate::pixels::{self, Derived, PixelScale};

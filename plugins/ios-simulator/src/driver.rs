@@ -5,12 +5,12 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use devicerail_plugin_api::actions::{
+use devicerail_host_plugin_api::actions::{
     BundleLaunchArgs, KeyArgs, NoArgs, SwipeArgs, TapArgs, TextArgs, UrlArgs, parse_arguments,
 };
-use devicerail_plugin_api::protocol::{ActionCall, DeviceId, DeviceInfo, Platform, Viewport};
-use devicerail_plugin_api::semantic;
-use devicerail_plugin_api::{
+use devicerail_host_plugin_api::protocol::{ActionCall, DeviceId, DeviceInfo, Platform, Viewport};
+use devicerail_host_plugin_api::semantic;
+use devicerail_host_plugin_api::{
     ActionOutput, CallContext, ConfigError, DeviceCapabilities, DeviceHealth, DoctorCheck, Driver,
     DriverError, DriverObservation, DriverResult, ObserveRequest, PluginConfig, UiTree,
 };

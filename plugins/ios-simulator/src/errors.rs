@@ -1,7 +1,7 @@
 //! Maps simctl and WebDriverAgent failures onto typed DeviceRail errors.
 
-use devicerail_plugin_api::protocol::{DeviceId, ErrorCode};
-use devicerail_plugin_api::{CallContext, DriverError};
+use devicerail_host_plugin_api::protocol::{DeviceId, ErrorCode};
+use devicerail_host_plugin_api::{CallContext, DriverError};
 use serde_json::json;
 
 use crate::process::ProcessError;

@@ -1,4 +1,4 @@
-//! # devicerail-plugin-ios-simulator
+//! # devicerail-host-plugin-ios-simulator
 //!
 //! The DeviceRail driver plugin for iOS Simulators (plugin id
 //! `ios-simulator`). Discovery, boot, app launch, URL opening and
@@ -16,7 +16,7 @@
 //! * [`pixels`] — points to the screenshot's pixels;
 //! * [`actions`] — the action space and argument types;
 //! * [`device`] — per-simulator connection state;
-//! * [`driver`] — the [`Driver`](devicerail_plugin_api::Driver) itself.
+//! * [`driver`] — the [`Driver`](devicerail_host_plugin_api::Driver) itself.
 //!
 //! This crate must never print to stdout (the host's protocol channel),
 //! never run a shell, never put typed text on a command line, and never
@@ -38,7 +38,7 @@ pub mod wda;
 pub use config::{Config, ScreenshotSource};
 pub use driver::IosSimulatorDriver;
 
-devicerail_plugin_api::export_plugin! {
+devicerail_host_plugin_api::export_plugin! {
     id: "ios-simulator",
     description: "iOS Simulators through xcrun simctl and WebDriverAgent",
     driver: IosSimulatorDriver::new,

@@ -6,7 +6,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use devicerail_plugin_api::protocol::{
+use devicerail_host_plugin_api::protocol::{
     BoundedString, IdString, MAX_UI_NODES, MAX_UI_SNAPSHOT_BYTES, NodeText, RoleString,
     UiContextKind, UiContextRef, UiNode,
 };
@@ -396,7 +396,7 @@ pub fn context(bundle: &str, epoch: &str) -> UiContextRef {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use devicerail_plugin_api::protocol::UiRect;
+    use devicerail_host_plugin_api::protocol::UiRect;
     use serde_json::json;
 
     fn tree(v: Value) -> WdaElement {

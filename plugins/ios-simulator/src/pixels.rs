@@ -9,7 +9,7 @@
 //! kept for the window size it was derived from; another window size
 //! (rotation) falls back to the scale until the next screenshot.
 
-use devicerail_plugin_api::protocol::{UiRect, Viewport};
+use devicerail_host_plugin_api::protocol::{UiRect, Viewport};
 
 /// The size of the current window, in points (as WebDriverAgent reports it).
 #[derive(Debug, Clone, Copy, PartialEq, serde::Deserialize)]

@@ -9,7 +9,7 @@ use std::process::{Command, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use devicerail_plugin_api::CallContext;
+use devicerail_host_plugin_api::CallContext;
 
 /// How often a waiting call re-checks cancellation.
 const POLL: Duration = Duration::from_millis(5);

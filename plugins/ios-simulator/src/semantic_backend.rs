@@ -2,9 +2,9 @@
 //! node interactions through WDA elements (`nativeSemantic`), with a
 //! coordinate tap when no element can be matched to the node.
 
-use devicerail_plugin_api::protocol::{CoordinateFallbackReason, UiNode};
-use devicerail_plugin_api::semantic::{Mode, UiBackend};
-use devicerail_plugin_api::{
+use devicerail_host_plugin_api::protocol::{CoordinateFallbackReason, UiNode};
+use devicerail_host_plugin_api::semantic::{Mode, UiBackend};
+use devicerail_host_plugin_api::{
     CallContext, DriverError, DriverObservation, DriverResult, ObserveRequest,
 };
 use serde_json::json;
@@ -175,7 +175,7 @@ impl<D: Observer> UiBackend for Backend<'_, D> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use devicerail_plugin_api::protocol::{IdString, NodeText, RoleString};
+    use devicerail_host_plugin_api::protocol::{IdString, NodeText, RoleString};
 
     fn node(identifier: Option<&str>, name: Option<&str>) -> UiNode {
         UiNode {
@@ -185,7 +185,7 @@ mod tests {
             name: name.and_then(NodeText::truncating),
             value: None,
             identifier: identifier
-                .and_then(devicerail_plugin_api::protocol::BoundedString::truncating),
+                .and_then(devicerail_host_plugin_api::protocol::BoundedString::truncating),
             text: None,
             bounds: None,
             enabled: None,

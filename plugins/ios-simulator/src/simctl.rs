@@ -7,7 +7,7 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use devicerail_plugin_api::CallContext;
+use devicerail_host_plugin_api::CallContext;
 use serde::Deserialize;
 
 use crate::process::{self, Output, ProcessError};

@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use base64::Engine as _;
-use devicerail_plugin_api::CallContext;
+use devicerail_host_plugin_api::CallContext;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};

@@ -7,14 +7,14 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{Rig, load, logs, within};
+use devicerail_host_plugin_api::protocol::{
+    ActionExecution, CoordinateFallbackReason, DeviceId, Platform, UiNode, UiRect,
+};
+use devicerail_host_plugin_api::{CallContext, Driver, DriverObservation, ObserveRequest, UiTree};
 use devicerail_ios_simulator_fakes::FakeWdaOptions;
 use devicerail_ios_simulator_fakes::sim_state::{
     FAKE_APP, IPAD_UDID, IPHONE15_UDID, SAFARI, SE_UDID, SETTINGS, SPRINGBOARD, WATCH_UDID,
 };
-use devicerail_plugin_api::protocol::{
-    ActionExecution, CoordinateFallbackReason, DeviceId, Platform, UiNode, UiRect,
-};
-use devicerail_plugin_api::{CallContext, Driver, DriverObservation, ObserveRequest, UiTree};
 use serde_json::{Value, json};
 
 fn tree(obs: &DriverObservation) -> &UiTree {
@@ -39,7 +39,7 @@ fn sel(selector: Value) -> Value {
     json!({ "target": { "kind": "selector", "selector": selector } })
 }
 
-fn code(r: Result<impl std::fmt::Debug, devicerail_plugin_api::DriverError>) -> String {
+fn code(r: Result<impl std::fmt::Debug, devicerail_host_plugin_api::DriverError>) -> String {
     match r {
         Ok(v) => panic!("expected an error, got {v:?}"),
         Err(e) => e.code.into(),
@@ -662,7 +662,7 @@ fn semantic_actions_use_wda_elements() {
         .execute(
             &ctx,
             &device,
-            &devicerail_testing::call(
+            &devicerail_host_testing::call(
                 "findElement",
                 json!({ "selector": { "identifier": "username" } }),
             ),
@@ -846,7 +846,7 @@ fn unmatched_elements_fall_back_to_a_coordinate_tap() {
     let details = by_name(tree(&obs), "Details");
     assert_eq!(details.len(), 2);
     let second = json!({
-        "observationId": devicerail_plugin_api::protocol::ObservationId::new_v7(),
+        "observationId": devicerail_host_plugin_api::protocol::ObservationId::new_v7(),
         "context": tree(&obs).context,
         "stableNodeId": details[1].stable_node_id,
     });

@@ -4,10 +4,10 @@
 mod common;
 
 use common::Rig;
+use devicerail_host_plugin_api::Driver;
+use devicerail_host_plugin_api::conformance::Suite;
 use devicerail_ios_simulator_fakes::FakeSimulators;
 use devicerail_ios_simulator_fakes::sim_state::SE_UDID;
-use devicerail_plugin_api::Driver;
-use devicerail_plugin_api::conformance::Suite;
 use devicerail_plugin_ios_simulator::{Config, IosSimulatorDriver};
 
 #[test]

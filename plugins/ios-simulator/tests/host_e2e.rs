@@ -5,10 +5,10 @@ use devicerail_client::methods::{
     DeviceCapabilities, DeviceConnect, DeviceObserve, DevicesList, SessionEnd, SessionExport,
     SessionStart, UiSnapshotGet,
 };
+use devicerail_host_testing::build_workspace_plugin;
+use devicerail_host_testing::client::{HostClient, wire};
 use devicerail_ios_simulator_fakes::sim_state::SE_UDID;
 use devicerail_ios_simulator_fakes::{FakeSimulators, FakeWdaOptions};
-use devicerail_testing::build_workspace_plugin;
-use devicerail_testing::client::{HostClient, wire};
 use serde_json::{Value, json};
 
 fn selector(s: Value) -> Value {
@@ -21,7 +21,7 @@ fn a_login_flow_through_the_host() {
     let wda = sims
         .wda(SE_UDID, FakeWdaOptions::default())
         .expect("fake WDA");
-    let lib = build_workspace_plugin("devicerail-plugin-ios-simulator", "ios-simulator");
+    let lib = build_workspace_plugin("devicerail-host-plugin-ios-simulator", "ios-simulator");
     let xcrun = sims.xcrun().display().to_string();
     let url = wda.url();
     let host = HostClient::start(

@@ -5,9 +5,9 @@
 
 mod common;
 
-use devicerail_plugin_api::conformance::Suite;
-use devicerail_plugin_api::protocol::DeviceId;
-use devicerail_plugin_api::{CallContext, Driver, ObserveRequest};
+use devicerail_host_plugin_api::conformance::Suite;
+use devicerail_host_plugin_api::protocol::DeviceId;
+use devicerail_host_plugin_api::{CallContext, Driver, ObserveRequest};
 use serde_json::json;
 
 fn enabled() -> bool {
@@ -40,7 +40,7 @@ fn a_real_simulator_passes_the_conformance_kit_and_drives_settings() {
     plugin.connect(&ctx, &device).expect("connects");
     let exec = |name: &str, args| {
         plugin
-            .execute(&ctx, &device, &devicerail_testing::call(name, args))
+            .execute(&ctx, &device, &devicerail_host_testing::call(name, args))
             .unwrap_or_else(|e| panic!("{name} failed: {e}"))
     };
     exec("launchApp", json!({ "bundleId": "com.apple.Preferences" }));
@@ -75,7 +75,7 @@ fn a_real_simulator_passes_the_conformance_kit_and_drives_settings() {
         (obs.viewport.width, obs.viewport.height)
     );
     let node = json!({
-        "observationId": devicerail_plugin_api::protocol::ObservationId::new_v7(),
+        "observationId": devicerail_host_plugin_api::protocol::ObservationId::new_v7(),
         "context": tree.context,
         "stableNodeId": general,
     });

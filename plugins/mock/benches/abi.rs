@@ -14,21 +14,21 @@
 //! the arguments and the output.
 //!
 //! ```text
-//! cargo bench -p devicerail-plugin-mock --bench abi
+//! cargo bench -p devicerail-host-plugin-mock --bench abi
 //! ```
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{Bencher, Criterion, criterion_group, criterion_main};
-use devicerail_plugin_api::ffi::FfiCallContext;
-use devicerail_plugin_api::protocol::{ActionCall, CallId, DeviceId, ObservationId};
-use devicerail_plugin_api::{CallContext, Driver};
+use devicerail_host_plugin_api::ffi::FfiCallContext;
+use devicerail_host_plugin_api::protocol::{ActionCall, CallId, DeviceId, ObservationId};
+use devicerail_host_plugin_api::{CallContext, Driver};
+use devicerail_host_testing::load_workspace_plugin;
 use devicerail_plugin_mock::MockDriver;
-use devicerail_testing::load_workspace_plugin;
 use serde_json::{Value, json};
 
-use devicerail_testing::call;
+use devicerail_host_testing::call;
 
 /// The calls under test. The tap point hits no element, so repeated taps
 /// leave the mock's state alone; scrolling back and forth keeps it bounded.
@@ -43,7 +43,7 @@ fn calls() -> [(&'static str, ActionCall); 2] {
 }
 
 fn round_trips(c: &mut Criterion) {
-    let loaded = load_workspace_plugin("devicerail-plugin-mock", "mock");
+    let loaded = load_workspace_plugin("devicerail-host-plugin-mock", "mock");
     let direct = MockDriver::with_faults(false);
     let device = DeviceId::new("mock-1");
     let ctx = CallContext::unbounded();
@@ -86,7 +86,7 @@ fn round_trips(c: &mut Criterion) {
     // (a no-op). Through the boundary it still pays the context conversion,
     // the dispatch through the sabi_trait vtable, catch_unwind and the
     // plugin-side DeviceId allocation: the floor under every call.
-    let idle_loaded = load_workspace_plugin("devicerail-plugin-mock", "mock");
+    let idle_loaded = load_workspace_plugin("devicerail-host-plugin-mock", "mock");
     let idle_direct = MockDriver::with_faults(false);
     let mut group = c.benchmark_group("no-JSON call (idle disconnect)");
     group

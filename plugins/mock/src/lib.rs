@@ -1,4 +1,4 @@
-//! # devicerail-plugin-mock
+//! # devicerail-host-plugin-mock
 //!
 //! A deterministic driver with one device, `mock-1`: a login form whose UI
 //! tree and rendered PNG change as Actions run. It serves DeviceRail Host
@@ -21,14 +21,14 @@ pub mod ui;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use devicerail_plugin_api::actions::{
+use devicerail_host_plugin_api::actions::{
     self, NoArgs, Points, ScrollArgs, TapArgs, TextArgs, parse_arguments,
 };
-use devicerail_plugin_api::protocol::{
+use devicerail_host_plugin_api::protocol::{
     ActionCall, ActionDefinition, DeviceId, DeviceInfo, Platform, UiNode, Viewport,
 };
-use devicerail_plugin_api::semantic::{self, Mode, UiBackend};
-use devicerail_plugin_api::{
+use devicerail_host_plugin_api::semantic::{self, Mode, UiBackend};
+use devicerail_host_plugin_api::{
     ActionOutput, CallContext, ConfigError, DeviceCapabilities, DeviceHealth, DoctorCheck, Driver,
     DriverError, DriverObservation, DriverResult, ObserveRequest, PluginConfig,
 };
@@ -442,7 +442,7 @@ impl Driver for MockDriver {
     }
 }
 
-devicerail_plugin_api::export_plugin! {
+devicerail_host_plugin_api::export_plugin! {
     id: "mock",
     description: "Deterministic mock device with a stateful login form",
     driver: MockDriver::new,

@@ -4,8 +4,8 @@
 use std::borrow::Cow;
 use std::time::{Duration, Instant};
 
-use devicerail_plugin_api::UiTree;
-use devicerail_plugin_api::protocol::{
+use devicerail_host_plugin_api::UiTree;
+use devicerail_host_plugin_api::protocol::{
     IdString, NodeText, RoleString, UiContextKind, UiContextRef, UiNode, UiRect,
 };
 
@@ -344,7 +344,7 @@ fn to_node(e: &Element) -> UiNode {
         role: RoleString::truncating(e.role).unwrap_or_else(|| unreachable!()),
         name: text(&e.name),
         value: text(&e.value),
-        identifier: devicerail_plugin_api::protocol::BoundedString::truncating(&e.id),
+        identifier: devicerail_host_plugin_api::protocol::BoundedString::truncating(&e.id),
         text: text(&e.text),
         bounds: Some(rect_of(e)),
         enabled: Some(e.enabled),

@@ -1,8 +1,8 @@
 //! The mock's action space (fault injection on), byte for byte as clients
 //! see it.
 
-use devicerail_plugin_api::protocol::DeviceId;
-use devicerail_plugin_api::{CallContext, Driver, PluginConfig};
+use devicerail_host_plugin_api::protocol::DeviceId;
+use devicerail_host_plugin_api::{CallContext, Driver, PluginConfig};
 
 #[test]
 fn the_action_space_is_stable() {
@@ -14,5 +14,5 @@ fn the_action_space_is_stable() {
         .expect("capabilities");
     let path =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/capabilities.json");
-    devicerail_testing::assert_golden(&path, &caps);
+    devicerail_host_testing::assert_golden(&path, &caps);
 }

@@ -1,12 +1,12 @@
 //! The mock plugin, loaded as a real cdylib, passes the conformance kit.
 
-use devicerail_plugin_api::conformance::Suite;
-use devicerail_plugin_api::{CallContext, Driver};
-use devicerail_testing::load_workspace_plugin;
+use devicerail_host_plugin_api::conformance::Suite;
+use devicerail_host_plugin_api::{CallContext, Driver};
+use devicerail_host_testing::load_workspace_plugin;
 
 #[test]
 fn loaded_mock_passes_the_conformance_kit() {
-    let plugin = load_workspace_plugin("devicerail-plugin-mock", "mock");
+    let plugin = load_workspace_plugin("devicerail-host-plugin-mock", "mock");
     assert_eq!(plugin.manifest().id, "mock");
     Suite::new(&plugin).device("mock-1").run().assert_passed();
 }
@@ -19,7 +19,7 @@ fn in_process_mock_passes_the_conformance_kit() {
 
 #[test]
 fn loaded_mock_lists_mock_1() {
-    let plugin = load_workspace_plugin("devicerail-plugin-mock", "mock");
+    let plugin = load_workspace_plugin("devicerail-host-plugin-mock", "mock");
     let devices = plugin
         .list_devices(&CallContext::unbounded())
         .expect("devices");

@@ -5,13 +5,13 @@ use devicerail_client::methods::{
     DeviceConnect, DeviceObserve, DevicesList, SessionEnd, SessionStart,
 };
 use devicerail_client::protocol::FindElementResult;
-use devicerail_testing::build_workspace_plugin;
-use devicerail_testing::client::HostClient;
+use devicerail_host_testing::build_workspace_plugin;
+use devicerail_host_testing::client::HostClient;
 use serde_json::{Value, json};
 
 #[test]
 fn the_mock_serves_through_the_host() {
-    let lib = build_workspace_plugin("devicerail-plugin-mock", "mock");
+    let lib = build_workspace_plugin("devicerail-host-plugin-mock", "mock");
     let host = HostClient::start(&[lib], &[]);
     assert_eq!(host.ok0::<DevicesList>().devices[0].id.0, "mock-1");
     host.ok0::<DeviceConnect>();

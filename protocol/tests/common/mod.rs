@@ -1,7 +1,7 @@
 //! Shared helpers for the protocol's fixture tests.
 #![allow(dead_code)]
 
-pub use devicerail_protocol::fixtures::{json_equal, round_trip};
+pub use devicerail_host_fixtures::{json_equal, round_trip};
 
 /// The reference folder, or `None` after printing why the caller skips.
 pub fn reference_dir(test: &str) -> Option<std::path::PathBuf> {

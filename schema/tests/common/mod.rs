@@ -51,7 +51,7 @@ pub fn errors(validator: &jsonschema::Validator, instance: &Value) -> Vec<String
 
 /// A project schema file (`schema/v1/x.schema.json`) by its repository path.
 pub fn project_schema(repo_path: &str) -> Value {
-    read_json(&devicerail_schema_gen::workspace_root().join(repo_path))
+    read_json(&devicerail_host_schema_gen::workspace_root().join(repo_path))
 }
 
 /// The reference folder, or `None` after printing why the caller skips.

@@ -1,5 +1,5 @@
 //! Node.js and the TypeScript package's pinned compiler, for the tests that
-//! run `tsc`. (host/tests/support/node.rs is the host crate's copy: the
+//! run `tsc`. (host/cli/tests/support/node.rs is the host crate's copy: the
 //! host does not depend on this crate.)
 
 use std::path::{Path, PathBuf};
@@ -45,14 +45,14 @@ pub fn typescript_package() -> PathBuf {
     static READY: OnceLock<PathBuf> = OnceLock::new();
     READY
         .get_or_init(|| {
-            let dir = devicerail_schema_gen::typescript::typescript_dir();
+            let dir = devicerail_host_schema_gen::typescript::typescript_dir();
             assert!(runs("node"), "`node` is not installed: {INSTALL_HINT}");
             let missing = outdated(&dir);
             if !missing.is_empty() {
                 assert!(runs("npm"), "`npm` is not installed: {INSTALL_HINT}");
                 println!(
                     "typescript: running `npm ci` in {} ({} not installed at the pinned version)",
-                    devicerail_schema_gen::typescript::TYPESCRIPT_DIR,
+                    devicerail_host_schema_gen::typescript::TYPESCRIPT_DIR,
                     missing.join(", ")
                 );
                 let status = Command::new("npm")

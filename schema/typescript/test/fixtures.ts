@@ -1,5 +1,5 @@
 // @devicerail-host/protocol 0.1.0: every golden fixture, checked against its type.
-// Generated from schema/v1 and fixtures/manifest.json by `cargo run -p devicerail-schema-gen -- write`; do not edit.
+// Generated from schema/v1 and fixtures/manifest.json by `cargo run -p devicerail-host-schema-gen -- write`; do not edit.
 import type {
   ActionCall,
   ActionDefinition,

@@ -1,4 +1,4 @@
-//! # devicerail-android-fake-adb
+//! # devicerail-host-android-fake-adb
 //!
 //! Test support for the DeviceRail Android plugin, never shipped: a
 //! [`FakeAdbDevice`] that speaks the device side of the ADB transport

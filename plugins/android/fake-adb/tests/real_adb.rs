@@ -5,7 +5,7 @@ use std::io::Write;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use devicerail_android_fake_adb::{
+use devicerail_host_android_fake_adb::{
     AdbServer, Availability, FakeAdbDevice, FakeConfig, adb_available,
 };
 
@@ -51,7 +51,7 @@ fn raw_output_larger_than_the_payload_arrives_intact() {
     })
     .expect("fake starts");
     let serial = server.attach(fake.port(), "device").expect("device online");
-    let out = Command::new(devicerail_android_fake_adb::server::adb_binary())
+    let out = Command::new(devicerail_host_android_fake_adb::server::adb_binary())
         .args(["-P", &server.port().to_string(), "-s", &serial])
         .args(["exec-out", "screencap"])
         .stdin(Stdio::null())
@@ -67,8 +67,8 @@ fn exec_stdin_reaches_the_device() {
     let Some(server) = server() else { return };
     let fake = FakeAdbDevice::online().expect("fake starts");
     let serial = server.attach(fake.port(), "device").expect("device online");
-    fake.with_device(|d| d.state.focus = Some(devicerail_android_fake_adb::Field::Username));
-    let mut child = Command::new(devicerail_android_fake_adb::server::adb_binary())
+    fake.with_device(|d| d.state.focus = Some(devicerail_host_android_fake_adb::Field::Username));
+    let mut child = Command::new(devicerail_host_android_fake_adb::server::adb_binary())
         .args(["-P", &server.port().to_string(), "-s", &serial])
         .args(["exec-in", "sh -c 'while IFS= read -r l; do :; done'"])
         .stdin(Stdio::piped())

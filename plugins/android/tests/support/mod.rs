@@ -4,10 +4,10 @@
 
 #![allow(dead_code)]
 
-use devicerail_android_fake_adb::{AdbServer, Availability, FakeAdbDevice, FakeConfig};
-use devicerail_plugin_api::CallContext;
-use devicerail_plugin_api::loader::LoadedPlugin;
-use devicerail_testing::load_workspace_plugin_with;
+use devicerail_host_android_fake_adb::{AdbServer, Availability, FakeAdbDevice, FakeConfig};
+use devicerail_host_plugin_api::CallContext;
+use devicerail_host_plugin_api::loader::LoadedPlugin;
+use devicerail_host_testing::load_workspace_plugin_with;
 use serde_json::{Value, json};
 
 /// A private adb server; fails loudly when adb is missing (install the
@@ -18,7 +18,7 @@ pub fn server() -> Option<AdbServer> {
         return None;
     }
     assert!(
-        devicerail_android_fake_adb::adb_available(),
+        devicerail_host_android_fake_adb::adb_available(),
         "these tests need the real adb server: apt-get install adb (or set DEVICERAIL_SKIP_ADB_TESTS=1)"
     );
     Some(AdbServer::start().expect("a private adb server starts"))
@@ -35,7 +35,7 @@ pub fn plugin_with(server: &AdbServer, extra: Value) -> LoadedPlugin {
         s.extend(e.clone());
     }
     load_workspace_plugin_with(
-        "devicerail-plugin-android",
+        "devicerail-host-plugin-android",
         "android",
         settings.as_object().expect("an object"),
     )

@@ -31,7 +31,7 @@ mod splice;
 
 use std::collections::{HashMap, HashSet};
 
-use devicerail_plugin_api::protocol::{
+use devicerail_host_plugin_api::protocol::{
     BoundedString, IdString, MAX_UI_NODES, MAX_UI_SNAPSHOT_BYTES, NodeText, RoleString, UiNode,
     UiRect,
 };
@@ -566,7 +566,7 @@ fn serialized_len(nodes: &[UiNode]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use devicerail_plugin_api::protocol::{
+    use devicerail_host_plugin_api::protocol::{
         Bounded, BoundedVec, ObservationId, UiContextKind, UiContextRef, UiSnapshot,
     };
     use serde_json::json;

@@ -9,10 +9,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use devicerail_plugin_api::loader::{self, LoadedPlugin};
-use devicerail_plugin_api::protocol::DeviceId;
-use devicerail_plugin_api::{ActionOutput, CallContext, Driver, DriverResult};
-use devicerail_testing::{build_workspace_plugin, call};
+use devicerail_host_plugin_api::loader::{self, LoadedPlugin};
+use devicerail_host_plugin_api::protocol::DeviceId;
+use devicerail_host_plugin_api::{ActionOutput, CallContext, Driver, DriverResult};
+use devicerail_host_testing::{build_workspace_plugin, call};
 use serde_json::{Map, Value, json};
 
 pub const DEVICE: &str = "browser-chromium";
@@ -118,7 +118,8 @@ pub fn load(settings: Value) -> LoadedPlugin {
     require_browser();
     // Build once per test binary: cargo's up-to-date check is not free.
     static PATH: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
-    let path = PATH.get_or_init(|| build_workspace_plugin("devicerail-plugin-browser", "browser"));
+    let path =
+        PATH.get_or_init(|| build_workspace_plugin("devicerail-host-plugin-browser", "browser"));
     let settings: Map<String, Value> = match settings {
         Value::Object(m) => m,
         _ => Map::new(),
@@ -169,12 +170,12 @@ impl Browser {
         &self,
         screenshot: bool,
         ui_tree: bool,
-    ) -> devicerail_plugin_api::DriverObservation {
+    ) -> devicerail_host_plugin_api::DriverObservation {
         self.plugin
             .observe(
                 &ctx(30),
                 &self.device,
-                &devicerail_plugin_api::ObserveRequest {
+                &devicerail_host_plugin_api::ObserveRequest {
                     screenshot,
                     ui_tree,
                 },
@@ -182,7 +183,7 @@ impl Browser {
             .unwrap_or_else(|e| panic!("observe failed: {e}"))
     }
 
-    pub fn tree(&self) -> devicerail_plugin_api::UiTree {
+    pub fn tree(&self) -> devicerail_host_plugin_api::UiTree {
         self.observe(false, true).ui_tree.expect("a UI tree")
     }
 }
@@ -202,9 +203,9 @@ pub fn ctx(secs: u64) -> CallContext {
 
 /// The node matching `pred` in a tree, or a panic listing the tree.
 pub fn node(
-    tree: &devicerail_plugin_api::UiTree,
-    pred: impl Fn(&devicerail_plugin_api::protocol::UiNode) -> bool,
-) -> &devicerail_plugin_api::protocol::UiNode {
+    tree: &devicerail_host_plugin_api::UiTree,
+    pred: impl Fn(&devicerail_host_plugin_api::protocol::UiNode) -> bool,
+) -> &devicerail_host_plugin_api::protocol::UiNode {
     tree.nodes.iter().find(|n| pred(n)).unwrap_or_else(|| {
         panic!(
             "no such node in {:#?}",

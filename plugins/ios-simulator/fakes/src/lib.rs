@@ -1,4 +1,4 @@
-//! # devicerail-ios-simulator-fakes
+//! # devicerail-host-ios-simulator-fakes
 //!
 //! Protocol-faithful fakes for testing the iOS Simulator driver on any
 //! machine, named as fakes and never shipped:
@@ -46,7 +46,7 @@ pub fn fake_xcrun_binary() -> PathBuf {
                 "build",
                 "--quiet",
                 "-p",
-                "devicerail-ios-simulator-fakes",
+                "devicerail-host-ios-simulator-fakes",
                 "--bin",
                 "fake-xcrun",
             ]);

@@ -9,17 +9,17 @@ use std::path::PathBuf;
 use std::sync::{Mutex, Once, OnceLock};
 use std::time::{Duration, Instant};
 
-use devicerail_ios_simulator_fakes::sim_state::SE_UDID;
-use devicerail_ios_simulator_fakes::{FakeSimulators, FakeWda, FakeWdaOptions};
-use devicerail_plugin_api::loader::{self, LoadedPlugin};
-use devicerail_plugin_api::protocol::DeviceId;
-use devicerail_plugin_api::{
+use devicerail_host_plugin_api::loader::{self, LoadedPlugin};
+use devicerail_host_plugin_api::protocol::DeviceId;
+use devicerail_host_plugin_api::{
     ActionOutput, CallContext, Driver, DriverObservation, DriverResult, ObserveRequest,
 };
-use devicerail_testing::{build_workspace_plugin, call};
+use devicerail_host_testing::{build_workspace_plugin, call};
+use devicerail_ios_simulator_fakes::sim_state::SE_UDID;
+use devicerail_ios_simulator_fakes::{FakeSimulators, FakeWda, FakeWdaOptions};
 use serde_json::{Map, Value, json};
 
-pub const PACKAGE: &str = "devicerail-plugin-ios-simulator";
+pub const PACKAGE: &str = "devicerail-host-plugin-ios-simulator";
 pub const PLUGIN_ID: &str = "ios-simulator";
 
 static LOGS: Mutex<Vec<u8>> = Mutex::new(Vec::new());

@@ -1,12 +1,12 @@
-//! # devicerail-test-plugin-bad-abi
+//! # devicerail-host-test-plugin-bad-abi
 //!
 //! A plugin library that exists only to be refused: its root module has the
 //! right layout but declares ABI major 99, so the loader must answer
 //! `LoadError::AbiMismatch` before it ever calls `init`. Its driver does
 //! nothing; it must never be installed or shipped.
 
-use devicerail_plugin_api::protocol::{ActionCall, DeviceId, DeviceInfo};
-use devicerail_plugin_api::{
+use devicerail_host_plugin_api::protocol::{ActionCall, DeviceId, DeviceInfo};
+use devicerail_host_plugin_api::{
     ActionOutput, CallContext, DeviceCapabilities, Driver, DriverError, DriverObservation,
     DriverResult, ObserveRequest, PluginConfig,
 };
@@ -62,9 +62,9 @@ impl Driver for RefusedDriver {
     }
 }
 
-devicerail_plugin_api::export_plugin! {
+devicerail_host_plugin_api::export_plugin! {
     @with_abi (CLAIMED_ABI_MAJOR, 0),
     id: "test-bad-abi",
     description: "Test-only plugin with ABI major 99; always refused",
-    driver: |_config: &PluginConfig| Ok::<_, devicerail_plugin_api::PluginInitError>(RefusedDriver),
+    driver: |_config: &PluginConfig| Ok::<_, devicerail_host_plugin_api::PluginInitError>(RefusedDriver),
 }

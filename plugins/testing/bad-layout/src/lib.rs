@@ -1,13 +1,13 @@
-//! # devicerail-test-plugin-bad-layout
+//! # devicerail-host-test-plugin-bad-layout
 //!
 //! A library that exists only to be refused: it exports a root module under
 //! exactly the root-module name and version strings of the real plugin root
-//! module (`devicerail_plugin_api::ffi::PluginModRef`), but with another
+//! module (`devicerail_host_plugin_api::ffi::PluginModRef`), but with another
 //! type layout (a 64-bit ABI major, no minor, a differently typed `init`).
 //! abi_stable's layout check must catch it before anything is called, so
 //! the loader answers `LoadError::IncompatibleLayout`. (abi_stable reports
 //! the first difference it meets: the root module type is defined by
-//! another package than `devicerail-plugin-api`; its field list differs
+//! another package than `devicerail-host-plugin-api`; its field list differs
 //! too.) Nothing here may be called by a host; it must never be installed
 //! or shipped.
 
@@ -18,7 +18,7 @@ use abi_stable::library::RootModule;
 use abi_stable::sabi_types::VersionStrings;
 use abi_stable::std_types::{RStr, RString};
 use abi_stable::{StableAbi, declare_root_module_statics, export_root_module};
-use devicerail_plugin_api::ffi;
+use devicerail_host_plugin_api::ffi;
 
 /// A root module shaped unlike the real one. The names match the real
 /// types so the difference is in the layout, not only in the name.

@@ -1,4 +1,4 @@
-//! # devicerail-test-plugin-hostile
+//! # devicerail-host-test-plugin-hostile
 //!
 //! A driver that misbehaves on purpose, so the host's tests can show one
 //! bad plugin never stalls, starves or takes down the host. It serves one
@@ -24,10 +24,10 @@
 
 use std::io::Cursor;
 
-use devicerail_plugin_api::protocol::{
+use devicerail_host_plugin_api::protocol::{
     ActionCall, ActionDefinition, DeviceId, DeviceInfo, Platform, Viewport,
 };
-use devicerail_plugin_api::{
+use devicerail_host_plugin_api::{
     ActionOutput, CallContext, DeviceCapabilities, Driver, DriverError, DriverObservation,
     DriverResult, ObserveRequest, PluginConfig, PluginInitError,
 };
@@ -262,7 +262,7 @@ fn construct(config: &PluginConfig) -> Result<Hostile, PluginInitError> {
     })
 }
 
-devicerail_plugin_api::export_plugin! {
+devicerail_host_plugin_api::export_plugin! {
     id: "test-hostile",
     description: "Test-only plugin that misbehaves on purpose; never install it",
     driver: construct,

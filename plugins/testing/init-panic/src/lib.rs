@@ -1,4 +1,4 @@
-//! # devicerail-test-plugin-init-panic
+//! # devicerail-host-test-plugin-init-panic
 //!
 //! A plugin library that exists only to be refused: layout, ABI and
 //! manifest are correct, but the driver constructor panics. The export
@@ -6,8 +6,8 @@
 //! `LoadError::InitFailed` (mentioning the panic) and the host must keep
 //! running. It must never be installed or shipped.
 
-use devicerail_plugin_api::protocol::{ActionCall, DeviceId, DeviceInfo};
-use devicerail_plugin_api::{
+use devicerail_host_plugin_api::protocol::{ActionCall, DeviceId, DeviceInfo};
+use devicerail_host_plugin_api::{
     ActionOutput, CallContext, DeviceCapabilities, Driver, DriverError, DriverObservation,
     DriverResult, ObserveRequest, PluginConfig, PluginInitError,
 };
@@ -66,7 +66,7 @@ fn construct(_config: &PluginConfig) -> Result<NeverBuilt, PluginInitError> {
     panic!("{PANIC_MESSAGE}");
 }
 
-devicerail_plugin_api::export_plugin! {
+devicerail_host_plugin_api::export_plugin! {
     id: "test-init-panic",
     description: "Test-only plugin whose constructor panics; always refused",
     driver: construct,

@@ -1,4 +1,4 @@
-//! # devicerail-test-plugin-not-a-plugin
+//! # devicerail-host-test-plugin-not-a-plugin
 //!
 //! An ordinary shared library that exists only to be refused: it loads
 //! fine with `dlopen` and exports one plain C function, but no DeviceRail

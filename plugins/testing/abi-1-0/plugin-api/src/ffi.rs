@@ -1,4 +1,4 @@
-//! FROZEN: the stable-ABI boundary exactly as `devicerail-plugin-api`
+//! FROZEN: the stable-ABI boundary exactly as `devicerail-host-plugin-api`
 //! 0.1.0 defined it at ABI 1.0 (before `PluginMod::init_for`), less two
 //! `From` impls that do not change any layout. Do not edit: it exists so a
 //! test can load a plugin built against ABI 1.0 into today's host.
@@ -8,7 +8,7 @@
 //! Everything that crosses is `abi_stable` data: a prefix-type root module
 //! (so later versions can append fields), one `#[sabi_trait]` driver
 //! object, JSON text for structured values and raw bytes for images. The
-//! host validates every JSON value against `devicerail-protocol` types.
+//! host validates every JSON value against `devicerail-host-protocol` types.
 //!
 //! Plugin authors never use this module directly; [`crate::export_plugin!`]
 //! generates the plugin side and [`crate::loader`] wraps the host side.

@@ -1,4 +1,4 @@
-//! # devicerail-test-plugin-abi-1-0
+//! # devicerail-host-test-plugin-abi-1-0
 //!
 //! A plugin as a driver built with plugin ABI 1.0 looks to the host: its
 //! root module has `abi_minor: 0` and no `init_for`, so the host must
@@ -14,7 +14,7 @@ use abi_stable::export_root_module;
 use abi_stable::prefix_type::PrefixTypeTrait;
 use abi_stable::sabi_trait::TD_Opaque;
 use abi_stable::std_types::{RResult, RStr, RString};
-use devicerail_plugin_api::ffi::{
+use devicerail_host_plugin_api::ffi::{
     FfiActionOutput, FfiCallContext, FfiDriver, FfiDriver_TO, FfiDriverBox, FfiError, FfiInit,
     FfiObservation, FfiResult, FfiUuid, PluginMod, PluginModRef,
 };

@@ -1,0 +1,193 @@
+//! A bench client for the real `devicerail serve` (release) over pipes.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, channel};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+pub struct Host {
+    pub child: Child,
+    pub stdin: ChildStdin,
+    rx: Receiver<Vec<u8>>,
+    _tmp: tempfile::TempDir,
+}
+
+fn ticks_per_second() -> f64 {
+    // SAFETY: sysconf has no preconditions.
+    let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if t > 0 { t as f64 } else { 100.0 }
+}
+
+impl Host {
+    pub fn start(features: &[&str]) -> Self {
+        Self::start_with_env(features, &[])
+    }
+
+    /// A host whose process (and so its in-process plugins) also sees
+    /// `env`.
+    pub fn start_with_env(features: &[&str], env: &[(&str, &str)]) -> Self {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let plugins = tmp.path().join("plugins");
+        std::fs::create_dir_all(&plugins).expect("mkdir");
+        let lib =
+            devicerail_host_testing::build_workspace_plugin("devicerail-host-plugin-mock", "mock");
+        std::fs::copy(lib, plugins.join("libdevicerail_plugin_mock.so")).expect("copy");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_devicerail"))
+            .arg("serve")
+            .arg("--plugins-dir")
+            .arg(&plugins)
+            .arg("--data-dir")
+            .arg(tmp.path().join("data"))
+            .env("RUST_LOG", "warn")
+            .envs(env.iter().copied())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn");
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, rx) = channel();
+        std::thread::spawn(move || {
+            let mut r = BufReader::with_capacity(1 << 20, stdout);
+            loop {
+                let mut line = Vec::new();
+                match r.read_until(b'\n', &mut line) {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {
+                        if tx.send(line).is_err() {
+                            break;
+                        }
+                    }
+                }
+            }
+        });
+        let mut h = Self {
+            child,
+            stdin,
+            rx,
+            _tmp: tmp,
+        };
+        h.call(
+            json!({"jsonrpc":"2.0","id":"hello","method":"system.hello","params":{
+            "client":{"name":"bench","version":"0"},
+            "protocol":{"ranges":[{"major":1,"minMinor":0,"maxMinor":5}]},
+            "features":{"optional":features}}}),
+        );
+        h
+    }
+
+    pub fn call(&mut self, msg: Value) -> Value {
+        let mut line = serde_json::to_vec(&msg).expect("encode");
+        line.push(b'\n');
+        self.stdin.write_all(&line).expect("write");
+        self.stdin.flush().expect("flush");
+        let resp = self
+            .rx
+            .recv_timeout(Duration::from_secs(30))
+            .expect("response");
+        let v: Value = serde_json::from_slice(&resp).expect("json");
+        assert!(v.get("error").is_none(), "{v}");
+        v
+    }
+
+    /// Runs one Action on the connected device.
+    pub fn act(&mut self, name: &str, arguments: Value) -> Value {
+        self.call(
+            json!({"jsonrpc":"2.0","id":format!("act-{name}"),"method":"device.execute",
+            "params":{"id":uuid::Uuid::new_v4().to_string(),"name":name,"arguments":arguments}}),
+        )
+    }
+
+    /// Signs in on the mock's login screen (its home screen carries the
+    /// feed).
+    pub fn sign_in(&mut self) {
+        self.act("tap", json!({"x": 100, "y": 300}));
+        self.act("inputText", json!({"text": "ada"}));
+        self.act("tap", json!({"x": 100, "y": 440}));
+        self.act("inputText", json!({"text": "pw"}));
+        self.act("tap", json!({"x": 100, "y": 600}));
+    }
+
+    /// CPU seconds (user + system) the host has used so far.
+    pub fn cpu_seconds(&self) -> f64 {
+        let stat =
+            std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).unwrap_or_default();
+        let after = stat.rsplit(')').next().unwrap_or("");
+        let fields: Vec<&str> = after.split_whitespace().collect();
+        let utime: f64 = fields.get(11).and_then(|s| s.parse().ok()).unwrap_or(0.0);
+        let stime: f64 = fields.get(12).and_then(|s| s.parse().ok()).unwrap_or(0.0);
+        (utime + stime) / ticks_per_second()
+    }
+
+    pub fn threads(&self) -> usize {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .unwrap_or_default();
+        status
+            .lines()
+            .find(|l| l.starts_with("Threads:"))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0)
+    }
+
+    pub fn peak_rss_mb(&self) -> f64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .unwrap_or_default();
+        status
+            .lines()
+            .find(|l| l.starts_with("VmHWM:"))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|kb| kb.parse::<f64>().ok())
+            .map_or(0.0, |kb| kb / 1024.0)
+    }
+
+    /// Pipelines `n` requests built by `make`, keeping at most `window` in
+    /// flight, and returns the elapsed time.
+    pub fn pipeline(&mut self, n: usize, window: usize, make: impl Fn(usize) -> Value) -> Duration {
+        let lines: Vec<Vec<u8>> = (0..n)
+            .map(|i| {
+                let mut l = serde_json::to_vec(&make(i)).expect("encode");
+                l.push(b'\n');
+                l
+            })
+            .collect();
+        let start = Instant::now();
+        let mut sent = 0;
+        let mut received = 0;
+        let mut buf = Vec::with_capacity(1 << 20);
+        while received < n {
+            buf.clear();
+            while sent < n && sent - received < window {
+                buf.extend_from_slice(&lines[sent]);
+                sent += 1;
+            }
+            if !buf.is_empty() {
+                self.stdin.write_all(&buf).expect("write");
+                self.stdin.flush().expect("flush");
+            }
+            let line = self
+                .rx
+                .recv_timeout(Duration::from_secs(60))
+                .expect("response");
+            debug_assert!(
+                !line.windows(8).any(|w| w == b"\"error\":"),
+                "{}",
+                String::from_utf8_lossy(&line)
+            );
+            received += 1;
+            while let Ok(line) = self.rx.try_recv() {
+                assert!(
+                    !line.windows(9).any(|w| w == b"\"error\":{"),
+                    "{}",
+                    String::from_utf8_lossy(&line)
+                );
+                received += 1;
+            }
+        }
+        start.elapsed()
+    }
+}

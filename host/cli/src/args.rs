@@ -1,0 +1,366 @@
+//! The command line as `clap` parses it: one `Args` struct per subcommand,
+//! every flag with its help text. Nothing here does any work; `main`
+//! hands each subcommand's arguments to its module under `commands`.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+use devicerail_host_config::{CommandLine, ScreenshotPolicy};
+use devicerail_host_core::serve::DEFAULT_MAX_CONNECTIONS;
+
+/// Help text of `--plugins-dir` wherever it appears.
+const PLUGINS_DIR_HELP: &str = "Plugins directory (default: $DEVICERAIL_PLUGINS_DIR, else host.pluginsDir of the configuration file, else the platform data dir)";
+/// Help text of `--data-dir` wherever it appears.
+const DATA_DIR_HELP: &str = "Data directory for sessions, events and Evidence (default: $DEVICERAIL_DATA_DIR, else host.dataDir of the configuration file, else the platform data dir)";
+
+/// `devicerail`.
+#[derive(Parser)]
+#[command(
+    name = "devicerail",
+    version,
+    about = "DeviceRail Host: drive phones, simulators and browsers over one JSON-RPC protocol"
+)]
+pub(crate) struct Cli {
+    /// Configuration file (default: $DEVICERAIL_CONFIG, else config.toml beside the default plugins and data directories).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub(crate) config: Option<PathBuf>,
+    /// The subcommand.
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+/// The subcommands.
+#[derive(Subcommand)]
+pub(crate) enum Command {
+    /// Serve the protocol on stdin/stdout (NDJSON).
+    Serve(ServeArgs),
+    /// Bridge stdin/stdout to a shared host's control socket, so a stdio
+    /// client uses the shared host unchanged.
+    Attach(AttachArgs),
+    /// Serve the Model Context Protocol on stdin/stdout for agents: attaches
+    /// to the shared host when one listens, else runs one in this process.
+    Mcp(McpArgs),
+    /// Manage driver plugins.
+    Plugins {
+        /// What to do with plugins.
+        #[command(subcommand)]
+        command: PluginsCommand,
+    },
+    /// Show the configuration.
+    Config {
+        /// What to show.
+        #[command(subcommand)]
+        command: ConfigCommand,
+    },
+    /// Check the environment: configuration, directories, plugins and each driver's own checks.
+    Doctor(DoctorArgs),
+    /// Render a Session as one self-contained HTML file (works on a running host's store, read-only).
+    Report(ReportArgs),
+    /// Export or validate portable session bundles.
+    Bundle {
+        /// What to do with a bundle.
+        #[command(subcommand)]
+        command: BundleCommand,
+    },
+    /// Internal: serve one plugin to its host over a socket (started by `serve`).
+    #[command(hide = true)]
+    PluginWorker(WorkerArgs),
+}
+
+/// What a command that runs a host takes from the command line (`serve`,
+/// and `mcp` for its in-process host).
+#[derive(Args)]
+pub(crate) struct HostArgs {
+    #[arg(long, help = PLUGINS_DIR_HELP)]
+    plugins_dir: Option<PathBuf>,
+    #[arg(long, help = DATA_DIR_HELP)]
+    data_dir: Option<PathBuf>,
+    /// Whether observations capture screenshots (default: $DEVICERAIL_SCREENSHOT_POLICY, else host.screenshotPolicy, else capture).
+    #[arg(long, value_enum)]
+    screenshot_policy: Option<PolicyArg>,
+    /// Diagnostics filter, RUST_LOG syntax (default: $RUST_LOG, else host.logFilter, else info).
+    #[arg(long)]
+    log_filter: Option<String>,
+}
+
+impl HostArgs {
+    /// Puts these values on the configuration's command-line layer.
+    pub(crate) fn apply(self, line: &mut CommandLine) {
+        line.plugins_dir = self.plugins_dir;
+        line.data_dir = self.data_dir;
+        line.screenshot_policy = self.screenshot_policy.map(ScreenshotPolicy::from);
+        line.log_filter = self.log_filter;
+    }
+}
+
+/// The plugins and data directories of a command that inspects a host's
+/// configuration without running it.
+#[derive(Args)]
+pub(crate) struct DirArgs {
+    #[arg(long, help = PLUGINS_DIR_HELP)]
+    pub(crate) plugins_dir: Option<PathBuf>,
+    #[arg(long, help = DATA_DIR_HELP)]
+    pub(crate) data_dir: Option<PathBuf>,
+}
+
+impl DirArgs {
+    /// Puts these values on the configuration's command-line layer.
+    pub(crate) fn apply(self, line: &mut CommandLine) {
+        line.plugins_dir = self.plugins_dir;
+        line.data_dir = self.data_dir;
+    }
+}
+
+/// `--screenshot-policy` values (the configuration crate knows no `clap`).
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub(crate) enum PolicyArg {
+    /// Capture screenshots (except for protected Actions).
+    Capture,
+    /// Never capture; observations say `screenshotOmission: policy`.
+    Omit,
+}
+
+impl From<PolicyArg> for ScreenshotPolicy {
+    fn from(p: PolicyArg) -> Self {
+        match p {
+            PolicyArg::Capture => ScreenshotPolicy::Capture,
+            PolicyArg::Omit => ScreenshotPolicy::Omit,
+        }
+    }
+}
+
+/// `serve`.
+#[derive(Args)]
+pub(crate) struct ServeArgs {
+    #[command(flatten)]
+    pub(crate) host: HostArgs,
+    /// Also serve a local control socket shared by many clients:
+    /// `unix` (the default path: $DEVICERAIL_SOCKET, else
+    /// $XDG_RUNTIME_DIR/devicerail/host.sock) or `unix:PATH`. The host
+    /// then runs until SIGINT/SIGTERM, even after stdin closes.
+    #[arg(long, value_name = "unix[:PATH]", value_parser = parse_listen)]
+    pub(crate) listen: Option<Listen>,
+    /// Socket connections served at once (more are refused).
+    #[arg(long, default_value_t = DEFAULT_MAX_CONNECTIONS)]
+    pub(crate) max_connections: usize,
+}
+
+/// `attach`.
+#[derive(Args)]
+pub(crate) struct AttachArgs {
+    /// The host's socket (default: $DEVICERAIL_SOCKET, else
+    /// $XDG_RUNTIME_DIR/devicerail/host.sock).
+    #[arg(long)]
+    pub(crate) socket: Option<PathBuf>,
+    /// Start a shared host in the background when none is listening.
+    #[arg(long)]
+    pub(crate) spawn: bool,
+    /// Plugins directory of a host started with --spawn.
+    #[arg(long, requires = "spawn")]
+    pub(crate) plugins_dir: Option<PathBuf>,
+    /// Data directory of a host started with --spawn.
+    #[arg(long, requires = "spawn")]
+    pub(crate) data_dir: Option<PathBuf>,
+}
+
+/// `mcp`.
+#[derive(Args)]
+pub(crate) struct McpArgs {
+    /// The shared host's socket (default: $DEVICERAIL_SOCKET, else
+    /// $XDG_RUNTIME_DIR/devicerail/host.sock).
+    #[arg(long)]
+    pub(crate) socket: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) host: HostArgs,
+}
+
+/// `doctor`.
+#[derive(Args)]
+pub(crate) struct DoctorArgs {
+    #[command(flatten)]
+    pub(crate) dirs: DirArgs,
+    /// Print the checks as one JSON document.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+/// `report`.
+#[derive(Args)]
+pub(crate) struct ReportArgs {
+    /// A session id, or the path of a bundle file.
+    pub(crate) source: Option<String>,
+    /// The last session of the data directory.
+    #[arg(long, conflicts_with = "source")]
+    pub(crate) last: bool,
+    /// The HTML file to write (default: devicerail-report-<session>.html).
+    #[arg(long)]
+    pub(crate) out: Option<PathBuf>,
+    #[arg(long, help = DATA_DIR_HELP)]
+    pub(crate) data_dir: Option<PathBuf>,
+}
+
+/// `plugin-worker` (internal).
+#[derive(Args)]
+pub(crate) struct WorkerArgs {
+    /// The descriptor of the channel to the host.
+    #[arg(long)]
+    pub(crate) fd: i32,
+    /// The plugin library.
+    #[arg(long)]
+    pub(crate) plugin: PathBuf,
+    /// The host's process id.
+    #[arg(long)]
+    pub(crate) parent: u32,
+    /// The worker's diagnostics filter (the host's level).
+    #[arg(long, default_value = "info")]
+    pub(crate) log_filter: String,
+}
+
+/// `bundle …`.
+#[derive(Subcommand)]
+pub(crate) enum BundleCommand {
+    /// Write one Session (manifest, events as stored, every referenced blob) to a tar archive.
+    Export {
+        /// The session id.
+        session: Option<String>,
+        /// The last session of the data directory.
+        #[arg(long, conflicts_with = "session")]
+        last: bool,
+        /// The bundle file to write.
+        #[arg(long)]
+        out: PathBuf,
+        #[arg(long, help = DATA_DIR_HELP)]
+        data_dir: Option<PathBuf>,
+    },
+    /// Check a bundle: contiguous sequences, every digest, every reference. Exits 1 with the reason when it is not valid.
+    Validate {
+        /// The bundle file.
+        file: PathBuf,
+    },
+}
+
+/// `plugins …`.
+#[derive(Subcommand)]
+pub(crate) enum PluginsCommand {
+    /// List plugin files with their status (loaded or refused, with the reason) and devices.
+    List {
+        #[arg(long, help = PLUGINS_DIR_HELP)]
+        plugins_dir: Option<PathBuf>,
+        /// Print the listing as one JSON document.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check a plugin library and copy it into the plugins directory.
+    Install {
+        /// The plugin library file.
+        file: PathBuf,
+        #[arg(long, help = PLUGINS_DIR_HELP)]
+        plugins_dir: Option<PathBuf>,
+        /// Replace an installed plugin with the same id.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Remove an installed plugin by id.
+    Remove {
+        /// The plugin id (as `plugins list` shows it).
+        id: String,
+        #[arg(long, help = PLUGINS_DIR_HELP)]
+        plugins_dir: Option<PathBuf>,
+    },
+}
+
+impl PluginsCommand {
+    /// The plugins directory the command names, if any.
+    pub(crate) fn plugins_dir(&self) -> Option<PathBuf> {
+        match self {
+            PluginsCommand::List { plugins_dir, .. }
+            | PluginsCommand::Install { plugins_dir, .. }
+            | PluginsCommand::Remove { plugins_dir, .. } => plugins_dir.clone(),
+        }
+    }
+}
+
+/// `config …`.
+#[derive(Subcommand)]
+pub(crate) enum ConfigCommand {
+    /// Print the effective configuration and where each value came from.
+    Show {
+        #[command(flatten)]
+        dirs: DirArgs,
+        /// Print the configuration as one JSON document.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Where `serve --listen` listens: the default socket, or a path.
+#[derive(Debug, Clone)]
+pub(crate) struct Listen(pub(crate) Option<PathBuf>);
+
+/// A `--listen` value that names no local socket.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ListenError {
+    /// `unix:` with nothing after it, or `unixfoo`.
+    #[error("expected `unix` or `unix:PATH`")]
+    Malformed,
+    /// Anything that is not a unix socket (TCP, say).
+    #[error("only local sockets are served: expected `unix` or `unix:PATH`")]
+    NotLocal,
+}
+
+fn parse_listen(s: &str) -> Result<Listen, ListenError> {
+    match s.strip_prefix("unix") {
+        Some("") => Ok(Listen(None)),
+        Some(rest) => match rest.strip_prefix(':') {
+            Some(path) if !path.is_empty() => Ok(Listen(Some(PathBuf::from(path)))),
+            _ => Err(ListenError::Malformed),
+        },
+        None => Err(ListenError::NotLocal),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::*;
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn every_flag_and_argument_has_help() {
+        fn walk(cmd: &clap::Command, path: &str, missing: &mut Vec<String>) {
+            for arg in cmd.get_arguments() {
+                let id = arg.get_id().as_str();
+                if matches!(id, "help" | "version") {
+                    continue;
+                }
+                if arg.get_help().is_none() && arg.get_long_help().is_none() {
+                    missing.push(format!("{path} {id}"));
+                }
+            }
+            for sub in cmd.get_subcommands() {
+                walk(sub, &format!("{path} {}", sub.get_name()), missing);
+            }
+        }
+        let mut missing = Vec::new();
+        walk(&Cli::command(), "devicerail", &mut missing);
+        assert!(missing.is_empty(), "flags without help: {missing:?}");
+    }
+
+    #[test]
+    fn listen_accepts_only_local_sockets() {
+        assert!(matches!(parse_listen("unix"), Ok(Listen(None))));
+        assert!(
+            matches!(parse_listen("unix:/tmp/x.sock"), Ok(Listen(Some(p))) if p == std::path::Path::new("/tmp/x.sock"))
+        );
+        assert!(matches!(parse_listen("unix:"), Err(ListenError::Malformed)));
+        assert!(matches!(
+            parse_listen("tcp:127.0.0.1:1"),
+            Err(ListenError::NotLocal)
+        ));
+    }
+}

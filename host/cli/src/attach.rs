@@ -1,0 +1,187 @@
+//! `devicerail attach`: bridges this process's stdin/stdout to a shared
+//! host's control socket, so any client that spawns a stdio host works
+//! unchanged against the shared one. It announces itself with the
+//! [`ATTACH_PREAMBLE`] line before the client's first byte and then copies
+//! bytes both ways without reading them. It never serves the protocol
+//! itself and never writes anything but the host's bytes to stdout.
+
+use std::io::{Read, Write};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use devicerail_host_core::transport::unix::ATTACH_PREAMBLE;
+
+/// How long `--spawn` waits for the started host to listen.
+const SPAWN_WAIT: Duration = Duration::from_secs(15);
+
+/// Why attaching failed.
+#[derive(Debug, thiserror::Error)]
+pub enum AttachError {
+    #[error(
+        "no DeviceRail host is listening on {path}; start one with `devicerail serve --listen unix:{path}` (or run `devicerail attach --spawn`)"
+    )]
+    NoHost { path: PathBuf },
+    #[error("cannot connect to {path}: {source}")]
+    Connect {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot start a host: {0}")]
+    Spawn(std::io::Error),
+    #[error(
+        "the host started for {path} did not listen within {secs} s; its log is {log}",
+        secs = SPAWN_WAIT.as_secs()
+    )]
+    SpawnTimeout { path: PathBuf, log: PathBuf },
+    #[error("the bridge failed: {0}")]
+    Bridge(std::io::Error),
+    #[error(transparent)]
+    Paths(#[from] devicerail_host_config::paths::PathError),
+}
+
+/// What `--spawn` passes to the host it starts.
+#[derive(Debug, Clone, Default)]
+pub struct SpawnOptions {
+    pub plugins_dir: Option<PathBuf>,
+    pub data_dir: Option<PathBuf>,
+}
+
+fn connect(path: &Path) -> Result<UnixStream, AttachError> {
+    UnixStream::connect(path).map_err(|source| match source.kind() {
+        std::io::ErrorKind::NotFound | std::io::ErrorKind::ConnectionRefused => {
+            AttachError::NoHost {
+                path: path.to_path_buf(),
+            }
+        }
+        _ => AttachError::Connect {
+            path: path.to_path_buf(),
+            source,
+        },
+    })
+}
+
+/// Starts `devicerail serve --listen unix:PATH` as a background service
+/// (its own session, no terminal, stdin from /dev/null, log beside the
+/// socket) and waits until it accepts connections.
+fn spawn_host(path: &Path, opts: &SpawnOptions) -> Result<UnixStream, AttachError> {
+    let exe = std::env::current_exe().map_err(AttachError::Spawn)?;
+    let log = path.with_extension("log");
+    if let Some(dir) = path.parent() {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .map_err(AttachError::Spawn)?;
+    }
+    let log_file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(&log)
+        .map_err(AttachError::Spawn)?;
+    let mut listen = std::ffi::OsString::from("unix:");
+    listen.push(path);
+    let mut cmd = Command::new(exe);
+    cmd.arg("serve").arg("--listen").arg(listen);
+    if let Some(p) = &opts.plugins_dir {
+        cmd.arg("--plugins-dir").arg(p);
+    }
+    if let Some(d) = &opts.data_dir {
+        cmd.arg("--data-dir").arg(d);
+    }
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::from(log_file));
+    // The child leaves our session so it outlives this process and its
+    // terminal.
+    devicerail_host_sys::spawn_detached(&mut cmd);
+    let mut child = cmd.spawn().map_err(AttachError::Spawn)?;
+    tracing::info!(pid = child.id(), socket = %path.display(), log = %log.display(), "started a shared host");
+    let deadline = Instant::now() + SPAWN_WAIT;
+    loop {
+        match connect(path) {
+            Ok(s) => return Ok(s),
+            Err(AttachError::NoHost { .. }) if Instant::now() < deadline => {
+                if let Ok(Some(status)) = child.try_wait() {
+                    // It exited: most likely another host won the race.
+                    if let Ok(s) = connect(path) {
+                        return Ok(s);
+                    }
+                    return Err(AttachError::Spawn(std::io::Error::other(format!(
+                        "the host exited ({status}); see {}",
+                        log.display()
+                    ))));
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            Err(AttachError::NoHost { .. }) => {
+                return Err(AttachError::SpawnTimeout {
+                    path: path.to_path_buf(),
+                    log,
+                });
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Bridges stdin/stdout to the host at `socket` (or the default path)
+/// until either side closes. With `spawn`, starts a host when none
+/// listens.
+pub fn attach(socket: Option<&Path>, spawn: Option<SpawnOptions>) -> Result<(), AttachError> {
+    let path = devicerail_host_config::paths::socket_path(socket)?;
+    let stream = match (connect(&path), spawn) {
+        (Ok(s), _) => s,
+        (Err(AttachError::NoHost { .. }), Some(opts)) => spawn_host(&path, &opts)?,
+        (Err(e), _) => return Err(e),
+    };
+    bridge(stream)
+}
+
+fn bridge(stream: UnixStream) -> Result<(), AttachError> {
+    let mut to_host = stream.try_clone().map_err(AttachError::Bridge)?;
+    let preamble = format!("{ATTACH_PREAMBLE} pid={}\n", std::process::id());
+    to_host
+        .write_all(preamble.as_bytes())
+        .map_err(AttachError::Bridge)?;
+    // stdin → host on a thread; when the client closes stdin, the host
+    // sees end of input and closes the connection (ending its Session).
+    std::thread::Builder::new()
+        .name("attach-stdin".into())
+        .spawn(move || {
+            let mut stdin = std::io::stdin().lock();
+            let mut buf = vec![0u8; 64 * 1024];
+            loop {
+                match stdin.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => {
+                        if to_host.write_all(&buf[..n]).is_err() {
+                            break;
+                        }
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(_) => break,
+                }
+            }
+            let _ = to_host.shutdown(std::net::Shutdown::Write);
+        })
+        .map_err(AttachError::Bridge)?;
+    // host → stdout here; the host closing its end ends the bridge.
+    let mut from_host = stream;
+    let mut stdout = std::io::stdout().lock();
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        match from_host.read(&mut buf) {
+            Ok(0) => return Ok(()),
+            Ok(n) => {
+                stdout.write_all(&buf[..n]).map_err(AttachError::Bridge)?;
+                stdout.flush().map_err(AttachError::Bridge)?;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(AttachError::Bridge(e)),
+        }
+    }
+}

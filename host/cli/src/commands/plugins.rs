@@ -1,0 +1,243 @@
+//! `devicerail plugins list|install|remove`.
+
+use std::fs;
+use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use devicerail_host_config::{CommandLine, Config, paths};
+use devicerail_host_engine::plugin_dir::{
+    self, DeviceStatus, Listing, LoadOptions, PluginFile, Status,
+};
+use devicerail_host_plugin_api::library_file_name;
+use serde::Serialize;
+use serde_json::json;
+
+use super::{CommandError, io};
+use crate::args::PluginsCommand;
+use crate::logging;
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ListedPlugin {
+    file: String,
+    status: &'static str,
+    reason: Option<String>,
+    id: Option<String>,
+    version: Option<String>,
+    description: Option<String>,
+    devices: Vec<devicerail_host_protocol::DeviceInfo>,
+    /// `listed`, `notListed` or `failed`.
+    device_status: &'static str,
+    /// Why listing failed.
+    devices_error: Option<String>,
+    /// How `serve` runs the plugin: `process` (a supervised worker) or
+    /// `inline` (in the host process).
+    isolation: &'static str,
+}
+
+fn listed(f: &PluginFile) -> ListedPlugin {
+    let (status, reason) = match &f.status {
+        Status::Loaded => ("loaded", None),
+        Status::Refused(r) => ("refused", Some(r.clone())),
+    };
+    ListedPlugin {
+        file: f
+            .file
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        status,
+        reason,
+        id: f.manifest.as_ref().map(|m| m.id.clone()),
+        version: f.manifest.as_ref().map(|m| m.version.clone()),
+        description: f.manifest.as_ref().map(|m| m.description.clone()),
+        devices: f.devices.clone(),
+        device_status: match &f.device_status {
+            DeviceStatus::Listed => "listed",
+            DeviceStatus::NotListed => "notListed",
+            DeviceStatus::Failed(_) => "failed",
+        },
+        devices_error: match &f.device_status {
+            DeviceStatus::Failed(reason) => Some(reason.clone()),
+            _ => None,
+        },
+        isolation: f.isolation.as_str(),
+    }
+}
+
+/// The plugins of `dir`, loaded to be inspected.
+pub(crate) fn inspect(
+    dir: &Path,
+    config: &Config,
+    listing: Listing,
+) -> Result<Vec<PluginFile>, CommandError> {
+    Ok(plugin_dir::scan(
+        dir,
+        LoadOptions::inspect(config.parsed.as_ref(), listing),
+    )?)
+}
+
+/// `plugins list`.
+pub(crate) fn list(config: &Config, as_json: bool) -> Result<(), CommandError> {
+    let dir = config.plugins_dir.value.clone();
+    let files = inspect(&dir, config, Listing::Report)?;
+    let plugins: Vec<ListedPlugin> = files.iter().map(listed).collect();
+    let mut out = std::io::stdout().lock();
+    if as_json {
+        let doc = json!({ "pluginsDir": dir, "plugins": plugins });
+        let _ = writeln!(
+            out,
+            "{}",
+            serde_json::to_string_pretty(&doc).unwrap_or_default()
+        );
+        return Ok(());
+    }
+    let _ = writeln!(out, "plugins directory: {}", dir.display());
+    if plugins.is_empty() {
+        let _ = writeln!(out, "no plugins installed");
+    }
+    for p in &plugins {
+        match &p.reason {
+            None => {
+                let devices: Vec<&str> = p.devices.iter().map(|d| d.id.as_str()).collect();
+                let _ = writeln!(
+                    out,
+                    "{:<14} {:<8} loaded   {}  isolation: {}  devices: {}",
+                    p.id.as_deref().unwrap_or("?"),
+                    p.version.as_deref().unwrap_or("?"),
+                    p.file,
+                    p.isolation,
+                    match (&p.devices_error, devices.is_empty()) {
+                        (Some(e), _) => format!("unavailable ({e})"),
+                        (None, true) => "none".to_owned(),
+                        (None, false) => devices.join(", "),
+                    }
+                );
+            }
+            Some(reason) => {
+                let _ = writeln!(
+                    out,
+                    "{:<14} {:<8} refused  {}  reason: {reason}",
+                    p.id.as_deref().unwrap_or("-"),
+                    p.version.as_deref().unwrap_or("-"),
+                    p.file
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `plugins install`: loads the file first (layout, ABI, manifest, init with
+/// its settings, to inspect: no devices listed, no server started), then
+/// copies it atomically as `lib devicerail_plugin_<id>` into the plugins
+/// directory.
+pub(crate) fn install(file: &Path, config: &Config, force: bool) -> Result<PathBuf, CommandError> {
+    let dir = config.plugins_dir.value.clone();
+    let file = paths::absolute(file)?;
+    let candidate = plugin_dir::load_file(
+        &file,
+        LoadOptions::inspect(config.parsed.as_ref(), Listing::Skip),
+    );
+    let manifest = match (&candidate.status, &candidate.manifest) {
+        (Status::Loaded, Some(m)) => m.clone(),
+        (Status::Refused(reason), _) => {
+            return Err(CommandError::Refused(format!(
+                "{} is not an installable plugin: {reason}",
+                file.display()
+            )));
+        }
+        (Status::Loaded, None) => {
+            return Err(CommandError::Refused("the plugin has no manifest".into()));
+        }
+    };
+    if dir.exists() {
+        // Never loosen or tighten a directory we did not create; refuse one
+        // that others could write instead.
+        plugin_dir::check_dir(&dir)?;
+    } else {
+        fs::create_dir_all(&dir).map_err(io("cannot create", &dir))?;
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o755))
+            .map_err(io("cannot set permissions of", &dir))?;
+    }
+    let target = dir.join(library_file_name(&manifest.id));
+    // Files already providing this id (under any name), or at the target.
+    let existing: Vec<PathBuf> = inspect(&dir, config, Listing::Skip)?
+        .into_iter()
+        .filter(|f| f.manifest.as_ref().is_some_and(|m| m.id == manifest.id) || f.file == target)
+        .map(|f| f.file)
+        .collect();
+    if let (false, Some(first)) = (force, existing.first()) {
+        return Err(CommandError::Refused(format!(
+            "plugin {:?} is already installed as {} (use --force to replace it)",
+            manifest.id,
+            first.display()
+        )));
+    }
+    let tmp = dir.join(format!(".install-{}.tmp", uuid::Uuid::new_v4().simple()));
+    let copy = || -> std::io::Result<()> {
+        fs::copy(&file, &tmp)?;
+        fs::set_permissions(&tmp, fs::Permissions::from_mode(0o755))?;
+        fs::File::open(&tmp)?.sync_all()?;
+        fs::rename(&tmp, &target)?;
+        fs::File::open(&dir)?.sync_all()
+    };
+    if let Err(e) = copy() {
+        let _ = fs::remove_file(&tmp);
+        return Err(CommandError::Io {
+            what: "cannot install into",
+            path: dir,
+            source: e,
+        });
+    }
+    // --force: the new file replaces every other file with the same id, so
+    // the scan cannot keep serving the old one.
+    for old in existing.iter().filter(|f| **f != target) {
+        fs::remove_file(old).map_err(io("cannot remove the replaced", old))?;
+    }
+    Ok(target)
+}
+
+/// `plugins remove`: deletes every file whose plugin id is `id` (or that
+/// carries the conventional file name of `id`).
+pub(crate) fn remove(id: &str, config: &Config) -> Result<Vec<PathBuf>, CommandError> {
+    let dir = config.plugins_dir.value.clone();
+    let conventional = dir.join(library_file_name(id));
+    let mut removed = Vec::new();
+    for f in inspect(&dir, config, Listing::Skip)? {
+        if f.manifest.as_ref().is_some_and(|m| m.id == id) || f.file == conventional {
+            fs::remove_file(&f.file).map_err(io("cannot remove", &f.file))?;
+            removed.push(f.file);
+        }
+    }
+    if removed.is_empty() {
+        return Err(CommandError::Refused(format!(
+            "no plugin {id:?} is installed in {}",
+            dir.display()
+        )));
+    }
+    Ok(removed)
+}
+
+/// Runs `plugins list|install|remove`.
+pub(crate) fn run(command: PluginsCommand, mut line: CommandLine) -> ExitCode {
+    line.plugins_dir = command.plugins_dir();
+    let config = match logging::configure("plugins", &line, "warn") {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let result = match command {
+        PluginsCommand::List { json, .. } => list(&config, json),
+        PluginsCommand::Install { file, force, .. } => {
+            install(&file, &config, force).map(|p| println!("installed {}", p.display()))
+        }
+        PluginsCommand::Remove { id, .. } => remove(&id, &config).map(|files| {
+            files
+                .iter()
+                .for_each(|f| println!("removed {}", f.display()))
+        }),
+    };
+    logging::exit("plugins", result)
+}

@@ -1,0 +1,45 @@
+//! The `devicerail` command line.
+//!
+//! `main` parses the arguments ([`args`]) and hands each subcommand to its
+//! module under [`commands`]. Every command first reads the configuration
+//! (`devicerail_host_config`: command line, then environment, then the
+//! configuration file, then defaults), then sets up logging with its log
+//! filter ([`logging`]).
+//!
+//! What it must never do: print anything but protocol frames on stdout
+//! while serving (`serve` and `mcp` move fd 1 aside before anything runs),
+//! or carry logic another crate owns: this crate parses, dispatches and
+//! prints.
+
+#![forbid(unsafe_code)]
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use devicerail_host_config::CommandLine;
+
+mod args;
+mod attach;
+mod commands;
+mod logging;
+
+use args::{Cli, Command};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let line = CommandLine {
+        config: cli.config,
+        ..CommandLine::default()
+    };
+    match cli.command {
+        Command::PluginWorker(a) => commands::worker::run(&a),
+        Command::Serve(a) => commands::serve::run(a, line),
+        Command::Attach(a) => commands::attach::run(a),
+        Command::Mcp(a) => commands::mcp::run(a, line),
+        Command::Plugins { command } => commands::plugins::run(command, line),
+        Command::Config { command } => commands::config::run(command, line),
+        Command::Doctor(a) => commands::doctor::run(a, line),
+        Command::Report(a) => commands::report::run_report(a),
+        Command::Bundle { command } => commands::report::run_bundle(command),
+    }
+}

@@ -1,0 +1,137 @@
+//! `devicerail mcp` driven by the official MCP Python SDK (`mcp` from
+//! PyPI, `host/cli/tests/python/mcp_agent.py`), run with the venv `.ci/run`
+//! creates (`.ci/python-venv`, or the one `DEVICERAIL_PYTHON_VENV` names)
+//! against the real binary: tool listing with schemas, every result
+//! checked against its output schema, a scripted agent signing in through
+//! refs on the mock and in real Chromium, the 1,000-row outline budget,
+//! two agents sharing a host under leases, and the secret never in a tool
+//! result, the recorded Session, its report or the server's log.
+//!
+//! Without the venv each test prints one line saying it was skipped and
+//! why, unless `DEVICERAIL_REQUIRE_PYTHON_CLIENT=1` (as CI sets), where a
+//! missing venv fails.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use support::python;
+
+/// The venv's install command, for the skip line and failures.
+const INSTALL: &str = "python3 -m venv .ci/python-venv && .ci/python-venv/bin/pip install \
+     --require-hashes -r .ci/python-client-requirements.txt -r .ci/python-mcp-requirements.txt";
+/// How long one suite run may take.
+const SUITE_WAIT: Duration = Duration::from_secs(600);
+
+fn venv_python() -> Option<PathBuf> {
+    python::venv_python("mcp", "the MCP Python SDK", "mcp, jsonschema", INSTALL)
+}
+
+/// Runs the unittest classes `classes` of the suite; returns its output.
+fn run_suite(python: &Path, classes: &[&str], env: &[(&str, &Path)]) -> String {
+    let mut cmd = Command::new(python);
+    cmd.arg(python::workspace_root().join("host/cli/tests/python/mcp_agent.py"))
+        .arg("-v")
+        .args(classes)
+        .env("DEVICERAIL_BIN", env!("CARGO_BIN_EXE_devicerail"));
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let run = python::run_suite(cmd, SUITE_WAIT, "the MCP suite");
+    assert!(
+        run.status.success(),
+        "the MCP suite failed ({})",
+        run.status
+    );
+    assert!(!run.err.contains("skipped"), "a scenario was skipped");
+    format!("{}{}", run.out, run.err)
+}
+
+fn ran(output: &str) -> usize {
+    output
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("Ran ")?
+                .split_whitespace()
+                .next()?
+                .parse()
+                .ok()
+        })
+        .unwrap_or(0)
+}
+
+#[test]
+fn the_mcp_sdk_lists_the_tools_and_an_agent_signs_in_on_the_mock() {
+    let Some(python) = venv_python() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let plugins = support::plugins_dir_with_mock(tmp.path());
+    let out = run_suite(
+        &python,
+        &["McpTools", "McpMock", "McpShared"],
+        &[("DEVICERAIL_PLUGINS_DIR", &plugins)],
+    );
+    assert_eq!(ran(&out), 4, "{out}");
+    assert!(out.contains("1,000 rows: outline"), "{out}");
+}
+
+#[test]
+fn an_agent_signs_in_on_a_local_page_in_chromium() {
+    let Some(python) = venv_python() else {
+        return;
+    };
+    devicerail_plugin_browser::binary::find(None).expect(
+        "these tests drive a real Chromium (Debian: apt-get install -y chromium, or set CHROME_PATH)",
+    );
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let plugins = support::plugins_dir_with_mock(tmp.path());
+    let browser = devicerail_host_testing::build_workspace_plugin(
+        "devicerail-host-plugin-browser",
+        "browser",
+    );
+    std::fs::copy(&browser, plugins.join("libdevicerail_plugin_browser.so"))
+        .expect("copy the browser plugin");
+    let out = run_suite(
+        &python,
+        &["McpChromium"],
+        &[
+            ("DEVICERAIL_PLUGINS_DIR", &plugins),
+            ("DEVICERAIL_BROWSER_PLUGINS_DIR", &plugins),
+        ],
+    );
+    assert_eq!(ran(&out), 1, "{out}");
+    assert!(out.contains("chromium: JPEG"), "{out}");
+}
+
+#[test]
+fn mcp_refuses_a_data_directory_held_by_a_host_that_does_not_share_it() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let mut host = support::TestHost::with(support::Options {
+        root: Some(tmp.path().to_path_buf()),
+        ..support::Options::default()
+    });
+    host.hello();
+    let out = Command::new(env!("CARGO_BIN_EXE_devicerail"))
+        .arg("mcp")
+        .arg("--plugins-dir")
+        .arg(tmp.path().join("plugins"))
+        .arg("--data-dir")
+        .arg(tmp.path().join("data"))
+        .env("DEVICERAIL_SOCKET", tmp.path().join("no-host.sock"))
+        .stdin(Stdio::null())
+        .output()
+        .expect("run devicerail mcp");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(out.stdout.is_empty(), "nothing but MCP on stdout");
+    assert!(
+        err.contains("in use by a DeviceRail host that does not share it")
+            && err.contains("devicerail serve --listen unix"),
+        "{err}"
+    );
+    host.close_stdin();
+    assert!(host.finish().success());
+}

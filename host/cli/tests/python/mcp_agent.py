@@ -1,0 +1,450 @@
+"""`devicerail mcp` driven by the official MCP Python SDK (`mcp` on PyPI).
+
+The SDK validates every tool result's structuredContent against the tool's
+output schema (it raises when one does not conform); this suite checks each
+result with `jsonschema` as well, then runs a scripted agent loop: observe,
+pick refs from the outline, act, wait, observe again, until it has signed
+in, on the mock device and (with DEVICERAIL_BROWSER_PLUGINS_DIR) on a local
+page in real Chromium. The password is typed as a named secret; its value
+must never appear in a tool result, the Session's recorded events or the
+server's log.
+
+Run by `host/cli/tests/mcp.rs`:
+
+    DEVICERAIL_BIN=... DEVICERAIL_PLUGINS_DIR=... python mcp_agent.py -v
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import http.server
+import io
+import json
+import os
+import re
+import shutil
+import struct
+import subprocess
+import tarfile
+import tempfile
+import threading
+import unittest
+import urllib.parse
+from contextlib import asynccontextmanager
+from typing import Any, AsyncIterator
+
+import jsonschema
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+SECRET_NAME = "LOGIN_PASSWORD"
+SECRET = "s3cr3t-Pa55-" + os.urandom(6).hex()
+TOOLS = {"devices", "observe", "act", "wait_for", "session"}
+WAIT = 120.0
+MAX_SIDE = 1280
+
+
+# Temporary roots (data directories, logs), removed when the module ends.
+ROOTS: list[str] = []
+
+
+def tearDownModule() -> None:  # noqa: N802
+    for root in ROOTS:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def jpeg_size(data: bytes) -> tuple[int, int]:
+    """(width, height) from a JPEG's SOF marker."""
+    assert data[:2] == b"\xff\xd8", "not a JPEG"
+    i = 2
+    while i < len(data):
+        assert data[i] == 0xFF, "bad JPEG marker"
+        marker = data[i + 1]
+        length = struct.unpack(">H", data[i + 2 : i + 4])[0]
+        if marker in (0xC0, 0xC1, 0xC2):
+            h, w = struct.unpack(">HH", data[i + 5 : i + 9])
+            return w, h
+        i += 2 + length
+    raise AssertionError("no SOF in JPEG")
+
+
+def png_size(data: bytes) -> tuple[int, int]:
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    return struct.unpack(">II", data[16:24])
+
+
+class Agent:
+    """One MCP session with `devicerail mcp`; every result is checked."""
+
+    def __init__(self, session: ClientSession, test: unittest.TestCase):
+        self.session = session
+        self.test = test
+        self.schemas: dict[str, dict[str, Any]] = {}
+        self.transcript: list[str] = []
+        self.image_bytes: list[int] = []
+
+    async def load_tools(self) -> list[Any]:
+        listed = await self.session.list_tools()
+        for t in listed.tools:
+            self.schemas[t.name] = t.output_schema
+        return listed.tools
+
+    def _texts(self, result: Any) -> list[str]:
+        out = []
+        for c in result.content:
+            if getattr(c, "type", None) == "text":
+                out.append(c.text)
+        return out
+
+    async def call(self, name: str, args: dict[str, Any], ok: bool = True) -> Any:
+        result = await asyncio.wait_for(self.session.call_tool(name, args), WAIT)
+        blob = json.dumps(result.model_dump(mode="json", by_alias=True))
+        self.test.assertNotIn(SECRET, blob, f"the secret leaked in a {name} result")
+        for text in self._texts(result):
+            self.transcript.append(f"{name} {json.dumps(args)} -> {text[:200]}")
+        if ok:
+            self.test.assertFalse(result.is_error, f"{name} {args}: {self._texts(result)}")
+            schema = self.schemas[name]
+            self.test.assertIsNotNone(result.structured_content, name)
+            jsonschema.validate(result.structured_content, schema)
+            return result
+        self.test.assertTrue(result.is_error, f"{name} {args} should fail")
+        return result
+
+    async def observe(self, device: str, **kw: Any) -> tuple[dict[str, Any], Any]:
+        result = await self.call("observe", {"device": device, **kw})
+        s = result.structured_content
+        images = [c for c in result.content if getattr(c, "type", None) == "image"]
+        if s["image"] is not None:
+            self.test.assertEqual(len(images), 1)
+            img = images[0]
+            data = base64.b64decode(img.data)
+            self.test.assertEqual(len(data), s["image"]["bytes"])
+            if img.mime_type == "image/jpeg":
+                w, h = jpeg_size(data)
+            else:
+                w, h = png_size(data)
+            self.test.assertEqual((w, h), (s["image"]["width"], s["image"]["height"]))
+            self.test.assertLessEqual(max(w, h), kw.get("maxSide", MAX_SIDE))
+            self.test.assertLess(len(data), 400_000, "a bounded image stays small")
+            self.image_bytes.append(len(data))
+        return s, images
+
+
+def ref_of(outline: str, pattern: str) -> str:
+    """The ref of the first outline line matching `pattern`."""
+    for line in outline.splitlines():
+        if re.search(pattern, line):
+            m = re.match(r"\s*(e\d+) ", line)
+            if m:
+                return m.group(1)
+    raise AssertionError(f"no line matches {pattern!r} in:\n{outline}")
+
+
+@asynccontextmanager
+async def mcp_server(
+    plugins: str,
+    env: dict[str, str] | None = None,
+    data: str | None = None,
+    socket: str | None = None,
+) -> AsyncIterator[tuple[ClientSession, str, str]]:
+    """`devicerail mcp` on a fresh data directory, with no shared host
+    unless `socket` names one (then `data` must be that host's)."""
+    root = tempfile.mkdtemp(prefix="devicerail-mcp-")
+    ROOTS.append(root)
+    data = data or os.path.join(root, "data")
+    log_path = os.path.join(root, "stderr.log")
+    full_env = {
+        "PATH": os.environ.get("PATH", ""),
+        # A private home: no configuration file of the user's is read.
+        "HOME": root,
+        "XDG_DATA_HOME": os.path.join(root, "xdg-data"),
+        # No shared host unless asked: the server runs its own.
+        "DEVICERAIL_SOCKET": socket or os.path.join(root, "no-host.sock"),
+        "RUST_LOG": "debug",
+        "DEVICERAIL_SECRET_" + SECRET_NAME: SECRET,
+        **(env or {}),
+    }
+    for k in ("CHROME_PATH", "DEVICERAIL_BROWSER_ARGS"):
+        if k in os.environ:
+            full_env[k] = os.environ[k]
+    params = StdioServerParameters(
+        command=os.environ["DEVICERAIL_BIN"],
+        args=["mcp", "--plugins-dir", plugins, "--data-dir", data],
+        env=full_env,
+    )
+    with open(log_path, "w") as log:
+        async with stdio_client(params, errlog=log) as (read, write):
+            async with ClientSession(read, write) as session:
+                await asyncio.wait_for(session.initialize(), WAIT)
+                yield session, data, log_path
+
+
+def recorded_bytes(data: str, session_id: str, root: str) -> bytes:
+    """Every byte of the Session's bundle (events as stored and blobs)."""
+    out = os.path.join(root, "bundle.tar")
+    subprocess.run(
+        [os.environ["DEVICERAIL_BIN"], "bundle", "export", session_id, "--data-dir", data, "--out", out],
+        check=True, capture_output=True, timeout=60,
+    )
+    chunks = []
+    with tarfile.open(out) as tar:
+        for member in tar.getmembers():
+            f = tar.extractfile(member)
+            if f is not None:
+                chunks.append(f.read())
+    return b"".join(chunks)
+
+
+def assert_no_secret_recorded(test: unittest.TestCase, data: str, session_id: str, log_path: str) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        recorded = recorded_bytes(data, session_id, tmp)
+        test.assertIn(b"inputSecret", recorded, "the protected Action is recorded")
+        test.assertNotIn(SECRET.encode(), recorded, "the secret is in the recorded Session")
+        report = os.path.join(tmp, "report.html")
+        subprocess.run(
+            [os.environ["DEVICERAIL_BIN"], "report", session_id, "--data-dir", data, "--out", report],
+            check=True, capture_output=True, timeout=60,
+        )
+        with open(report, "rb") as f:
+            test.assertNotIn(SECRET.encode(), f.read(), "the secret is in the report")
+    with open(log_path, "rb") as f:
+        log = f.read()
+    test.assertIn(b"MCP client", log, "the server logged (to stderr)")
+    test.assertNotIn(SECRET.encode(), log, "the secret is in the server's log")
+
+
+class McpTools(unittest.IsolatedAsyncioTestCase):
+    async def test_tools_are_listed_with_input_and_output_schemas(self) -> None:
+        async with mcp_server(os.environ["DEVICERAIL_PLUGINS_DIR"]) as (session, _, _):
+            agent = Agent(session, self)
+            tools = await agent.load_tools()
+            self.assertEqual({t.name for t in tools}, TOOLS)
+            for t in tools:
+                self.assertEqual(t.input_schema["type"], "object", t.name)
+                self.assertIsNotNone(t.output_schema, t.name)
+                jsonschema.Draft202012Validator.check_schema(t.input_schema)
+                jsonschema.Draft202012Validator.check_schema(t.output_schema)
+                self.assertTrue(t.description, t.name)
+            devices = (await agent.call("devices", {})).structured_content
+            self.assertEqual(devices["mode"], "in-process")
+            self.assertEqual([d["id"] for d in devices["devices"]], ["mock-1"])
+            self.assertEqual(devices["devices"][0]["leased"], False)
+            # Bad calls are tool errors the agent can read.
+            bad = await agent.call("act", {"device": "mock-1", "action": "tap", "ref": "e999999"}, ok=False)
+            self.assertIn("unknown ref", bad.content[0].text)
+            bad = await agent.call("act", {"device": "mock-1", "action": "type", "secret": "NOPE"}, ok=False)
+            self.assertIn("DEVICERAIL_SECRET_NOPE", bad.content[0].text)
+            bad = await agent.call("observe", {"device": "no-such-device"}, ok=False)
+            self.assertIn("error", bad.content[0].text)
+
+
+class McpMock(unittest.IsolatedAsyncioTestCase):
+    async def test_an_agent_signs_in_on_the_mock_through_refs(self) -> None:
+        async with mcp_server(os.environ["DEVICERAIL_PLUGINS_DIR"]) as (session, data, log_path):
+            agent = Agent(session, self)
+            await agent.load_tools()
+            dev = "mock-1"
+            obs, images = await agent.observe(dev)
+            self.assertEqual(images[0].mime_type, "image/jpeg")
+            self.assertFalse(obs["truncated"])
+            outline = obs["outline"]
+            user = ref_of(outline, r'"Username"')
+            password = ref_of(outline, r'"Password"')
+            sign_in = ref_of(outline, r'button "Sign in"')
+            await agent.call("act", {"device": dev, "action": "type", "ref": user, "text": "ada"})
+            typed = await agent.call("act", {"device": dev, "action": "type", "ref": password, "secret": SECRET_NAME})
+            self.assertEqual([s["name"] for s in typed.structured_content["steps"]], ["tapElement", "inputSecret"])
+            self.assertIsNone(typed.structured_content["steps"][1]["output"])
+            await agent.call("act", {"device": dev, "action": "tap", "ref": sign_in})
+            waited = await agent.call("wait_for", {"device": dev, "selector": {"text": "Welcome"}, "timeoutMs": 5000})
+            self.assertTrue(waited.structured_content["matched"])
+            after, _ = await agent.observe(dev, format="png", maxSide=640)
+            self.assertIn('"Welcome, ada"', after["outline"])
+            self.assertEqual(after["image"]["mimeType"], "image/png")
+            self.assertEqual((after["image"]["width"], after["image"]["height"]), (360, 640))
+            # A ref of the old screen is refused as stale, with a hint.
+            stale = await agent.call("act", {"device": dev, "action": "tap", "ref": sign_in}, ok=False)
+            self.assertIn("error", stale.content[0].text)
+            gone = await agent.call("wait_for", {"device": dev, "selector": {"text": "Nobody"}, "timeoutMs": 300})
+            self.assertFalse(gone.structured_content["matched"])
+            info = (await agent.call("session", {"device": dev, "op": "info"})).structured_content
+            self.assertEqual(info["state"], "active")
+            sid = info["sessionId"]
+            self.assertEqual(obs["sessionId"], sid)
+            ended = (await agent.call("session", {"device": dev, "op": "end", "verdict": "pass", "summary": "signed in as ada"})).structured_content
+            self.assertEqual((ended["sessionId"], ended["state"], ended["verdict"]), (sid, "ended", "pass"))
+            self.assertIn(f"devicerail report {sid}", ended["reportCommand"])
+            print(f"mock: JPEG {agent.image_bytes[0]} bytes ({obs['image']['width']}x{obs['image']['height']}), "
+                  f"PNG {agent.image_bytes[1]} bytes; outline {len(outline)} chars")
+            print("transcript:\n  " + "\n  ".join(agent.transcript))
+        assert_no_secret_recorded(self, data, sid, log_path)
+
+    async def test_a_thousand_rows_stay_under_the_outline_budget(self) -> None:
+        env = {"DEVICERAIL_MOCK_FEED_ROWS": "1000"}
+        async with mcp_server(os.environ["DEVICERAIL_PLUGINS_DIR"], env) as (session, _, _):
+            agent = Agent(session, self)
+            await agent.load_tools()
+            dev = "mock-1"
+            tapped = await agent.call("act", {"device": dev, "action": "tap", "x": 360, "y": 328})
+            self.assertEqual(tapped.structured_content["steps"][0]["output"]["hit"], "username")
+            await agent.call("act", {"device": dev, "action": "setValue", "selector": {"identifier": "username"}, "text": "ada"})
+            await agent.call("act", {"device": dev, "action": "type", "selector": {"identifier": "password"}, "secret": SECRET_NAME})
+            await agent.call("act", {"device": dev, "action": "tap", "selector": {"role": "button", "name": "Sign in"}})
+            scrolled = await agent.call("act", {"device": dev, "action": "scroll", "deltaY": 400})
+            self.assertEqual(scrolled.structured_content["steps"][0]["name"], "scroll")
+            unknown = await agent.call("act", {"device": dev, "action": "key", "key": "Enter"}, ok=False)
+            self.assertIn("pressKey", unknown.content[0].text)
+            obs, _ = await agent.observe(dev, screenshot=False)
+            self.assertGreaterEqual(obs["nodes"], 1000)
+            self.assertTrue(obs["truncated"])
+            self.assertLessEqual(len(obs["outline"]), 8000)
+            last = obs["outline"].rstrip("\n").splitlines()[-1]
+            self.assertRegex(last, r"^… truncated: \d+ more nodes; narrow with filter or subtree$")
+            self.assertEqual(int(last.split()[2]), obs["nodes"] - obs["shown"])
+            print(f"1,000 rows: outline {len(obs['outline'])} chars, {obs['shown']} of {obs['nodes']} nodes shown; last line: {last}")
+            narrowed, _ = await agent.observe(dev, screenshot=False, filter="Item 999:")
+            self.assertFalse(narrowed["truncated"])
+            self.assertIn('"Item 999: nothing new"', narrowed["outline"])
+            feed = ref_of(obs["outline"], r" list")
+            sub, _ = await agent.observe(dev, screenshot=False, subtree=feed, maxNodes=5)
+            self.assertEqual(sub["shown"], 5)
+            self.assertTrue(sub["outline"].lstrip().startswith("e"))
+            self.assertIn("list", sub["outline"].splitlines()[0])
+
+
+class McpShared(unittest.IsolatedAsyncioTestCase):
+    async def test_two_agents_share_a_host_under_leases(self) -> None:
+        root = tempfile.mkdtemp(prefix="devicerail-shared-")
+        ROOTS.append(root)
+        sock = os.path.join(root, "host.sock")
+        data = os.path.join(root, "data")
+        plugins = os.environ["DEVICERAIL_PLUGINS_DIR"]
+        host = await asyncio.create_subprocess_exec(
+            os.environ["DEVICERAIL_BIN"], "serve", "--listen", f"unix:{sock}",
+            "--plugins-dir", plugins, "--data-dir", data,
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.DEVNULL,
+            env={**os.environ, "HOME": root, "XDG_DATA_HOME": os.path.join(root, "xdg"), "DEVICERAIL_MOCK_DEVICES": "2"},
+        )
+        try:
+            for _ in range(300):
+                if os.path.exists(sock):
+                    break
+                await asyncio.sleep(0.05)
+            async with mcp_server(plugins, data=data, socket=sock) as (a_session, _, _):
+                a = Agent(a_session, self)
+                await a.load_tools()
+                obs, images = await a.observe("mock-1")
+                self.assertEqual(len(images), 1, "the screenshot is read from the shared host's data directory")
+                async with mcp_server(plugins, data=data, socket=sock) as (b_session, _, _):
+                    b = Agent(b_session, self)
+                    await b.load_tools()
+                    listed = (await b.call("devices", {})).structured_content
+                    self.assertEqual(listed["mode"], "shared")
+                    by_id = {d["id"]: d for d in listed["devices"]}
+                    self.assertEqual((by_id["mock-1"]["leased"], by_id["mock-1"]["leaseHolder"]), (True, "anotherClient"))
+                    self.assertEqual(by_id["mock-2"]["leased"], False)
+                    refused = await b.call("observe", {"device": "mock-1"}, ok=False)
+                    self.assertIn("device_in_use", refused.content[0].text)
+                    self.assertIn("another client or agent holds this device", refused.content[0].text)
+                    other, _ = await b.observe("mock-2")
+                    self.assertNotEqual(other["sessionId"], obs["sessionId"])
+                    mine = (await a.call("devices", {})).structured_content
+                    self.assertEqual({d["id"]: d["leaseHolder"] for d in mine["devices"]},
+                                     {"mock-1": "thisServer", "mock-2": "anotherClient"})
+                    await a.call("session", {"device": "mock-1", "op": "end", "verdict": "unknown"})
+                    taken, _ = await b.observe("mock-1")
+                    self.assertNotEqual(taken["sessionId"], obs["sessionId"])
+        finally:
+            if host.stdin is not None:
+                host.stdin.close()
+            host.terminate()
+            await asyncio.wait_for(host.wait(), 30)
+
+
+LOGIN_PAGE = """<!doctype html><html><head><title>Sign in</title></head><body>
+<h1>Sign in</h1>
+<form method="post" action="/login">
+<label for="username">Username</label> <input id="username" name="username" autocomplete="off">
+<label for="password">Password</label> <input id="password" name="password" type="password">
+<button id="sign-in" type="submit">Sign in</button>
+</form></body></html>"""
+
+
+class LoginHandler(http.server.BaseHTTPRequestHandler):
+    def _send(self, body: str, status: int = 200) -> None:
+        data = body.encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self) -> None:  # noqa: N802
+        self._send(LOGIN_PAGE)
+
+    def do_POST(self) -> None:  # noqa: N802
+        length = int(self.headers.get("Content-Length", "0"))
+        form = urllib.parse.parse_qs(self.rfile.read(length).decode())
+        user = form.get("username", [""])[0]
+        ok = form.get("password", [""])[0] == SECRET and user
+        if ok:
+            self._send(f"<!doctype html><title>Home</title><h1 id='welcome'>Welcome, {user}</h1>")
+        else:
+            self._send("<!doctype html><title>Denied</title><h1 id='denied'>Wrong password</h1>")
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+class McpChromium(unittest.IsolatedAsyncioTestCase):
+    async def test_an_agent_signs_in_on_a_local_page_in_chromium(self) -> None:
+        plugins = os.environ.get("DEVICERAIL_BROWSER_PLUGINS_DIR")
+        if not plugins:
+            self.skipTest("no DEVICERAIL_BROWSER_PLUGINS_DIR (browser plugin and Chromium)")
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), LoginHandler)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        url = f"http://127.0.0.1:{server.server_address[1]}/"
+        # Device pixels at twice the CSS viewport: 2560x1600 screenshots,
+        # which observe must bound to 1280 on the long side.
+        env = {"DEVICERAIL_BROWSER_VIEWPORT": "1280x800", "DEVICERAIL_BROWSER_SCALE": "2"}
+        try:
+            async with mcp_server(plugins, env) as (session, data, log_path):
+                agent = Agent(session, self)
+                await agent.load_tools()
+                listed = (await agent.call("devices", {})).structured_content["devices"]
+                web = [d for d in listed if d["platform"] == "web"]
+                self.assertEqual(len(web), 1, listed)
+                dev = web[0]["id"]
+                await agent.call("act", {"device": dev, "action": "navigate", "url": url})
+                await agent.call("wait_for", {"device": dev, "selector": {"identifier": "username"}, "condition": "visible"})
+                obs, images = await agent.observe(dev)
+                self.assertEqual(images[0].mime_type, "image/jpeg")
+                self.assertEqual(obs["image"]["sourceWidth"], 2560)
+                self.assertEqual((obs["image"]["width"], obs["image"]["height"]), (1280, 800))
+                outline = obs["outline"]
+                user = ref_of(outline, r"#username\b")
+                password = ref_of(outline, r"#password\b")
+                sign_in = ref_of(outline, r"#sign-in\b")
+                await agent.call("act", {"device": dev, "action": "type", "ref": user, "text": "ada"})
+                await agent.call("act", {"device": dev, "action": "type", "ref": password, "secret": SECRET_NAME})
+                await agent.call("act", {"device": dev, "action": "tap", "ref": sign_in})
+                waited = await agent.call("wait_for", {"device": dev, "selector": {"identifier": "welcome"}, "timeoutMs": 15000})
+                self.assertTrue(waited.structured_content["matched"], agent.transcript)
+                after, _ = await agent.observe(dev)
+                self.assertIn("Welcome, ada", after["outline"])
+                ended = (await agent.call("session", {"device": dev, "op": "end", "verdict": "pass", "summary": "signed in"})).structured_content
+                sid = ended["sessionId"]
+                print(f"chromium: JPEG {agent.image_bytes[0]} bytes ({obs['image']['width']}x{obs['image']['height']} from "
+                      f"{obs['image']['sourceWidth']}x{obs['image']['sourceHeight']}); outline {len(outline)} chars")
+                print("transcript:\n  " + "\n  ".join(agent.transcript))
+            assert_no_secret_recorded(self, data, sid, log_path)
+        finally:
+            server.shutdown()
+            server.server_close()
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,105 @@
+//! Where the host keeps plugins and data.
+//!
+//! Plugins dir: `--plugins-dir`, else `DEVICERAIL_PLUGINS_DIR`, else the
+//! platform data dir (`$XDG_DATA_HOME/devicerail/plugins`, i.e.
+//! `~/.local/share/devicerail/plugins` on Linux;
+//! `~/Library/Application Support/devicerail/plugins` on macOS). The data
+//! dir follows the same rule with `DEVICERAIL_DATA_DIR` and `data`.
+//! Relative paths resolve against the working directory. The configuration
+//! file (`crate`) can set both; these are the defaults under it.
+
+use std::path::{Path, PathBuf};
+
+/// Environment variable naming the plugins directory.
+pub const PLUGINS_DIR_ENV: &str = "DEVICERAIL_PLUGINS_DIR";
+/// Environment variable naming the data directory.
+pub const DATA_DIR_ENV: &str = "DEVICERAIL_DATA_DIR";
+
+#[derive(Debug, thiserror::Error)]
+pub enum PathError {
+    #[error("cannot determine a default {what} directory: HOME is not set (pass --{what}-dir)")]
+    NoHome { what: &'static str },
+    #[error("cannot resolve {path}: {source}")]
+    Resolve {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// The platform's per-user data directory for DeviceRail, with `env` as
+/// the environment: plugins, data and the configuration file live there.
+pub fn platform_base_with(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    if cfg!(target_os = "macos") {
+        env("HOME").map(|h| PathBuf::from(h).join("Library/Application Support/devicerail"))
+    } else {
+        env("XDG_DATA_HOME")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| env("HOME").map(|h| PathBuf::from(h).join(".local/share")))
+            .map(|p| p.join("devicerail"))
+    }
+}
+
+/// The platform's per-user data directory for DeviceRail.
+fn platform_base() -> Option<PathBuf> {
+    platform_base_with(&|name| std::env::var(name).ok())
+}
+
+/// Makes `path` absolute against the working directory.
+pub fn absolute(path: &Path) -> Result<PathBuf, PathError> {
+    std::path::absolute(path).map_err(|source| PathError::Resolve {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+fn resolve(flag: Option<&Path>, env: &str, leaf: &'static str) -> Result<PathBuf, PathError> {
+    if let Some(p) = flag {
+        return absolute(p);
+    }
+    if let Some(v) = std::env::var_os(env).filter(|v| !v.is_empty()) {
+        return absolute(Path::new(&v));
+    }
+    platform_base()
+        .map(|b| b.join(leaf))
+        .ok_or(PathError::NoHome { what: leaf })
+}
+
+/// The plugins directory to use.
+pub fn plugins_dir(flag: Option<&Path>) -> Result<PathBuf, PathError> {
+    resolve(flag, PLUGINS_DIR_ENV, "plugins")
+}
+
+/// The data directory to use.
+pub fn data_dir(flag: Option<&Path>) -> Result<PathBuf, PathError> {
+    resolve(flag, DATA_DIR_ENV, "data")
+}
+
+/// Environment variable naming the shared host's control socket.
+pub const SOCKET_ENV: &str = "DEVICERAIL_SOCKET";
+
+/// The control socket to listen on or attach to: the flag, else
+/// `DEVICERAIL_SOCKET`, else `devicerail/host.sock` in the user's runtime
+/// directory (`$XDG_RUNTIME_DIR`), else in the user's state directory
+/// (`$XDG_STATE_HOME`, i.e. `~/.local/state`; `~/Library/Application
+/// Support/devicerail` on macOS).
+pub fn socket_path(flag: Option<&Path>) -> Result<PathBuf, PathError> {
+    if let Some(p) = flag {
+        return absolute(p);
+    }
+    if let Some(v) = std::env::var_os(SOCKET_ENV).filter(|v| !v.is_empty()) {
+        return absolute(Path::new(&v));
+    }
+    let nonempty = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+    let base = if cfg!(target_os = "macos") {
+        platform_base()
+    } else {
+        nonempty("XDG_RUNTIME_DIR")
+            .or_else(|| nonempty("XDG_STATE_HOME"))
+            .map(PathBuf::from)
+            .or_else(|| nonempty("HOME").map(|h| PathBuf::from(h).join(".local/state")))
+            .map(|p| p.join("devicerail"))
+    };
+    base.map(|b| b.join("host.sock"))
+        .ok_or(PathError::NoHome { what: "socket" })
+}

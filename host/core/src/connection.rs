@@ -1,0 +1,482 @@
+//! One protocol connection: its handshake phase, negotiated context,
+//! device selection, active Session and in-flight requests.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use devicerail_host_protocol::{
+    CallId, ConnectionId, DeviceId, ErrorCode, FeatureSet, HelloResult, MAX_FRAME_BYTES,
+    MediaStreamId, PeerInfo, ProtocolVersion, RpcError, RpcFailure, RpcId, RpcSuccess, SessionId,
+    TransportInfo,
+};
+use serde::Serialize;
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use crate::media::MediaStream;
+use crate::outbox::OutputQueue;
+
+/// What `system.hello` settled.
+#[derive(Debug, Clone)]
+pub struct Negotiated {
+    pub version: ProtocolVersion,
+    pub features: FeatureSet,
+    pub client: PeerInfo,
+    pub hello: HelloResult,
+}
+
+impl Negotiated {
+    pub fn has(&self, f: devicerail_host_protocol::Feature) -> bool {
+        self.features.contains(f)
+    }
+}
+
+/// The connection state machine.
+#[derive(Debug, Clone)]
+pub enum Phase {
+    AwaitingHello,
+    Ready(Arc<Negotiated>),
+}
+
+/// What keeps a Session busy (`session_busy` reports each count).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Work {
+    /// A `device.execute`.
+    Action,
+    /// A `device.observe`.
+    Observation,
+    /// A `media.stream.capture`.
+    Capture,
+}
+
+/// The connection's active Session and the work still running in it.
+#[derive(Debug)]
+pub struct ActiveSession {
+    pub id: SessionId,
+    /// The device the Session was started on; its device requests route
+    /// there, and the connection's selection cannot change meanwhile.
+    pub device: DeviceId,
+    busy: [AtomicUsize; 3],
+    /// Protected or unclassified Actions running now (no media stream may
+    /// start meanwhile).
+    sensitive: AtomicUsize,
+    /// Action ids used in this Session (`duplicate_action_call`).
+    call_ids: Mutex<HashSet<CallId>>,
+    /// Media streams started in this Session, ended ones included (an
+    /// identical start is answered from here); forgotten with the Session.
+    pub streams: Mutex<HashMap<MediaStreamId, Arc<MediaStream>>>,
+}
+
+impl ActiveSession {
+    pub fn new(id: SessionId, device: DeviceId) -> Arc<Self> {
+        Arc::new(Self {
+            id,
+            device,
+            busy: Default::default(),
+            sensitive: AtomicUsize::new(0),
+            call_ids: Mutex::default(),
+            streams: Mutex::default(),
+        })
+    }
+
+    /// Marks one piece of work as in flight until the guard drops.
+    pub fn enter(self: &Arc<Self>, work: Work) -> BusyGuard {
+        self.busy[work as usize].fetch_add(1, Ordering::AcqRel);
+        BusyGuard(self.clone(), work)
+    }
+
+    /// In-flight work of each kind: (actions, observations, captures).
+    pub fn busy(&self) -> (usize, usize, usize) {
+        let n = |w: Work| self.busy[w as usize].load(Ordering::Acquire);
+        (n(Work::Action), n(Work::Observation), n(Work::Capture))
+    }
+
+    /// Marks a protected or unclassified Action as running until the guard
+    /// drops.
+    pub fn enter_sensitive(self: &Arc<Self>) -> SensitiveGuard {
+        self.sensitive.fetch_add(1, Ordering::AcqRel);
+        SensitiveGuard(self.clone())
+    }
+
+    pub fn sensitive_in_flight(&self) -> bool {
+        self.sensitive.load(Ordering::Acquire) > 0
+    }
+
+    /// Claims an Action id; `false` if the Session already used it.
+    pub fn claim_call_id(&self, id: CallId) -> bool {
+        self.call_ids
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(id)
+    }
+
+    /// The stream with `id`, if this Session started it.
+    pub fn stream(&self, id: &MediaStreamId) -> Option<Arc<MediaStream>> {
+        self.streams
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(id)
+            .cloned()
+    }
+
+    /// Whether a media stream of this Session is still open.
+    pub fn has_open_stream(&self) -> bool {
+        self.streams
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .any(|s| !s.is_ended())
+    }
+
+    /// Ids of the streams still open.
+    pub fn open_streams(&self) -> Vec<MediaStreamId> {
+        self.streams
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .filter(|s| !s.is_ended())
+            .map(|s| s.info.id)
+            .collect()
+    }
+}
+
+/// Keeps a Session busy.
+#[derive(Debug)]
+pub struct BusyGuard(Arc<ActiveSession>, Work);
+
+impl Drop for BusyGuard {
+    fn drop(&mut self) {
+        self.0.busy[self.1 as usize].fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// Marks a sensitive Action as running.
+#[derive(Debug)]
+pub struct SensitiveGuard(Arc<ActiveSession>);
+
+impl Drop for SensitiveGuard {
+    fn drop(&mut self) {
+        self.0.sensitive.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// One accepted, unfinished request.
+#[derive(Debug)]
+struct InflightEntry {
+    cancel: CancellationToken,
+    /// Set once the result is known; cancel then reports `notFound` while
+    /// the id stays reserved until the response is queued.
+    completed: bool,
+}
+
+/// Outcome of `request.cancel` on the table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CancelOutcome {
+    Requested,
+    AlreadyRequested,
+    NotFound,
+}
+
+/// Reserved request ids of one connection.
+#[derive(Debug, Default)]
+pub struct Inflight {
+    table: Mutex<HashMap<RpcId, InflightEntry>>,
+}
+
+impl Inflight {
+    fn lock(&self) -> MutexGuard<'_, HashMap<RpcId, InflightEntry>> {
+        self.table.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn contains(&self, id: &RpcId) -> bool {
+        self.lock().contains_key(id)
+    }
+
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.lock().is_empty()
+    }
+
+    /// Reserves `id` with a fresh cancellation token (child of `parent`),
+    /// unless `limit` requests are already reserved.
+    pub fn reserve(
+        &self,
+        id: &RpcId,
+        parent: &CancellationToken,
+        limit: usize,
+    ) -> Result<CancellationToken, RpcError> {
+        let mut t = self.lock();
+        if t.contains_key(id) {
+            return Err(ErrorCode::RequestIdInUse.rpc(
+                format!("request id {id} is reserved by an unfinished request"),
+                json!({ "requestId": id }),
+            ));
+        }
+        if t.len() >= limit {
+            return Err(ErrorCode::TooManyRequests.rpc(
+                format!("the connection already has {limit} requests in flight"),
+                json!({ "limit": limit }),
+            ));
+        }
+        let cancel = parent.child_token();
+        t.insert(
+            id.clone(),
+            InflightEntry {
+                cancel: cancel.clone(),
+                completed: false,
+            },
+        );
+        Ok(cancel)
+    }
+
+    pub fn complete(&self, id: &RpcId) {
+        if let Some(e) = self.lock().get_mut(id) {
+            e.completed = true;
+        }
+    }
+
+    pub fn release(&self, id: &RpcId) {
+        self.lock().remove(id);
+    }
+
+    /// Cancels every unfinished request (the connection is closing).
+    pub fn cancel_all(&self) {
+        for e in self.lock().values().filter(|e| !e.completed) {
+            e.cancel.cancel();
+        }
+    }
+
+    pub fn cancel(&self, id: &RpcId) -> CancelOutcome {
+        match self.lock().get(id) {
+            Some(e) if !e.completed => {
+                if e.cancel.is_cancelled() {
+                    CancelOutcome::AlreadyRequested
+                } else {
+                    e.cancel.cancel();
+                    CancelOutcome::Requested
+                }
+            }
+            _ => CancelOutcome::NotFound,
+        }
+    }
+}
+
+/// State of an event-stream WebSocket connection.
+#[derive(Debug)]
+pub struct StreamState {
+    /// The Session the spent capability was bound to.
+    pub binding: crate::stream_gate::Binding,
+    subscribed: std::sync::atomic::AtomicBool,
+    closed: CancellationToken,
+    /// Cancelled when the running pump (if any) has finished.
+    pump: Mutex<Option<CancellationToken>>,
+    /// The close code the socket ends with (normal unless a failure set it).
+    pub close_code: Arc<std::sync::atomic::AtomicU16>,
+}
+
+/// One protocol connection.
+pub struct Connection {
+    pub id: ConnectionId,
+    pub transport: TransportInfo,
+    out: OutputQueue,
+    phase: Mutex<Phase>,
+    selected: Mutex<Option<DeviceId>>,
+    session: Mutex<Option<Arc<ActiveSession>>>,
+    pub inflight: Inflight,
+    /// Set for event-stream WebSocket connections.
+    pub stream: Option<StreamState>,
+}
+
+impl Connection {
+    pub fn new(transport: TransportInfo, out: OutputQueue) -> Arc<Self> {
+        Self::build(transport, out, None)
+    }
+
+    /// A WebSocket connection bound to the Session of a spent capability.
+    pub fn new_stream(
+        transport: TransportInfo,
+        out: OutputQueue,
+        binding: crate::stream_gate::Binding,
+    ) -> Arc<Self> {
+        let stream = StreamState {
+            binding,
+            subscribed: std::sync::atomic::AtomicBool::new(false),
+            closed: CancellationToken::new(),
+            pump: Mutex::new(None),
+            close_code: Arc::new(std::sync::atomic::AtomicU16::new(1000)),
+        };
+        Self::build(transport, out, Some(stream))
+    }
+
+    fn build(transport: TransportInfo, out: OutputQueue, stream: Option<StreamState>) -> Arc<Self> {
+        Arc::new(Self {
+            id: ConnectionId::new_v4(),
+            transport,
+            out,
+            phase: Mutex::new(Phase::AwaitingHello),
+            selected: Mutex::new(None),
+            session: Mutex::new(None),
+            inflight: Inflight::default(),
+            stream,
+        })
+    }
+
+    /// Claims the one subscription of a stream connection.
+    pub fn claim_subscription(&self) -> bool {
+        self.stream
+            .as_ref()
+            .is_some_and(|s| !s.subscribed.swap(true, Ordering::AcqRel))
+    }
+
+    /// Marks the subscription's pump as running (until
+    /// [`Connection::pump_finished`]).
+    pub fn pump_started(&self) {
+        if let Some(s) = &self.stream {
+            *s.pump.lock().unwrap_or_else(|p| p.into_inner()) = Some(CancellationToken::new());
+        }
+    }
+
+    /// Resolves when the stream connection closes (socket or pump).
+    pub async fn closed(&self) {
+        match &self.stream {
+            Some(s) => s.closed.cancelled().await,
+            None => std::future::pending().await,
+        }
+    }
+
+    pub fn close_stream(&self) {
+        if let Some(s) = &self.stream {
+            s.closed.cancel();
+        }
+    }
+
+    /// Ends a stream connection after a failed handshake or subscription:
+    /// what is queued is still written, then the socket closes with `code`.
+    pub async fn fail_stream(&self, code: u16) {
+        if let Some(s) = &self.stream {
+            s.close_code.store(code, Ordering::Release);
+            // An empty frame tells the socket writer to close.
+            let _ = self.out.send(Vec::new()).await;
+            s.closed.cancel();
+        }
+    }
+
+    /// Resolves once no pump is running.
+    pub async fn pump_done(&self) {
+        let token = self
+            .stream
+            .as_ref()
+            .and_then(|s| s.pump.lock().unwrap_or_else(|p| p.into_inner()).clone());
+        if let Some(t) = token {
+            t.cancelled().await;
+        }
+    }
+
+    pub fn pump_finished(&self) {
+        if let Some(s) = &self.stream
+            && let Some(t) = s.pump.lock().unwrap_or_else(|p| p.into_inner()).as_ref()
+        {
+            t.cancel();
+        }
+    }
+
+    /// Queues a stream frame; `false` once the socket writer is gone.
+    pub async fn send_stream_frame(&self, frame: Vec<u8>) -> bool {
+        self.out.send(frame).await.is_ok()
+    }
+
+    pub fn phase(&self) -> Phase {
+        self.phase.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    pub fn set_ready(&self, negotiated: Negotiated) {
+        *self.phase.lock().unwrap_or_else(|p| p.into_inner()) = Phase::Ready(Arc::new(negotiated));
+    }
+
+    pub fn selected(&self) -> Option<DeviceId> {
+        self.selected
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    pub fn select(&self, id: DeviceId) {
+        *self.selected.lock().unwrap_or_else(|p| p.into_inner()) = Some(id);
+    }
+
+    pub fn session(&self) -> Option<Arc<ActiveSession>> {
+        self.session
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    pub fn set_session(&self, s: Option<Arc<ActiveSession>>) {
+        *self.session.lock().unwrap_or_else(|p| p.into_inner()) = s;
+    }
+
+    /// Queues a frame (waits while the output queue is full).
+    pub async fn send_frame(&self, frame: Vec<u8>) {
+        // The writer only stops at shutdown, after every sender is gone.
+        let _ = self.out.send(frame).await;
+    }
+
+    /// Queues the response to the concurrent request `id`, releasing the
+    /// id as the response enters the output queue (the protocol's rule):
+    /// before the peer can read it, so an id reused right after its
+    /// response is never refused.
+    pub async fn send_response(&self, id: &RpcId, frame: Vec<u8>) {
+        let release = || self.inflight.release(id);
+        if self.out.send_then(frame, release).await.is_err() {
+            self.inflight.release(id);
+        }
+    }
+
+    /// Serializes a success response; a result that cannot fit in one
+    /// frame becomes `response_frame_too_large`.
+    pub fn encode_result<T: Serialize>(id: &RpcId, result: &T) -> Vec<u8> {
+        match serde_json::to_vec(&RpcSuccess::new(id.clone(), result)) {
+            Ok(v) if v.len() <= MAX_FRAME_BYTES => v,
+            Ok(v) => Self::encode_error(
+                Some(id),
+                &ErrorCode::ResponseFrameTooLarge.rpc(
+                    format!(
+                        "the result is {} bytes, over the {MAX_FRAME_BYTES}-byte frame limit",
+                        v.len()
+                    ),
+                    json!({ "actualBytes": v.len(), "limitBytes": MAX_FRAME_BYTES }),
+                ),
+            ),
+            Err(e) => Self::encode_error(
+                Some(id),
+                &ErrorCode::InternalError.rpc(
+                    format!("could not serialize the result: {e}"),
+                    json!({ "cause": "serialization" }),
+                ),
+            ),
+        }
+    }
+
+    pub fn encode_error(id: Option<&RpcId>, error: &RpcError) -> Vec<u8> {
+        let failure = RpcFailure::new(id.cloned(), error.clone());
+        serde_json::to_vec(&failure).unwrap_or_else(|_| {
+            br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"internal error","data":{"code":"internal_error","message":"internal error","retryable":false,"details":null}}}"#.to_vec()
+        })
+    }
+
+    pub async fn respond<T: Serialize>(&self, id: &RpcId, result: Result<T, RpcError>) {
+        let frame = match result {
+            Ok(v) => Self::encode_result(id, &v),
+            Err(e) => Self::encode_error(Some(id), &e),
+        };
+        self.send_frame(frame).await;
+    }
+
+    pub async fn respond_error(&self, id: Option<&RpcId>, error: RpcError) {
+        self.send_frame(Self::encode_error(id, &error)).await;
+    }
+}

@@ -1,0 +1,116 @@
+//! `device.connect`, `device.disconnect`, `device.capabilities` and
+//! `device.observe` on an accepted request. (`device.execute` is
+//! [`super::execute`]; acceptance is dispatch's.)
+
+use devicerail_host_plugin_api::ObserveRequest;
+use devicerail_host_protocol::{
+    ActionDefinition, DeviceDisconnectResult, DeviceInfo, Feature, Observation, ObservationId,
+    RpcError, TestEventPayload,
+};
+
+use crate::handlers::request::{
+    Accepted, call_driver, capabilities, fetch_capabilities, interrupt_error, require_connected,
+    shot, visible,
+};
+use crate::handlers::{session_required, store_error};
+use crate::leases::Acquired;
+use crate::recorder::{self, Shot, Tree};
+
+/// `device.connect`: takes the device's lease for this connection first
+/// (`device_in_use` when another holds it), gives it back if connecting
+/// fails.
+pub async fn connect(a: &Accepted) -> Result<DeviceInfo, RpcError> {
+    let device = a.route.device.clone();
+    let lease = a
+        .host
+        .leases
+        .acquire(&device, a.conn.id, Some(a.neg.client.clone()))?;
+    let info = match call_driver(a, a.context(ObservationId::new_v7()), move |d, ctx| {
+        d.connect(ctx, &device)
+    })
+    .await
+    {
+        Ok(info) => info,
+        Err(e) => {
+            if lease == Acquired::New {
+                a.host.leases.release(&a.route.device, a.conn.id);
+            }
+            return Err(e);
+        }
+    };
+    a.host.registry.update(&info);
+    a.host.note_connected(&info.id, true);
+    a.host.forget_capabilities(&info.id);
+    tracing::info!(device = %info.id, plugin = %a.route.plugin, "device connected");
+    Ok(info)
+}
+
+/// `device.disconnect`: only by the lease's holder (or on a free device);
+/// ends the lease.
+pub async fn disconnect(a: &Accepted) -> Result<DeviceDisconnectResult, RpcError> {
+    a.host.leases.check(&a.route.device, a.conn.id)?;
+    let device = a.route.device.clone();
+    call_driver(a, a.context(ObservationId::new_v7()), move |d, ctx| {
+        d.disconnect(ctx, &device)
+    })
+    .await?;
+    a.host.registry.mark_disconnected(&a.route.device);
+    a.host.note_connected(&a.route.device, false);
+    a.host.forget_capabilities(&a.route.device);
+    a.host.leases.release(&a.route.device, a.conn.id);
+    tracing::info!(device = %a.route.device, "device disconnected");
+    Ok(DeviceDisconnectResult { disconnected: true })
+}
+
+pub async fn capabilities_method(a: &Accepted) -> Result<Vec<ActionDefinition>, RpcError> {
+    let caps = fetch_capabilities(a).await?;
+    Ok(caps
+        .actions
+        .iter()
+        .filter(|d| visible(&a.neg, d))
+        .cloned()
+        .collect())
+}
+
+pub async fn observe(a: &Accepted) -> Result<Observation, RpcError> {
+    let session = a
+        .session
+        .clone()
+        .ok_or_else(|| session_required("device.observe"))?;
+    require_connected(a)?;
+    let caps = capabilities(a).await?;
+    let tree = match (a.neg.has(Feature::ObservationUiSnapshot), caps.ui_tree) {
+        (false, _) => Tree::NotRequested,
+        (true, true) => Tree::Wanted,
+        (true, false) => {
+            Tree::Omitted(devicerail_host_protocol::UiSnapshotOmissionReason::DriverUnsupported)
+        }
+    };
+    let shot = shot(&a.host, false);
+    let request = ObserveRequest {
+        screenshot: shot == Shot::Wanted,
+        ui_tree: tree == Tree::Wanted,
+    };
+    let observation_id = ObservationId::new_v7();
+    let device = a.route.device.clone();
+    let obs = call_driver(a, a.context(observation_id), move |d, ctx| {
+        d.observe(ctx, &device, &request)
+    })
+    .await?;
+    let captured =
+        recorder::capture(&a.host, observation_id, &a.route.device, obs, shot, tree).await?;
+    if let Some(why) = a.stop.fired() {
+        return Err(interrupt_error(why, a.timeout_ms));
+    }
+    let mut event = a.event(TestEventPayload::ObservationCaptured {
+        observation: captured.observation.clone(),
+    });
+    event.evidence = captured.evidence;
+    event.blobs = captured.blobs;
+    a.host
+        .store
+        .append_one(session.id, event)
+        .await
+        .map_err(store_error)?;
+    Ok(captured.observation)
+}

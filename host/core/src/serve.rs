@@ -1,0 +1,327 @@
+//! `devicerail serve`: the daemon, on stdio and optionally on a local
+//! control socket shared by many clients (`--listen unix[:PATH]`).
+//!
+//! Start-up (after `devicerail_host_config` has read the command line, the
+//! environment and the configuration file): move the protocol to a private copy of stdout and point fd 1
+//! at stderr (so nothing a plugin or its child processes print can corrupt
+//! the stream), lock the data dir, recover the event store, bind the
+//! socket, load plugins to serve, each with its table of the configuration
+//! file. Shutdown (EOF on stdin without `--listen`, SIGINT, SIGTERM): stop
+//! admission, cancel in-flight work (terminal events are still recorded),
+//! end every active session with outcome `shutdown`, disconnect devices,
+//! flush, exit 0. With `--listen`, EOF on stdin only closes the stdio
+//! connection; the host serves until signalled.
+
+use std::fs::File;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use devicerail_host_protocol::TransportInfo;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::connection::Connection;
+use crate::dispatch::{Closing, Dispatcher};
+use crate::handlers::{closing, routing};
+use crate::state::{Host, HostConfig};
+use crate::transport::{event_socket, stdio, unix};
+use devicerail_host_config::paths;
+use devicerail_host_config::{self as config, Config};
+use devicerail_host_engine::plugin_dir::{self, LoadOptions};
+use devicerail_host_engine::registry::{PluginSlot, Registry};
+use devicerail_host_store::event_store::EventStore;
+use devicerail_host_store::evidence::EvidenceStore;
+use devicerail_host_store::lockfile;
+
+/// How often the device list is refreshed in the background.
+pub(crate) const REFRESH_EVERY: Duration = Duration::from_secs(2);
+/// Output queue depth (frames).
+const OUTPUT_QUEUE: usize = 4096;
+/// Output queue size in bytes: past it, a client that does not read stops
+/// being answered (and so stops being read) until it catches up.
+const OUTPUT_BYTES: usize = 4 * 1024 * 1024;
+
+/// Threads for blocking work (driver calls, store reads, file I/O).
+const MAX_BLOCKING_THREADS: usize = 64;
+
+/// Connections the control socket serves at once by default.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 64;
+
+/// The shared control socket `serve --listen` adds to stdio.
+#[derive(Debug, Clone)]
+pub struct Listen {
+    /// Where the socket is bound.
+    pub path: PathBuf,
+    /// Socket connections served at once.
+    pub max_connections: usize,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error(transparent)]
+    Paths(#[from] paths::PathError),
+    #[error(transparent)]
+    Lock(#[from] lockfile::LockError),
+    #[error("cannot open the event store: {0}")]
+    Store(#[from] devicerail_host_store::event_store::StoreError),
+    #[error("cannot open the evidence store in {dir}: {source}")]
+    Evidence {
+        dir: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Plugins(#[from] plugin_dir::DirError),
+    #[error(transparent)]
+    Listen(#[from] unix::ListenError),
+    #[error("cannot set up stdio: {0}")]
+    Stdio(std::io::Error),
+    #[error("cannot start the async runtime: {0}")]
+    Runtime(std::io::Error),
+    #[error("cannot find the devicerail binary to run plugin workers: {0}")]
+    WorkerBinary(std::io::Error),
+}
+
+/// The log filter plugin workers use: the host's current level.
+fn worker_log_filter() -> String {
+    tracing::level_filters::LevelFilter::current()
+        .to_string()
+        .to_lowercase()
+}
+
+/// Duplicates stdout for the protocol (close-on-exec, so child processes
+/// never inherit it) and redirects fd 1 to stderr.
+pub fn take_stdout() -> Result<File, ServeError> {
+    devicerail_host_sys::take_stdout().map_err(ServeError::Stdio)
+}
+
+/// Raises the soft limit of open files to the hard limit: every socket,
+/// pipe and plugin channel is a descriptor.
+fn raise_fd_limit() {
+    if !devicerail_host_sys::raise_open_files_limit() {
+        tracing::debug!("could not raise the open-files limit");
+    }
+}
+
+/// The data directory of `config`, locked, with its stores open.
+pub(crate) struct Stores {
+    pub lock: lockfile::DataDirLock,
+    pub store: EventStore,
+    pub evidence: EvidenceStore,
+}
+
+/// Locks the data directory and opens (recovering) its stores.
+pub(crate) fn open_stores(config: &Config) -> Result<Stores, ServeError> {
+    let data_dir = config.data_dir.value.clone();
+    let lock = lockfile::lock(&data_dir)?;
+    raise_fd_limit();
+    let (store, recovery) = EventStore::open(&data_dir)?;
+    if let Some(why) = &recovery.read_only {
+        tracing::error!(
+            "the data directory cannot be written ({why}): serving read-only; reads and exports work, every write answers event_store_error"
+        );
+    }
+    if !recovery.closed.is_empty() {
+        tracing::warn!(
+            sessions = recovery.closed.len(),
+            "closed sessions left active by a previous run"
+        );
+    }
+    let evidence = EvidenceStore::open(&data_dir).map_err(|source| ServeError::Evidence {
+        dir: data_dir.clone(),
+        source,
+    })?;
+    Ok(Stores {
+        lock,
+        store,
+        evidence,
+    })
+}
+
+/// Loads the plugins of `config` (each with its table of the
+/// configuration file) into a registry; plugins isolated in processes
+/// run in workers of this binary.
+pub(crate) fn load_plugins(config: &Config) -> Result<Arc<Registry>, ServeError> {
+    let plugins_dir = config.plugins_dir.value.clone();
+    let workers =
+        plugin_dir::Workers::current_exe(&worker_log_filter()).map_err(ServeError::WorkerBinary)?;
+    let files = plugin_dir::scan(
+        &plugins_dir,
+        LoadOptions::serve(config.parsed.as_ref(), Some(&workers)),
+    )?;
+    let loaded = files.iter().filter(|f| f.is_loaded()).count();
+    tracing::info!(
+        config = %config::show::file_line(config),
+        plugins_dir = %plugins_dir.display(),
+        data_dir = %config.data_dir.value.display(),
+        loaded,
+        refused = files.len() - loaded,
+        "starting"
+    );
+    let ids: Vec<String> = files
+        .iter()
+        .filter_map(|f| f.manifest.as_ref().map(|m| m.id.clone()))
+        .collect();
+    for (id, table) in config.unused_plugin_tables(&ids) {
+        tracing::warn!(
+            line = table.line,
+            "the configuration has a table for plugin {id:?}, but no installed plugin has that id"
+        );
+    }
+    for f in files.iter().filter(|f| f.is_loaded()) {
+        if let Some(m) = &f.manifest {
+            tracing::info!(plugin = %m.id, isolation = %f.isolation, "plugin isolation");
+        }
+    }
+    let slots = files
+        .into_iter()
+        .filter_map(|f| {
+            let devices = f.devices;
+            let driver: Arc<dyn devicerail_host_plugin_api::Driver> = f.driver?;
+            let id = f.manifest?.id;
+            Some((PluginSlot::new(id, driver), devices))
+        })
+        .collect();
+    Ok(Arc::new(Registry::new(slots)))
+}
+
+/// The multi-threaded runtime every host runs on.
+pub fn runtime() -> Result<tokio::runtime::Runtime, ServeError> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .max_blocking_threads(MAX_BLOCKING_THREADS)
+        .build()
+        .map_err(ServeError::Runtime)
+}
+
+/// Runs the daemon with `config` until shutdown.
+pub fn serve(config: &Config, listen: Option<Listen>) -> Result<(), ServeError> {
+    let proto_out = take_stdout()?;
+    let stores = open_stores(config)?;
+    let socket = listen.as_ref().map(|l| unix::bind(&l.path)).transpose()?;
+    let registry = load_plugins(config)?;
+    let host_config = HostConfig::new(config.screenshot_policy.value);
+    let rt = runtime()?;
+    let host = Host::new(host_config, registry, stores.store, stores.evidence);
+    let listen = socket.zip(listen.map(|l| l.max_connections));
+    let result = rt.block_on(run(host, proto_out, listen));
+    rt.shutdown_timeout(Duration::from_millis(200));
+    drop(stores.lock);
+    result
+}
+
+async fn run(
+    host: Arc<Host>,
+    proto_out: File,
+    listen: Option<(unix::Socket, usize)>,
+) -> Result<(), ServeError> {
+    let dispatcher = Dispatcher::new(host.clone());
+    // The transports: the event-stream listener (bound on first use), the
+    // shared control socket when asked for, then the control connection
+    // on stdio.
+    host.streams
+        .set_listener(event_socket::Listener::new(&host));
+    let stop = CancellationToken::new();
+    spawn_signal_watch(stop.clone());
+    let sockets = TaskTracker::new();
+    let shared = listen.is_some();
+    if let Some((socket, max)) = listen {
+        sockets.spawn(unix::serve(
+            dispatcher.clone(),
+            socket,
+            max,
+            stop.clone(),
+            sockets.clone(),
+        ));
+    }
+    let (out, writer) = stdio::spawn_writer(proto_out, OUTPUT_QUEUE, OUTPUT_BYTES);
+    let conn = Connection::new(TransportInfo::stdio(), out);
+    routing::spawn_refresher(host.clone(), REFRESH_EVERY);
+    stdio::serve(&dispatcher, &conn, std::io::stdin(), stop.clone()).await;
+    if shared && !stop.is_cancelled() {
+        // A shared host outlives its stdio peer: close that connection
+        // alone and serve the socket until signalled.
+        dispatcher.close(&conn, Closing::PeerClosed).await;
+        stop.cancelled().await;
+    }
+    host.shutdown.cancel();
+    stop.cancel();
+    sockets.close();
+    if tokio::time::timeout(
+        host.config.cleanup_grace * 2 + Duration::from_secs(2),
+        sockets.wait(),
+    )
+    .await
+    .is_err()
+    {
+        tracing::warn!("socket connections did not close before shutdown");
+    }
+    shutdown(&host, std::slice::from_ref(&conn)).await;
+    drop(conn);
+    drop(dispatcher);
+    drop(host);
+    match tokio::task::spawn_blocking(move || writer.join()).await {
+        Ok(Ok(Ok(()))) => {}
+        Ok(Ok(Err(e))) => tracing::warn!("writing stdout failed: {e}"),
+        _ => tracing::warn!("the output writer ended abnormally"),
+    }
+    tracing::info!("stopped");
+    Ok(())
+}
+
+fn spawn_signal_watch(stop: CancellationToken) {
+    tokio::spawn(async move {
+        use tokio::signal::unix::{SignalKind, signal};
+        let (Ok(mut term), Ok(mut int)) = (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::interrupt()),
+        ) else {
+            tracing::warn!("cannot install signal handlers");
+            return;
+        };
+        tokio::select! {
+            _ = term.recv() => tracing::info!("SIGTERM received"),
+            _ = int.recv() => tracing::info!("SIGINT received"),
+        }
+        stop.cancel();
+    });
+}
+
+pub(crate) async fn shutdown(host: &Arc<Host>, conns: &[Arc<Connection>]) {
+    host.shutdown.cancel();
+    for conn in conns {
+        closing::close(host, conn, closing::Why::Shutdown).await;
+    }
+    for device in host.connected_devices() {
+        let Some(route) = host.registry.route(&device) else {
+            continue;
+        };
+        let ctx = devicerail_host_plugin_api::CallContext::new(Some(
+            std::time::Instant::now() + Duration::from_secs(5),
+        ));
+        let flag = ctx.clone();
+        let d = device.clone();
+        let driver = route.driver.clone();
+        let result = match route.executor.submit(move || driver.disconnect(&ctx, &d)) {
+            Ok((ticket, rx)) => match tokio::time::timeout(Duration::from_secs(6), rx).await {
+                Ok(Ok(r)) => Some(r),
+                _ => {
+                    flag.cancel();
+                    ticket.abandon();
+                    None
+                }
+            },
+            Err(e) => Some(Err(
+                devicerail_host_plugin_api::DriverError::device_unavailable(&device, e.to_string()),
+            )),
+        };
+        match result {
+            Some(Ok(())) => tracing::info!(device = %device, "device disconnected at shutdown"),
+            Some(Err(e)) => {
+                tracing::warn!(device = %device, "disconnect at shutdown failed: {e}")
+            }
+            None => tracing::warn!(device = %device, "disconnect at shutdown did not finish"),
+        }
+    }
+}

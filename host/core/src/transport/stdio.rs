@@ -1,0 +1,342 @@
+//! NDJSON framing on stdio: one JSON message per line, at most
+//! [`MAX_FRAME_BYTES`] per frame in both directions.
+//!
+//! The reader never buffers more than one frame: an oversized line is
+//! skipped up to its newline and reported as [`Frame::TooLarge`]. Input is
+//! read on a thread of its own ([`spawn_reader`]); the writer is a
+//! dedicated thread fed by a queue bounded in frames and bytes
+//! ([`OutputQueue`]); it writes frames in order and flushes whenever the
+//! queue runs dry.
+
+use std::io::{Read, Write};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use devicerail_host_protocol::MAX_FRAME_BYTES;
+use tokio_util::sync::CancellationToken;
+
+use crate::connection::Connection;
+use crate::dispatch::Dispatcher;
+pub use crate::outbox::{Closed, Outgoing, OutputQueue};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, ReadBuf};
+use tokio::sync::mpsc;
+
+/// One input frame.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Frame {
+    /// A complete line without its `\n` (and without a trailing `\r`).
+    Line(Vec<u8>),
+    /// A line longer than the limit; its bytes were discarded.
+    TooLarge { len: usize },
+    /// End of input. A final line without `\n` is returned as a `Line` first.
+    Eof,
+}
+
+/// Reads frames with a per-frame limit.
+pub struct FrameReader<R> {
+    inner: R,
+    limit: usize,
+    buf: Vec<u8>,
+}
+
+impl<R: AsyncBufRead + Unpin> FrameReader<R> {
+    pub fn new(inner: R) -> Self {
+        Self::with_limit(inner, MAX_FRAME_BYTES)
+    }
+
+    pub fn with_limit(inner: R, limit: usize) -> Self {
+        Self {
+            inner,
+            limit,
+            buf: Vec::with_capacity(4096),
+        }
+    }
+
+    /// The next non-blank frame.
+    pub async fn next(&mut self) -> std::io::Result<Frame> {
+        loop {
+            self.buf.clear();
+            let mut overflow = 0usize;
+            let mut saw_newline = false;
+            loop {
+                let available = self.inner.fill_buf().await?;
+                if available.is_empty() {
+                    break;
+                }
+                let (chunk, done) = match memchr(available) {
+                    Some(i) => (&available[..i], Some(i + 1)),
+                    None => (available, None),
+                };
+                if overflow > 0 || self.buf.len() + chunk.len() > self.limit + 1 {
+                    // +1 leaves room for a trailing '\r' that is stripped.
+                    overflow += self.buf.len() + chunk.len();
+                    self.buf.clear();
+                } else {
+                    self.buf.extend_from_slice(chunk);
+                }
+                let consumed = done.unwrap_or(available.len());
+                self.inner.consume(consumed);
+                if done.is_some() {
+                    saw_newline = true;
+                    break;
+                }
+            }
+            if overflow > 0 {
+                return Ok(Frame::TooLarge { len: overflow });
+            }
+            if self.buf.last() == Some(&b'\r') {
+                self.buf.pop();
+            }
+            if self.buf.len() > self.limit {
+                return Ok(Frame::TooLarge {
+                    len: self.buf.len(),
+                });
+            }
+            if self.buf.iter().all(u8::is_ascii_whitespace) {
+                if saw_newline {
+                    continue;
+                }
+                return Ok(Frame::Eof);
+            }
+            return Ok(Frame::Line(std::mem::take(&mut self.buf)));
+        }
+    }
+}
+
+fn memchr(haystack: &[u8]) -> Option<usize> {
+    haystack.iter().position(|&b| b == b'\n')
+}
+
+/// Starts the writer thread over `out`; it ends when every sender is
+/// dropped, after writing everything queued. Returns the queue and the
+/// thread handle.
+pub fn spawn_writer<W: Write + Send + 'static>(
+    out: W,
+    frames: usize,
+    bytes: usize,
+) -> (OutputQueue, std::thread::JoinHandle<std::io::Result<()>>) {
+    let (tx, mut rx) = OutputQueue::bounded(frames, bytes);
+    let handle = std::thread::Builder::new()
+        .name("stdout-writer".into())
+        .spawn(move || {
+            let mut w = std::io::BufWriter::with_capacity(256 * 1024, out);
+            while let Some(first) = rx.blocking_recv() {
+                w.write_all(&first.frame)?;
+                w.write_all(b"\n")?;
+                drop(first);
+                while let Ok(next) = rx.try_recv() {
+                    w.write_all(&next.frame)?;
+                    w.write_all(b"\n")?;
+                }
+                w.flush()?;
+            }
+            w.flush()
+        })
+        .unwrap_or_else(|e| panic!("cannot start the output writer thread: {e}"));
+    (tx, handle)
+}
+
+/// Reads a blocking source (stdin) on a thread of its own and hands its
+/// bytes to async readers, so reading input never takes a thread of the
+/// async runtime's blocking pool. At most `depth` chunks wait unread: a
+/// host that stops consuming stops reading.
+pub fn spawn_reader<R: Read + Send + 'static>(mut input: R, depth: usize) -> ChannelReader {
+    let (tx, rx) = mpsc::channel::<std::io::Result<Vec<u8>>>(depth.max(1));
+    let spawned = std::thread::Builder::new()
+        .name("stdin-reader".into())
+        .spawn(move || {
+            loop {
+                let mut chunk = vec![0u8; 64 * 1024];
+                match input.read(&mut chunk) {
+                    Ok(0) => break,
+                    Ok(n) => {
+                        chunk.truncate(n);
+                        if tx.blocking_send(Ok(chunk)).is_err() {
+                            break;
+                        }
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => {
+                        let _ = tx.blocking_send(Err(e));
+                        break;
+                    }
+                }
+            }
+        });
+    if let Err(e) = spawned {
+        tracing::error!("cannot start the input reader thread: {e}");
+    }
+    ChannelReader {
+        rx,
+        chunk: Vec::new(),
+        pos: 0,
+    }
+}
+
+/// The async side of [`spawn_reader`].
+#[derive(Debug)]
+pub struct ChannelReader {
+    rx: mpsc::Receiver<std::io::Result<Vec<u8>>>,
+    chunk: Vec<u8>,
+    pos: usize,
+}
+
+impl AsyncRead for ChannelReader {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let available = match self.as_mut().poll_fill_buf(cx) {
+            Poll::Ready(Ok(a)) => a,
+            Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+            Poll::Pending => return Poll::Pending,
+        };
+        let n = available.len().min(buf.remaining());
+        buf.put_slice(&available[..n]);
+        self.consume(n);
+        Poll::Ready(Ok(()))
+    }
+}
+
+impl AsyncBufRead for ChannelReader {
+    fn poll_fill_buf(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<&[u8]>> {
+        let this = self.get_mut();
+        while this.pos >= this.chunk.len() {
+            match this.rx.poll_recv(cx) {
+                Poll::Ready(Some(Ok(chunk))) => {
+                    this.chunk = chunk;
+                    this.pos = 0;
+                }
+                Poll::Ready(Some(Err(e))) => return Poll::Ready(Err(e)),
+                // End of input.
+                Poll::Ready(None) => return Poll::Ready(Ok(&[])),
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+        Poll::Ready(Ok(&this.chunk[this.pos..]))
+    }
+
+    fn consume(mut self: Pin<&mut Self>, amt: usize) {
+        self.pos = (self.pos + amt).min(self.chunk.len());
+    }
+}
+
+/// Serves one control connection on `input` until end of input or `stop`:
+/// every line goes to the dispatcher (which answers through the
+/// connection's output queue).
+pub async fn serve<R: Read + Send + 'static>(
+    dispatcher: &Dispatcher,
+    conn: &Arc<Connection>,
+    input: R,
+    stop: CancellationToken,
+) {
+    let mut reader = FrameReader::new(spawn_reader(input, INPUT_CHUNKS));
+    loop {
+        let frame = tokio::select! {
+            biased;
+            _ = stop.cancelled() => break,
+            f = reader.next() => f,
+        };
+        match frame {
+            Ok(Frame::Line(line)) => dispatcher.handle_line(conn, line).await,
+            Ok(Frame::TooLarge { len }) => dispatcher.frame_too_large(conn, len).await,
+            Ok(Frame::Eof) => {
+                tracing::info!(connection = %conn.id, "input closed");
+                break;
+            }
+            Err(e) => {
+                tracing::warn!(connection = %conn.id, "reading input failed: {e}");
+                break;
+            }
+        }
+    }
+}
+
+/// Input chunks (64 KiB each) read ahead of the dispatcher.
+const INPUT_CHUNKS: usize = 16;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn frames(input: &[u8], limit: usize) -> Vec<Frame> {
+        let mut r = FrameReader::with_limit(tokio::io::BufReader::with_capacity(7, input), limit);
+        let mut out = Vec::new();
+        loop {
+            let f = r.next().await.expect("read");
+            let eof = f == Frame::Eof;
+            out.push(f);
+            if eof {
+                return out;
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn splits_lines_skips_blanks_and_strips_cr() {
+        let got = frames(b"{\"a\":1}\r\n\n  \n{\"b\":2}\n{\"c\":3}", 64).await;
+        assert_eq!(
+            got,
+            vec![
+                Frame::Line(b"{\"a\":1}".to_vec()),
+                Frame::Line(b"{\"b\":2}".to_vec()),
+                Frame::Line(b"{\"c\":3}".to_vec()),
+                Frame::Eof
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn the_output_queue_is_bounded_in_bytes() {
+        let (q, mut rx) = OutputQueue::bounded(100, 10);
+        q.send(vec![b'a'; 6]).await.expect("fits");
+        // 6 + 6 > 10: the second frame waits until the first is written.
+        let pending =
+            tokio::time::timeout(std::time::Duration::from_millis(50), q.send(vec![b'b'; 6])).await;
+        assert!(pending.is_err(), "the byte budget holds the sender back");
+        let first = rx.recv().await.expect("first");
+        drop(first);
+        q.send(vec![b'c'; 6]).await.expect("room again");
+        // A frame over the whole budget takes all of it.
+        drop(rx.recv().await);
+        q.send(vec![b'd'; 1000]).await.expect("oversized frame");
+    }
+
+    #[tokio::test]
+    async fn the_reader_thread_feeds_frames() {
+        let input = std::io::Cursor::new(b"{\"a\":1}\n{\"b\":2}\n".to_vec());
+        let mut r = FrameReader::new(spawn_reader(input, 2));
+        assert_eq!(
+            r.next().await.expect("a"),
+            Frame::Line(b"{\"a\":1}".to_vec())
+        );
+        assert_eq!(
+            r.next().await.expect("b"),
+            Frame::Line(b"{\"b\":2}".to_vec())
+        );
+        assert_eq!(r.next().await.expect("eof"), Frame::Eof);
+    }
+
+    #[tokio::test]
+    async fn oversized_lines_are_skipped_whole() {
+        let mut input = vec![b'x'; 100];
+        input.extend_from_slice(b"\nok\n");
+        let got = frames(&input, 10).await;
+        assert_eq!(
+            got,
+            vec![
+                Frame::TooLarge { len: 100 },
+                Frame::Line(b"ok".to_vec()),
+                Frame::Eof
+            ]
+        );
+        let exact = frames(b"0123456789\n", 10).await;
+        assert_eq!(exact[0], Frame::Line(b"0123456789".to_vec()));
+        let exact_cr = frames(b"0123456789\r\n", 10).await;
+        assert_eq!(exact_cr[0], Frame::Line(b"0123456789".to_vec()));
+        let over = frames(b"0123456789A\n", 10).await;
+        assert_eq!(over[0], Frame::TooLarge { len: 11 });
+    }
+}

@@ -1,0 +1,346 @@
+//! The shared host's local control socket: the same protocol and NDJSON
+//! framing as stdio, one protocol connection per socket connection.
+//!
+//! Security: the socket lives in a directory only the user can enter
+//! (created 0700; an existing one open to others is refused), the socket
+//! itself is 0600, and a peer whose uid is not ours is dropped before a
+//! byte of it is read. A lock file beside the socket tells a live host
+//! from a stale socket file: the live one is never replaced, a stale one
+//! is. At most `max_connections` are served at once; one more is told so
+//! in one error frame and closed.
+//!
+//! A connection that starts with the [`ATTACH_PREAMBLE`] line comes from
+//! `devicerail attach` bridging a stdio client: it is reported to that
+//! client as a stdio transport (clients check the transport kind), and
+//! the log says where it came from.
+
+use std::fs::{File, OpenOptions};
+
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use devicerail_host_protocol::{ErrorCode, TransportInfo};
+use serde_json::json;
+use tokio::io::{AsyncWriteExt, BufReader};
+use tokio::net::UnixStream;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use super::stdio::{Frame, FrameReader};
+use crate::connection::Connection;
+use crate::dispatch::{Closing, Dispatcher};
+use crate::outbox::OutputQueue;
+
+/// The first line `devicerail attach` writes: never valid JSON, so it
+/// cannot be mistaken for a client's frame.
+pub const ATTACH_PREAMBLE: &str = "#devicerail-attach v1";
+
+/// Output queue of one socket connection (frames, bytes).
+const OUTPUT_FRAMES: usize = 4096;
+const OUTPUT_BYTES: usize = 4 * 1024 * 1024;
+
+/// Why the socket could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum ListenError {
+    #[error(
+        "another DeviceRail host is already listening on {0} (attach to it with `devicerail attach --socket {0}`)"
+    )]
+    Live(PathBuf),
+    #[error("the socket path {path} is {len} bytes long; Unix sockets allow at most 107")]
+    TooLong { path: PathBuf, len: usize },
+    #[error("{0} exists and is not a socket; refusing to replace it")]
+    NotASocket(PathBuf),
+    #[error(
+        "the socket directory {dir} can be entered by others (mode {mode:o}) or is not owned by this user; use a private directory (chmod 700)"
+    )]
+    OpenDirectory { dir: PathBuf, mode: u32 },
+    #[error("cannot set up the control socket {path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// A bound control socket (the listener, and the lock that proves this
+/// host owns the path). The socket file is removed when dropped.
+#[derive(Debug)]
+pub struct Socket {
+    path: PathBuf,
+    listener: std::os::unix::net::UnixListener,
+    _lock: File,
+}
+
+impl Socket {
+    /// Where it listens.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for Socket {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// Checks that `dir` is ours and closed to others, creating it (0700)
+/// when missing.
+fn private_dir(dir: &Path) -> Result<(), ListenError> {
+    let io = |source| ListenError::Io {
+        path: dir.to_path_buf(),
+        source,
+    };
+    if !dir.exists() {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .map_err(io)?;
+    }
+    let meta = std::fs::metadata(dir).map_err(io)?;
+    let uid = devicerail_host_sys::effective_uid();
+    let mode = meta.permissions().mode() & 0o777;
+    if meta.uid() != uid || mode & 0o077 != 0 {
+        return Err(ListenError::OpenDirectory {
+            dir: dir.to_path_buf(),
+            mode,
+        });
+    }
+    Ok(())
+}
+
+/// Binds the control socket at `path`, replacing a stale socket file and
+/// refusing to touch a live host's.
+pub fn bind(path: &Path) -> Result<Socket, ListenError> {
+    let len = path.as_os_str().len();
+    if len > 107 {
+        return Err(ListenError::TooLong {
+            path: path.to_path_buf(),
+            len,
+        });
+    }
+    let io = |source| ListenError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    if let Some(dir) = path.parent() {
+        private_dir(dir)?;
+    }
+    let mut lock_name = path.as_os_str().to_owned();
+    lock_name.push(".lock");
+    let lock = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .open(PathBuf::from(&lock_name))
+        .map_err(io)?;
+    if devicerail_host_sys::lock_exclusive(&lock).map_err(io)? == devicerail_host_sys::Locked::Busy
+    {
+        return Err(ListenError::Live(path.to_path_buf()));
+    }
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) => {
+            use std::os::unix::fs::FileTypeExt;
+            if !meta.file_type().is_socket() {
+                return Err(ListenError::NotASocket(path.to_path_buf()));
+            }
+            // We hold the lock, so no host owns this file; but a host of
+            // an older layout might still answer on it.
+            if std::os::unix::net::UnixStream::connect(path).is_ok() {
+                return Err(ListenError::Live(path.to_path_buf()));
+            }
+            tracing::info!(socket = %path.display(), "replacing a stale socket file");
+            std::fs::remove_file(path).map_err(io)?;
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(io(e)),
+    }
+    let listener = std::os::unix::net::UnixListener::bind(path).map_err(io)?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).map_err(io)?;
+    listener.set_nonblocking(true).map_err(io)?;
+    Ok(Socket {
+        path: path.to_path_buf(),
+        listener,
+        _lock: lock,
+    })
+}
+
+/// Accepts connections on `socket` until `stop`, serving each on a task of
+/// `tasks` (so shutdown can wait for them).
+pub async fn serve(
+    dispatcher: Dispatcher,
+    socket: Socket,
+    max_connections: usize,
+    stop: CancellationToken,
+    tasks: TaskTracker,
+) {
+    let listener = match socket
+        .listener
+        .try_clone()
+        .and_then(tokio::net::UnixListener::from_std)
+    {
+        Ok(l) => l,
+        Err(e) => {
+            tracing::error!(socket = %socket.path.display(), "cannot serve the control socket: {e}");
+            return;
+        }
+    };
+    tracing::info!(socket = %socket.path.display(), max_connections, "listening");
+    let open = Arc::new(AtomicUsize::new(0));
+    let uid = devicerail_host_sys::effective_uid();
+    loop {
+        let stream = tokio::select! {
+            _ = stop.cancelled() => break,
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    tracing::warn!("accepting a socket connection failed: {e}");
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+        };
+        let peer = match stream.peer_cred() {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::warn!("refused a socket connection without peer credentials: {e}");
+                continue;
+            }
+        };
+        if peer.uid() != uid {
+            tracing::warn!(
+                peer_uid = peer.uid(),
+                peer_pid = ?peer.pid(),
+                "refused a socket connection from another user"
+            );
+            continue;
+        }
+        if open.fetch_add(1, Ordering::AcqRel) >= max_connections {
+            open.fetch_sub(1, Ordering::AcqRel);
+            tracing::warn!(
+                max_connections,
+                "refused a socket connection: too many open"
+            );
+            tasks.spawn(refuse(stream, max_connections));
+            continue;
+        }
+        let d = dispatcher.clone();
+        let open = open.clone();
+        let stop = stop.clone();
+        tasks.spawn(async move {
+            connection(d, stream, peer.pid(), stop).await;
+            open.fetch_sub(1, Ordering::AcqRel);
+        });
+    }
+    drop(socket);
+}
+
+/// Tells a peer over the connection cap why it is closed.
+async fn refuse(mut stream: UnixStream, max: usize) {
+    let error = ErrorCode::TooManyRequests.rpc(
+        format!("the host already serves {max} connections; try again when one closes"),
+        json!({ "limit": max, "scope": "connections" }),
+    );
+    let mut frame = Connection::encode_error(None, &error);
+    frame.push(b'\n');
+    let _ = stream.write_all(&frame).await;
+    let _ = stream.shutdown().await;
+}
+
+/// Serves one socket connection until its peer closes it or the host stops.
+pub(crate) async fn connection(
+    dispatcher: Dispatcher,
+    stream: UnixStream,
+    peer_pid: Option<i32>,
+    stop: CancellationToken,
+) {
+    let (read, write) = stream.into_split();
+    let mut reader = FrameReader::new(BufReader::with_capacity(64 * 1024, read));
+    // The first frame says whether `devicerail attach` bridges a stdio
+    // client; it is read before the connection exists.
+    let first = tokio::select! {
+        _ = stop.cancelled() => return,
+        f = reader.next() => f,
+    };
+    let (transport, first, via) = match first {
+        Ok(Frame::Line(line)) if line.starts_with(ATTACH_PREAMBLE.as_bytes()) => {
+            let said = String::from_utf8_lossy(&line[ATTACH_PREAMBLE.len()..]).into_owned();
+            tracing::debug!(?peer_pid, attach = %said.trim(), "a stdio client attached");
+            (TransportInfo::stdio(), None, "attach")
+        }
+        Ok(frame) => (TransportInfo::unix(), Some(frame), "socket"),
+        Err(e) => {
+            tracing::debug!("socket connection failed before its first frame: {e}");
+            return;
+        }
+    };
+    let (out, rx) = OutputQueue::bounded(OUTPUT_FRAMES, OUTPUT_BYTES);
+    let writer = tokio::spawn(write_frames(write, rx));
+    let conn = Connection::new(transport, out);
+    tracing::info!(connection = %conn.id, ?peer_pid, via, "socket connection opened");
+    let mut pending = first;
+    let closed_by = loop {
+        let frame = match pending.take() {
+            Some(f) => Ok(f),
+            None => tokio::select! {
+                biased;
+                _ = stop.cancelled() => break Closing::Shutdown,
+                f = reader.next() => f,
+            },
+        };
+        match frame {
+            Ok(Frame::Line(line)) => dispatcher.handle_line(&conn, line).await,
+            Ok(Frame::TooLarge { len }) => dispatcher.frame_too_large(&conn, len).await,
+            Ok(Frame::Eof) => break Closing::PeerClosed,
+            Err(e) => {
+                tracing::debug!(connection = %conn.id, "reading the socket failed: {e}");
+                break Closing::PeerClosed;
+            }
+        }
+    };
+    dispatcher.close(&conn, closed_by).await;
+    tracing::info!(connection = %conn.id, via, "socket connection closed");
+    drop(conn);
+    let _ = writer.await;
+}
+
+/// Writes queued frames to the socket, flushing whenever the queue runs
+/// dry. Once the peer is gone it keeps draining the queue (discarding), so
+/// no request ever waits on a dead connection's output.
+async fn write_frames(
+    write: tokio::net::unix::OwnedWriteHalf,
+    mut rx: tokio::sync::mpsc::Receiver<crate::outbox::Outgoing>,
+) {
+    let mut w = tokio::io::BufWriter::with_capacity(256 * 1024, write);
+    let mut failed = false;
+    while let Some(first) = rx.recv().await {
+        if failed {
+            continue;
+        }
+        let mut result = write_line(&mut w, &first.frame).await;
+        drop(first);
+        while result.is_ok() {
+            match rx.try_recv() {
+                Ok(next) => result = write_line(&mut w, &next.frame).await,
+                Err(_) => break,
+            }
+        }
+        if let Err(e) = result.and(w.flush().await) {
+            tracing::debug!("writing to a socket connection failed: {e}");
+            failed = true;
+        }
+    }
+    let _ = w.shutdown().await;
+}
+
+async fn write_line<W: tokio::io::AsyncWrite + Unpin>(
+    w: &mut W,
+    frame: &[u8],
+) -> std::io::Result<()> {
+    w.write_all(frame).await?;
+    w.write_all(b"\n").await
+}

@@ -1,0 +1,174 @@
+//! Running one blocking driver call on its plugin's executor (never on the
+//! async workers), bounded by the request's deadline, its cancellation and
+//! host shutdown. The plugin sees all three through its `CallContext`
+//! cancellation flag.
+
+use std::time::Duration;
+
+use devicerail_host_plugin_api::{CallContext, Driver, DriverError, DriverResult};
+
+use crate::executor::Ticket;
+use crate::registry::Route;
+use tokio::sync::oneshot;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+/// Why a call stopped before the driver answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Interrupt {
+    /// The deadline passed.
+    TimedOut,
+    /// `request.cancel` targeted the request.
+    Cancelled,
+    /// The host is shutting down.
+    Shutdown,
+}
+
+/// What stops a request: its deadline, its own token, host shutdown.
+#[derive(Debug, Clone)]
+pub struct Stop {
+    pub deadline: Option<Instant>,
+    pub cancel: CancellationToken,
+    pub shutdown: CancellationToken,
+}
+
+impl Stop {
+    /// Which interrupt, if any, has already happened.
+    pub fn fired(&self) -> Option<Interrupt> {
+        if self.shutdown.is_cancelled() {
+            Some(Interrupt::Shutdown)
+        } else if self.cancel.is_cancelled() {
+            Some(Interrupt::Cancelled)
+        } else if self.deadline.is_some_and(|d| Instant::now() >= d) {
+            Some(Interrupt::TimedOut)
+        } else {
+            None
+        }
+    }
+
+    /// Resolves when any interrupt happens.
+    pub async fn wait(&self) -> Interrupt {
+        let deadline = async {
+            match self.deadline {
+                Some(d) => tokio::time::sleep_until(d).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            biased;
+            _ = self.shutdown.cancelled() => Interrupt::Shutdown,
+            _ = self.cancel.cancelled() => Interrupt::Cancelled,
+            _ = deadline => Interrupt::TimedOut,
+        }
+    }
+
+    /// A copy with an earlier deadline, if `other` is earlier.
+    #[must_use]
+    pub fn tightened(&self, other: Option<Instant>) -> Self {
+        let deadline = match (self.deadline, other) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        Self {
+            deadline,
+            ..self.clone()
+        }
+    }
+
+    /// A driver context carrying this stop's deadline.
+    pub fn context(&self) -> CallContext {
+        CallContext::new(self.deadline.map(Instant::into_std))
+    }
+}
+
+/// How long an interrupted driver call may take to return before it is
+/// written off (and, for Actions, before the terminal event is recorded
+/// anyway).
+pub const CLEANUP_GRACE: Duration = Duration::from_secs(2);
+
+/// A call that was interrupted; the driver may still be running.
+pub struct Interrupted<T: Send + 'static> {
+    pub why: Interrupt,
+    rx: Option<oneshot::Receiver<DriverResult<T>>>,
+    ticket: Option<Ticket>,
+}
+
+impl<T: Send + 'static> Interrupted<T> {
+    /// Waits up to `grace` for the driver to return (bounded cleanup); a
+    /// call still running after that is abandoned: its thread no longer
+    /// counts against the plugin's capacity.
+    pub async fn settle(mut self, grace: Duration) -> Option<DriverResult<T>> {
+        let rx = self.rx.take()?;
+        let ticket = self.ticket.take();
+        match tokio::time::timeout(grace, rx).await {
+            Ok(Ok(r)) => Some(r),
+            Ok(Err(_)) => None,
+            Err(_) => {
+                if let Some(t) = ticket {
+                    t.abandon();
+                }
+                None
+            }
+        }
+    }
+}
+
+impl<T: Send + 'static> Drop for Interrupted<T> {
+    fn drop(&mut self) {
+        // Nobody waits for the result: write the call off unless it returns
+        // within the grace period.
+        if let (Some(rx), Some(ticket)) = (self.rx.take(), self.ticket.take()) {
+            match tokio::runtime::Handle::try_current() {
+                Ok(rt) => {
+                    rt.spawn(async move {
+                        if tokio::time::timeout(CLEANUP_GRACE, rx).await.is_err() {
+                            ticket.abandon();
+                        }
+                    });
+                }
+                Err(_) => ticket.abandon(),
+            }
+        }
+    }
+}
+
+/// Runs `f` on the route's plugin executor. The driver's cancellation flag
+/// is set on any interrupt; an interrupted call is returned so the caller
+/// can wait for a bounded cleanup. A plugin whose threads are all taken by
+/// calls that never returned refuses with `device_unavailable`.
+pub async fn run<T: Send + 'static>(
+    route: &Route,
+    ctx: CallContext,
+    stop: &Stop,
+    f: impl FnOnce(&dyn Driver, &CallContext) -> DriverResult<T> + Send + 'static,
+) -> Result<DriverResult<T>, Interrupted<T>> {
+    if let Some(why) = stop.fired() {
+        ctx.cancel();
+        return Err(Interrupted {
+            why,
+            rx: None,
+            ticket: None,
+        });
+    }
+    let flag = ctx.clone();
+    let driver = route.driver.clone();
+    let (ticket, mut rx) = match route.executor.submit(move || f(driver.as_ref(), &ctx)) {
+        Ok(submitted) => submitted,
+        Err(e) => {
+            return Ok(Err(DriverError::device_unavailable(
+                &route.device,
+                format!("plugin {} cannot take the call: {e}", route.plugin),
+            )));
+        }
+    };
+    tokio::select! {
+        r = &mut rx => Ok(r.unwrap_or_else(|_| Err(DriverError::panicked(
+            "a host-side call",
+            "the call ended without a result",
+        )))),
+        why = stop.wait() => {
+            flag.cancel();
+            Err(Interrupted { why, rx: Some(rx), ticket: Some(ticket) })
+        }
+    }
+}

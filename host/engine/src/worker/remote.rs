@@ -1,0 +1,186 @@
+//! [`RemoteDriver`]: the host's [`Driver`] for a plugin that runs in a
+//! worker process. Each call is one request frame and one reply; the
+//! caller waits on its own channel, forwards its cancellation, and kills
+//! the worker when it stays silent past the call's deadline (or
+//! cancellation) plus grace. While the worker is down, calls fail at once
+//! with retryable errors (`device_unavailable`, or `driver_crashed` for a
+//! call the dead worker had). This module never blocks an async worker:
+//! callers run on the plugin's executor threads.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use devicerail_host_plugin_api::driver::{
+    ActionOutput, DeviceCapabilities, DeviceHealth, DoctorCheck, DriverObservation, ObserveRequest,
+};
+use devicerail_host_plugin_api::{CallContext, Driver, DriverError, DriverResult, ObservationWire};
+use devicerail_host_protocol::{ActionCall, DeviceId, DeviceInfo, ErrorCode};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::message::{Method, OutputJson};
+use super::shared::Shared;
+use super::spec::{StartError, WorkerSpec};
+use super::supervisor;
+
+/// A plugin's driver served by a supervised worker process.
+pub struct RemoteDriver {
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for RemoteDriver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RemoteDriver")
+            .field("plugin", &self.shared.spec().plugin_id)
+            .finish()
+    }
+}
+
+fn violation(what: &str, e: impl std::fmt::Display) -> DriverError {
+    DriverError::new(
+        ErrorCode::ProtocolError,
+        format!("the driver returned an invalid {what}: {e}"),
+    )
+}
+
+fn decode<T: DeserializeOwned>(what: &str, v: Value) -> DriverResult<T> {
+    serde_json::from_value(v).map_err(|e| violation(what, e))
+}
+
+impl RemoteDriver {
+    /// Starts the plugin's worker and waits until its driver is
+    /// constructed.
+    pub fn start(spec: WorkerSpec) -> Result<Self, StartError> {
+        let shared = Arc::new(Shared::new(spec));
+        supervisor::start(shared.clone())?;
+        Ok(Self { shared })
+    }
+
+    /// The plugin id.
+    pub fn plugin_id(&self) -> &str {
+        &self.shared.spec().plugin_id
+    }
+
+    /// The live worker's process id, if one is up.
+    pub fn worker_pid(&self) -> Option<u32> {
+        self.shared.current().ok().map(|l| l.pid())
+    }
+
+    /// How often the worker was restarted.
+    pub fn restarts(&self) -> u64 {
+        self.shared.restarts()
+    }
+}
+
+fn png(bytes: Vec<u8>) -> Option<Vec<u8>> {
+    (!bytes.is_empty()).then_some(bytes)
+}
+
+impl Driver for RemoteDriver {
+    fn list_devices(&self, ctx: &CallContext) -> DriverResult<Vec<DeviceInfo>> {
+        let (v, _) = self.shared.call(ctx, Method::ListDevices)?;
+        decode("device list", v)
+    }
+
+    fn connect(&self, ctx: &CallContext, device: &DeviceId) -> DriverResult<DeviceInfo> {
+        let (v, _) = self.shared.call(
+            ctx,
+            Method::Connect {
+                device: device.clone(),
+            },
+        )?;
+        let info: DeviceInfo = decode("device info", v)?;
+        self.shared.note_connected(device, true);
+        Ok(info)
+    }
+
+    fn disconnect(&self, ctx: &CallContext, device: &DeviceId) -> DriverResult<()> {
+        self.shared.note_connected(device, false);
+        self.shared.call(
+            ctx,
+            Method::Disconnect {
+                device: device.clone(),
+            },
+        )?;
+        Ok(())
+    }
+
+    fn health(&self, ctx: &CallContext, device: &DeviceId) -> DriverResult<DeviceHealth> {
+        let (v, _) = self.shared.call(
+            ctx,
+            Method::Health {
+                device: device.clone(),
+            },
+        )?;
+        decode("health report", v)
+    }
+
+    fn capabilities(
+        &self,
+        ctx: &CallContext,
+        device: &DeviceId,
+    ) -> DriverResult<DeviceCapabilities> {
+        let (v, _) = self.shared.call(
+            ctx,
+            Method::Capabilities {
+                device: device.clone(),
+            },
+        )?;
+        decode("capabilities", v)
+    }
+
+    fn observe(
+        &self,
+        ctx: &CallContext,
+        device: &DeviceId,
+        request: &ObserveRequest,
+    ) -> DriverResult<DriverObservation> {
+        let (v, bytes) = self.shared.call(
+            ctx,
+            Method::Observe {
+                device: device.clone(),
+                request: *request,
+            },
+        )?;
+        let json: ObservationWire = decode("observation", v)?;
+        Ok(json.into_observation(png(bytes)))
+    }
+
+    fn execute(
+        &self,
+        ctx: &CallContext,
+        device: &DeviceId,
+        call: &ActionCall,
+    ) -> DriverResult<ActionOutput> {
+        let (v, bytes) = self.shared.call(
+            ctx,
+            Method::Execute {
+                device: device.clone(),
+                call: call.clone(),
+            },
+        )?;
+        let json: OutputJson = decode("action output", v)?;
+        Ok(super::message::join_output(json, png(bytes)))
+    }
+
+    fn doctor(&self) -> Vec<DoctorCheck> {
+        let ctx = CallContext::new(Some(Instant::now() + Duration::from_secs(30)));
+        match self
+            .shared
+            .call(&ctx, Method::Doctor)
+            .and_then(|(v, _)| decode::<Vec<DoctorCheck>>("doctor report", v))
+        {
+            Ok(checks) => checks,
+            Err(e) => vec![DoctorCheck::fail(
+                format!("{} doctor", self.shared.spec().plugin_id),
+                e.message,
+            )],
+        }
+    }
+}
+
+impl Drop for RemoteDriver {
+    fn drop(&mut self) {
+        self.shared.stop();
+    }
+}

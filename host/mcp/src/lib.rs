@@ -1,0 +1,82 @@
+//! `devicerail mcp`: the host as a Model Context Protocol server over
+//! stdio, built for agents. A handful of tools (`devices`, `observe`,
+//! `act`, `wait_for`, `session`) with input and output schemas, each call a
+//! DeviceRail request in the device's recorded Session.
+//!
+//! It attaches to the shared host when one listens on the control socket,
+//! else runs a host in this process on the same configuration, so
+//! `{"command": "devicerail", "args": ["mcp"]}` works in any MCP client.
+//!
+//! What it must never do: write anything but MCP messages to stdout (fd 1
+//! is pointed at stderr before anything else runs), put a secret's value in
+//! a result, an event or a log line, or act on a device a call did not
+//! name.
+//!
+//! * [`server`] — the rmcp handler, `devices` and `session`.
+//! * [`observe`], [`act`] — the tools that touch a device.
+//! * [`tools`] — names, schemas and arguments.
+//! * [`outline`], [`image`] — what an observation becomes for an agent.
+//! * [`state`], [`refs`], [`sessions`], [`secrets`] — per-server state.
+//! * [`backend`] — the DeviceRail connections (shared or in-process host).
+
+#![forbid(unsafe_code)]
+
+pub mod act;
+pub mod backend;
+pub mod image;
+pub mod observe;
+pub mod outline;
+pub mod refs;
+pub mod secrets;
+pub mod server;
+pub mod sessions;
+pub mod state;
+pub mod tools;
+
+use std::path::Path;
+use std::time::Duration;
+
+use rmcp::ServiceExt;
+
+use backend::{Backend, BackendError};
+use devicerail_host_config::Config;
+use devicerail_host_core::serve::{self, ServeError};
+use server::McpServer;
+
+/// Why `devicerail mcp` stopped with an error.
+#[derive(Debug, thiserror::Error)]
+pub enum McpError {
+    #[error(transparent)]
+    Setup(#[from] ServeError),
+    #[error(transparent)]
+    Backend(#[from] BackendError),
+    #[error("the MCP session failed to start: {0}")]
+    Initialize(String),
+}
+
+/// Serves MCP on stdin/stdout until the client closes stdin.
+pub fn run(config: &Config, socket: &Path) -> Result<(), McpError> {
+    let out = serve::take_stdout()?;
+    let rt = serve::runtime()?;
+    let result = rt.block_on(async {
+        let backend = Backend::start(config, socket)?;
+        let server = McpServer::new(backend, config.data_dir.value.clone());
+        let transport = (tokio::io::stdin(), tokio::fs::File::from_std(out));
+        let running = match server.clone().serve(transport).await {
+            Ok(r) => r,
+            Err(e) => {
+                server.close().await;
+                return Err(McpError::Initialize(e.to_string()));
+            }
+        };
+        tracing::info!("MCP client connected");
+        match running.waiting().await {
+            Ok(reason) => tracing::info!(?reason, "MCP client gone"),
+            Err(e) => tracing::warn!("the MCP service ended abnormally: {e}"),
+        }
+        server.close().await;
+        Ok(())
+    });
+    rt.shutdown_timeout(Duration::from_millis(500));
+    result
+}

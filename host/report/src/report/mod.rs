@@ -1,0 +1,267 @@
+//! `devicerail report`: one self-contained HTML file that shows a Session
+//! — a filterable, keyboard-navigable timeline of every event; each
+//! Action's recorded (redacted where protected) arguments, outcome,
+//! duration, error and execution mode; screenshots, with the resolved
+//! element outlined on a semantic Action's before screenshot; each UI
+//! snapshot as a tree whose nodes outline themselves on the screenshot
+//! when hovered; verdicts with their evidence.
+//!
+//! The page loads nothing: data and blobs are embedded (images decoded
+//! only when shown), a Content-Security-Policy admits only the page's own
+//! script and style (by hash) and `data:`/`blob:` images, and every text
+//! from the device reaches the DOM through `textContent`, never as markup.
+//! The same [`SessionData`] renders to the same bytes, whether it was read
+//! from the store or from a bundle.
+//!
+//! What this module must never do: write to the store or take the host's
+//! lock, show anything a protected Action's redaction removed (it renders
+//! only recorded events, and drops any arguments an event marks redacted),
+//! or put device text into the page as markup.
+
+use std::path::Path;
+
+use base64::Engine as _;
+use devicerail_host_protocol::{PNG_MEDIA_TYPE, SessionId, UI_TREE_MEDIA_TYPE};
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
+
+use crate::bundle::{self, BundleError, SessionData};
+use devicerail_host_store::event_store::ReadOnlyStore;
+
+const TEMPLATE: &str = include_str!("template.html");
+const STYLE: &str = include_str!("report.css");
+const SCRIPT: &str = include_str!("report.js");
+
+/// Why a report could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    #[error(transparent)]
+    Bundle(#[from] BundleError),
+    #[error("event {sequence} is not JSON: {reason}")]
+    BadEvent { sequence: u64, reason: String },
+    #[error("cannot write {path}: {source}")]
+    Write {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// Where the Session comes from.
+#[derive(Debug, Clone)]
+pub enum Source {
+    /// A session of the data directory (`None`: the last one).
+    Store {
+        data_dir: std::path::PathBuf,
+        session: Option<SessionId>,
+    },
+    /// A bundle file (validated before use).
+    Bundle(std::path::PathBuf),
+}
+
+/// What `report` wrote.
+#[derive(Debug, Clone)]
+pub struct Written {
+    pub session: SessionId,
+    pub events: usize,
+    pub screenshots: usize,
+    pub bytes: u64,
+}
+
+/// Loads the Session of `source`.
+pub fn load(source: &Source) -> Result<SessionData, ReportError> {
+    Ok(match source {
+        Source::Store { data_dir, session } => {
+            let store = ReadOnlyStore::open(data_dir).map_err(BundleError::from)?;
+            let info = bundle::pick_session(&store, *session)?;
+            // A report shows what the store still has; a blob it lost is
+            // shown as missing rather than costing the whole report.
+            bundle::load_from_store(&store, &info, bundle::Missing::Skip)?
+        }
+        Source::Bundle(path) => bundle::open(path)?,
+    })
+}
+
+/// `devicerail report`: renders `data` to `out` (owner-only,
+/// atomically).
+pub fn write(data: &SessionData, out: &Path) -> Result<Written, ReportError> {
+    let html = render(data)?;
+    let bytes =
+        devicerail_host_store::private_file::write(out, html.as_bytes()).map_err(|source| {
+            ReportError::Write {
+                path: out.to_path_buf(),
+                source,
+            }
+        })?;
+    let screenshots = data
+        .blobs
+        .values()
+        .filter(|b| b.media_type == PNG_MEDIA_TYPE)
+        .count();
+    tracing::info!(session = %data.session.id, events = data.events.len(), bytes, "report written");
+    Ok(Written {
+        session: data.session.id,
+        events: data.events.len(),
+        screenshots,
+        bytes,
+    })
+}
+
+/// `sha256-<base64>` for a Content-Security-Policy source.
+fn csp_hash(text: &str) -> String {
+    let digest = Sha256::digest(text.as_bytes());
+    format!(
+        "'sha256-{}'",
+        base64::engine::general_purpose::STANDARD.encode(digest)
+    )
+}
+
+/// JSON safe to place inside a `<script>` element: no `<`, `>` or `&`
+/// (escaped as `\u003c` etc., which JSON reads back unchanged).
+fn script_json(value: &Value) -> String {
+    let text = value.to_string();
+    let mut out = String::with_capacity(text.len() + text.len() / 64);
+    for c in text.chars() {
+        match c {
+            '<' => out.push_str("\\u003c"),
+            '>' => out.push_str("\\u003e"),
+            '&' => out.push_str("\\u0026"),
+            '\u{2028}' => out.push_str("\\u2028"),
+            '\u{2029}' => out.push_str("\\u2029"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Text for an HTML text or attribute position.
+fn escape_html(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// An event as the page gets it: the stored JSON, with the arguments of
+/// any call marked redacted dropped (they are `null` already; this keeps
+/// it so whatever wrote the event).
+fn page_event(sequence: u64, json: &str) -> Result<Value, ReportError> {
+    let mut v: Value = serde_json::from_str(json).map_err(|e| ReportError::BadEvent {
+        sequence,
+        reason: e.to_string(),
+    })?;
+    if let Some(call) = v.pointer_mut("/payload/call")
+        && call.get("argumentsRedacted") == Some(&Value::Bool(true))
+        && let Some(obj) = call.as_object_mut()
+    {
+        obj.insert("arguments".into(), Value::Null);
+    }
+    Ok(v)
+}
+
+/// Renders the report page of `data`.
+pub fn render(data: &SessionData) -> Result<String, ReportError> {
+    let events = data
+        .events
+        .iter()
+        .map(|e| page_event(e.sequence, &e.json))
+        .collect::<Result<Vec<_>, _>>()?;
+    // UI snapshots are parsed into the page data; images stay base64
+    // until shown. Anything else is listed by size only.
+    let mut snapshots = Map::new();
+    let mut blob_info = Map::new();
+    let mut images = String::new();
+    for (sha, blob) in &data.blobs {
+        blob_info.insert(
+            sha.clone(),
+            json!({ "mediaType": blob.media_type, "size": blob.bytes.len() }),
+        );
+        if blob.media_type == UI_TREE_MEDIA_TYPE {
+            match serde_json::from_slice::<Value>(&blob.bytes) {
+                Ok(tree) => {
+                    snapshots.insert(sha.clone(), tree);
+                }
+                Err(e) => tracing::warn!("UI snapshot {sha} is not JSON: {e}"),
+            }
+        } else if blob.media_type.starts_with("image/") {
+            images.push_str(&format!(
+                "<script type=\"application/x-devicerail-blob\" id=\"blob-{sha}\" data-media-type=\"{}\">",
+                escape_html(&blob.media_type)
+            ));
+            images.push_str(&base64::engine::general_purpose::STANDARD.encode(&blob.bytes));
+            images.push_str("</script>\n");
+        }
+    }
+    let page = json!({
+        "producer": concat!("devicerail ", env!("CARGO_PKG_VERSION")),
+        "session": data.session,
+        "events": events,
+        "snapshots": snapshots,
+        "blobs": blob_info,
+    });
+    let csp = format!(
+        "default-src 'none'; script-src {}; style-src {}; img-src data: blob:; base-uri 'none'; form-action 'none'",
+        csp_hash(SCRIPT),
+        csp_hash(STYLE)
+    );
+    let title = format!("DeviceRail session {}", data.session.id);
+    // The template's placeholders are filled in one pass, so nothing
+    // inserted is ever read as a placeholder.
+    let mut out = String::with_capacity(TEMPLATE.len() + images.len() + 4096);
+    let mut rest = TEMPLATE;
+    while let Some(start) = rest.find("{{") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let Some(end) = after.find("}}") else {
+            out.push_str(&rest[start..]);
+            rest = "";
+            break;
+        };
+        match &after[..end] {
+            "CSP" => out.push_str(&escape_html(&csp)),
+            "TITLE" => out.push_str(&escape_html(&title)),
+            "STYLE" => out.push_str(STYLE),
+            "SCRIPT" => out.push_str(SCRIPT),
+            "DATA" => out.push_str(&script_json(&page)),
+            "IMAGES" => out.push_str(&images),
+            other => {
+                out.push_str("{{");
+                out.push_str(other);
+                out.push_str("}}");
+            }
+        }
+        rest = &after[end + 2..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn script_json_cannot_close_the_script_element() {
+        let v = json!({ "text": "</script><script>alert(1)</script>&" });
+        let s = script_json(&v);
+        assert!(!s.contains('<') && !s.contains('>') && !s.contains('&'));
+        assert_eq!(serde_json::from_str::<Value>(&s).expect("json"), v);
+    }
+
+    #[test]
+    fn redacted_arguments_are_dropped_whatever_the_event_says() {
+        let v = page_event(
+            2,
+            r#"{"payload":{"type":"actionStarted","call":{"id":"x","name":"inputSecret","arguments":{"text":"hunter2"},"argumentsRedacted":true}}}"#,
+        )
+        .expect("event");
+        assert_eq!(v["payload"]["call"]["arguments"], Value::Null);
+    }
+}

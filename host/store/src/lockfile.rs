@@ -1,0 +1,69 @@
+//! One host per data directory: an exclusive `flock` on `<data>/host.lock`
+//! held for the process lifetime. A second host fails at start.
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, thiserror::Error)]
+pub enum LockError {
+    #[error("data directory {dir} is already in use by another DeviceRail host{pid}")]
+    Busy { dir: PathBuf, pid: String },
+    #[error("cannot lock data directory {dir}: {source}")]
+    Io {
+        dir: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// Held while the host runs; the lock is released when dropped or when the
+/// process dies.
+#[derive(Debug)]
+pub struct DataDirLock {
+    _file: File,
+}
+
+pub fn lock(dir: &Path) -> Result<DataDirLock, LockError> {
+    let io = |source| LockError::Io {
+        dir: dir.to_path_buf(),
+        source,
+    };
+    std::fs::create_dir_all(dir).map_err(io)?;
+    let mut file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(dir.join("host.lock"))
+        .map_err(io)?;
+    if devicerail_host_sys::lock_exclusive(&file).map_err(io)? == devicerail_host_sys::Locked::Busy
+    {
+        let mut text = String::new();
+        let _ = file.read_to_string(&mut text);
+        let pid = text.trim();
+        let pid = if pid.is_empty() {
+            String::new()
+        } else {
+            format!(" (pid {pid})")
+        };
+        return Err(LockError::Busy {
+            dir: dir.to_path_buf(),
+            pid,
+        });
+    }
+    // The pid is only a hint for the message above; a full disk must not
+    // stop the host from starting (read-only) over it.
+    let pid = (|| {
+        file.set_len(0)?;
+        file.seek(SeekFrom::Start(0))?;
+        write!(file, "{}", std::process::id())?;
+        file.sync_all()
+    })();
+    if let Err(e) = pid {
+        tracing::warn!(
+            "could not record the pid in {}: {e}",
+            dir.join("host.lock").display()
+        );
+    }
+    Ok(DataDirLock { _file: file })
+}
