@@ -34,11 +34,16 @@ const CONFINED: &[(&str, &[&str])] = &[
     // Argument parsing belongs to the command line.
     ("clap", &["devicerail-host"]),
     // The MCP SDK and the official client serve `devicerail mcp` (the
-    // client is also the workspace's test support).
+    // client is also the workspace's test support, and the Rust example is
+    // a user's program written with it).
     ("rmcp", &["devicerail-host-mcp"]),
     (
         "devicerail-client",
-        &["devicerail-host-mcp", "devicerail-host-testing"],
+        &[
+            "devicerail-host-mcp",
+            "devicerail-host-testing",
+            "devicerail-host-example-rust-client",
+        ],
     ),
     // Bundles are tar archives.
     ("tar", &["devicerail-host-report"]),
