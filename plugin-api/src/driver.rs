@@ -118,6 +118,11 @@ pub enum CheckStatus {
     Warn,
     /// The driver cannot work until this is fixed.
     Fail,
+    /// Not checked, because it cannot apply here (the iOS Simulator on a
+    /// host that is not macOS, say); `detail` says why. Never a failure.
+    /// Added in plugin ABI 1.2: hosts before it read a plugin's checks as
+    /// unreadable when one is skipped.
+    Skip,
 }
 
 /// One environment check reported by `devicerail doctor`.
@@ -156,6 +161,15 @@ impl DoctorCheck {
         Self {
             name: name.into(),
             status: CheckStatus::Fail,
+            detail: detail.into(),
+        }
+    }
+
+    /// A check that does not apply here, with why.
+    pub fn skip(name: impl Into<String>, detail: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            status: CheckStatus::Skip,
             detail: detail.into(),
         }
     }

@@ -36,7 +36,9 @@ pub const ABI_MAJOR: u32 = 1;
 ///   abi_stable refuses a root module with fewer fields than the host's
 ///   (a layout check, not a version check), so appending an `init` variant
 ///   to [`PluginMod`] would lock out every 1.0 plugin.
-pub const ABI_MINOR: u32 = 1;
+/// * 1.2: doctor checks may say `skip` ([`crate::CheckStatus::Skip`]) for a
+///   check that cannot apply on this host. No layout changes.
+pub const ABI_MINOR: u32 = 2;
 
 /// The settings member through which the host talks to a 1.1 plugin's
 /// export glue (the driver never sees it).

@@ -21,7 +21,7 @@ const DATA_DIR_HELP: &str = "Data directory for sessions, events and Evidence (d
     about = "DeviceRail Host: drive phones, simulators and browsers over one JSON-RPC protocol"
 )]
 pub(crate) struct Cli {
-    /// Configuration file (default: $DEVICERAIL_CONFIG, else config.toml beside the default plugins and data directories).
+    /// Configuration file (default: $DEVICERAIL_CONFIG, else config.toml in the platform config dir: $XDG_CONFIG_HOME/devicerail, ~/.config/devicerail, or ~/Library/Application Support/devicerail on macOS).
     #[arg(long, global = true, value_name = "FILE")]
     pub(crate) config: Option<PathBuf>,
     /// The subcommand.
@@ -52,7 +52,10 @@ pub(crate) enum Command {
         #[command(subcommand)]
         command: ConfigCommand,
     },
+    /// List every device of every installed plugin, with its platform, state and lease.
+    Devices(DevicesArgs),
     /// Check the environment: configuration, directories, plugins and each driver's own checks.
+    /// Exits 0 when nothing failed, 1 when a check failed, 2 on a usage error.
     Doctor(DoctorArgs),
     /// Render a Session as one self-contained HTML file (works on a running host's store, read-only).
     Report(ReportArgs),
@@ -62,6 +65,15 @@ pub(crate) enum Command {
         #[command(subcommand)]
         command: BundleCommand,
     },
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell) on stdout.
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Internal: print the man page (roff) on stdout.
+    #[command(hide = true)]
+    Man,
     /// Internal: serve one plugin to its host over a socket (started by `serve`).
     #[command(hide = true)]
     PluginWorker(WorkerArgs),
@@ -184,6 +196,20 @@ pub(crate) struct DoctorArgs {
     pub(crate) json: bool,
 }
 
+/// `devices`.
+#[derive(Args)]
+pub(crate) struct DevicesArgs {
+    #[command(flatten)]
+    pub(crate) dirs: DirArgs,
+    /// The shared host's socket, asked first for devices and leases (default:
+    /// $DEVICERAIL_SOCKET, else $XDG_RUNTIME_DIR/devicerail/host.sock).
+    #[arg(long)]
+    pub(crate) socket: Option<PathBuf>,
+    /// Print the devices as one JSON document.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
 /// `report`.
 #[derive(Args)]
 pub(crate) struct ReportArgs {
@@ -246,14 +272,19 @@ pub(crate) enum PluginsCommand {
     List {
         #[arg(long, help = PLUGINS_DIR_HELP)]
         plugins_dir: Option<PathBuf>,
+        /// List the plugins shipped with this devicerail that `plugins install NAME` installs, instead.
+        #[arg(long)]
+        available: bool,
         /// Print the listing as one JSON document.
         #[arg(long)]
         json: bool,
     },
-    /// Check a plugin library and copy it into the plugins directory.
+    /// Check plugins and copy them into the plugins directory: by name (android, browser,
+    /// ios-simulator, mock: the plugins shipped with this devicerail), or a library file.
     Install {
-        /// The plugin library file.
-        file: PathBuf,
+        /// Plugin names (see `plugins list --available`) or paths of plugin library files.
+        #[arg(required = true, value_name = "NAME|FILE")]
+        plugins: Vec<String>,
         #[arg(long, help = PLUGINS_DIR_HELP)]
         plugins_dir: Option<PathBuf>,
         /// Replace an installed plugin with the same id.

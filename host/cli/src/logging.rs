@@ -46,6 +46,9 @@ pub(crate) fn configure(
     match Config::load(line, default_log) {
         Ok(c) => {
             init(&c.log_filter.value);
+            if let Some(notice) = c.file.notice() {
+                eprintln!("devicerail: {notice}");
+            }
             Ok(c)
         }
         Err(e) => {

@@ -38,7 +38,10 @@ fn main() -> ExitCode {
         Command::Mcp(a) => commands::mcp::run(a, line),
         Command::Plugins { command } => commands::plugins::run(command, line),
         Command::Config { command } => commands::config::run(command, line),
+        Command::Devices(a) => commands::devices::run(a, line),
         Command::Doctor(a) => commands::doctor::run(a, line),
+        Command::Completions { shell } => commands::completions::run(shell),
+        Command::Man => commands::completions::man(),
         Command::Report(a) => commands::report::run_report(a),
         Command::Bundle { command } => commands::report::run_bundle(command),
     }

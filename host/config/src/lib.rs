@@ -2,9 +2,14 @@
 //! file, in that order of precedence, over the defaults.
 //!
 //! * The file is `--config FILE`, else `$DEVICERAIL_CONFIG`, else
-//!   `config.toml` beside the default plugins and data directories
-//!   (`~/.local/share/devicerail/config.toml` on Linux). A file named by
-//!   the flag or the variable must exist; the default one may be absent.
+//!   `config.toml` in the platform's configuration directory
+//!   (`$XDG_CONFIG_HOME/devicerail/config.toml`, i.e.
+//!   `~/.config/devicerail/config.toml` on Linux; `~/Library/Application
+//!   Support/devicerail/config.toml` on macOS). A file named by the flag or
+//!   the variable must exist; the default one may be absent. A file only at
+//!   the old default location (beside the data directory,
+//!   `~/.local/share/devicerail/config.toml`) is still read, and
+//!   [`FileChoice::old_location`] says so, for a one-line notice.
 //! * Host settings: `pluginsDir` (`--plugins-dir`,
 //!   `DEVICERAIL_PLUGINS_DIR`), `dataDir` (`--data-dir`,
 //!   `DEVICERAIL_DATA_DIR`), `screenshotPolicy` (`--screenshot-policy`,
@@ -116,6 +121,23 @@ pub struct FileChoice {
     pub chosen_by: Source,
     /// Whether it exists (and so was read).
     pub present: bool,
+    /// Set when the default file was found only at its old location
+    /// (beside the data directory): where it should move to.
+    pub old_location: Option<PathBuf>,
+}
+
+impl FileChoice {
+    /// The one-line notice for a file read from its old location.
+    pub fn notice(&self) -> Option<String> {
+        let (Some(old), Some(new)) = (&self.path, &self.old_location) else {
+            return None;
+        };
+        Some(format!(
+            "reading the configuration from its old location {}; move it to {}",
+            old.display(),
+            new.display()
+        ))
+    }
 }
 
 /// A configuration the host cannot start with.
@@ -391,16 +413,26 @@ fn choose_file(
             Source::Environment { var: CONFIG_ENV },
         )
     } else {
-        (
-            paths::platform_base_with(env).map(|b| b.join(FILE_NAME)),
-            Source::Default,
-        )
+        let current = paths::config_base_with(env).map(|b| b.join(FILE_NAME));
+        let old = paths::platform_base_with(env).map(|b| b.join(FILE_NAME));
+        match (current, old) {
+            (Some(current), Some(old)) if current != old && !current.exists() && old.exists() => {
+                return Ok(FileChoice {
+                    path: Some(old),
+                    chosen_by: Source::Default,
+                    present: true,
+                    old_location: Some(current),
+                });
+            }
+            (current, _) => (current, Source::Default),
+        }
     };
     let present = path.as_ref().is_some_and(|p| p.exists());
     Ok(FileChoice {
         path,
         chosen_by,
         present,
+        old_location: None,
     })
 }
 
@@ -490,6 +522,49 @@ mod tests {
         assert!(!bare.file.present);
         assert_eq!(bare.log_filter.source, Source::Default);
         assert_eq!(bare.screenshot_policy.value, ScreenshotPolicy::Capture);
+    }
+
+    #[test]
+    #[cfg(not(target_os = "macos"))]
+    fn the_default_file_is_in_the_config_dir_and_the_old_one_is_still_read() {
+        let home = tempfile::tempdir().expect("tempdir");
+        let h = home.path().display().to_string();
+        let env = env_of(&[("HOME", &h)]);
+        let current = home.path().join(".config/devicerail/config.toml");
+        let old = home.path().join(".local/share/devicerail/config.toml");
+        // Nothing anywhere: the default is the config dir, absent.
+        let c = Config::load_with(&CommandLine::default(), &env, "info").expect("no file");
+        assert_eq!(c.file.path.as_deref(), Some(current.as_path()));
+        assert!(!c.file.present && c.file.notice().is_none());
+        // Only the old file: read, with a notice naming both places.
+        std::fs::create_dir_all(old.parent().expect("dir")).expect("mkdir");
+        std::fs::write(&old, "[host]\nlogFilter = \"debug\"\n").expect("write");
+        let c = Config::load_with(&CommandLine::default(), &env, "info").expect("old file");
+        assert_eq!(c.file.path.as_deref(), Some(old.as_path()));
+        assert_eq!(c.log_filter.value, "debug");
+        let notice = c.file.notice().expect("a notice");
+        assert!(notice.contains(&old.display().to_string()), "{notice}");
+        assert!(notice.contains(&current.display().to_string()), "{notice}");
+        // Both: the config dir's wins, silently.
+        std::fs::create_dir_all(current.parent().expect("dir")).expect("mkdir");
+        std::fs::write(&current, "[host]\nlogFilter = \"warn\"\n").expect("write");
+        let c = Config::load_with(&CommandLine::default(), &env, "info").expect("new file");
+        assert_eq!(c.file.path.as_deref(), Some(current.as_path()));
+        assert_eq!(c.log_filter.value, "warn");
+        assert!(c.file.notice().is_none());
+        // XDG_CONFIG_HOME moves it.
+        let xdg = home.path().join("xdg");
+        let x = xdg.display().to_string();
+        let c = Config::load_with(
+            &CommandLine::default(),
+            &env_of(&[("HOME", &h), ("XDG_CONFIG_HOME", &x)]),
+            "info",
+        )
+        .expect("xdg");
+        assert_eq!(
+            c.file.path.as_deref(),
+            Some(xdg.join("devicerail/config.toml").as_path())
+        );
     }
 
     #[test]

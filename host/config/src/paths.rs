@@ -40,6 +40,23 @@ pub fn platform_base_with(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBu
     }
 }
 
+/// The platform's per-user configuration directory for DeviceRail, with
+/// `env` as the environment: `$XDG_CONFIG_HOME/devicerail` (else
+/// `~/.config/devicerail`) on Linux, `~/Library/Application
+/// Support/devicerail` on macOS (where configuration and data share one
+/// place).
+pub fn config_base_with(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    if cfg!(target_os = "macos") {
+        platform_base_with(env)
+    } else {
+        env("XDG_CONFIG_HOME")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| env("HOME").map(|h| PathBuf::from(h).join(".config")))
+            .map(|p| p.join("devicerail"))
+    }
+}
+
 /// The platform's per-user data directory for DeviceRail.
 fn platform_base() -> Option<PathBuf> {
     platform_base_with(&|name| std::env::var(name).ok())
@@ -102,4 +119,56 @@ pub fn socket_path(flag: Option<&Path>) -> Result<PathBuf, PathError> {
     };
     base.map(|b| b.join("host.sock"))
         .ok_or(PathError::NoHome { what: "socket" })
+}
+
+/// Where the plugins that ship with this `devicerail` binary are, given the
+/// binary's path: `../lib/devicerail/plugins` beside a release archive's
+/// `bin/`, else the binary's own directory when it runs from a cargo build
+/// (`target/<profile>/`, where the plugin libraries are built next to it).
+/// `None` when neither holds a plugin library.
+pub fn shipped_plugins_dir(exe: &Path) -> Option<PathBuf> {
+    let bin = exe.parent()?;
+    let archive = bin.join("../lib/devicerail/plugins");
+    let holds_plugins = |dir: &Path| {
+        std::fs::read_dir(dir).is_ok_and(|entries| {
+            entries.filter_map(Result::ok).any(|e| {
+                e.file_name().to_str().is_some_and(|n| {
+                    n.starts_with(SHIPPED_PREFIX) && n.ends_with(std::env::consts::DLL_SUFFIX)
+                })
+            })
+        })
+    };
+    if holds_plugins(&archive) {
+        return std::path::absolute(&archive).ok();
+    }
+    holds_plugins(bin).then(|| bin.to_path_buf())
+}
+
+/// The file-name prefix of plugin libraries.
+const SHIPPED_PREFIX: &str = "libdevicerail_plugin_";
+
+#[cfg(test)]
+mod shipped_tests {
+    use super::*;
+
+    #[test]
+    fn the_archive_layout_wins_over_the_binary_directory() {
+        let root = tempfile::tempdir().expect("tempdir");
+        let bin = root.path().join("bin");
+        let plugins = root.path().join("lib/devicerail/plugins");
+        std::fs::create_dir_all(&bin).expect("bin");
+        std::fs::create_dir_all(&plugins).expect("plugins");
+        let exe = bin.join("devicerail");
+        assert_eq!(shipped_plugins_dir(&exe), None);
+        let lib = format!("libdevicerail_plugin_mock{}", std::env::consts::DLL_SUFFIX);
+        std::fs::write(bin.join(&lib), b"").expect("write");
+        assert_eq!(shipped_plugins_dir(&exe).as_deref(), Some(bin.as_path()));
+        std::fs::write(plugins.join(&lib), b"").expect("write");
+        let found = shipped_plugins_dir(&exe).expect("archive");
+        assert!(
+            found.ends_with("lib/devicerail/plugins"),
+            "{}",
+            found.display()
+        );
+    }
 }

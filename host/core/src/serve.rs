@@ -159,6 +159,15 @@ pub(crate) fn load_plugins(config: &Config) -> Result<Arc<Registry>, ServeError>
         refused = files.len() - loaded,
         "starting"
     );
+    if files.is_empty() {
+        tracing::warn!("{}", plugin_dir::shipped::no_plugins_line(&plugins_dir));
+    } else if loaded == 0 {
+        tracing::warn!(
+            "none of the {} plugin files in {} loaded (the lines above say why), so there are no devices; `devicerail doctor` checks them",
+            files.len(),
+            plugins_dir.display()
+        );
+    }
     let ids: Vec<String> = files
         .iter()
         .filter_map(|f| f.manifest.as_ref().map(|m| m.id.clone()))

@@ -129,6 +129,12 @@ where
     Ok(serde_json::to_value(result)?)
 }
 
+/// `devices.list` on `client`, as JSON (devices, and the selection when
+/// there is one).
+pub async fn devices_list(client: &DeviceRailClient) -> Result<Value, BackendError> {
+    call0::<devicerail_client::methods::DevicesList>(client, Some(30_000)).await
+}
+
 /// The host behind this MCP server.
 pub enum Backend {
     /// A shared host on its control socket.

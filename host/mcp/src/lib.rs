@@ -54,13 +54,38 @@ pub enum McpError {
     Initialize(String),
 }
 
+/// What the `devices` tool says when there is no device, in one line: the
+/// same line `serve` and `devicerail devices` print.
+fn no_devices_line(backend: &Backend, config: &Config, socket: &Path) -> String {
+    use devicerail_host_engine::plugin_dir::{self, shipped};
+    match backend {
+        Backend::Shared { .. } => format!(
+            "no devices: the shared host at {} serves none; install drivers into its plugins directory with `{}` and restart it",
+            socket.display(),
+            shipped::install_hint()
+        ),
+        Backend::Local(_) => {
+            let dir = &config.plugins_dir.value;
+            if plugin_dir::candidates(dir).map_or(true, |c| c.is_empty()) {
+                shipped::no_plugins_line(dir)
+            } else {
+                format!(
+                    "no devices: the plugins in {} see none right now; `devicerail devices` and `devicerail doctor` tell why",
+                    dir.display()
+                )
+            }
+        }
+    }
+}
+
 /// Serves MCP on stdin/stdout until the client closes stdin.
 pub fn run(config: &Config, socket: &Path) -> Result<(), McpError> {
     let out = serve::take_stdout()?;
     let rt = serve::runtime()?;
     let result = rt.block_on(async {
         let backend = Backend::start(config, socket)?;
-        let server = McpServer::new(backend, config.data_dir.value.clone());
+        let no_devices = no_devices_line(&backend, config, socket);
+        let server = McpServer::new(backend, config.data_dir.value.clone(), no_devices);
         let transport = (tokio::io::stdin(), tokio::fs::File::from_std(out));
         let running = match server.clone().serve(transport).await {
             Ok(r) => r,

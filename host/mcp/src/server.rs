@@ -33,9 +33,13 @@ pub struct McpServer {
 }
 
 impl McpServer {
-    pub fn new(backend: Backend, data_dir: PathBuf) -> Self {
+    /// A server over `backend`, reading Evidence from `data_dir`;
+    /// `no_devices` is what `devices` answers when there is none.
+    pub fn new(backend: Backend, data_dir: PathBuf, no_devices: String) -> Self {
+        let mut state = State::new(backend, data_dir);
+        state.no_devices = no_devices;
         Self {
-            state: Arc::new(State::new(backend, data_dir)),
+            state: Arc::new(state),
         }
     }
 
@@ -149,7 +153,7 @@ async fn devices(state: &State) -> Result<CallToolResult, ToolError> {
     let structured = json!({ "devices": out, "mode": state.backend.mode() });
     let mut result = CallToolResult::structured(structured);
     result.content = vec![ContentBlock::text(if lines.is_empty() {
-        "no devices (are driver plugins installed? see `devicerail plugins list`)".to_owned()
+        state.no_devices.clone()
     } else {
         lines.join("\n")
     })];

@@ -74,6 +74,9 @@ pub struct State {
     refs: Mutex<RefTable>,
     /// A connection for `devices` (it never selects a device).
     pub lobby: tokio::sync::Mutex<Option<DeviceRailClient>>,
+    /// What `devices` says when the host serves no device: why, and the
+    /// command that fixes it.
+    pub no_devices: String,
 }
 
 impl State {
@@ -85,6 +88,7 @@ impl State {
             data_dir,
             refs: Mutex::new(RefTable::new()),
             lobby: tokio::sync::Mutex::new(None),
+            no_devices: "no devices".to_owned(),
         }
     }
 

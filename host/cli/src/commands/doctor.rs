@@ -128,7 +128,7 @@ pub(crate) fn doctor(
     if files.is_empty() && dir_ok {
         checks.push(host(DoctorCheck::warn(
             "plugins",
-            "no plugins are installed; the host will serve no devices",
+            plugin_dir::shipped::no_plugins_line(&plugins_dir),
         )));
     }
     for f in &files {
@@ -139,6 +139,15 @@ pub(crate) fn doctor(
             .unwrap_or_default();
         match (&f.status, &f.plugin) {
             (Status::Loaded, Some(p)) => {
+                let own = p.doctor();
+                if let Some(why) = cannot_apply(&own) {
+                    checks.push(host(DoctorCheck::skip(
+                        format!("plugin {}", p.id()),
+                        format!("{name} loaded, but cannot work on this host: {why}"),
+                    )));
+                    checks.extend(own.into_iter().map(|c| (p.id().to_owned(), c)));
+                    continue;
+                }
                 checks.push(host(match &f.device_status {
                     DeviceStatus::Failed(reason) => DoctorCheck::warn(
                         format!("plugin {}", p.id()),
@@ -156,9 +165,7 @@ pub(crate) fn doctor(
                         ),
                     ),
                 }));
-                for c in p.doctor() {
-                    checks.push((p.id().to_owned(), c));
-                }
+                checks.extend(own.into_iter().map(|c| (p.id().to_owned(), c)));
             }
             (Status::Refused(reason), _) => checks.push(host(DoctorCheck::fail(
                 format!("plugin file {name}"),
@@ -172,6 +179,7 @@ pub(crate) fn doctor(
         .filter_map(|f| f.manifest.as_ref().map(|m| m.id.clone()))
         .collect();
     checks.extend(table_checks(&config, &installed).into_iter().map(host));
+    checks.extend(not_installed(&config, &installed).into_iter().map(host));
     let ok = !checks.iter().any(|(_, c)| c.status == CheckStatus::Fail);
     let mut out = std::io::stdout().lock();
     if as_json {
@@ -190,11 +198,47 @@ pub(crate) fn doctor(
                 CheckStatus::Ok => "ok  ",
                 CheckStatus::Warn => "warn",
                 CheckStatus::Fail => "FAIL",
+                CheckStatus::Skip => "skip",
             };
             let _ = writeln!(out, "[{mark}] {source}: {}: {}", c.name, c.detail);
         }
     }
     Ok(ok)
+}
+
+/// Why a plugin cannot work on this host, when every one of its own
+/// checks says it does not apply.
+fn cannot_apply(own: &[DoctorCheck]) -> Option<String> {
+    (!own.is_empty() && own.iter().all(|c| c.status == CheckStatus::Skip)).then(|| {
+        own.iter()
+            .map(|c| c.detail.as_str())
+            .collect::<Vec<_>>()
+            .join("; ")
+    })
+}
+
+/// One line per plugin shipped with this `devicerail` but not installed:
+/// what it would need, never a failure (nobody asked for it yet).
+fn not_installed(config: &Config, installed: &[String]) -> Vec<DoctorCheck> {
+    let (_, shipped) = plugin_dir::shipped::shipped();
+    let mut out = Vec::new();
+    for s in shipped.iter().filter(|s| !installed.contains(&s.name)) {
+        let name = format!("plugin {} (not installed)", s.name);
+        let candidate = plugin_dir::load_file(
+            &s.file,
+            plugin_dir::LoadOptions::inspect(config.parsed.as_ref(), Listing::Skip),
+        );
+        let detail = match (&candidate.status, &candidate.plugin) {
+            (Status::Loaded, Some(p)) => match cannot_apply(&p.doctor()) {
+                Some(why) => why,
+                None => format!("available: devicerail plugins install {}", s.name),
+            },
+            (Status::Refused(reason), _) => format!("shipped, but refused: {reason}"),
+            _ => format!("available: devicerail plugins install {}", s.name),
+        };
+        out.push(DoctorCheck::skip(name, detail));
+    }
+    out
 }
 
 /// Runs `doctor`: exits 0 when no check failed, 1 otherwise.

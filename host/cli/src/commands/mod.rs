@@ -13,7 +13,9 @@ use devicerail_host_config::{ConfigError, paths};
 use devicerail_host_engine::plugin_dir;
 
 pub(crate) mod attach;
+pub(crate) mod completions;
 pub(crate) mod config;
+pub(crate) mod devices;
 pub(crate) mod doctor;
 pub(crate) mod mcp;
 pub(crate) mod plugins;

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use devicerail_host_config::{CommandLine, Config, paths};
+use devicerail_host_engine::plugin_dir::shipped::{Shipped, install_hint, shipped};
 use devicerail_host_engine::plugin_dir::{
     self, DeviceStatus, Listing, LoadOptions, PluginFile, Status,
 };
@@ -96,7 +97,11 @@ pub(crate) fn list(config: &Config, as_json: bool) -> Result<(), CommandError> {
     }
     let _ = writeln!(out, "plugins directory: {}", dir.display());
     if plugins.is_empty() {
-        let _ = writeln!(out, "no plugins installed");
+        let _ = writeln!(
+            out,
+            "no plugins installed; install drivers with: {}",
+            install_hint()
+        );
     }
     for p in &plugins {
         match &p.reason {
@@ -221,6 +226,90 @@ pub(crate) fn remove(id: &str, config: &Config) -> Result<Vec<PathBuf>, CommandE
     Ok(removed)
 }
 
+/// What one `plugins install` argument names: an existing file, else a
+/// shipped plugin's name.
+fn resolve(
+    arg: &str,
+    shipped: &[Shipped],
+    shipped_dir: Option<&Path>,
+) -> Result<PathBuf, CommandError> {
+    let path = Path::new(arg);
+    if path.is_file() {
+        return Ok(path.to_path_buf());
+    }
+    if let Some(a) = shipped.iter().find(|a| a.name == arg) {
+        return Ok(a.file.clone());
+    }
+    let names: Vec<&str> = shipped.iter().map(|a| a.name.as_str()).collect();
+    Err(CommandError::Refused(match (path.exists(), shipped_dir) {
+        (true, _) => format!("{arg} is not a plugin library file"),
+        (false, Some(dir)) => format!(
+            "{arg:?} is neither a file nor a plugin shipped with devicerail (shipped in {}: {})",
+            dir.display(),
+            if names.is_empty() {
+                "none".to_owned()
+            } else {
+                names.join(", ")
+            }
+        ),
+        (false, None) => format!(
+            "{arg:?} is not a file, and no plugins ship beside this devicerail binary; give the path of a plugin library"
+        ),
+    }))
+}
+
+/// `plugins install NAME|FILE…`: every argument is resolved first (a typo
+/// installs nothing), then each is installed in turn.
+pub(crate) fn install_all(
+    args: &[String],
+    config: &Config,
+    force: bool,
+) -> Result<Vec<PathBuf>, CommandError> {
+    let (dir, shipped) = shipped();
+    let files = args
+        .iter()
+        .map(|a| resolve(a, &shipped, dir.as_deref()))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut installed = Vec::new();
+    for file in files {
+        let target = install(&file, config, force)?;
+        println!("installed {}", target.display());
+        installed.push(target);
+    }
+    Ok(installed)
+}
+
+/// `plugins list --available`.
+fn list_available(as_json: bool) -> Result<(), CommandError> {
+    let (dir, shipped) = shipped();
+    let mut out = std::io::stdout().lock();
+    if as_json {
+        let doc = json!({ "shippedDir": dir, "available": shipped });
+        let _ = writeln!(
+            out,
+            "{}",
+            serde_json::to_string_pretty(&doc).unwrap_or_default()
+        );
+        return Ok(());
+    }
+    match dir {
+        None => {
+            let _ = writeln!(
+                out,
+                "no plugins ship beside this devicerail binary; install a plugin library by path"
+            );
+        }
+        Some(dir) => {
+            let _ = writeln!(out, "plugins shipped in {}:", dir.display());
+            for a in &shipped {
+                let _ = writeln!(out, "  {:<14} {}", a.name, a.file.display());
+            }
+            let _ = writeln!(out, "install with: {}", install_hint());
+        }
+    }
+    Ok(())
+}
+
 /// Runs `plugins list|install|remove`.
 pub(crate) fn run(command: PluginsCommand, mut line: CommandLine) -> ExitCode {
     line.plugins_dir = command.plugins_dir();
@@ -229,9 +318,14 @@ pub(crate) fn run(command: PluginsCommand, mut line: CommandLine) -> ExitCode {
         Err(code) => return code,
     };
     let result = match command {
+        PluginsCommand::List {
+            available: true,
+            json,
+            ..
+        } => list_available(json),
         PluginsCommand::List { json, .. } => list(&config, json),
-        PluginsCommand::Install { file, force, .. } => {
-            install(&file, &config, force).map(|p| println!("installed {}", p.display()))
+        PluginsCommand::Install { plugins, force, .. } => {
+            install_all(&plugins, &config, force).map(|_| ())
         }
         PluginsCommand::Remove { id, .. } => remove(&id, &config).map(|files| {
             files

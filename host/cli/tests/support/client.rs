@@ -191,6 +191,18 @@ impl ClientHost {
         })
     }
 
+    /// Runs `config` (any `devicerail` binary and arguments: a release
+    /// archive's, say) and attaches the official client to its pipes.
+    pub async fn start_config(config: SpawnConfig) -> Result<Self, ClientError> {
+        let (client, process) = spawn_owned(config).await?;
+        Ok(Self {
+            client,
+            root: PathBuf::new(),
+            _tmp: None,
+            process: Some(process),
+        })
+    }
+
     /// A client of the shared host listening on `socket`, through a
     /// `devicerail attach` process the test owns (to kill it, as a client
     /// that dies).

@@ -8,6 +8,8 @@
 //! opens its library only to check it and read its manifest, and never
 //! constructs or calls its driver. Inspecting always loads in process.
 
+pub mod shipped;
+
 use std::collections::HashMap;
 use std::fs;
 use std::os::unix::fs::MetadataExt;
