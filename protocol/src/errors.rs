@@ -220,7 +220,7 @@ catalog! {
     EventCursorAhead = "event_cursor_ahead", -32006, false, Reference, ["sessionId", "afterSequence", "lastSequence"], "A paged export cursor lies beyond the Session's last event.";
     SessionProtocolIncompatible = "session_protocol_incompatible", -32006, false, Reference, ["eventId", "eventSequence", "method", "requiredProtocol", "selectedProtocol", "sessionId"], "An event needs a newer protocol minor than the connection negotiated.";
     EventStoreShuttingDown = "event_store_shutting_down", -32006, false, Reference, [], "The event store is shutting down.";
-    EventStoreError = "event_store_error", -32006, true, Reference, [], "The event store could not complete the operation (I/O, full disk).";
+    EventStoreError = "event_store_error", -32006, true, Reference, ["cause"], "The event store could not complete the operation (I/O, full disk).";
     // Request control.
     RequestCancelled = "request_cancelled", -32007, false, Reference, ["reason"], "The request observed request.cancel or host shutdown.";
     RequestTimedOut = "request_timed_out", -32008, true, Reference, ["scope", "timeoutMs"], "The request's timeoutMs budget elapsed.";
@@ -308,6 +308,11 @@ pub const DETAIL_EXTENSIONS: &[(ErrorCode, &str, &str)] = &[
         ErrorCode::DeviceInUse,
         "leasedSinceMs",
         "when the holder took the lease (Unix milliseconds)",
+    ),
+    (
+        ErrorCode::EventStoreError,
+        "cause",
+        "`terminalNotRecorded` when a device.execute's Action ran (or may have) but its terminal event could not be written",
     ),
     (
         ErrorCode::TooManyRequests,

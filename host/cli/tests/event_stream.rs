@@ -538,3 +538,67 @@ async fn a_slow_consumer_gets_a_typed_terminal() {
         }
     };
 }
+
+/// Hundreds of connections that never send their upgrade (a local process
+/// trying to deny others the stream) cannot keep the token holder out: it
+/// gets `101` within a second and its events, while the idle peers keep
+/// reconnecting as they are dropped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_connections_never_block_the_token_holder() {
+    let h = ClientHost::started().await;
+    let session = json!(ready(&h).await);
+    h.ok("device.observe", None).await;
+    let endpoint = open(&h, &session, json!({ "kind": "absent" })).await;
+    let addr = endpoint
+        .trim_start_matches("ws://")
+        .split('/')
+        .next()
+        .expect("addr")
+        .to_owned();
+    // 256 idle peers, and a process that reopens each one the host drops.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut holders = Vec::new();
+    for _ in 0..256 {
+        let addr = addr.clone();
+        let stop = stop.clone();
+        holders.push(tokio::spawn(async move {
+            while !stop.load(std::sync::atomic::Ordering::Acquire) {
+                let Ok(mut s) = tokio::net::TcpStream::connect(&addr).await else {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    continue;
+                };
+                // Hold it, sending nothing, until the host closes it.
+                let mut buf = [0u8; 16];
+                let _ = tokio::time::timeout(
+                    Duration::from_secs(30),
+                    tokio::io::AsyncReadExt::read(&mut s, &mut buf),
+                )
+                .await;
+            }
+        }));
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let mut upgrades = Vec::new();
+    for _ in 0..5 {
+        let endpoint = open(&h, &session, json!({ "kind": "absent" })).await;
+        let started = std::time::Instant::now();
+        let mut ws = tokio::time::timeout(Duration::from_secs(1), dial(&endpoint, Dial::default()))
+            .await
+            .expect("the upgrade answers within 1 s")
+            .expect("101 Switching Protocols");
+        upgrades.push(started.elapsed());
+        ws_hello(&mut ws).await;
+        let sub = subscribe(&mut ws, &session, None).await;
+        assert_eq!(sub["result"]["sessionId"], session, "{sub}");
+        let first = next(&mut ws).await.expect("an event");
+        assert_eq!(first["method"], "events.stream.event");
+        assert_eq!(first["params"]["event"]["sequence"], 1);
+    }
+    stop.store(true, std::sync::atomic::Ordering::Release);
+    for t in holders {
+        t.abort();
+    }
+    println!(
+        "hostile: with 256 idle stream connections (reopened when dropped), 5/5 token upgrades answered 101 in {upgrades:?}"
+    );
+}

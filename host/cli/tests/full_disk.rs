@@ -124,6 +124,46 @@ async fn a_full_disk_fails_writes_keeps_reads_and_starts_read_only() {
             .as_array()
             .is_some()
     );
+    // Every write that fails on the full disk answers a documented store
+    // error (the log's or the Evidence store's), whatever was being written
+    // when the space ran out: the start of an Action, its after-screenshot,
+    // or its terminal event.
+    let mut codes = std::collections::BTreeMap::<String, usize>::new();
+    for i in 0..40u64 {
+        let r = if i % 2 == 0 {
+            h.answer(
+                "device.execute",
+                Some(action("tap", json!({ "x": 40 + i * 7, "y": 200 + i * 11 }))),
+            )
+            .await
+        } else {
+            h.answer("device.observe", None).await
+        };
+        let code = error_code(&r).unwrap_or_else(|| "ok".to_owned());
+        if code != "ok" {
+            assert!(
+                matches!(code.as_str(), "event_store_error" | "evidence_io_error"),
+                "a write on a full disk answered {r}"
+            );
+            assert_eq!(r["error"]["data"]["retryable"], true, "{r}");
+        }
+        *codes.entry(code).or_default() += 1;
+    }
+    println!("full disk: 40 writes on a full disk answered {codes:?}");
+    assert!(
+        codes.keys().any(|c| c != "ok"),
+        "the disk is full: some writes fail"
+    );
+    // Space returns: the same host writes again.
+    std::fs::remove_file(&filler).expect("free the disk");
+    h.ok("device.observe", None).await;
+    h.ok(
+        "device.execute",
+        Some(action("tap", json!({ "x": 100, "y": 300 }))),
+    )
+    .await;
+    println!("full disk: writes succeed again once space returns");
+    let filler = fill(disk.path());
     // A crash while the disk is full.
     h.kill9().await;
     let mut h = host(root.path(), &data).await;

@@ -461,11 +461,25 @@ impl Connection {
         }
     }
 
+    /// Serializes an error answer. Error messages and details are bounded
+    /// and ids are bounded at the door (`dispatch::MAX_ECHOED_ID_BYTES`),
+    /// so an error frame always fits; should one not, the answer degrades
+    /// to a fixed `internal_error` with a `null` id rather than break the
+    /// frame limit.
     pub fn encode_error(id: Option<&RpcId>, error: &RpcError) -> Vec<u8> {
+        const FALLBACK: &[u8] = br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"internal error","data":{"code":"internal_error","message":"internal error","retryable":false,"details":null}}}"#;
         let failure = RpcFailure::new(id.cloned(), error.clone());
-        serde_json::to_vec(&failure).unwrap_or_else(|_| {
-            br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"internal error","data":{"code":"internal_error","message":"internal error","retryable":false,"details":null}}}"#.to_vec()
-        })
+        match serde_json::to_vec(&failure) {
+            Ok(v) if v.len() <= MAX_FRAME_BYTES => v,
+            Ok(v) => {
+                tracing::error!(
+                    bytes = v.len(),
+                    "an error answer would exceed the frame limit"
+                );
+                FALLBACK.to_vec()
+            }
+            Err(_) => FALLBACK.to_vec(),
+        }
     }
 
     pub async fn respond<T: Serialize>(&self, id: &RpcId, result: Result<T, RpcError>) {

@@ -85,9 +85,21 @@ pub fn frame_too_large(len: usize) -> RpcError {
     )
 }
 
+/// The longest request id this host echoes, in bytes of its JSON form.
+///
+/// Every frame the host writes must fit the 1 MiB limit it enforces on its
+/// peers, and every answer echoes its request's id: an id close to the
+/// limit could not be answered at all, not even with
+/// `response_frame_too_large`. A string id longer than this is refused as
+/// `invalid_request` with `id: null` (JSON-RPC's answer when the id cannot
+/// be echoed). 4 KiB is far beyond any id a client uses (UUIDs are 38
+/// bytes) and leaves every error answer well inside the frame limit.
+pub const MAX_ECHOED_ID_BYTES: usize = 4096;
+
 /// Parses one frame into a request envelope. Failures are answered with a
 /// `null` id: `parse_error` (with the line and column) or
-/// `invalid_request`.
+/// `invalid_request` (including an id longer than
+/// [`MAX_ECHOED_ID_BYTES`]).
 pub fn parse_request(line: Vec<u8>) -> Result<RpcRequest, RpcError> {
     let text = String::from_utf8(line).map_err(|e| {
         let offset = e.utf8_error().valid_up_to();
@@ -102,7 +114,26 @@ pub fn parse_request(line: Vec<u8>) -> Result<RpcRequest, RpcError> {
             json!({ "line": e.line(), "column": e.column() }),
         )
     })?;
-    RpcRequest::from_value(value).map_err(|e| e.error)
+    let request = RpcRequest::from_value(value).map_err(|e| e.error)?;
+    let id_bytes = echoed_id_bytes(&request.id);
+    if id_bytes > MAX_ECHOED_ID_BYTES {
+        return Err(ErrorCode::InvalidRequest.rpc(
+            format!(
+                "the id is {id_bytes} bytes; ids longer than {MAX_ECHOED_ID_BYTES} bytes cannot be echoed in an answer"
+            ),
+            serde_json::Value::Null,
+        ));
+    }
+    Ok(request)
+}
+
+/// The length of `id` as an answer would carry it.
+fn echoed_id_bytes(id: &RpcId) -> usize {
+    match id {
+        // Digits only: short by construction.
+        RpcId::Number(_) => 0,
+        RpcId::String(s) => serde_json::to_string(s).map_or(usize::MAX, |j| j.len()),
+    }
 }
 
 /// Handles one input line.

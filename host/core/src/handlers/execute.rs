@@ -368,19 +368,32 @@ async fn failed(
     Err(error)
 }
 
-/// The answer when not even the terminal event could be written: the
-/// Action ran (or may have), so it is not retryable; the store closes it
-/// when its Session ends.
+/// The answer when not even the terminal event could be written: the same
+/// store failure every other write answers (a full disk is one condition
+/// with one code, whatever was being written), with `cause:
+/// terminalNotRecorded` in its details, because the Action ran (or may
+/// have) before the write failed. The store closes the Action when its
+/// Session ends.
 fn terminal_not_recorded(
     a: &Accepted,
     call_id: devicerail_host_protocol::CallId,
     e: StoreError,
 ) -> RpcError {
     tracing::error!(request = %a.id, call = %call_id, "could not record the terminal event: {e}");
-    ErrorCode::InternalError.rpc(
-        format!("the action's outcome could not be recorded: {e}"),
-        json!({ "cause": "terminalNotRecorded" }),
-    )
+    terminal_store_error(e)
+}
+
+/// The wire error of a terminal event the store could not write.
+fn terminal_store_error(e: StoreError) -> RpcError {
+    let mut error = crate::wire_errors::store_error(e);
+    if error.data.code == ErrorCode::EventStoreError.as_str() {
+        error.data.message = format!(
+            "the action's outcome could not be recorded: {}",
+            error.data.message
+        );
+        error.data.details = json!({ "cause": "terminalNotRecorded" });
+    }
+    error
 }
 
 async fn record(
@@ -563,5 +576,31 @@ async fn after_observation(a: &Accepted, redact: bool) -> Option<Captured> {
             tracing::warn!(request = %a.id, "could not store the after-action observation: {}", e.message);
             None
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unrecorded_terminal_is_the_store_error_with_its_cause() {
+        for e in [
+            StoreError::CannotWrite("No space left on device".into()),
+            StoreError::Storage("disk I/O error".into()),
+            StoreError::ReadOnly("serving read-only".into()),
+        ] {
+            let error = terminal_store_error(e);
+            assert_eq!(error.data.code, "event_store_error");
+            assert_eq!(error.code, -32006);
+            assert!(error.data.retryable);
+            assert_eq!(
+                error.data.details,
+                json!({ "cause": "terminalNotRecorded" })
+            );
+        }
+        // A shut-down store keeps its own code.
+        let error = terminal_store_error(StoreError::Closed);
+        assert_eq!(error.data.code, "event_store_shutting_down");
     }
 }

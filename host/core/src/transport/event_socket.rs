@@ -2,22 +2,30 @@
 //! sockets pass the gate's upgrade checks (any failure: HTTP 403), then
 //! carry text frames to the dispatcher and its notifications back.
 //!
-//! Bounds: [`MAX_SOCKETS`] open and [`MAX_PENDING_SOCKETS`] not yet
-//! subscribed (over either, a socket is closed at accept);
-//! [`UPGRADE_TIMEOUT`] for the HTTP upgrade and [`SUBSCRIBE_TIMEOUT`] from
-//! the upgrade to the subscription.
+//! Bounds. A connection that has not completed its HTTP upgrade has shown
+//! no token yet, so it must never be able to keep another client out:
+//! at most [`MAX_UPGRADING`] such connections are kept, and when another
+//! arrives the *oldest* of them is closed to make room (an idle or slow
+//! peer loses its place; a client that sends its upgrade at once completes
+//! it in a millisecond). Each gets [`UPGRADE_TIMEOUT`] to finish. Accepting
+//! never waits. Past the upgrade (token, Host and Origin checked) a socket
+//! counts against [`MAX_SOCKETS`] open and [`MAX_PENDING_SOCKETS`] not yet
+//! subscribed, each checked before `101` is sent (over either: `503`), and
+//! has [`SUBSCRIBE_TIMEOUT`] from the upgrade to the subscription.
 
+use std::collections::VecDeque;
 use std::net::SocketAddr;
-use std::sync::{Arc, Weak};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use devicerail_host_protocol::{MAX_FRAME_BYTES, TransportInfo};
 use futures_util::{SinkExt, StreamExt};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{OnceCell, OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{Notify, OnceCell, OwnedSemaphorePermit, Semaphore};
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
-use tokio_tungstenite::tungstenite::http::HeaderValue;
+use tokio_tungstenite::tungstenite::http::{HeaderValue, StatusCode};
 use tokio_tungstenite::tungstenite::protocol::{
     CloseFrame, WebSocketConfig, frame::coding::CloseCode,
 };
@@ -37,8 +45,14 @@ const SUBSCRIBER_BYTES: usize = 8 * 1024 * 1024;
 /// Sockets open at once (subscribed or not).
 pub const MAX_SOCKETS: usize = 256;
 
-/// Sockets that have not subscribed yet, at once.
+/// Upgraded sockets that have not subscribed yet, at once.
 pub const MAX_PENDING_SOCKETS: usize = 64;
+
+/// Connections whose HTTP upgrade is not complete, at once; a new one
+/// closes the oldest. Generous, so that an idle crowd below it costs the
+/// host a descriptor each and nobody their upgrade, and a crowd above it
+/// only ever loses its own oldest members.
+pub const MAX_UPGRADING: usize = 512;
 
 /// How long the HTTP upgrade may take.
 pub const UPGRADE_TIMEOUT: Duration = Duration::from_secs(5);
@@ -46,10 +60,69 @@ pub const UPGRADE_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long a socket may take from upgrade to subscription.
 pub const SUBSCRIBE_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// The connections that have not completed their upgrade, oldest first.
+struct Upgrading {
+    queue: Mutex<VecDeque<(u64, Arc<Notify>)>>,
+    next: AtomicU64,
+}
+
+/// One connection's place among the [`Upgrading`]; leaving (drop) frees it.
+struct UpgradeTicket {
+    id: u64,
+    evicted: Arc<Notify>,
+    upgrading: Arc<Upgrading>,
+}
+
+impl Upgrading {
+    fn new() -> Arc<Self> {
+        Arc::new(Self {
+            queue: Mutex::new(VecDeque::with_capacity(MAX_UPGRADING)),
+            next: AtomicU64::new(0),
+        })
+    }
+
+    /// A place for a new connection; when all are taken, the oldest holder
+    /// is told to leave.
+    fn enter(self: &Arc<Self>) -> UpgradeTicket {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let evicted = Arc::new(Notify::new());
+        let mut queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+        if queue.len() >= MAX_UPGRADING
+            && let Some((_, oldest)) = queue.pop_front()
+        {
+            // A stored permit: the holder sees it even if it is not
+            // waiting yet.
+            oldest.notify_one();
+        }
+        queue.push_back((id, evicted.clone()));
+        UpgradeTicket {
+            id,
+            evicted,
+            upgrading: self.clone(),
+        }
+    }
+}
+
+impl Drop for UpgradeTicket {
+    fn drop(&mut self) {
+        let mut queue = self
+            .upgrading
+            .queue
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if let Some(i) = queue.iter().position(|(id, _)| *id == self.id) {
+            queue.remove(i);
+        }
+    }
+}
+
 async fn accept_loop(dispatcher: Dispatcher, listener: TcpListener, addr: SocketAddr) {
     let host = dispatcher.host().clone();
-    let open = Arc::new(Semaphore::new(MAX_SOCKETS));
-    let pending = Arc::new(Semaphore::new(MAX_PENDING_SOCKETS));
+    let limits = Limits {
+        open: Arc::new(Semaphore::new(MAX_SOCKETS)),
+        pending: Arc::new(Semaphore::new(MAX_PENDING_SOCKETS)),
+    };
+    let upgrading = Upgrading::new();
     loop {
         let accepted = tokio::select! {
             _ = host.shutdown.cancelled() => return,
@@ -60,25 +133,14 @@ async fn accept_loop(dispatcher: Dispatcher, listener: TcpListener, addr: Socket
                 if !peer.ip().is_loopback() {
                     continue;
                 }
-                // Over either cap the socket is closed at once: a refused
-                // connection costs nothing beyond its accept.
-                let (Ok(slot), Ok(handshake)) = (
-                    open.clone().try_acquire_owned(),
-                    pending.clone().try_acquire_owned(),
-                ) else {
-                    tracing::warn!(
-                        "event stream connection refused: too many open or pending sockets"
-                    );
-                    drop(stream);
-                    continue;
-                };
                 let _ = stream.set_nodelay(true);
+                let ticket = upgrading.enter();
                 tokio::spawn(serve_socket(
                     dispatcher.clone(),
                     stream,
                     addr,
-                    slot,
-                    handshake,
+                    limits.clone(),
+                    ticket,
                 ));
             }
             Err(e) => {
@@ -89,24 +151,53 @@ async fn accept_loop(dispatcher: Dispatcher, listener: TcpListener, addr: Socket
     }
 }
 
-/// Serves one socket. `_slot` counts it as open while it lives;
-/// `handshake` counts it as pending until it has subscribed (or gives up:
-/// the upgrade must finish within [`UPGRADE_TIMEOUT`], hello and the
-/// subscription within [`SUBSCRIBE_TIMEOUT`]).
+/// The counts an upgraded socket is admitted against.
+#[derive(Clone)]
+struct Limits {
+    /// Sockets open (subscribed or not).
+    open: Arc<Semaphore>,
+    /// Sockets not yet subscribed.
+    pending: Arc<Semaphore>,
+}
+
+/// Serves one socket. `ticket` keeps its place among the connections still
+/// upgrading (it leaves when evicted, at [`UPGRADE_TIMEOUT`], or once
+/// upgraded). An upgraded socket holds an open slot while it lives and a
+/// pending slot until it has subscribed (hello and the subscription within
+/// [`SUBSCRIBE_TIMEOUT`]).
 async fn serve_socket(
     dispatcher: Dispatcher,
     stream: TcpStream,
     addr: SocketAddr,
-    _slot: OwnedSemaphorePermit,
-    handshake: OwnedSemaphorePermit,
+    limits: Limits,
+    ticket: UpgradeTicket,
 ) {
     let host = dispatcher.host().clone();
     let mut binding = None;
+    let mut slots: Option<(OwnedSemaphorePermit, OwnedSemaphorePermit)> = None;
     // The signature is tungstenite's upgrade callback contract.
     #[allow(clippy::result_large_err)]
     let callback = |req: &Request, mut resp: Response| -> Result<Response, ErrorResponse> {
+        let refuse = |status: StatusCode, why: &str| {
+            let mut r = ErrorResponse::new(Some(why.to_owned()));
+            *r.status_mut() = status;
+            r
+        };
         match host.streams.admit(addr, req) {
             Ok(b) => {
+                let (Ok(open), Ok(pending)) = (
+                    limits.open.clone().try_acquire_owned(),
+                    limits.pending.clone().try_acquire_owned(),
+                ) else {
+                    tracing::warn!(
+                        "event stream upgrade refused: too many open or unsubscribed sockets"
+                    );
+                    return Err(refuse(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        "too many event stream sockets",
+                    ));
+                };
+                slots = Some((open, pending));
                 binding = Some(b);
                 resp.headers_mut().insert(
                     "sec-websocket-protocol",
@@ -119,9 +210,7 @@ async fn serve_socket(
                     status = status.as_u16(),
                     "event stream upgrade refused: {why}"
                 );
-                let mut r = ErrorResponse::new(Some(why.to_owned()));
-                *r.status_mut() = status;
-                Err(r)
+                Err(refuse(status, why))
             }
         }
     };
@@ -129,7 +218,15 @@ async fn serve_socket(
         .max_message_size(Some(MAX_FRAME_BYTES))
         .max_frame_size(Some(MAX_FRAME_BYTES));
     let upgrade = tokio_tungstenite::accept_hdr_async_with_config(stream, callback, Some(config));
-    let ws = match tokio::time::timeout(UPGRADE_TIMEOUT, upgrade).await {
+    let upgraded = tokio::select! {
+        r = tokio::time::timeout(UPGRADE_TIMEOUT, upgrade) => r,
+        _ = ticket.evicted.notified() => {
+            tracing::debug!("event stream connection closed before its upgrade to make room for a newer one");
+            return;
+        }
+    };
+    drop(ticket);
+    let ws = match upgraded {
         Ok(Ok(ws)) => ws,
         Ok(Err(e)) => {
             tracing::debug!("event stream handshake failed: {e}");
@@ -140,7 +237,9 @@ async fn serve_socket(
             return;
         }
     };
-    let Some(binding) = binding else { return };
+    let (Some(binding), Some((_open, pending))) = (binding, slots) else {
+        return;
+    };
     let (mut sink, mut source) = ws.split();
     let (out, mut frames) = OutputQueue::bounded(SUBSCRIBER_QUEUE, SUBSCRIBER_BYTES);
     let conn = Connection::new_stream(TransportInfo::web_socket(), out, binding);
@@ -173,7 +272,7 @@ async fn serve_socket(
         let _ = sink.close().await;
     });
     let mut phase = SocketPhase::AwaitingHello;
-    let mut handshake = Some(handshake);
+    let mut handshake = Some(pending);
     let subscribe_by = tokio::time::Instant::now() + SUBSCRIBE_TIMEOUT;
     loop {
         let deadline = async {
