@@ -15,8 +15,8 @@
 //! * `feedRows` / `DEVICERAIL_MOCK_FEED_ROWS=N` (0–5000, default 0) adds a
 //!   feed of N text rows below the home screen's fold, for large UI trees.
 
-pub mod render;
-pub mod ui;
+mod render;
+mod ui;
 
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -38,30 +38,30 @@ use serde_json::json;
 use crate::ui::{AppState, Field, HEIGHT, Kind, SCALE, WIDTH};
 
 /// The id of the first (by default the only) mock device.
-pub const DEVICE_ID: &str = "mock-1";
+pub(crate) const DEVICE_ID: &str = "mock-1";
 /// Setting that enables fault injection Actions.
-pub const FAULTS_KEY: &str = "faults";
+pub(crate) const FAULTS_KEY: &str = "faults";
 /// Environment variable that enables fault injection Actions (when the
 /// setting is absent).
 pub const FAULTS_ENV: &str = "DEVICERAIL_MOCK_FAULTS";
 /// Setting with the number of mock devices (1–16).
-pub const DEVICES_KEY: &str = "devices";
+pub(crate) const DEVICES_KEY: &str = "devices";
 /// Environment variable with the number of mock devices (when the setting
 /// is absent).
-pub const DEVICES_ENV: &str = "DEVICERAIL_MOCK_DEVICES";
+pub(crate) const DEVICES_ENV: &str = "DEVICERAIL_MOCK_DEVICES";
 /// How many mock devices one driver may serve.
-pub const DEVICES_RANGE: std::ops::RangeInclusive<usize> = 1..=16;
+pub(crate) const DEVICES_RANGE: std::ops::RangeInclusive<usize> = 1..=16;
 /// Setting with the number of feed rows on the home screen.
-pub const FEED_ROWS_KEY: &str = "feedRows";
+pub(crate) const FEED_ROWS_KEY: &str = "feedRows";
 /// Environment variable with the number of feed rows (when the setting is
 /// absent).
-pub const FEED_ROWS_ENV: &str = "DEVICERAIL_MOCK_FEED_ROWS";
+pub(crate) const FEED_ROWS_ENV: &str = "DEVICERAIL_MOCK_FEED_ROWS";
 /// How many feed rows the home screen may have.
-pub const FEED_ROWS_RANGE: std::ops::RangeInclusive<usize> = 0..=5000;
+pub(crate) const FEED_ROWS_RANGE: std::ops::RangeInclusive<usize> = 0..=5000;
 /// Longest text `inputText`/`inputSecret` advertise, in characters.
-pub const MAX_TEXT: usize = 4096;
+pub(crate) const MAX_TEXT: usize = 4096;
 /// Largest scroll delta advertised, in pixels.
-pub const MAX_DELTA: u32 = 100_000;
+pub(crate) const MAX_DELTA: u32 = 100_000;
 
 struct Device {
     state: AppState,
@@ -108,7 +108,7 @@ impl MockDriver {
     }
 
     /// `count` devices, `mock-1` … `mock-<count>`.
-    pub fn with_devices(count: usize, faults: bool) -> Self {
+    pub(crate) fn with_devices(count: usize, faults: bool) -> Self {
         let devices = (1..=count.max(1))
             .map(|i| {
                 let device = Device {

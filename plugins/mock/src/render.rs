@@ -55,7 +55,7 @@ fn glyphs(img: &mut RgbImage, text: &str, x: u32, y: u32, max_w: u32, color: Rgb
 }
 
 /// Renders the current state as RGB pixels.
-pub fn render(state: &AppState) -> RgbImage {
+pub(crate) fn render(state: &AppState) -> RgbImage {
     let mut img = RgbImage::from_pixel(WIDTH, HEIGHT, BACKGROUND);
     for e in state.elements() {
         let (x, y, w, h) = e.rect;
@@ -107,7 +107,7 @@ pub fn render(state: &AppState) -> RgbImage {
 }
 
 /// Encodes pixels as PNG (fast settings: the image is mostly flat).
-pub fn encode_png(img: &RgbImage) -> Result<Vec<u8>, image::ImageError> {
+pub(crate) fn encode_png(img: &RgbImage) -> Result<Vec<u8>, image::ImageError> {
     let mut out = Vec::with_capacity(32 * 1024);
     PngEncoder::new_with_quality(&mut out, CompressionType::Fast, FilterType::Sub).write_image(
         img.as_raw(),

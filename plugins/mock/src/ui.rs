@@ -9,50 +9,54 @@ use devicerail_host_plugin_api::protocol::{
     IdString, NodeText, RoleString, UiContextKind, UiContextRef, UiNode, UiRect,
 };
 
-/// Physical screen size and density of `mock-1`.
-pub const WIDTH: u32 = 720;
-pub const HEIGHT: u32 = 1280;
-pub const SCALE: f64 = 2.0;
+/// Screen width of every mock device, in screenshot pixels.
+pub(crate) const WIDTH: u32 = 720;
+/// Screen height of every mock device, in screenshot pixels.
+pub(crate) const HEIGHT: u32 = 1280;
+/// Device pixels per logical point of every mock device.
+pub(crate) const SCALE: f64 = 2.0;
 
 /// How long after sign-in the home screen's "Sign out" button appears.
-pub const SIGN_OUT_DELAY: Duration = Duration::from_millis(300);
+pub(crate) const SIGN_OUT_DELAY: Duration = Duration::from_millis(300);
 
 /// Height of one feed row, in pixels.
-pub const FEED_ROW_HEIGHT: u32 = 40;
+pub(crate) const FEED_ROW_HEIGHT: u32 = 40;
 
 /// Context id of the mock's only native context.
-pub const CONTEXT_ID: &str = "mock-app";
+pub(crate) const CONTEXT_ID: &str = "mock-app";
 
+/// Which screen of the mock app is showing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Screen {
+pub(crate) enum Screen {
     Login,
     Home,
 }
 
+/// A text input of the login screen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Field {
+pub(crate) enum Field {
     Username,
     Password,
 }
 
 /// The whole mutable state of the mock device.
 #[derive(Debug, Clone)]
-pub struct AppState {
-    pub screen: Screen,
+pub(crate) struct AppState {
+    pub(crate) screen: Screen,
     /// Bumped on every screen change; invalidates node references.
-    pub epoch: u64,
+    pub(crate) epoch: u64,
     /// Bumped on every visible change; keys the PNG cache.
-    pub revision: u64,
-    pub username: String,
-    pub password: String,
-    pub focus: Option<Field>,
-    pub status: String,
-    pub scroll_y: i64,
-    pub entered_home_at: Option<Instant>,
-    pub signed_in_as: String,
+    pub(crate) revision: u64,
+    pub(crate) username: String,
+    pub(crate) password: String,
+    pub(crate) focus: Option<Field>,
+    pub(crate) status: String,
+    pub(crate) scroll_y: i64,
+    pub(crate) entered_home_at: Option<Instant>,
+    pub(crate) signed_in_as: String,
     /// Rows of the home screen's feed (the `feedRows` setting): a long
     /// list below the fold, for large-tree tests and benchmarks.
-    pub feed_rows: usize,
+    pub(crate) feed_rows: usize,
 }
 
 impl Default for AppState {
@@ -75,35 +79,38 @@ impl Default for AppState {
 
 /// One laid-out element.
 #[derive(Debug, Clone)]
-pub struct Element {
-    pub id: Cow<'static, str>,
-    pub parent: Option<&'static str>,
-    pub role: &'static str,
-    pub name: Option<String>,
-    pub value: Option<String>,
-    pub text: Option<String>,
-    pub rect: (u32, u32, u32, u32),
-    pub enabled: bool,
-    pub kind: Kind,
+pub(crate) struct Element {
+    pub(crate) id: Cow<'static, str>,
+    pub(crate) parent: Option<&'static str>,
+    pub(crate) role: &'static str,
+    pub(crate) name: Option<String>,
+    pub(crate) value: Option<String>,
+    pub(crate) text: Option<String>,
+    pub(crate) rect: (u32, u32, u32, u32),
+    pub(crate) enabled: bool,
+    pub(crate) kind: Kind,
 }
 
+/// What an element does when tapped (and how it is drawn).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     Root,
     Label,
     Input(Field),
     Button(ButtonAction),
 }
 
+/// The effect of pressing a button.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ButtonAction {
+pub(crate) enum ButtonAction {
     SignIn,
     Help,
     SignOut,
 }
 
 impl AppState {
-    pub fn touch(&mut self) {
+    /// Records a visible change, so the next observation re-renders the PNG.
+    pub(crate) fn touch(&mut self) {
         self.revision += 1;
     }
 
@@ -116,12 +123,13 @@ impl AppState {
     }
 
     /// Whether the delayed "Sign out" button is visible yet.
-    pub fn sign_out_visible(&self) -> bool {
+    pub(crate) fn sign_out_visible(&self) -> bool {
         self.entered_home_at
             .is_some_and(|t| t.elapsed() >= SIGN_OUT_DELAY)
     }
 
-    pub fn context(&self) -> UiContextRef {
+    /// The native context with the current document epoch.
+    pub(crate) fn context(&self) -> UiContextRef {
         UiContextRef {
             context_kind: UiContextKind::Native,
             context_id: IdString::truncating(CONTEXT_ID).unwrap_or_else(|| unreachable!()),
@@ -131,7 +139,7 @@ impl AppState {
     }
 
     /// The current layout, in preorder.
-    pub fn elements(&self) -> Vec<Element> {
+    pub(crate) fn elements(&self) -> Vec<Element> {
         let el = |id: &'static str, parent, role, rect, kind| Element {
             id: Cow::Borrowed(id),
             parent,
@@ -265,7 +273,7 @@ impl AppState {
     }
 
     /// The normalized tree of the current layout.
-    pub fn ui_tree(&self) -> UiTree {
+    pub(crate) fn ui_tree(&self) -> UiTree {
         let nodes: Vec<UiNode> = self.elements().iter().map(to_node).collect();
         let roots = nodes
             .iter()
@@ -280,7 +288,7 @@ impl AppState {
     }
 
     /// The topmost element containing the point.
-    pub fn hit(&self, x: f64, y: f64) -> Option<Element> {
+    pub(crate) fn hit(&self, x: f64, y: f64) -> Option<Element> {
         self.elements()
             .into_iter()
             .rev()
@@ -288,7 +296,7 @@ impl AppState {
     }
 
     /// A tap at a point: focuses inputs, presses buttons.
-    pub fn tap(&mut self, x: f64, y: f64) -> String {
+    pub(crate) fn tap(&mut self, x: f64, y: f64) -> String {
         let Some(element) = self.hit(x, y) else {
             return "nothing".into();
         };
@@ -320,7 +328,8 @@ impl AppState {
         }
     }
 
-    pub fn field_mut(&mut self, field: Field) -> &mut String {
+    /// The text of a login field, for typing into it.
+    pub(crate) fn field_mut(&mut self, field: Field) -> &mut String {
         match field {
             Field::Username => &mut self.username,
             Field::Password => &mut self.password,
@@ -328,7 +337,8 @@ impl AppState {
     }
 }
 
-pub fn rect_of(e: &Element) -> UiRect {
+/// The element's bounds as a protocol rectangle.
+pub(crate) fn rect_of(e: &Element) -> UiRect {
     let (x, y, w, h) = e.rect;
     UiRect::new(f64::from(x), f64::from(y), f64::from(w), f64::from(h))
 }

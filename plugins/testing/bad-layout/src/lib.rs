@@ -29,6 +29,8 @@ use devicerail_host_plugin_api::ffi;
 pub struct PluginMod {
     /// 64 bits where the real module has a `u32`.
     pub abi_major: u64,
+    /// Answers text that is not a manifest; never reached, the layout
+    /// check refuses the module first.
     pub manifest: extern "C" fn() -> RString,
     /// Takes plain text where the real `init` takes `FfiInit`.
     #[sabi(last_prefix_field)]
