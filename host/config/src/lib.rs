@@ -12,19 +12,19 @@
 //!   `RUST_LOG`). Relative paths in the file are relative to the file's
 //!   directory; elsewhere, to the working directory.
 //! * `[plugins.<id>]` tables are handed to the plugin with that id at load
-//!   as its settings (see [`file`]).
+//!   as its settings (a [`PluginTable`] each).
 //!
 //! What it must never do: parse the command line (the CLI crate owns
 //! `clap` and hands over a [`CommandLine`]), load a plugin, or start
 //! logging before the filter is known.
 //!
 //! Every value keeps its [`Source`], for `devicerail config show` and
-//! `doctor`. A file problem is a [`file::FileError`] naming file, line and
+//! `doctor`. A file problem is a [`FileError`] naming file, line and
 //! key; the host refuses to start with it.
 
 #![forbid(unsafe_code)]
 
-pub mod file;
+mod file;
 pub mod paths;
 mod policy;
 pub mod show;
@@ -37,13 +37,13 @@ pub use file::{ConfigFile, FileError, HostSection, Isolation, PluginTable};
 pub use policy::{ScreenshotPolicy, UnknownPolicy};
 
 /// Environment variable naming the configuration file.
-pub const CONFIG_ENV: &str = "DEVICERAIL_CONFIG";
+pub(crate) const CONFIG_ENV: &str = "DEVICERAIL_CONFIG";
 /// Environment variable setting the screenshot policy.
-pub const SCREENSHOT_POLICY_ENV: &str = "DEVICERAIL_SCREENSHOT_POLICY";
+pub(crate) const SCREENSHOT_POLICY_ENV: &str = "DEVICERAIL_SCREENSHOT_POLICY";
 /// Environment variable setting the log filter.
-pub const LOG_FILTER_ENV: &str = "RUST_LOG";
+pub(crate) const LOG_FILTER_ENV: &str = "RUST_LOG";
 /// The file's name in the default location.
-pub const FILE_NAME: &str = "config.toml";
+pub(crate) const FILE_NAME: &str = "config.toml";
 
 /// Where a value came from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -188,7 +188,7 @@ impl Config {
     }
 
     /// [`Config::load`] with `env` as the environment.
-    pub fn load_with(
+    pub(crate) fn load_with(
         cli: &CommandLine,
         env: &dyn Fn(&str) -> Option<String>,
         default_log: &str,
