@@ -21,14 +21,14 @@
 //! registry; this module only provides a `Driver`.
 
 pub mod entry;
-pub mod frame;
-pub mod link;
-pub mod message;
-pub mod output;
-pub mod remote;
-pub mod shared;
-pub mod spec;
-pub mod supervisor;
+mod frame;
+mod link;
+mod message;
+mod output;
+mod remote;
+mod shared;
+mod spec;
+mod supervisor;
 
 pub use remote::RemoteDriver;
 pub use spec::{Backoff, StartError, WorkerSpec};
