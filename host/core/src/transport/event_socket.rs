@@ -35,16 +35,16 @@ const SUBSCRIBER_QUEUE: usize = 1024;
 const SUBSCRIBER_BYTES: usize = 8 * 1024 * 1024;
 
 /// Sockets open at once (subscribed or not).
-pub const MAX_SOCKETS: usize = 256;
+pub(crate) const MAX_SOCKETS: usize = 256;
 
 /// Sockets that have not subscribed yet, at once.
-pub const MAX_PENDING_SOCKETS: usize = 64;
+pub(crate) const MAX_PENDING_SOCKETS: usize = 64;
 
 /// How long the HTTP upgrade may take.
-pub const UPGRADE_TIMEOUT: Duration = Duration::from_secs(5);
+pub(crate) const UPGRADE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// How long a socket may take from upgrade to subscription.
-pub const SUBSCRIBE_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const SUBSCRIBE_TIMEOUT: Duration = Duration::from_secs(10);
 
 async fn accept_loop(dispatcher: Dispatcher, listener: TcpListener, addr: SocketAddr) {
     let host = dispatcher.host().clone();
@@ -218,7 +218,7 @@ async fn serve_socket(
 }
 
 /// The listener the stream gate starts on first use.
-pub struct Listener {
+pub(crate) struct Listener {
     host: Weak<Host>,
     addr: OnceCell<SocketAddr>,
 }
@@ -226,7 +226,7 @@ pub struct Listener {
 impl Listener {
     /// A listener serving `host`'s event streams (it holds no strong
     /// reference to the host).
-    pub fn new(host: &Arc<Host>) -> Arc<Self> {
+    pub(crate) fn new(host: &Arc<Host>) -> Arc<Self> {
         Arc::new(Self {
             host: Arc::downgrade(host),
             addr: OnceCell::new(),
