@@ -4,8 +4,6 @@
 //! Coordinates in arguments are screenshot pixels; they are divided by the
 //! device scale factor before they reach DevTools (CSS pixels).
 
-use std::time::Duration;
-
 use devicerail_host_plugin_api::actions::{
     self, KeyArgs, KeyNames, NoArgs, Points, ScrollArgs, TapArgs, TextArgs, UrlArgs, UrlRules,
 };
@@ -22,14 +20,14 @@ use crate::keys;
 use crate::scripts;
 
 /// Longest text `inputText`/`inputSecret` accept, in characters.
-pub const MAX_TEXT: usize = 65_536;
+pub(crate) const MAX_TEXT: usize = 65_536;
 /// The URLs `navigate` accepts: up to 8192 characters with a scheme
 /// (`about:`, `data:` and URLs with spaces included; the page encodes them).
-pub const URLS: UrlRules = UrlRules::new(8_192)
+pub(crate) const URLS: UrlRules = UrlRules::new(8_192)
     .allowing_whitespace()
     .allowing_empty_rest();
 /// Largest scroll delta, in screenshot pixels.
-pub const MAX_DELTA: u32 = 100_000;
+pub(crate) const MAX_DELTA: u32 = 100_000;
 /// Longest key name `pressKey` advertises.
 const MAX_KEY_LEN: usize = 16;
 
@@ -94,7 +92,7 @@ pub fn definitions(width: u32, height: u32) -> Vec<ActionDefinition> {
 }
 
 /// Runs a non-semantic Action; `None` when `call` names none.
-pub async fn execute(
+pub(crate) async fn execute(
     conn: &mut Connection,
     ctx: &CallContext,
     device: &DeviceId,
@@ -360,9 +358,6 @@ async fn scroll(
         "scrollY": pos.scroll_y * s,
     })))
 }
-
-/// A short pause used between polls by waiting Actions.
-pub const POLL: Duration = Duration::from_millis(50);
 
 #[cfg(test)]
 mod tests {

@@ -4,10 +4,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 /// Environment variable naming the browser executable.
-pub const CHROME_PATH_ENV: &str = "CHROME_PATH";
+pub(crate) const CHROME_PATH_ENV: &str = "CHROME_PATH";
 
 /// Executable names searched on `PATH`, in order.
-pub const CANDIDATES: [&str; 5] = [
+pub(crate) const CANDIDATES: [&str; 5] = [
     "chromium",
     "google-chrome",
     "google-chrome-stable",
@@ -18,14 +18,29 @@ pub const CANDIDATES: [&str; 5] = [
 /// Why no usable browser executable was found.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum BinaryError {
+    /// The configured path (setting or `CHROME_PATH`) is not an
+    /// executable file, nor a name found on `PATH`.
     #[error("the configured browser {0} does not exist or is not a file")]
-    Missing(PathBuf),
+    Missing(
+        /// The path as configured.
+        PathBuf,
+    ),
+    /// Nothing was configured and no known browser name is on `PATH`.
     #[error(
         "no Chromium or Chrome found: set CHROME_PATH (or the plugin setting \"binary\") to the browser executable, or install one of {candidates} on PATH"
     )]
-    NotFound { candidates: String },
+    NotFound {
+        /// The executable names searched, comma-separated.
+        candidates: String,
+    },
+    /// The browser could not be run with `--version`, or printed nothing.
     #[error("{binary} --version failed: {reason}")]
-    Version { binary: PathBuf, reason: String },
+    Version {
+        /// The executable run.
+        binary: PathBuf,
+        /// The spawn error, or the exit status and stderr.
+        reason: String,
+    },
 }
 
 /// The executable to launch: `configured`, else `CHROME_PATH`, else the
@@ -74,7 +89,7 @@ fn is_executable(path: &Path) -> bool {
 }
 
 /// The browser's `--version` line, e.g. `Chromium 140.0.7339.185`.
-pub fn version(binary: &Path) -> Result<String, BinaryError> {
+pub(crate) fn version(binary: &Path) -> Result<String, BinaryError> {
     let out = Command::new(binary)
         .arg("--version")
         .stdin(Stdio::null())

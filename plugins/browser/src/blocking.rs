@@ -12,7 +12,7 @@ const CANCEL_POLL: Duration = Duration::from_millis(10);
 
 /// Runs `fut` on `runtime` (from a driver call's thread), ending early with
 /// a typed error on cancellation or when the call's deadline passes.
-pub fn block_on_call<T>(
+pub(crate) fn block_on_call<T>(
     runtime: &tokio::runtime::Runtime,
     ctx: &CallContext,
     fut: impl Future<Output = DriverResult<T>>,

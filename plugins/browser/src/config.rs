@@ -8,50 +8,66 @@ use devicerail_host_plugin_api::config::{ConfigError, ConfigReader, Raw};
 use serde_json::{Map, Value};
 
 /// Environment variables read as defaults under the settings.
-pub const ENDPOINT_ENV: &str = "DEVICERAIL_BROWSER_ENDPOINT";
-pub const HEADLESS_ENV: &str = "DEVICERAIL_BROWSER_HEADLESS";
-pub const VIEWPORT_ENV: &str = "DEVICERAIL_BROWSER_VIEWPORT";
-pub const SCALE_ENV: &str = "DEVICERAIL_BROWSER_SCALE";
-pub const ARGS_ENV: &str = "DEVICERAIL_BROWSER_ARGS";
-pub const LAUNCH_TIMEOUT_ENV: &str = "DEVICERAIL_BROWSER_LAUNCH_TIMEOUT_MS";
+pub(crate) const ENDPOINT_ENV: &str = "DEVICERAIL_BROWSER_ENDPOINT";
+pub(crate) const HEADLESS_ENV: &str = "DEVICERAIL_BROWSER_HEADLESS";
+pub(crate) const VIEWPORT_ENV: &str = "DEVICERAIL_BROWSER_VIEWPORT";
+pub(crate) const SCALE_ENV: &str = "DEVICERAIL_BROWSER_SCALE";
+pub(crate) const ARGS_ENV: &str = "DEVICERAIL_BROWSER_ARGS";
+pub(crate) const LAUNCH_TIMEOUT_ENV: &str = "DEVICERAIL_BROWSER_LAUNCH_TIMEOUT_MS";
 
-pub const DEFAULT_WIDTH: u32 = 1280;
-pub const DEFAULT_HEIGHT: u32 = 800;
-pub const DEFAULT_SCALE: f64 = 1.0;
-pub const DEFAULT_LAUNCH_TIMEOUT: Duration = Duration::from_secs(30);
-pub const DEFAULT_LAUNCHED_ID: &str = "browser-chromium";
-pub const DEFAULT_ATTACHED_ID: &str = "browser-remote";
+pub(crate) const DEFAULT_WIDTH: u32 = 1280;
+pub(crate) const DEFAULT_HEIGHT: u32 = 800;
+pub(crate) const DEFAULT_SCALE: f64 = 1.0;
+pub(crate) const DEFAULT_LAUNCH_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const DEFAULT_LAUNCHED_ID: &str = "browser-chromium";
+pub(crate) const DEFAULT_ATTACHED_ID: &str = "browser-remote";
 
 /// Where a device's browser comes from.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Source {
     /// Start a browser (binary found at connect time when `None`).
     Launch {
+        /// The executable (`binary` setting); `None`: `CHROME_PATH`, else
+        /// the first Chromium/Chrome on `PATH`.
         binary: Option<PathBuf>,
+        /// Launch without a window (the default).
         headless: bool,
+        /// Extra command-line flags, appended after the driver's own.
         args: Vec<String>,
     },
     /// Use a running browser at a DevTools endpoint (`ws://...` or
     /// `http://host:port`); disconnect leaves it running.
-    Attach { endpoint: String },
+    Attach {
+        /// The endpoint, `ws://...` or `http://host:port`.
+        endpoint: String,
+    },
 }
 
 /// One configured browser = one device.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BrowserSpec {
+    /// The device id, 1-64 of `[a-z0-9-]`, unique among the browsers.
     pub id: String,
+    /// The device name clients show.
     pub name: String,
+    /// Whether the browser is launched or attached to.
     pub source: Source,
-    /// Viewport in CSS pixels and device pixels per CSS pixel.
+    /// Viewport width in CSS pixels (1..=10000).
     pub width: u32,
+    /// Viewport height in CSS pixels (1..=10000).
     pub height: u32,
+    /// Device pixels per CSS pixel (0.25..=5); screenshots and bounds are
+    /// `width x scale` by `height x scale`.
     pub scale: f64,
+    /// How long starting a launched browser may take at connect (the
+    /// call's own deadline still applies when it is sooner).
     pub launch_timeout: Duration,
 }
 
 /// The whole configuration.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DriverConfig {
+    /// The configured browsers, one device each, never empty once loaded.
     pub browsers: Vec<BrowserSpec>,
 }
 
@@ -82,13 +98,13 @@ fn valid_id(id: &str) -> bool {
 impl DriverConfig {
     /// Builds the configuration from host settings and the process
     /// environment.
-    pub fn load(settings: &Map<String, Value>) -> Result<Self, ConfigError> {
+    pub(crate) fn load(settings: &Map<String, Value>) -> Result<Self, ConfigError> {
         Self::from_sources(settings, |name| std::env::var(name).ok())
     }
 
     /// Builds the configuration from host settings and `env`: the
     /// variables are defaults under every browser's settings.
-    pub fn from_sources(
+    pub(crate) fn from_sources(
         settings: &Map<String, Value>,
         env: impl Fn(&str) -> Option<String>,
     ) -> Result<Self, ConfigError> {
@@ -129,7 +145,7 @@ impl DriverConfig {
 
 /// Why a DevTools endpoint is refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum EndpointError {
+pub(crate) enum EndpointError {
     /// Not a string.
     #[error("expected a ws://... or http://host:port string")]
     NotAString,

@@ -27,30 +27,30 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 const LOAD_POLL: Duration = Duration::from_millis(20);
 
 /// A connected device.
-pub struct Connection {
-    pub spec: BrowserSpec,
+pub(crate) struct Connection {
+    pub(crate) spec: BrowserSpec,
     /// The browser process, when this driver started it.
-    pub launched: Option<LaunchedBrowser>,
-    pub client: CdpClient,
-    pub browser: CdpSession,
-    pub page: CdpSession,
-    pub target_id: String,
+    pub(crate) launched: Option<LaunchedBrowser>,
+    pub(crate) client: CdpClient,
+    pub(crate) browser: CdpSession,
+    pub(crate) page: CdpSession,
+    pub(crate) target_id: String,
     /// Whether the page target was created by us (closed on disconnect).
-    pub owns_target: bool,
+    pub(crate) owns_target: bool,
     /// `Browser.getVersion` product, e.g. `Chrome/140.0.7339.185`.
-    pub product: String,
-    pub epoch: EpochTracker,
+    pub(crate) product: String,
+    pub(crate) epoch: EpochTracker,
     /// The frames of the last observation and the sessions attached to
     /// out-of-process frames.
-    pub frames: FrameRegistry,
+    pub(crate) frames: FrameRegistry,
 }
 
 /// What one capture returned, before it becomes an observation.
-pub struct Captured {
-    pub png: Option<Vec<u8>>,
-    pub tree: Option<BuiltTree>,
-    pub url: String,
-    pub title: String,
+pub(crate) struct Captured {
+    pub(crate) png: Option<Vec<u8>>,
+    pub(crate) tree: Option<BuiltTree>,
+    pub(crate) url: String,
+    pub(crate) title: String,
 }
 
 #[derive(Deserialize)]
@@ -62,7 +62,7 @@ struct Location {
 impl Connection {
     /// Connects to `ws_url`, picks (or creates) a page, attaches to it and
     /// applies the viewport.
-    pub async fn open(
+    pub(crate) async fn open(
         spec: BrowserSpec,
         launched: Option<LaunchedBrowser>,
         ws_url: &str,
@@ -113,7 +113,7 @@ impl Connection {
     }
 
     /// Closes what we opened: our tab, and the browser when we started it.
-    pub async fn close(&mut self, budget: Duration) {
+    pub(crate) async fn close(&mut self, budget: Duration) {
         let browser = self
             .browser
             .with_timeout(Some(budget.min(Duration::from_secs(3))));
@@ -126,7 +126,7 @@ impl Connection {
     }
 
     /// The viewport in screenshot pixels.
-    pub fn viewport(&self) -> Viewport {
+    pub(crate) fn viewport(&self) -> Viewport {
         Viewport {
             width: px(self.spec.width, self.spec.scale),
             height: px(self.spec.height, self.spec.scale),
@@ -135,12 +135,12 @@ impl Connection {
     }
 
     /// The page session bounded by `budget`.
-    pub fn page(&self, budget: Duration) -> CdpSession {
+    pub(crate) fn page(&self, budget: Duration) -> CdpSession {
         self.page.with_timeout(Some(budget))
     }
 
     /// Screenshot and/or UI tree in one round of concurrent requests.
-    pub async fn capture(
+    pub(crate) async fn capture(
         &mut self,
         budget: Duration,
         screenshot: bool,
@@ -228,7 +228,10 @@ impl Connection {
     }
 
     /// Turns a capture into an observation (assigning the epoch).
-    pub fn observation(&mut self, captured: Captured) -> Result<DriverObservation, CdpError> {
+    pub(crate) fn observation(
+        &mut self,
+        captured: Captured,
+    ) -> Result<DriverObservation, CdpError> {
         let mut viewport = self.viewport();
         if let Some(png) = &captured.png {
             let (w, h) = png_size(png).ok_or_else(|| CdpError::Decode {
@@ -317,20 +320,20 @@ impl Connection {
     }
 
     /// Re-applies the viewport (after a renderer swap lost it).
-    pub async fn reapply_viewport(&self, budget: Duration) -> Result<(), CdpError> {
+    pub(crate) async fn reapply_viewport(&self, budget: Duration) -> Result<(), CdpError> {
         self.page(budget)
             .set_device_metrics(self.spec.width, self.spec.height, self.spec.scale)
             .await
     }
 
     /// Events from now on.
-    pub fn subscribe(&self) -> broadcast::Receiver<Arc<CdpEvent>> {
+    pub(crate) fn subscribe(&self) -> broadcast::Receiver<Arc<CdpEvent>> {
         self.client.subscribe()
     }
 
     /// Waits for the main frame to commit a navigation (cross- or
     /// same-document) reported on `events`.
-    pub async fn wait_committed(
+    pub(crate) async fn wait_committed(
         &self,
         events: &mut broadcast::Receiver<Arc<CdpEvent>>,
         loader_id: Option<&str>,
@@ -373,7 +376,7 @@ impl Connection {
     }
 
     /// Polls until the document has finished loading.
-    pub async fn wait_loaded(&self, budget: Duration) -> Result<(), CdpError> {
+    pub(crate) async fn wait_loaded(&self, budget: Duration) -> Result<(), CdpError> {
         let page = self.page(budget);
         loop {
             match page.evaluate::<String>(scripts::READY_STATE).await {
@@ -388,7 +391,7 @@ impl Connection {
     }
 
     /// Where the page is now.
-    pub async fn location(&self, budget: Duration) -> Result<(String, String), CdpError> {
+    pub(crate) async fn location(&self, budget: Duration) -> Result<(String, String), CdpError> {
         let l: Location = self.page(budget).evaluate(scripts::LOCATION).await?;
         Ok((l.url, l.title))
     }
@@ -401,7 +404,7 @@ fn id_string(s: &str) -> IdString {
 }
 
 /// CSS pixels to screenshot pixels.
-pub fn px(css: u32, scale: f64) -> u32 {
+pub(crate) fn px(css: u32, scale: f64) -> u32 {
     let v = (f64::from(css) * scale).round();
     if v < 1.0 {
         1
@@ -413,7 +416,7 @@ pub fn px(css: u32, scale: f64) -> u32 {
 }
 
 /// Width and height from a PNG's IHDR chunk.
-pub fn png_size(png: &[u8]) -> Option<(u32, u32)> {
+pub(crate) fn png_size(png: &[u8]) -> Option<(u32, u32)> {
     const SIGNATURE: [u8; 8] = [0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A];
     if png.len() < 24 || png[..8] != SIGNATURE || &png[12..16] != b"IHDR" {
         return None;

@@ -20,7 +20,7 @@ struct VersionDocument {
 }
 
 /// Host and port of an `http://host:port[/]` endpoint.
-pub fn parse_http(endpoint: &str) -> Result<(String, u16), CdpError> {
+pub(crate) fn parse_http(endpoint: &str) -> Result<(String, u16), CdpError> {
     let bad = |reason: &str| CdpError::BadEndpoint {
         endpoint: endpoint.to_owned(),
         reason: reason.to_owned(),
@@ -40,7 +40,7 @@ pub fn parse_http(endpoint: &str) -> Result<(String, u16), CdpError> {
 }
 
 /// The browser WebSocket URL of `endpoint`.
-pub async fn resolve(endpoint: &str, timeout: Duration) -> Result<String, CdpError> {
+pub(crate) async fn resolve(endpoint: &str, timeout: Duration) -> Result<String, CdpError> {
     if endpoint.starts_with("ws://") {
         return Ok(endpoint.to_owned());
     }
@@ -111,7 +111,7 @@ fn complete(answer: &[u8]) -> bool {
 }
 
 /// Extracts `webSocketDebuggerUrl` from a raw HTTP answer.
-pub fn ws_url_from_http_answer(endpoint: &str, answer: &[u8]) -> Result<String, CdpError> {
+pub(crate) fn ws_url_from_http_answer(endpoint: &str, answer: &[u8]) -> Result<String, CdpError> {
     let bad = |reason: String| CdpError::BadEndpoint {
         endpoint: endpoint.to_owned(),
         reason,

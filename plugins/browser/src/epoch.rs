@@ -12,7 +12,7 @@ static CONNECTIONS: AtomicU64 = AtomicU64::new(0);
 
 /// The epoch of one connected page.
 #[derive(Debug)]
-pub struct EpochTracker {
+pub(crate) struct EpochTracker {
     connection: u64,
     counter: u64,
     last: Option<DocumentIdentity>,
@@ -25,7 +25,7 @@ impl Default for EpochTracker {
 }
 
 impl EpochTracker {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             connection: CONNECTIONS.fetch_add(1, Ordering::Relaxed) + 1,
             counter: 0,
@@ -35,7 +35,7 @@ impl EpochTracker {
 
     /// The epoch for a snapshot of `document`: unchanged while the same
     /// document is observed, a new value as soon as another one is.
-    pub fn observe(&mut self, document: &DocumentIdentity) -> String {
+    pub(crate) fn observe(&mut self, document: &DocumentIdentity) -> String {
         if self.last.as_ref() != Some(document) {
             self.counter += 1;
             self.last = Some(document.clone());
@@ -44,11 +44,11 @@ impl EpochTracker {
     }
 
     /// Forgets the last document: the next snapshot gets a new epoch.
-    pub fn invalidate(&mut self) {
+    pub(crate) fn invalidate(&mut self) {
         self.last = None;
     }
 
-    pub fn current(&self) -> String {
+    pub(crate) fn current(&self) -> String {
         format!("c{}.d{}", self.connection, self.counter)
     }
 }

@@ -9,15 +9,15 @@ use crate::cdp::CdpError;
 
 /// Per-request budget when the call has no deadline: a browser that does
 /// not answer within it is treated as unavailable.
-pub const UNBOUNDED_REQUEST_BUDGET: Duration = Duration::from_secs(60);
+pub(crate) const UNBOUNDED_REQUEST_BUDGET: Duration = Duration::from_secs(60);
 
 /// The budget of each DevTools request made for `ctx`.
-pub fn budget(ctx: &CallContext) -> Duration {
+pub(crate) fn budget(ctx: &CallContext) -> Duration {
     ctx.remaining().unwrap_or(UNBOUNDED_REQUEST_BUDGET)
 }
 
 /// The typed error for a DevTools failure on `device` during `ctx`.
-pub fn from_cdp(ctx: &CallContext, device: &DeviceId, e: CdpError) -> DriverError {
+pub(crate) fn from_cdp(ctx: &CallContext, device: &DeviceId, e: CdpError) -> DriverError {
     if ctx.is_cancelled() {
         return DriverError::cancelled();
     }

@@ -33,29 +33,29 @@ use crate::ui_tree::facts::{self, CssRect, DocFacts};
 
 /// One frame read for an observation.
 #[derive(Debug)]
-pub struct FrameRead {
-    pub entry: FrameEntry,
-    pub ax: Vec<AxNode>,
-    pub facts: DocFacts,
+pub(crate) struct FrameRead {
+    pub(crate) entry: FrameEntry,
+    pub(crate) ax: Vec<AxNode>,
+    pub(crate) facts: DocFacts,
     /// Its viewport in CSS pixels of the page's viewport.
-    pub rect: CssRect,
+    pub(crate) rect: CssRect,
     /// Nesting depth (the main frame is 0).
-    pub depth: usize,
+    pub(crate) depth: usize,
 }
 
 /// [`scripts::FRAME_POINT`]'s answer.
 #[derive(Debug, Clone, Deserialize)]
-pub struct FramePoint {
-    pub x: f64,
-    pub y: f64,
-    pub left: f64,
-    pub top: f64,
-    pub width: f64,
-    pub height: f64,
+pub(crate) struct FramePoint {
+    pub(crate) x: f64,
+    pub(crate) y: f64,
+    pub(crate) left: f64,
+    pub(crate) top: f64,
+    pub(crate) width: f64,
+    pub(crate) height: f64,
     #[serde(default)]
-    pub hit: bool,
+    pub(crate) hit: bool,
     #[serde(default)]
-    pub covering: Option<String>,
+    pub(crate) covering: Option<String>,
 }
 
 /// A frame failure that leaves the frame out instead of failing the
@@ -72,7 +72,7 @@ fn soft<T>(what: &str, r: Result<T, CdpError>) -> Result<Option<T>, CdpError> {
 }
 
 /// The session a frame entry's process is reached through.
-pub fn session_for(page: &CdpSession, entry: &FrameEntry) -> CdpSession {
+pub(crate) fn session_for(page: &CdpSession, entry: &FrameEntry) -> CdpSession {
     match &entry.session {
         None => page.clone(),
         Some(id) => {
@@ -83,7 +83,7 @@ pub fn session_for(page: &CdpSession, entry: &FrameEntry) -> CdpSession {
 
 /// Calls `function` on the node `backend` of `session`'s process (`None`:
 /// the node is gone).
-pub async fn call_on_backend<R: serde::de::DeserializeOwned>(
+pub(crate) async fn call_on_backend<R: serde::de::DeserializeOwned>(
     session: &CdpSession,
     backend: i64,
     function: &str,
@@ -231,7 +231,7 @@ fn has_unread_iframes(frames: &[FrameRead]) -> bool {
 /// Reads the page's frames. `main` is the main frame's accessibility tree
 /// and `dom` the page session's snapshot, taken together; the registry
 /// keeps frame keys and out-of-process sessions across observations.
-pub async fn read_page(
+pub(crate) async fn read_page(
     page: &CdpSession,
     browser: &CdpSession,
     registry: &mut FrameRegistry,
@@ -414,7 +414,7 @@ async fn place(page: &CdpSession, frames: &mut Vec<FrameRead>) -> Result<(), Cdp
 /// checking that each `<iframe>` is what is hit at the point in its
 /// parent. The inner `Err` says why the point cannot be reached
 /// ([`FramePathError`]); the outer one is a DevTools failure.
-pub async fn point_in_page(
+pub(crate) async fn point_in_page(
     page: &CdpSession,
     registry: &FrameRegistry,
     key: u32,
@@ -455,7 +455,7 @@ pub async fn point_in_page(
 
 /// Why a point of a frame cannot be reached from the page.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum FramePathError {
+pub(crate) enum FramePathError {
     /// A frame of the path left the page.
     Gone,
     /// Something covers an `<iframe>` of the path at the point (the

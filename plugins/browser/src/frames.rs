@@ -17,19 +17,19 @@ use std::collections::{HashMap, HashSet};
 
 /// Most frames read in one observation, main frame included; later ones
 /// (in document order, breadth first) are left out of the tree.
-pub const MAX_FRAMES: usize = 32;
+pub(crate) const MAX_FRAMES: usize = 32;
 /// Deepest nesting of frames read.
-pub const MAX_FRAME_DEPTH: usize = 8;
+pub(crate) const MAX_FRAME_DEPTH: usize = 8;
 
 /// Where a node lives: its frame's key and its backend DOM node id there.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct NodeAddress {
-    pub frame: u32,
-    pub backend: i64,
+pub(crate) struct NodeAddress {
+    pub(crate) frame: u32,
+    pub(crate) backend: i64,
 }
 
 /// The prefix of stable node ids in frame `key` (`""` for the main frame).
-pub fn id_prefix(key: u32) -> String {
+pub(crate) fn id_prefix(key: u32) -> String {
     if key == 0 {
         String::new()
     } else {
@@ -39,12 +39,12 @@ pub fn id_prefix(key: u32) -> String {
 
 impl NodeAddress {
     /// The stable node id: `n42`, or `f3.n42` inside frame 3.
-    pub fn stable_id(self) -> String {
+    pub(crate) fn stable_id(self) -> String {
         format!("{}n{}", id_prefix(self.frame), self.backend)
     }
 
     /// The address a stable node id encodes, if it names a DOM node.
-    pub fn parse(stable_node_id: &str) -> Option<Self> {
+    pub(crate) fn parse(stable_node_id: &str) -> Option<Self> {
         let (frame, rest) = match stable_node_id.strip_prefix('f') {
             Some(scoped) => {
                 let (key, rest) = scoped.split_once('.')?;
@@ -58,27 +58,27 @@ impl NodeAddress {
 }
 
 /// The stable id of an accessibility node without a DOM node.
-pub fn ax_stable_id(frame: u32, ax_node_id: &str) -> String {
+pub(crate) fn ax_stable_id(frame: u32, ax_node_id: &str) -> String {
     format!("{}ax{ax_node_id}", id_prefix(frame))
 }
 
 /// One frame of the last observation.
 #[derive(Debug, Clone, PartialEq)]
-pub struct FrameEntry {
-    pub key: u32,
-    pub frame_id: String,
+pub(crate) struct FrameEntry {
+    pub(crate) key: u32,
+    pub(crate) frame_id: String,
     /// The DevTools session of the renderer process showing it (`None`:
     /// the page's own session).
-    pub session: Option<String>,
+    pub(crate) session: Option<String>,
     /// The frame holding it (`None` for the main frame).
-    pub parent: Option<u32>,
+    pub(crate) parent: Option<u32>,
     /// The backend node id of its `<iframe>` in the parent's process.
-    pub owner: Option<i64>,
+    pub(crate) owner: Option<i64>,
     /// The backend node id of its document.
-    pub document: i64,
-    pub url: String,
+    pub(crate) document: i64,
+    pub(crate) url: String,
     /// Rendered by another process than its parent (a cross-site frame).
-    pub out_of_process: bool,
+    pub(crate) out_of_process: bool,
 }
 
 /// What identifies one frame's document across observations.
@@ -86,7 +86,7 @@ type FrameIdentity = (Option<String>, String, i64);
 
 /// The frames the driver has seen on one page.
 #[derive(Debug, Default)]
-pub struct FrameRegistry {
+pub(crate) struct FrameRegistry {
     keys: HashMap<FrameIdentity, u32>,
     next: u32,
     /// Sessions attached to out-of-process frames, by target id.
@@ -97,7 +97,7 @@ pub struct FrameRegistry {
 
 impl FrameRegistry {
     /// The key of a frame's document (`0` for the main frame).
-    pub fn key_for(&mut self, session: Option<&str>, frame_id: &str, document: i64) -> u32 {
+    pub(crate) fn key_for(&mut self, session: Option<&str>, frame_id: &str, document: i64) -> u32 {
         let identity = (session.map(str::to_owned), frame_id.to_owned(), document);
         if let Some(k) = self.keys.get(&identity) {
             return *k;
@@ -113,19 +113,19 @@ impl FrameRegistry {
     }
 
     /// The session attached to an out-of-process frame's target.
-    pub fn session_of_target(&self, target_id: &str) -> Option<&str> {
+    pub(crate) fn session_of_target(&self, target_id: &str) -> Option<&str> {
         self.sessions.get(target_id).map(String::as_str)
     }
 
     /// Remembers the session attached to a target.
-    pub fn attached(&mut self, target_id: &str, session_id: &str) {
+    pub(crate) fn attached(&mut self, target_id: &str, session_id: &str) {
         self.sessions
             .insert(target_id.to_owned(), session_id.to_owned());
     }
 
     /// Forgets sessions of targets that no longer exist; answers the
     /// session ids forgotten (to detach).
-    pub fn forget_targets_except(&mut self, live: &HashSet<String>) -> Vec<String> {
+    pub(crate) fn forget_targets_except(&mut self, live: &HashSet<String>) -> Vec<String> {
         let gone: Vec<String> = self
             .sessions
             .keys()
@@ -138,35 +138,20 @@ impl FrameRegistry {
     }
 
     /// Replaces the frame table with the frames of a new observation.
-    pub fn set_table(&mut self, table: Vec<FrameEntry>) {
+    pub(crate) fn set_table(&mut self, table: Vec<FrameEntry>) {
         let seen: HashSet<u32> = table.iter().map(|f| f.key).collect();
         self.retain_keys(&seen);
         self.table = table;
     }
 
     /// The frames of the last observation, main frame first.
-    pub fn table(&self) -> &[FrameEntry] {
+    pub(crate) fn table(&self) -> &[FrameEntry] {
         &self.table
     }
 
     /// The frame with `key` in the last observation.
-    pub fn entry(&self, key: u32) -> Option<&FrameEntry> {
+    pub(crate) fn entry(&self, key: u32) -> Option<&FrameEntry> {
         self.table.iter().find(|f| f.key == key)
-    }
-
-    /// The frame whose `<iframe>` is `owner` in the process of `session`.
-    pub fn child_by_owner(&self, session: Option<&str>, owner: i64) -> Option<&FrameEntry> {
-        self.table.iter().find(|f| {
-            f.owner == Some(owner)
-                && f.parent
-                    .and_then(|p| self.entry(p))
-                    .is_some_and(|p| p.session.as_deref() == session)
-        })
-    }
-
-    /// Forgets everything (a new connection).
-    pub fn clear(&mut self) {
-        *self = Self::default();
     }
 }
 

@@ -21,12 +21,12 @@ const NAMED: [(&str, &str, u32, Option<&str>); 14] = [
 ];
 
 /// The names `pressKey` documents (besides single characters).
-pub fn named_keys() -> Vec<&'static str> {
+pub(crate) fn named_keys() -> Vec<&'static str> {
     NAMED.iter().map(|k| k.0).collect()
 }
 
 /// The stroke for `key`: a named key or exactly one character.
-pub fn stroke(key: &str) -> Option<KeyStroke> {
+pub(crate) fn stroke(key: &str) -> Option<KeyStroke> {
     if let Some((name, code, key_code, text)) = NAMED.iter().find(|k| k.0 == key) {
         let dom_key = if *name == "Space" { " " } else { name };
         return Some(KeyStroke {

@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Flags every launch gets (besides profile, port and headless mode).
-pub const BASE_ARGS: [&str; 16] = [
+pub(crate) const BASE_ARGS: [&str; 16] = [
     "--disable-gpu",
     "--no-first-run",
     "--no-default-browser-check",
@@ -45,7 +45,9 @@ const EXIT_GRACE: Duration = Duration::from_secs(3);
 /// What to launch.
 #[derive(Debug, Clone)]
 pub struct LaunchOptions {
+    /// The executable (see [`crate::binary::find`]).
     pub binary: PathBuf,
+    /// Run with `--headless=new` (no window).
     pub headless: bool,
     /// Initial window size in CSS pixels.
     pub window: (u32, u32),
@@ -56,26 +58,47 @@ pub struct LaunchOptions {
 /// Why a launch failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum LaunchError {
+    /// The temporary profile directory could not be created.
     #[error("could not create a temporary browser profile: {0}")]
-    Profile(String),
+    Profile(
+        /// The I/O error.
+        String,
+    ),
+    /// The executable could not be started.
     #[error("could not start {binary}: {reason}")]
-    Spawn { binary: PathBuf, reason: String },
+    Spawn {
+        /// The executable.
+        binary: PathBuf,
+        /// The spawn error.
+        reason: String,
+    },
+    /// The browser exited before it reported its endpoint.
     #[error("the browser exited during startup ({status}); last stderr lines: {stderr}")]
-    Exited { status: String, stderr: String },
+    Exited {
+        /// Its exit status.
+        status: String,
+        /// Its last stderr lines, `|`-separated.
+        stderr: String,
+    },
+    /// The deadline passed first; the browser was killed.
     #[error("the browser did not report its DevTools endpoint within {0:?}")]
-    Timeout(Duration),
+    Timeout(
+        /// How long the launch waited.
+        Duration,
+    ),
+    /// The caller cancelled first; the browser was killed.
     #[error("the launch was cancelled")]
     Cancelled,
 }
 
 /// Whether the process runs as root (Chromium's sandbox refuses root).
-pub fn running_as_root() -> bool {
+pub(crate) fn running_as_root() -> bool {
     // SAFETY: geteuid has no preconditions and cannot fail.
     unsafe { libc::geteuid() == 0 }
 }
 
 /// The full command line for `opts` with profile `profile`.
-pub fn command_line(opts: &LaunchOptions, profile: &Path, as_root: bool) -> Vec<String> {
+pub(crate) fn command_line(opts: &LaunchOptions, profile: &Path, as_root: bool) -> Vec<String> {
     let mut args: Vec<String> = Vec::new();
     if opts.headless {
         args.push("--headless=new".into());
@@ -101,6 +124,8 @@ pub struct Spawner {
 }
 
 impl Spawner {
+    /// Starts the spawning thread; fails only when the thread cannot be
+    /// created.
     pub fn new() -> std::io::Result<Self> {
         let (tx, rx) = mpsc::channel::<SpawnRequest>();
         std::thread::Builder::new()
@@ -167,6 +192,7 @@ impl LaunchedBrowser {
         &self.ws_url
     }
 
+    /// The browser's process id.
     pub fn pid(&self) -> u32 {
         self.child.id()
     }
@@ -182,7 +208,7 @@ impl LaunchedBrowser {
     }
 
     /// The last stderr lines, for error messages.
-    pub fn stderr_tail(&self) -> String {
+    pub(crate) fn stderr_tail(&self) -> String {
         tail_text(&self.stderr)
     }
 
@@ -318,7 +344,7 @@ fn read_active_port(path: &Path) -> Option<String> {
 }
 
 /// Parses `DevToolsActivePort` text into the browser WebSocket URL.
-pub fn parse_active_port(text: &str) -> Option<String> {
+pub(crate) fn parse_active_port(text: &str) -> Option<String> {
     let mut lines = text.lines();
     let port: u16 = lines.next()?.trim().parse().ok()?;
     let path = lines.next()?.trim();

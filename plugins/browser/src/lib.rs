@@ -7,14 +7,14 @@
 //!
 //! * Devices are `platform: web`, one per configured browser
 //!   ([`config`]); `connect` launches ([`launch`]) or attaches
-//!   ([`endpoint`]), `disconnect` closes only what it started.
+//!   (`endpoint`), `disconnect` closes only what it started.
 //! * Observations: a PNG screenshot whose size is the viewport in device
 //!   pixels, and a UI tree from the accessibility tree joined with layout
 //!   bounds ([`ui_tree`]), in a `web` context whose document epoch moves on
-//!   every new document ([`epoch`]).
+//!   every new document (`epoch`).
 //! * Actions: navigation, pointer, keyboard and scrolling ([`actions`]),
 //!   and the five semantic Actions with css selectors and actionability
-//!   checks ([`web_semantic`]).
+//!   checks (`web_semantic`).
 //!
 //! What it must never do: write to stdout (the host's protocol channel;
 //! the browser's stdout goes to /dev/null, its stderr to `tracing`), log
@@ -27,18 +27,18 @@ pub mod binary;
 mod blocking;
 pub mod cdp;
 pub mod config;
-pub mod connection;
-pub mod driver;
-pub mod endpoint;
-pub mod epoch;
-pub mod errors;
-pub mod frame_reader;
-pub mod frames;
-pub mod keys;
+mod connection;
+mod driver;
+mod endpoint;
+mod epoch;
+mod errors;
+mod frame_reader;
+mod frames;
+mod keys;
 pub mod launch;
-pub mod scripts;
+mod scripts;
 pub mod ui_tree;
-pub mod web_semantic;
+mod web_semantic;
 
 pub use driver::BrowserDriver;
 

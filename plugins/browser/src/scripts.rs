@@ -12,7 +12,7 @@ const FRAME: &str = "() => new Promise(resolve => { const t = setTimeout(resolve
 /// descendant (the center of its box, else of one of its line boxes, for
 /// an inline element wrapped over lines). Answers `{ok, reason?, x, y, covering?}` with the click
 /// point in CSS pixels of the viewport.
-pub fn actionability() -> String {
+pub(crate) fn actionability() -> String {
     format!(
         r##"async function(wantHit) {{
   const frame = {FRAME};
@@ -80,7 +80,7 @@ pub fn actionability() -> String {
 /// `function(value)` on an editable element: focuses it and replaces its
 /// value the way a user edit does (native setter, then `input` and
 /// `change` events). Answers `{ok, reason?}`.
-pub const SET_VALUE: &str = r#"function(value) {
+pub(crate) const SET_VALUE: &str = r#"function(value) {
   const el = this.nodeType === 1 ? this : this.parentElement;
   if (!el) return { ok: false, reason: "not editable" };
   const fire = () => {
@@ -120,7 +120,7 @@ pub const SET_VALUE: &str = r#"function(value) {
 /// same-origin `<iframe>`s: `"editable"` (an element that takes typed
 /// text), `"frame"` (a cross-origin `<iframe>`, whose document answers for
 /// itself) or `"none"`.
-pub const FOCUS_IS_EDITABLE: &str = r#"(() => {
+pub(crate) const FOCUS_IS_EDITABLE: &str = r#"(() => {
   let a = document.activeElement;
   for (let i = 0; i < 64 && a; i++) {
     if (a.shadowRoot && a.shadowRoot.activeElement) { a = a.shadowRoot.activeElement; continue; }
@@ -145,13 +145,13 @@ pub const FOCUS_IS_EDITABLE: &str = r#"(() => {
 })()"#;
 
 /// The document's load state.
-pub const READY_STATE: &str = "document.readyState";
+pub(crate) const READY_STATE: &str = "document.readyState";
 
 /// Where the page is.
-pub const LOCATION: &str = "({ url: location.href, title: document.title })";
+pub(crate) const LOCATION: &str = "({ url: location.href, title: document.title })";
 
 /// Waits two animation frames and reports the window's scroll position.
-pub fn settle_scroll() -> String {
+pub(crate) fn settle_scroll() -> String {
     format!(
         "(async () => {{ const frame = {FRAME}; await frame(); await frame(); return {{ scrollX: window.scrollX, scrollY: window.scrollY }}; }})()"
     )
@@ -164,7 +164,7 @@ pub fn settle_scroll() -> String {
 /// `{x, y, left, top, width, height, hit, covering?}`: the mapped point,
 /// the frame's content box, and whether `elementFromPoint` there hits the
 /// `<iframe>` (something else covers it otherwise).
-pub const FRAME_POINT: &str = r##"function(x, y, scroll) {
+pub(crate) const FRAME_POINT: &str = r##"function(x, y, scroll) {
   const el = this;
   const box = () => {
     const r = el.getBoundingClientRect();

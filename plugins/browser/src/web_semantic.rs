@@ -71,10 +71,10 @@ fn not_actionable(node: &UiNode, reason: &str, extra: Value) -> DriverError {
 }
 
 /// The web [`UiBackend`] over one connected page.
-pub struct WebBackend<'a> {
-    pub conn: RefCell<&'a mut Connection>,
-    pub device: &'a devicerail_host_plugin_api::protocol::DeviceId,
-    pub runtime: &'a tokio::runtime::Runtime,
+pub(crate) struct WebBackend<'a> {
+    pub(crate) conn: RefCell<&'a mut Connection>,
+    pub(crate) device: &'a devicerail_host_plugin_api::protocol::DeviceId,
+    pub(crate) runtime: &'a tokio::runtime::Runtime,
 }
 
 impl WebBackend<'_> {

@@ -27,7 +27,9 @@ const EVENT_BUFFER: usize = 1024;
 /// One DevTools event.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CdpEvent {
+    /// The event name, e.g. `Page.loadEventFired`.
     pub method: String,
+    /// The event's parameters as sent (may hold page text; never logged).
     pub params: Value,
     /// The session of the target that sent it (`None`: the browser).
     pub session_id: Option<String>,
@@ -210,7 +212,7 @@ impl CdpClient {
     }
 
     /// Why the connection is closed, if it is.
-    pub fn closed(&self) -> Option<String> {
+    pub(crate) fn closed(&self) -> Option<String> {
         self.shared.closed_reason()
     }
 
@@ -292,7 +294,7 @@ impl CdpClient {
     }
 
     /// Sends one request and decodes its result.
-    pub async fn call<R: DeserializeOwned>(
+    pub(crate) async fn call<R: DeserializeOwned>(
         &self,
         session_id: Option<&str>,
         method: &str,

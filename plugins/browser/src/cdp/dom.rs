@@ -40,17 +40,6 @@ struct FrameOwner {
 }
 
 #[derive(Deserialize)]
-struct BoxModelAnswer {
-    model: BoxModel,
-}
-
-#[derive(Deserialize)]
-struct BoxModel {
-    /// The content quad: x, y of four points, clockwise from top-left.
-    content: Vec<f64>,
-}
-
-#[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Resolved {
     object: ResolvedObject,
@@ -68,25 +57,38 @@ struct ResolvedObject {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DomSnapshot {
+    /// One entry per document: the main frame's first, then the documents
+    /// of same-process frames.
     pub documents: Vec<DocumentSnapshot>,
+    /// The string table every string index of the snapshot points into.
     pub strings: Vec<String>,
 }
 
+/// One document of a [`DomSnapshot`], as parallel arrays of node and
+/// layout data. String fields are indexes into [`DomSnapshot::strings`],
+/// `-1` when absent.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DocumentSnapshot {
+    /// String index of the document's URL.
     #[serde(rename = "documentURL", default = "no_string")]
     pub document_url: i64,
+    /// String index of the document's title.
     #[serde(default = "no_string")]
     pub title: i64,
+    /// String index of the id of the frame that shows the document.
     #[serde(default = "no_string")]
     pub frame_id: i64,
+    /// The document's DOM nodes, in preorder.
     #[serde(default)]
     pub nodes: NodeTreeSnapshot,
+    /// The nodes that are rendered, with their boxes.
     #[serde(default)]
     pub layout: LayoutTreeSnapshot,
+    /// The document's horizontal scroll position, in CSS pixels.
     #[serde(default)]
     pub scroll_offset_x: f64,
+    /// The document's vertical scroll position, in CSS pixels.
     #[serde(default)]
     pub scroll_offset_y: f64,
 }
@@ -95,15 +97,20 @@ fn no_string() -> i64 {
     -1
 }
 
+/// The DOM nodes of one document, as parallel arrays indexed by node index.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct NodeTreeSnapshot {
+    /// Per node: its parent's node index (`-1` for the document node).
     #[serde(default)]
     pub parent_index: Vec<i64>,
+    /// Per node: the DOM `nodeType` (1 element, 3 text, 9 document, ...).
     #[serde(default)]
     pub node_type: Vec<i64>,
+    /// Per node: string index of the node name (`DIV`, `#text`, ...).
     #[serde(default)]
     pub node_name: Vec<i64>,
+    /// Per node: its backend node id, which accessibility nodes refer to.
     #[serde(default)]
     pub backend_node_id: Vec<i64>,
     /// Per node: flattened name/value string indexes.
@@ -121,8 +128,10 @@ pub struct NodeTreeSnapshot {
 /// Values for a few node indexes.
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct RareIntegerData {
+    /// The node indexes that have a value.
     #[serde(default)]
     pub index: Vec<i64>,
+    /// The value of each of those nodes, in the same order.
     #[serde(default)]
     pub value: Vec<i64>,
 }
@@ -130,30 +139,34 @@ pub struct RareIntegerData {
 /// The node indexes for which a flag is set.
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct RareBooleanData {
+    /// The node indexes for which the flag is set.
     #[serde(default)]
     pub index: Vec<i64>,
 }
 
+/// The layout objects of one document: the rendered nodes and their boxes,
+/// as parallel arrays.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LayoutTreeSnapshot {
+    /// Per layout object: the node index of the DOM node it draws.
     #[serde(default)]
     pub node_index: Vec<i64>,
     /// Per layout object: x, y, width, height in CSS pixels of the document.
     #[serde(default)]
     pub bounds: Vec<Vec<f64>>,
-    /// Per layout object: the values of [`SNAPSHOT_STYLES`], as string
-    /// indexes.
+    /// Per layout object: the computed styles the snapshot asks for
+    /// (`visibility`), as string indexes.
     #[serde(default)]
     pub styles: Vec<Vec<i64>>,
 }
 
 /// The computed styles a DOM snapshot carries, in this order.
-pub const SNAPSHOT_STYLES: [&str; 1] = ["visibility"];
+pub(crate) const SNAPSHOT_STYLES: [&str; 1] = ["visibility"];
 
 impl DomSnapshot {
     /// The string at `index` (`None` for -1 or out of range).
-    pub fn string(&self, index: i64) -> Option<&str> {
+    pub(crate) fn string(&self, index: i64) -> Option<&str> {
         usize::try_from(index)
             .ok()
             .and_then(|i| self.strings.get(i))
@@ -163,12 +176,12 @@ impl DomSnapshot {
 
 impl CdpSession {
     /// The document node's id, which `DOM.querySelectorAll` needs.
-    pub async fn document_node_id(&self) -> Result<i64, CdpError> {
+    pub(crate) async fn document_node_id(&self) -> Result<i64, CdpError> {
         let d: Document = self.send("DOM.getDocument", json!({ "depth": 0 })).await?;
         Ok(d.root.node_id)
     }
 
-    pub async fn query_selector_all(
+    pub(crate) async fn query_selector_all(
         &self,
         node_id: i64,
         selector: &str,
@@ -183,7 +196,7 @@ impl CdpSession {
     }
 
     /// The backend node id of a front-end node id.
-    pub async fn backend_node_id(&self, node_id: i64) -> Result<i64, CdpError> {
+    pub(crate) async fn backend_node_id(&self, node_id: i64) -> Result<i64, CdpError> {
         let r: Described = self
             .send("DOM.describeNode", json!({ "nodeId": node_id, "depth": 0 }))
             .await?;
@@ -191,7 +204,7 @@ impl CdpSession {
     }
 
     /// A script object for a backend node (`None`: the node is gone).
-    pub async fn resolve_backend_node(
+    pub(crate) async fn resolve_backend_node(
         &self,
         backend_node_id: i64,
     ) -> Result<Option<String>, CdpError> {
@@ -213,7 +226,7 @@ impl CdpSession {
     /// document of the session's process, the target's own first (frames
     /// of the same process follow; out-of-process frames need their own
     /// session).
-    pub async fn capture_dom_snapshot(&self) -> Result<DomSnapshot, CdpError> {
+    pub(crate) async fn capture_dom_snapshot(&self) -> Result<DomSnapshot, CdpError> {
         self.send(
             "DOMSnapshot.captureSnapshot",
             json!({ "computedStyles": SNAPSHOT_STYLES, "includeDOMRects": false, "includePaintOrder": false }),
@@ -224,7 +237,10 @@ impl CdpSession {
     /// The front-end node id of a backend node, pushed to this session's
     /// DOM agent (after [`CdpSession::document_node_id`]); `None` when the
     /// node is gone.
-    pub async fn push_backend_node(&self, backend_node_id: i64) -> Result<Option<i64>, CdpError> {
+    pub(crate) async fn push_backend_node(
+        &self,
+        backend_node_id: i64,
+    ) -> Result<Option<i64>, CdpError> {
         let r: NodeIds = self
             .send(
                 "DOM.pushNodesByBackendIdsToFrontend",
@@ -236,7 +252,7 @@ impl CdpSession {
 
     /// The backend id of the element owning `frame_id` (its `<iframe>`),
     /// when this session's process holds it.
-    pub async fn frame_owner(&self, frame_id: &str) -> Result<Option<i64>, CdpError> {
+    pub(crate) async fn frame_owner(&self, frame_id: &str) -> Result<Option<i64>, CdpError> {
         match self
             .send::<_, FrameOwner>("DOM.getFrameOwner", json!({ "frameId": frame_id }))
             .await
@@ -246,39 +262,5 @@ impl CdpSession {
             Err(CdpError::Protocol { .. }) => Ok(None),
             Err(e) => Err(e),
         }
-    }
-
-    /// The top-left corner and size of a node's content box, in CSS pixels
-    /// of the viewport of this session's top frame; `None` when the node
-    /// has no box (not rendered) or is gone.
-    pub async fn content_box(
-        &self,
-        backend_node_id: i64,
-    ) -> Result<Option<(f64, f64, f64, f64)>, CdpError> {
-        match self
-            .send::<_, BoxModelAnswer>(
-                "DOM.getBoxModel",
-                json!({ "backendNodeId": backend_node_id }),
-            )
-            .await
-        {
-            Ok(b) => Ok(match b.model.content.as_slice() {
-                [x0, y0, x1, _, _, y2, ..] => Some((*x0, *y0, x1 - x0, y2 - y0)),
-                _ => None,
-            }),
-            Err(CdpError::Protocol { .. }) => Ok(None),
-            Err(e) => Err(e),
-        }
-    }
-
-    /// The backend node id of a script object that is a DOM node.
-    pub async fn backend_of_object(&self, object_id: &str) -> Result<i64, CdpError> {
-        let r: Described = self
-            .send(
-                "DOM.describeNode",
-                json!({ "objectId": object_id, "depth": 0 }),
-            )
-            .await?;
-        Ok(r.node.backend_node_id)
     }
 }

@@ -8,17 +8,17 @@ use super::session::CdpSession;
 
 /// One key as `Input.dispatchKeyEvent` wants it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KeyStroke {
-    pub key: String,
-    pub code: String,
-    pub key_code: u32,
+pub(crate) struct KeyStroke {
+    pub(crate) key: String,
+    pub(crate) code: String,
+    pub(crate) key_code: u32,
     /// Text the key produces (`None` for non-printing keys).
-    pub text: Option<String>,
+    pub(crate) text: Option<String>,
 }
 
 impl CdpSession {
     /// Move, press and release the left button at (`x`, `y`).
-    pub async fn click(&self, x: f64, y: f64) -> Result<(), CdpError> {
+    pub(crate) async fn click(&self, x: f64, y: f64) -> Result<(), CdpError> {
         self.run(
             "Input.dispatchMouseEvent",
             json!({ "type": "mouseMoved", "x": x, "y": y, "button": "none" }),
@@ -35,7 +35,13 @@ impl CdpSession {
     }
 
     /// A wheel event at (`x`, `y`).
-    pub async fn wheel(&self, x: f64, y: f64, delta_x: f64, delta_y: f64) -> Result<(), CdpError> {
+    pub(crate) async fn wheel(
+        &self,
+        x: f64,
+        y: f64,
+        delta_x: f64,
+        delta_y: f64,
+    ) -> Result<(), CdpError> {
         self.run(
             "Input.dispatchMouseEvent",
             json!({ "type": "mouseWheel", "x": x, "y": y, "deltaX": delta_x, "deltaY": delta_y }),
@@ -44,7 +50,7 @@ impl CdpSession {
     }
 
     /// Key down (with text for printing keys) and key up.
-    pub async fn press_key(&self, stroke: &KeyStroke) -> Result<(), CdpError> {
+    pub(crate) async fn press_key(&self, stroke: &KeyStroke) -> Result<(), CdpError> {
         let mut down = json!({
             "type": if stroke.text.is_some() { "keyDown" } else { "rawKeyDown" },
             "key": stroke.key,
@@ -71,7 +77,7 @@ impl CdpSession {
     }
 
     /// Commits `text` to the focused element as one input.
-    pub async fn insert_text(&self, text: &str) -> Result<(), CdpError> {
+    pub(crate) async fn insert_text(&self, text: &str) -> Result<(), CdpError> {
         self.run("Input.insertText", json!({ "text": text })).await
     }
 }

@@ -1,19 +1,24 @@
 //! A small Chrome DevTools Protocol client: the WebSocket transport
-//! ([`client`]), sessions ([`session`]) and typed wrappers for the few
+//! ([`CdpClient`]), sessions ([`CdpSession`]) and typed wrappers for the few
 //! domains the driver uses. No third-party CDP crate: the wire format is
 //! plain JSON and only a handful of methods are needed.
+//!
+//! What it must never do: log request parameters or answers (they may carry
+//! protected text); only method names and ids are logged.
 
 pub mod accessibility;
-pub mod client;
+mod client;
 pub mod dom;
-pub mod emulation;
-pub mod error;
-pub mod input;
-pub mod page;
-pub mod runtime;
-pub mod session;
-pub mod target;
+mod emulation;
+mod error;
+pub(crate) mod input;
+mod page;
+mod runtime;
+mod session;
+mod target;
 
 pub use client::{CdpClient, CdpEvent};
 pub use error::CdpError;
+pub use page::Navigated;
 pub use session::CdpSession;
+pub use target::TargetInfo;

@@ -11,29 +11,33 @@ use super::session::CdpSession;
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Navigated {
+    /// The frame that navigated (the tab's main frame).
     pub frame_id: String,
     /// Absent for same-document navigations.
     #[serde(default)]
     pub loader_id: Option<String>,
+    /// Why the navigation failed (`net::ERR_NAME_NOT_RESOLVED`, ...);
+    /// `None` when it started.
     #[serde(default)]
     pub error_text: Option<String>,
 }
 
+/// One entry of the tab's session history (the part `back`/`forward` read).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct HistoryEntry {
-    pub id: i64,
-    #[serde(default)]
-    pub url: String,
-    #[serde(default)]
-    pub title: String,
+pub(crate) struct HistoryEntry {
+    /// The id `Page.navigateToHistoryEntry` takes.
+    pub(crate) id: i64,
 }
 
+/// The answer of `Page.getNavigationHistory`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct NavigationHistory {
-    pub current_index: i64,
-    pub entries: Vec<HistoryEntry>,
+pub(crate) struct NavigationHistory {
+    /// Index of the current entry in `entries`.
+    pub(crate) current_index: i64,
+    /// Every entry, oldest first.
+    pub(crate) entries: Vec<HistoryEntry>,
 }
 
 #[derive(Deserialize)]
@@ -42,10 +46,14 @@ struct Screenshot {
 }
 
 impl CdpSession {
+    /// Turns on `Page` events (load, navigation, frame attach/detach) for
+    /// this session.
     pub async fn page_enable(&self) -> Result<(), CdpError> {
         self.run("Page.enable", json!({})).await
     }
 
+    /// Starts loading `url` in the page; the answer comes when the
+    /// navigation is committed or fails, not when the page has loaded.
     pub async fn navigate(&self, url: &str) -> Result<Navigated, CdpError> {
         self.send("Page.navigate", json!({ "url": url })).await
     }
@@ -56,16 +64,16 @@ impl CdpSession {
         self.run("Page.bringToFront", json!({})).await
     }
 
-    pub async fn reload(&self) -> Result<(), CdpError> {
+    pub(crate) async fn reload(&self) -> Result<(), CdpError> {
         self.run("Page.reload", json!({ "ignoreCache": false }))
             .await
     }
 
-    pub async fn navigation_history(&self) -> Result<NavigationHistory, CdpError> {
+    pub(crate) async fn navigation_history(&self) -> Result<NavigationHistory, CdpError> {
         self.send("Page.getNavigationHistory", json!({})).await
     }
 
-    pub async fn navigate_to_history_entry(&self, entry_id: i64) -> Result<(), CdpError> {
+    pub(crate) async fn navigate_to_history_entry(&self, entry_id: i64) -> Result<(), CdpError> {
         self.run(
             "Page.navigateToHistoryEntry",
             json!({ "entryId": entry_id }),
@@ -85,7 +93,7 @@ impl CdpSession {
     }
 
     /// `Page.captureScreenshot` as PNG bytes.
-    pub async fn capture_screenshot_png(&self) -> Result<Vec<u8>, CdpError> {
+    pub(crate) async fn capture_screenshot_png(&self) -> Result<Vec<u8>, CdpError> {
         let data = self.capture_screenshot_base64().await?;
         base64::engine::general_purpose::STANDARD
             .decode(data.as_bytes())

@@ -68,7 +68,7 @@ impl CdpSession {
 
     /// Calls `function` with `this` bound to the remote object `object_id`,
     /// passing `args` by value; returns the (awaited) value as JSON.
-    pub async fn call_function_on<R: DeserializeOwned>(
+    pub(crate) async fn call_function_on<R: DeserializeOwned>(
         &self,
         object_id: &str,
         function: &str,
@@ -90,42 +90,8 @@ impl CdpSession {
         decode("Runtime.callFunctionOn", e)
     }
 
-    /// Evaluates `expression` in the page's main world and returns the
-    /// result as a remote object (`None` for primitives, `null` and
-    /// `undefined`). Release it with [`CdpSession::release_object`].
-    pub async fn evaluate_object(&self, expression: &str) -> Result<Option<String>, CdpError> {
-        #[derive(Deserialize)]
-        #[serde(rename_all = "camelCase")]
-        struct ById {
-            result: ObjectRef,
-            #[serde(default)]
-            exception_details: Option<ExceptionDetails>,
-        }
-        #[derive(Deserialize)]
-        #[serde(rename_all = "camelCase")]
-        struct ObjectRef {
-            #[serde(default)]
-            object_id: Option<String>,
-        }
-        let e: ById = self
-            .send(
-                "Runtime.evaluate",
-                json!({ "expression": expression, "objectGroup": "devicerail" }),
-            )
-            .await?;
-        if let Some(ex) = e.exception_details {
-            let detail = ex.exception.and_then(|o| o.description).unwrap_or(ex.text);
-            return Err(CdpError::Protocol {
-                method: "Runtime.evaluate".into(),
-                code: 0,
-                message: format!("the script threw: {detail}"),
-            });
-        }
-        Ok(e.result.object_id)
-    }
-
     /// Lets the page's remote object go.
-    pub async fn release_object(&self, object_id: &str) -> Result<(), CdpError> {
+    pub(crate) async fn release_object(&self, object_id: &str) -> Result<(), CdpError> {
         self.run("Runtime.releaseObject", json!({ "objectId": object_id }))
             .await
     }

@@ -48,14 +48,19 @@ impl CdpSession {
         }
     }
 
+    /// The shared connection this session sends on.
     pub fn client(&self) -> &CdpClient {
         &self.client
     }
 
+    /// The target session requests are addressed to; `None` for the
+    /// browser endpoint.
     pub fn session_id(&self) -> Option<&str> {
         self.session_id.as_deref()
     }
 
+    /// How long each request may wait for its answer; `None`: as long as
+    /// the connection lives.
     pub fn timeout(&self) -> Option<Duration> {
         self.timeout
     }

@@ -6,16 +6,22 @@ use serde_json::json;
 use super::error::CdpError;
 use super::session::CdpSession;
 
+/// What the browser reports about one target (a tab, frame, worker, ...).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TargetInfo {
+    /// The id to attach to or close the target with.
     pub target_id: String,
+    /// The target type: `page` for tabs, `iframe`, `service_worker`, ...
     #[serde(rename = "type")]
     pub kind: String,
+    /// The document title.
     #[serde(default)]
     pub title: String,
+    /// The document URL.
     #[serde(default)]
     pub url: String,
+    /// Whether some DevTools client (this one or another) is attached.
     #[serde(default)]
     pub attached: bool,
     /// For `iframe` targets (out-of-process frames): the frame that holds
@@ -32,12 +38,6 @@ struct TargetInfos {
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct OneTargetInfo {
-    target_info: TargetInfo,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
 struct Created {
     target_id: String,
 }
@@ -48,31 +48,23 @@ struct Attached {
     session_id: String,
 }
 
-/// `Browser.getVersion`.
+/// The part of the `Browser.getVersion` answer the driver reads.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct BrowserVersion {
+pub(crate) struct BrowserVersion {
+    /// Browser name and version, e.g. `HeadlessChrome/140.0.7339.185`.
     #[serde(default)]
-    pub product: String,
-    #[serde(default)]
-    pub protocol_version: String,
-    #[serde(default)]
-    pub user_agent: String,
+    pub(crate) product: String,
 }
 
 impl CdpSession {
+    /// Every target of the browser (call it on the browser session).
     pub async fn get_targets(&self) -> Result<Vec<TargetInfo>, CdpError> {
         let r: TargetInfos = self.send("Target.getTargets", json!({})).await?;
         Ok(r.target_infos)
     }
 
-    pub async fn get_target_info(&self, target_id: &str) -> Result<TargetInfo, CdpError> {
-        let r: OneTargetInfo = self
-            .send("Target.getTargetInfo", json!({ "targetId": target_id }))
-            .await?;
-        Ok(r.target_info)
-    }
-
+    /// Opens a new tab showing `url` and returns its target id.
     pub async fn create_target(&self, url: &str) -> Result<String, CdpError> {
         let r: Created = self
             .send("Target.createTarget", json!({ "url": url }))
@@ -92,7 +84,7 @@ impl CdpSession {
     }
 
     /// Ends a session opened by [`CdpSession::attach_to_target`].
-    pub async fn detach_from_target(&self, session_id: &str) -> Result<(), CdpError> {
+    pub(crate) async fn detach_from_target(&self, session_id: &str) -> Result<(), CdpError> {
         self.run(
             "Target.detachFromTarget",
             json!({ "sessionId": session_id }),
@@ -100,17 +92,17 @@ impl CdpSession {
         .await
     }
 
-    pub async fn close_target(&self, target_id: &str) -> Result<(), CdpError> {
+    pub(crate) async fn close_target(&self, target_id: &str) -> Result<(), CdpError> {
         self.run("Target.closeTarget", json!({ "targetId": target_id }))
             .await
     }
 
-    pub async fn browser_version(&self) -> Result<BrowserVersion, CdpError> {
+    pub(crate) async fn browser_version(&self) -> Result<BrowserVersion, CdpError> {
         self.send("Browser.getVersion", json!({})).await
     }
 
     /// `Browser.close`: the browser exits (its answer may never come).
-    pub async fn close_browser(&self) -> Result<(), CdpError> {
+    pub(crate) async fn close_browser(&self) -> Result<(), CdpError> {
         self.run("Browser.close", json!({})).await
     }
 }

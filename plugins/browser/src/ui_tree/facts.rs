@@ -8,60 +8,60 @@ use std::collections::HashMap;
 use crate::cdp::dom::{DocumentSnapshot, DomSnapshot};
 
 /// Bounds in CSS pixels of the document: x, y, width, height.
-pub type CssRect = (f64, f64, f64, f64);
+pub(crate) type CssRect = (f64, f64, f64, f64);
 
 /// DOM node types used here.
 const ELEMENT_NODE: i64 = 1;
 
 /// Per-DOM-node facts.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct DomFacts {
+pub(crate) struct DomFacts {
     /// Bounds in document CSS pixels (the union of its layout objects).
-    pub bounds: Option<CssRect>,
+    pub(crate) bounds: Option<CssRect>,
     /// `data-testid`, else the DOM `id`.
-    pub identifier: Option<String>,
-    pub password: bool,
+    pub(crate) identifier: Option<String>,
+    pub(crate) password: bool,
     /// An `<input>` or `<textarea>`: its accessibility children are its
     /// inner editor.
-    pub text_control: bool,
+    pub(crate) text_control: bool,
     /// An element a selector can address without an accessible name or
     /// role: it has `data-testid`, `id`, `name`, `role`, `aria-label` or
     /// `tabindex`, or responds to clicks.
-    pub addressable: bool,
+    pub(crate) addressable: bool,
     /// Laid out with a non-empty box and `visibility: visible`.
-    pub drawn: bool,
+    pub(crate) drawn: bool,
 }
 
 /// The facts of one document of a snapshot.
 #[derive(Debug, Clone, Default)]
-pub struct DocFacts {
-    pub by_backend: HashMap<i64, DomFacts>,
+pub(crate) struct DocFacts {
+    pub(crate) by_backend: HashMap<i64, DomFacts>,
     /// Backend node id of each DOM node, by snapshot index.
-    pub backend: Vec<i64>,
+    pub(crate) backend: Vec<i64>,
     /// Parent of each DOM node, by snapshot index.
-    pub parent: Vec<Option<usize>>,
+    pub(crate) parent: Vec<Option<usize>>,
     /// Whether each DOM node is an element.
-    pub element: Vec<bool>,
+    pub(crate) element: Vec<bool>,
     /// Whether each DOM node is inside an `<svg>` (its parts are drawn
     /// but are one picture; the `<svg>` itself is the unit).
-    pub in_svg: Vec<bool>,
+    pub(crate) in_svg: Vec<bool>,
     /// Snapshot index of each backend node id.
-    pub index_of: HashMap<i64, usize>,
+    pub(crate) index_of: HashMap<i64, usize>,
     /// The document's scroll offset, CSS pixels.
-    pub scroll: (f64, f64),
-    pub frame_id: String,
-    pub url: String,
-    pub title: String,
+    pub(crate) scroll: (f64, f64),
+    pub(crate) frame_id: String,
+    pub(crate) url: String,
+    pub(crate) title: String,
 }
 
 impl DocFacts {
     /// The facts of the node with this backend id.
-    pub fn get(&self, backend: i64) -> Option<&DomFacts> {
+    pub(crate) fn get(&self, backend: i64) -> Option<&DomFacts> {
         self.by_backend.get(&backend)
     }
 
     /// Whether snapshot node `node` is `ancestor` or below it.
-    pub fn is_within(&self, node: usize, ancestor: usize) -> bool {
+    pub(crate) fn is_within(&self, node: usize, ancestor: usize) -> bool {
         let mut at = Some(node);
         // The chain is at most as long as the document.
         for _ in 0..=self.parent.len() {
@@ -92,7 +92,7 @@ fn usize_of(v: i64) -> Option<usize> {
 
 /// Facts of document `index` of `dom` (`None` when there is no such
 /// document).
-pub fn document(dom: &DomSnapshot, index: usize) -> Option<DocFacts> {
+pub(crate) fn document(dom: &DomSnapshot, index: usize) -> Option<DocFacts> {
     let doc: &DocumentSnapshot = dom.documents.get(index)?;
     let nodes = &doc.nodes;
     let count = nodes.backend_node_id.len();
@@ -211,7 +211,7 @@ pub fn document(dom: &DomSnapshot, index: usize) -> Option<DocFacts> {
 
 /// For each document of `dom` owned by a frame element of another
 /// document in the same snapshot: `(owner document, owner node index)`.
-pub fn owners(dom: &DomSnapshot) -> HashMap<usize, (usize, usize)> {
+pub(crate) fn owners(dom: &DomSnapshot) -> HashMap<usize, (usize, usize)> {
     let mut out = HashMap::new();
     for (d, doc) in dom.documents.iter().enumerate() {
         let rare = &doc.nodes.content_document_index;

@@ -8,7 +8,7 @@
 //!   `name`, `role` or `aria-label`, or one that is focusable or responds
 //!   to clicks; such an element that has no accessibility node (a `<span
 //!   data-testid=...>` in a paragraph, an empty `<div>` drawn by CSS) gets
-//!   a `generic` node when it is drawn ([`splice`]);
+//!   a `generic` node when it is drawn;
 //! * ignored AX nodes that are not addressable, inline text boxes,
 //!   anonymous `generic` containers and the inner editor of text fields are
 //!   dropped; their children move up to the nearest kept ancestor;
@@ -21,12 +21,12 @@
 //! * bounds are screenshot pixels of the page: (document CSS px - the
 //!   document's scroll + the frame's position in the page) x DPR;
 //! * the tree of each `<iframe>` read hangs under its `iframe` node, with
-//!   frame-scoped stable ids ([`crate::frames`]);
+//!   frame-scoped stable ids;
 //! * `enabled` is set only for focusable or widget nodes, `hittable`
 //!   never (the hit test runs when acting);
 //! * the tree is cut (in preorder) to the protocol's node and size bounds.
 
-pub mod facts;
+pub(crate) mod facts;
 mod splice;
 
 use std::collections::{HashMap, HashSet};
@@ -69,8 +69,9 @@ const WIDGETS: [&str; 16] = [
 /// The viewport bounds are converted with.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Viewport {
-    /// Viewport in CSS pixels.
+    /// Viewport width in CSS pixels.
     pub css_width: u32,
+    /// Viewport height in CSS pixels.
     pub css_height: u32,
     /// Device pixels per CSS pixel.
     pub scale: f64,
@@ -89,18 +90,25 @@ struct Geometry {
 /// The identity of the main document a tree was built from.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct DocumentIdentity {
+    /// The DevTools id of the main frame.
     pub frame_id: String,
     /// The backend id of the document node: a new document gets a new one.
     pub document_node: i64,
+    /// The document's URL.
     pub url: String,
 }
 
 /// A built tree with what it was built from.
 #[derive(Debug, Clone)]
 pub struct BuiltTree {
+    /// The kept nodes in preorder, parents linked, within the protocol's
+    /// node and size bounds.
     pub nodes: Vec<UiNode>,
+    /// Stable ids of the nodes without a parent.
     pub roots: Vec<String>,
+    /// The main document the tree shows (drives the document epoch).
     pub document: DocumentIdentity,
+    /// The main document's title.
     pub title: String,
     /// Nodes were dropped to stay within the protocol bounds.
     pub truncated: bool,
@@ -110,38 +118,19 @@ pub struct BuiltTree {
 
 /// One frame's inputs.
 #[derive(Debug, Clone, Copy)]
-pub struct FrameInput<'a> {
+pub(crate) struct FrameInput<'a> {
     /// The frame's key (`0`: the main frame; see [`crate::frames`]).
-    pub key: u32,
+    pub(crate) key: u32,
     /// The frame's accessibility tree.
-    pub ax: &'a [AxNode],
+    pub(crate) ax: &'a [AxNode],
     /// Its document's facts from the DOM snapshot.
-    pub facts: &'a DocFacts,
+    pub(crate) facts: &'a DocFacts,
     /// Its viewport in CSS pixels of the page's viewport (the main frame's
     /// is `(0, 0, width, height)`).
-    pub rect: CssRect,
+    pub(crate) rect: CssRect,
     /// For other frames: the parent frame's key and the backend node id of
     /// the `<iframe>` element there.
-    pub owner: Option<(u32, i64)>,
-}
-
-/// The stable node id of a DOM-backed AX node of the main frame: its
-/// backend DOM node id, which stays the same for the life of the node
-/// within one document.
-pub fn stable_id_for_backend(backend_node_id: i64) -> String {
-    NodeAddress {
-        frame: 0,
-        backend: backend_node_id,
-    }
-    .stable_id()
-}
-
-/// The backend DOM node id encoded in a stable node id of the main frame,
-/// if any.
-pub fn backend_of_stable_id(stable_node_id: &str) -> Option<i64> {
-    NodeAddress::parse(stable_node_id)
-        .filter(|a| a.frame == 0)
-        .map(|a| a.backend)
+    pub(crate) owner: Option<(u32, i64)>,
 }
 
 fn lower_first(role: &str) -> String {
@@ -233,7 +222,7 @@ pub fn build(ax: &[AxNode], dom: &DomSnapshot, viewport: Viewport) -> BuiltTree 
 
 /// Builds the tree of a page from its frames; `frames[0]` is the main
 /// frame, every other frame names its parent and `<iframe>` element.
-pub fn build_frames(frames: &[FrameInput<'_>], viewport: Viewport) -> BuiltTree {
+pub(crate) fn build_frames(frames: &[FrameInput<'_>], viewport: Viewport) -> BuiltTree {
     let mut owners_in: HashMap<u32, HashSet<i64>> = HashMap::new();
     let mut children: HashMap<(u32, i64), Vec<usize>> = HashMap::new();
     for (i, f) in frames.iter().enumerate() {
@@ -717,8 +706,6 @@ mod tests {
             nodes: BoundedVec::new(t.nodes.clone()).expect("nodes"),
         };
         assert_eq!(snapshot.validate(), Ok(()));
-        assert_eq!(backend_of_stable_id(&stable_id_for_backend(42)), Some(42));
-        assert_eq!(backend_of_stable_id("ax-5"), None);
     }
 
     /// A frame: `<div id=pay>Pay</div><span data-testid=note></span>`

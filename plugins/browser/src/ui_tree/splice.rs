@@ -16,7 +16,7 @@ use super::facts::DocFacts;
 
 /// One frame's accessibility nodes plus the synthetic ones, with the child
 /// lists the splicing changed.
-pub struct AxGraph<'a> {
+pub(super) struct AxGraph<'a> {
     base: HashMap<&'a str, &'a AxNode>,
     extra: HashMap<String, AxNode>,
     children: HashMap<String, Vec<String>>,
@@ -25,7 +25,7 @@ pub struct AxGraph<'a> {
 
 impl<'a> AxGraph<'a> {
     /// The graph of `ax` as the browser reported it.
-    pub fn new(ax: &'a [AxNode]) -> Self {
+    pub(super) fn new(ax: &'a [AxNode]) -> Self {
         let base: HashMap<&str, &AxNode> = ax.iter().map(|n| (n.node_id.as_str(), n)).collect();
         let root = ax
             .iter()
@@ -39,16 +39,16 @@ impl<'a> AxGraph<'a> {
     }
 
     /// The root (the document's node).
-    pub fn root(&self) -> Option<&AxNode> {
+    pub(super) fn root(&self) -> Option<&AxNode> {
         self.root
     }
 
-    pub fn get(&self, id: &str) -> Option<&AxNode> {
+    pub(super) fn get(&self, id: &str) -> Option<&AxNode> {
         self.base.get(id).copied().or_else(|| self.extra.get(id))
     }
 
     /// The children of `node`, in order.
-    pub fn children_of<'s>(&'s self, node: &'s AxNode) -> &'s [String] {
+    pub(super) fn children_of<'s>(&'s self, node: &'s AxNode) -> &'s [String] {
         self.children
             .get(&node.node_id)
             .map_or(node.child_ids.as_slice(), Vec::as_slice)
@@ -56,7 +56,7 @@ impl<'a> AxGraph<'a> {
 
     /// Adds a synthetic node for each drawn, addressable element without
     /// an accessibility node (see the module docs).
-    pub fn splice_orphans(&mut self, facts: &DocFacts) {
+    pub(super) fn splice_orphans(&mut self, facts: &DocFacts) {
         let mut ax_of: HashMap<i64, String> = HashMap::new();
         for n in self.base.values() {
             if let Some(b) = n.backend_dom_node_id {

@@ -15,17 +15,17 @@ use devicerail_host_plugin_api::{ActionOutput, CallContext, Driver, DriverResult
 use devicerail_host_testing::{build_workspace_plugin, call};
 use serde_json::{Map, Value, json};
 
-pub const DEVICE: &str = "browser-chromium";
+pub(crate) const DEVICE: &str = "browser-chromium";
 
 /// Tests in one binary share two cores: one browser at a time.
 static SERIAL: Mutex<()> = Mutex::new(());
 
-pub fn serial() -> MutexGuard<'static, ()> {
+pub(crate) fn serial() -> MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Fails the test with a clear message when no browser is installed.
-pub fn require_browser() {
+pub(crate) fn require_browser() {
     if let Err(e) = devicerail_plugin_browser::binary::find(None) {
         panic!(
             "these tests drive a real Chromium: {e}. Install one (Debian: apt-get install -y chromium) or set CHROME_PATH."
@@ -34,13 +34,13 @@ pub fn require_browser() {
 }
 
 /// Serves fixed pages on 127.0.0.1 until dropped.
-pub struct TestServer {
+pub(crate) struct TestServer {
     port: u16,
     stop: Arc<AtomicBool>,
 }
 
 impl TestServer {
-    pub fn start(pages: &[(&str, &str)]) -> Self {
+    pub(crate) fn start(pages: &[(&str, &str)]) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1");
         let port = listener.local_addr().expect("addr").port();
         let pages: Arc<HashMap<String, String>> = Arc::new(
@@ -64,7 +64,7 @@ impl TestServer {
         Self { port, stop }
     }
 
-    pub fn url(&self, path: &str) -> String {
+    pub(crate) fn url(&self, path: &str) -> String {
         format!("http://127.0.0.1:{}{path}", self.port)
     }
 }
@@ -114,7 +114,7 @@ fn serve(mut stream: TcpStream, pages: &HashMap<String, String>) {
 }
 
 /// Builds and loads the real plugin library with `settings`.
-pub fn load(settings: Value) -> LoadedPlugin {
+pub(crate) fn load(settings: Value) -> LoadedPlugin {
     require_browser();
     // Build once per test binary: cargo's up-to-date check is not free.
     static PATH: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
@@ -128,13 +128,13 @@ pub fn load(settings: Value) -> LoadedPlugin {
 }
 
 /// A loaded plugin with its device connected; disconnects on drop.
-pub struct Browser {
-    pub plugin: LoadedPlugin,
-    pub device: DeviceId,
+pub(crate) struct Browser {
+    pub(crate) plugin: LoadedPlugin,
+    pub(crate) device: DeviceId,
 }
 
 impl Browser {
-    pub fn connect(settings: Value) -> Self {
+    pub(crate) fn connect(settings: Value) -> Self {
         let plugin = load(settings);
         let device = DeviceId::new(DEVICE);
         plugin
@@ -143,11 +143,11 @@ impl Browser {
         Self { plugin, device }
     }
 
-    pub fn run(&self, name: &str, arguments: Value) -> DriverResult<ActionOutput> {
+    pub(crate) fn run(&self, name: &str, arguments: Value) -> DriverResult<ActionOutput> {
         self.run_with(&ctx(30), name, arguments)
     }
 
-    pub fn run_with(
+    pub(crate) fn run_with(
         &self,
         ctx: &CallContext,
         name: &str,
@@ -157,16 +157,16 @@ impl Browser {
             .execute(ctx, &self.device, &call(name, arguments))
     }
 
-    pub fn ok(&self, name: &str, arguments: Value) -> ActionOutput {
+    pub(crate) fn ok(&self, name: &str, arguments: Value) -> ActionOutput {
         self.run(name, arguments.clone())
             .unwrap_or_else(|e| panic!("{name} {arguments} failed: {e}"))
     }
 
-    pub fn goto(&self, url: &str) -> ActionOutput {
+    pub(crate) fn goto(&self, url: &str) -> ActionOutput {
         self.ok("navigate", json!({ "url": url }))
     }
 
-    pub fn observe(
+    pub(crate) fn observe(
         &self,
         screenshot: bool,
         ui_tree: bool,
@@ -183,7 +183,7 @@ impl Browser {
             .unwrap_or_else(|e| panic!("observe failed: {e}"))
     }
 
-    pub fn tree(&self) -> devicerail_host_plugin_api::UiTree {
+    pub(crate) fn tree(&self) -> devicerail_host_plugin_api::UiTree {
         self.observe(false, true).ui_tree.expect("a UI tree")
     }
 }
@@ -197,12 +197,12 @@ impl Drop for Browser {
 }
 
 /// A context with a deadline `secs` from now.
-pub fn ctx(secs: u64) -> CallContext {
+pub(crate) fn ctx(secs: u64) -> CallContext {
     CallContext::new(Some(Instant::now() + Duration::from_secs(secs)))
 }
 
 /// The node matching `pred` in a tree, or a panic listing the tree.
-pub fn node(
+pub(crate) fn node(
     tree: &devicerail_host_plugin_api::UiTree,
     pred: impl Fn(&devicerail_host_plugin_api::protocol::UiNode) -> bool,
 ) -> &devicerail_host_plugin_api::protocol::UiNode {
