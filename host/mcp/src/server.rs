@@ -28,12 +28,12 @@ use super::{act, observe};
 
 /// The `rmcp` handler.
 #[derive(Clone)]
-pub struct McpServer {
+pub(crate) struct McpServer {
     state: Arc<State>,
 }
 
 impl McpServer {
-    pub fn new(backend: Backend, data_dir: PathBuf) -> Self {
+    pub(crate) fn new(backend: Backend, data_dir: PathBuf) -> Self {
         Self {
             state: Arc::new(State::new(backend, data_dir)),
         }
@@ -41,7 +41,7 @@ impl McpServer {
 
     /// Closes every connection (the host ends open Sessions as for any
     /// client that goes away) and stops an in-process host.
-    pub async fn close(self) {
+    pub(crate) async fn close(self) {
         for (_, slot) in self.state.slots.all() {
             slot.lock().await.close().await;
         }
