@@ -7,6 +7,8 @@
 //! dir follows the same rule with `DEVICERAIL_DATA_DIR` and `data`.
 //! Relative paths resolve against the working directory. The configuration
 //! file (`crate`) can set both; these are the defaults under it.
+//!
+//! It only works out paths: it never creates a directory or opens a file.
 
 use std::path::{Path, PathBuf};
 

@@ -140,7 +140,7 @@ impl Registry {
     }
 
     /// Re-lists every plugin concurrently, each on its own executor and
-    /// within [`REFRESH_TIMEOUT`]; a plugin that fails or hangs keeps its
+    /// within `REFRESH_TIMEOUT` (10 s); a plugin that fails or hangs keeps its
     /// previous devices.
     pub async fn refresh(&self) {
         self.refresh_within(REFRESH_TIMEOUT + REFRESH_GRACE).await;
@@ -148,7 +148,7 @@ impl Registry {
 
     /// [`Registry::refresh`], waiting at most `wait` for each plugin (a
     /// plugin slower than that keeps its previous devices; its call is
-    /// written off only past [`REFRESH_TIMEOUT`]).
+    /// written off only past `REFRESH_TIMEOUT`).
     pub async fn refresh_within(&self, wait: Duration) {
         let mut pending = Vec::with_capacity(self.plugins.len());
         for p in &self.plugins {

@@ -1,5 +1,8 @@
 //! One host per data directory: an exclusive `flock` on `<data>/host.lock`
 //! held for the process lifetime. A second host fails at start.
+//!
+//! It never waits for the lock and never deletes `host.lock`: the kernel
+//! releases the lock when its holder dies, so a stale file is harmless.
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};

@@ -13,10 +13,11 @@
 //! WAL gives concurrent readers with one writer, a single inspectable file,
 //! and no server. Events live on disk, not in memory.
 //!
-//! [`writer`] owns the write connection and its thread; [`reader`] holds
+//! `writer` owns the write connection and its thread; `reader` holds
 //! the read queries (each on a pooled read-only connection off the async
-//! workers); [`read_only`] the snapshot offline tools (`report`, `bundle`)
-//! read without a writer or the host's lock; [`schema`] the tables,
+//! workers); `read_only` the snapshot offline tools (`report`, `bundle`)
+//! read without a writer or the host's lock ([`ReadOnlyStore`]); `schema`
+//! the tables,
 //! migrations and row helpers.
 
 mod read_only;
