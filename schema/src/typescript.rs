@@ -11,7 +11,7 @@
 //! - `test/fixtures.ts`: every golden fixture of `fixtures/manifest.json` as
 //!   an object literal with `satisfies <Type>`;
 //! - `test/broken.ts`: broken copies of fixtures under `// @ts-expect-error`
-//!   and valid variants (see [`cases`]).
+//!   and valid variants (listed in [`BROKEN`] and [`VALID`]).
 //!
 //! `package.json` and `package-lock.json` are written by hand (the lock by
 //! npm); this module only keeps their `version` equal to the crate version.

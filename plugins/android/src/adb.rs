@@ -16,7 +16,7 @@
 //!   server on 5037 when another port is configured. Instead this module
 //!   starts `adb -P <port> start-server` itself, only when a loopback
 //!   server refuses the connection and `startServer` allows it, at most
-//!   once per [`START_RETRY`].
+//!   once per `START_RETRY` (10 s).
 
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, SocketAddrV4, TcpStream};

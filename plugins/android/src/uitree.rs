@@ -4,7 +4,7 @@
 //! * Stable node ids are the child-index path from the hierarchy
 //!   (`0.2.1`), suffixed with the resource-id's entry name when there is
 //!   one (`0.2.1#username`): identical for an unchanged hierarchy.
-//! * Roles come from the class (see [`role_for`]); names from
+//! * Roles come from the class (see `role_for`); names from
 //!   `content-desc`, then `text`; `value` is the text of editable fields
 //!   and `true`/`false` for checkable ones; `identifier` is the
 //!   resource-id; `enabled` is read as given; `hittable` is `clickable &&
