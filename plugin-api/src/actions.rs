@@ -187,7 +187,8 @@ impl TextArgs {
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct KeyArgs<K = String> {
-    /// The key.
+    /// The key to press, by name (or deserialized into the platform's key
+    /// type, which then refuses names it does not know).
     pub key: K,
 }
 
@@ -226,7 +227,8 @@ impl BundleLaunchArgs {
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct UrlArgs {
-    /// The URL.
+    /// The URL to open, as the caller sent it: check it with
+    /// [`UrlRules::check`] before use.
     pub url: String,
 }
 
@@ -376,7 +378,7 @@ impl Points {
 /// used when the call gives none.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct GestureDuration {
-    /// Allowed range.
+    /// The `durationMs` values the Action accepts (inclusive).
     pub range: MillisRange,
     /// Used when `durationMs` is absent.
     pub default_ms: u32,
@@ -562,9 +564,9 @@ pub enum KeyNames<'a> {
 pub struct AppIds<'a> {
     /// The argument ([`LaunchArgs::FIELD`] or [`BundleLaunchArgs::FIELD`]).
     pub field: &'a str,
-    /// Shortest id.
+    /// Shortest id the schema accepts (`minLength`, in characters).
     pub min_len: usize,
-    /// Longest id.
+    /// Longest id the schema accepts (`maxLength`, in characters).
     pub max_len: usize,
     /// The id's pattern.
     pub pattern: &'a str,

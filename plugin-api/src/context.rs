@@ -109,7 +109,9 @@ impl CallContext {
         self.cancelled.store(true, Ordering::Release);
     }
 
-    /// The shared flag.
+    /// The cancellation flag itself, shared with every clone of this
+    /// context (and across the plugin ABI): a worker thread can hold it and
+    /// poll it without the context.
     pub fn cancel_flag(&self) -> &RArc<AtomicBool> {
         &self.cancelled
     }

@@ -129,9 +129,9 @@ pub enum CheckStatus {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DoctorCheck {
-    /// What was checked.
+    /// What was checked, in a few words (`adb server`, `xcrun`).
     pub name: String,
-    /// The outcome.
+    /// Whether it passed, passed with a warning, or failed.
     pub status: CheckStatus,
     /// What was found, or how to fix it.
     pub detail: String,

@@ -190,7 +190,8 @@ impl DriverError {
         }
     }
 
-    /// The code text.
+    /// The code as it goes on the wire (`device_unavailable`, or the
+    /// driver's own code).
     pub fn code_str(&self) -> &str {
         self.code.as_str()
     }
@@ -320,7 +321,8 @@ impl DriverError {
         self.code == ErrorCode::RequestTimedOut
     }
 
-    /// The wire form.
+    /// The protocol's error object (code, message, `retryable`, details):
+    /// what a failure carries as `error.data`, or nests in an event.
     pub fn into_info(self) -> ErrorInfo {
         ErrorInfo {
             code: self.code.into(),

@@ -116,7 +116,8 @@ pub struct DriverAdapter<D: Driver> {
 }
 
 impl<D: Driver> DriverAdapter<D> {
-    /// Wraps `driver`.
+    /// Wraps `driver`; the export macro does this with the value its
+    /// constructor returns.
     pub fn new(driver: D) -> Self {
         Self { driver }
     }

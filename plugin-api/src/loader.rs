@@ -350,7 +350,7 @@ impl LoadedPlugin {
         &self.manifest
     }
 
-    /// The plugin id.
+    /// The plugin id from its manifest (`android`, `ios-simulator`).
     pub fn id(&self) -> &str {
         &self.manifest.id
     }

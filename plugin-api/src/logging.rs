@@ -16,7 +16,7 @@ use tracing_subscriber::{Layer, filter::LevelFilter};
 use crate::ffi::FfiHostLogBox;
 
 /// Numeric level shared by both sides: 1 = error ... 5 = trace.
-pub fn level_to_u8(level: &Level) -> u8 {
+pub(crate) fn level_to_u8(level: &Level) -> u8 {
     match *level {
         Level::ERROR => 1,
         Level::WARN => 2,
@@ -26,7 +26,8 @@ pub fn level_to_u8(level: &Level) -> u8 {
     }
 }
 
-pub fn u8_to_level(level: u8) -> Option<Level> {
+/// The inverse of [`level_to_u8`]; `None` for a number outside 1..=5.
+pub(crate) fn u8_to_level(level: u8) -> Option<Level> {
     match level {
         1 => Some(Level::ERROR),
         2 => Some(Level::WARN),

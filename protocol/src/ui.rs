@@ -89,7 +89,8 @@ impl UiRect {
         }
     }
 
-    /// The center point.
+    /// The `(x, y)` of the rectangle's center, in the same pixels (drivers
+    /// tap there to act on an element).
     pub fn center(&self) -> (f64, f64) {
         (
             self.x + self.width.get() / 2.0,

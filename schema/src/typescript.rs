@@ -11,7 +11,7 @@
 //! - `test/fixtures.ts`: every golden fixture of `fixtures/manifest.json` as
 //!   an object literal with `satisfies <Type>`;
 //! - `test/broken.ts`: broken copies of fixtures under `// @ts-expect-error`
-//!   and valid variants (see [`cases`]).
+//!   and valid variants (listed in [`BROKEN`] and [`VALID`]).
 //!
 //! `package.json` and `package-lock.json` are written by hand (the lock by
 //! npm); this module only keeps their `version` equal to the crate version.
@@ -79,8 +79,14 @@ pub fn typescript_dir() -> PathBuf {
 /// What the package is generated from.
 #[derive(Debug, Clone)]
 pub struct Source {
+    /// Every schema document, in [`DOCUMENTS`] order; each becomes an
+    /// exported type of `index.d.ts`.
     pub documents: Vec<SourceDocument>,
+    /// Every protocol method, in the method table's order; they make up the
+    /// `Methods` map.
     pub methods: Vec<SourceMethod>,
+    /// Every golden fixture, in manifest order; each becomes a literal of
+    /// `test/fixtures.ts`.
     pub fixtures: Vec<SourceFixture>,
     /// `major.minor` of the protocol the schemas describe.
     pub protocol: String,
@@ -89,6 +95,8 @@ pub struct Source {
 /// One schema document.
 #[derive(Debug, Clone)]
 pub struct SourceDocument {
+    /// The exported type name (the document's `title`, such as
+    /// `DeviceInfo`).
     pub name: String,
     /// The complete document (with `$id`, `$defs`, …).
     pub schema: Value,
@@ -100,8 +108,11 @@ pub struct SourceDocument {
 /// One method and the names of its message types.
 #[derive(Debug, Clone)]
 pub struct SourceMethod {
+    /// The wire method name, such as `device.observe`.
     pub name: String,
+    /// The type name of its request message (`DeviceObserveRequest`).
     pub request: String,
+    /// The type name of its response message (`DeviceObserveResponse`).
     pub response: String,
     /// The success member of the response (a `$defs` entry).
     pub success: String,
@@ -110,10 +121,13 @@ pub struct SourceMethod {
 /// One golden fixture.
 #[derive(Debug, Clone)]
 pub struct SourceFixture {
+    /// The manifest id, such as `device.observation.v1`.
     pub id: String,
+    /// The fixture file, relative to the `fixtures/` folder.
     pub path: String,
     /// The type its manifest schema maps to.
     pub type_name: String,
+    /// The fixture's JSON text, as embedded.
     pub json: String,
 }
 
@@ -178,12 +192,18 @@ impl Source {
 /// they hold.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Output {
+    /// Each generated file's text, by path relative to the package folder
+    /// ([`TYPES_FILE`], [`FIXTURES_FILE`], [`BROKEN_FILE`]).
     pub files: BTreeMap<String, String>,
     /// Exported types derived from the schemas (without `Methods`).
     pub types: usize,
+    /// Entries of the `Methods` map.
     pub methods: usize,
+    /// Fixture literals in [`FIXTURES_FILE`].
     pub fixtures: usize,
+    /// Broken copies under `// @ts-expect-error` in [`BROKEN_FILE`].
     pub broken: usize,
+    /// Valid variants (expected to type-check) in [`BROKEN_FILE`].
     pub valid: usize,
 }
 

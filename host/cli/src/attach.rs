@@ -19,7 +19,7 @@ const SPAWN_WAIT: Duration = Duration::from_secs(15);
 
 /// Why attaching failed.
 #[derive(Debug, thiserror::Error)]
-pub enum AttachError {
+pub(crate) enum AttachError {
     #[error(
         "no DeviceRail host is listening on {path}; start one with `devicerail serve --listen unix:{path}` (or run `devicerail attach --spawn`)"
     )]
@@ -44,7 +44,7 @@ pub enum AttachError {
 
 /// What `--spawn` passes to the host it starts.
 #[derive(Debug, Clone, Default)]
-pub struct SpawnOptions {
+pub(crate) struct SpawnOptions {
     pub plugins_dir: Option<PathBuf>,
     pub data_dir: Option<PathBuf>,
 }
@@ -131,7 +131,10 @@ fn spawn_host(path: &Path, opts: &SpawnOptions) -> Result<UnixStream, AttachErro
 /// Bridges stdin/stdout to the host at `socket` (or the default path)
 /// until either side closes. With `spawn`, starts a host when none
 /// listens.
-pub fn attach(socket: Option<&Path>, spawn: Option<SpawnOptions>) -> Result<(), AttachError> {
+pub(crate) fn attach(
+    socket: Option<&Path>,
+    spawn: Option<SpawnOptions>,
+) -> Result<(), AttachError> {
     let path = devicerail_host_config::paths::socket_path(socket)?;
     let stream = match (connect(&path), spawn) {
         (Ok(s), _) => s,

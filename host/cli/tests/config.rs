@@ -54,6 +54,7 @@ fn plugins_dir(root: &Path, libs: &[&Path]) -> PathBuf {
 fn devicerail(root: &Path) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_devicerail"));
     cmd.env("XDG_DATA_HOME", root.join("xdg"));
+    cmd.env("XDG_CONFIG_HOME", root.join("config"));
     for var in [
         "DEVICERAIL_CONFIG",
         "DEVICERAIL_PLUGINS_DIR",
@@ -388,8 +389,8 @@ async fn a_bad_plugin_table_refuses_that_plugin_only_with_its_line_in_list_docto
 #[test]
 fn config_show_tells_where_each_value_came_from() {
     let tmp = tempfile::tempdir().expect("tempdir");
-    // The default location: beside the default plugins and data directories.
-    let base = tmp.path().join("xdg/devicerail");
+    // The default location: `$XDG_CONFIG_HOME/devicerail/config.toml`.
+    let base = tmp.path().join("config/devicerail");
     fs::create_dir_all(&base).expect("mkdir");
     let file = base.join("config.toml");
     fs::write(
@@ -449,6 +450,20 @@ fn config_show_tells_where_each_value_came_from() {
     assert!(
         shown.contains("host.screenshotPolicy  capture  (default)"),
         "{shown}"
+    );
+
+    // A file only at the old location (beside the data directory) is
+    // still read, and `config show` says where it should move.
+    let old_base = tmp.path().join("xdg/devicerail");
+    fs::create_dir_all(&old_base).expect("mkdir");
+    let old = old_base.join("config.toml");
+    fs::rename(&file, &old).expect("move to the old location");
+    let out = run(devicerail(tmp.path()).args(["config", "show", "--json"]));
+    assert!(out.status.success());
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(
+        doc["file"],
+        json!({ "path": old, "chosenBy": { "kind": "default" }, "present": true, "moveTo": file })
     );
 }
 

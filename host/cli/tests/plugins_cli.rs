@@ -48,17 +48,17 @@ fn libraries() -> &'static Libraries {
 /// The reason each broken case must be refused with (a prefix or an exact
 /// text; each is distinct).
 mod reason {
-    pub const GARBAGE: &str = "not a loadable shared library: ";
-    pub const NOT_A_PLUGIN: &str =
+    pub(crate) const GARBAGE: &str = "not a loadable shared library: ";
+    pub(crate) const NOT_A_PLUGIN: &str =
         "not a DeviceRail plugin: the library exports no plugin root module";
-    pub const BAD_LAYOUT: &str = "incompatible plugin layout: ";
-    pub const INIT_PANIC: &str = "plugin initialization failed: the driver panicked during init: \
+    pub(crate) const BAD_LAYOUT: &str = "incompatible plugin layout: ";
+    pub(crate) const INIT_PANIC: &str = "plugin initialization failed: the driver panicked during init: \
                                   test-init-panic: the constructor always panics";
-    pub const DUPLICATE: &str = "duplicate plugin id \"mock\" (already loaded from ";
-    pub const WRITABLE: &str = "writable by group or others (mode 666)";
-    pub const OUTSIDE: &str = "symlink leads outside the plugins directory (to ";
+    pub(crate) const DUPLICATE: &str = "duplicate plugin id \"mock\" (already loaded from ";
+    pub(crate) const WRITABLE: &str = "writable by group or others (mode 666)";
+    pub(crate) const OUTSIDE: &str = "symlink leads outside the plugins directory (to ";
 
-    pub fn bad_abi() -> String {
+    pub(crate) fn bad_abi() -> String {
         format!(
             "plugin ABI major 99 does not match the host's ABI major {}",
             super::ABI_MAJOR

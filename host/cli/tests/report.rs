@@ -457,14 +457,14 @@ mod browser {
     use serde_json::{Value, json};
     use tokio::sync::broadcast;
 
-    pub struct Page {
+    pub(crate) struct Page {
         pub page: CdpSession,
         pub events: broadcast::Receiver<Arc<CdpEvent>>,
         _browser: LaunchedBrowser,
         _spawner: Spawner,
     }
 
-    pub async fn open(url: &str, window: (u32, u32)) -> Page {
+    pub(crate) async fn open(url: &str, window: (u32, u32)) -> Page {
         let binary = devicerail_plugin_browser::binary::find(None).expect("Chromium is installed");
         let spawner = Spawner::new().expect("spawner");
         let opts = LaunchOptions {
@@ -524,7 +524,7 @@ mod browser {
     }
 
     impl Page {
-        pub async fn eval(&self, expr: &str) -> Value {
+        pub(crate) async fn eval(&self, expr: &str) -> Value {
             self.page
                 .evaluate::<Value>(expr)
                 .await
@@ -532,7 +532,7 @@ mod browser {
         }
 
         /// Waits until `expr` is true.
-        pub async fn wait_for(&self, expr: &str) {
+        pub(crate) async fn wait_for(&self, expr: &str) {
             let deadline = Instant::now() + Duration::from_secs(10);
             while self.eval(expr).await != json!(true) {
                 assert!(Instant::now() < deadline, "never true: {expr}");
@@ -540,7 +540,7 @@ mod browser {
             }
         }
 
-        pub async fn mouse(&self, kind: &str, x: f64, y: f64) {
+        pub(crate) async fn mouse(&self, kind: &str, x: f64, y: f64) {
             let mut p = json!({ "type": kind, "x": x, "y": y, "button": "none" });
             if kind != "mouseMoved" {
                 p["button"] = json!("left");
@@ -553,14 +553,14 @@ mod browser {
         }
 
         /// A real click at the centre of the element `selector`.
-        pub async fn click(&self, selector: &str) {
+        pub(crate) async fn click(&self, selector: &str) {
             let (x, y) = self.center(selector).await;
             self.mouse("mouseMoved", x, y).await;
             self.mouse("mousePressed", x, y).await;
             self.mouse("mouseReleased", x, y).await;
         }
 
-        pub async fn center(&self, selector: &str) -> (f64, f64) {
+        pub(crate) async fn center(&self, selector: &str) -> (f64, f64) {
             let r = self
                 .eval(&format!(
                     "(() => {{ const e = document.querySelector({sel}); e.scrollIntoView({{block: 'center'}}); const r = e.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; }})()",
@@ -570,7 +570,7 @@ mod browser {
             (r[0].as_f64().unwrap_or(0.0), r[1].as_f64().unwrap_or(0.0))
         }
 
-        pub async fn key(&self, key: &str, code: &str, key_code: i64) {
+        pub(crate) async fn key(&self, key: &str, code: &str, key_code: i64) {
             for kind in ["keyDown", "keyUp"] {
                 let mut p = json!({ "type": kind, "key": key, "code": code, "windowsVirtualKeyCode": key_code });
                 if kind == "keyDown" && key.chars().count() == 1 {
@@ -583,7 +583,7 @@ mod browser {
             }
         }
 
-        pub async fn screenshot(&self) -> Vec<u8> {
+        pub(crate) async fn screenshot(&self) -> Vec<u8> {
             let r: Value = self
                 .page
                 .send("Page.captureScreenshot", json!({ "format": "png" }))
@@ -596,7 +596,7 @@ mod browser {
         }
 
         /// Every event received so far.
-        pub fn drain(&mut self) -> Vec<Arc<CdpEvent>> {
+        pub(crate) fn drain(&mut self) -> Vec<Arc<CdpEvent>> {
             let mut out = Vec::new();
             loop {
                 match self.events.try_recv() {

@@ -59,7 +59,7 @@ struct Document {
 
 /// The key of a plugin's table the host keeps for itself: how the plugin
 /// is isolated. It is never handed to the plugin.
-pub const ISOLATION_KEY: &str = "isolation";
+pub(crate) const ISOLATION_KEY: &str = "isolation";
 
 /// Where a plugin's driver runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
@@ -208,7 +208,7 @@ impl ConfigFile {
     }
 
     /// The line of key path `key`, if the file has that key.
-    pub fn line_of(&self, key: &str) -> Option<usize> {
+    pub(crate) fn line_of(&self, key: &str) -> Option<usize> {
         self.keys
             .iter()
             .find(|k| k.path == key)
@@ -230,7 +230,7 @@ impl ConfigFile {
 
     /// An error about key path `key` (located at it, or at the nearest
     /// enclosing key).
-    pub fn error_at(&self, key: &str, message: impl Into<String>) -> FileError {
+    pub(crate) fn error_at(&self, key: &str, message: impl Into<String>) -> FileError {
         let line = self.nearest_line(key).map(|(l, _)| l).unwrap_or(1);
         self.error(line, Some(key.to_owned()), message)
     }

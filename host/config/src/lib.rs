@@ -9,7 +9,7 @@
 //!   the variable must exist; the default one may be absent. A file only at
 //!   the old default location (beside the data directory,
 //!   `~/.local/share/devicerail/config.toml`) is still read, and
-//!   [`FileChoice::old_location`] says so, for a one-line notice.
+//!   [`FileChoice::move_to`] says so, for a one-line notice.
 //! * Host settings: `pluginsDir` (`--plugins-dir`,
 //!   `DEVICERAIL_PLUGINS_DIR`), `dataDir` (`--data-dir`,
 //!   `DEVICERAIL_DATA_DIR`), `screenshotPolicy` (`--screenshot-policy`,
@@ -17,19 +17,19 @@
 //!   `RUST_LOG`). Relative paths in the file are relative to the file's
 //!   directory; elsewhere, to the working directory.
 //! * `[plugins.<id>]` tables are handed to the plugin with that id at load
-//!   as its settings (see [`file`]).
+//!   as its settings (a [`PluginTable`] each).
 //!
 //! What it must never do: parse the command line (the CLI crate owns
 //! `clap` and hands over a [`CommandLine`]), load a plugin, or start
 //! logging before the filter is known.
 //!
 //! Every value keeps its [`Source`], for `devicerail config show` and
-//! `doctor`. A file problem is a [`file::FileError`] naming file, line and
+//! `doctor`. A file problem is a [`FileError`] naming file, line and
 //! key; the host refuses to start with it.
 
 #![forbid(unsafe_code)]
 
-pub mod file;
+mod file;
 pub mod paths;
 mod policy;
 pub mod show;
@@ -42,13 +42,13 @@ pub use file::{ConfigFile, FileError, HostSection, Isolation, PluginTable};
 pub use policy::{ScreenshotPolicy, UnknownPolicy};
 
 /// Environment variable naming the configuration file.
-pub const CONFIG_ENV: &str = "DEVICERAIL_CONFIG";
+pub(crate) const CONFIG_ENV: &str = "DEVICERAIL_CONFIG";
 /// Environment variable setting the screenshot policy.
-pub const SCREENSHOT_POLICY_ENV: &str = "DEVICERAIL_SCREENSHOT_POLICY";
+pub(crate) const SCREENSHOT_POLICY_ENV: &str = "DEVICERAIL_SCREENSHOT_POLICY";
 /// Environment variable setting the log filter.
-pub const LOG_FILTER_ENV: &str = "RUST_LOG";
+pub(crate) const LOG_FILTER_ENV: &str = "RUST_LOG";
 /// The file's name in the default location.
-pub const FILE_NAME: &str = "config.toml";
+pub(crate) const FILE_NAME: &str = "config.toml";
 
 /// Where a value came from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -123,13 +123,14 @@ pub struct FileChoice {
     pub present: bool,
     /// Set when the default file was found only at its old location
     /// (beside the data directory): where it should move to.
-    pub old_location: Option<PathBuf>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub move_to: Option<PathBuf>,
 }
 
 impl FileChoice {
     /// The one-line notice for a file read from its old location.
     pub fn notice(&self) -> Option<String> {
-        let (Some(old), Some(new)) = (&self.path, &self.old_location) else {
+        let (Some(old), Some(new)) = (&self.path, &self.move_to) else {
             return None;
         };
         Some(format!(
@@ -210,7 +211,7 @@ impl Config {
     }
 
     /// [`Config::load`] with `env` as the environment.
-    pub fn load_with(
+    pub(crate) fn load_with(
         cli: &CommandLine,
         env: &dyn Fn(&str) -> Option<String>,
         default_log: &str,
@@ -421,7 +422,7 @@ fn choose_file(
                     path: Some(old),
                     chosen_by: Source::Default,
                     present: true,
-                    old_location: Some(current),
+                    move_to: Some(current),
                 });
             }
             (current, _) => (current, Source::Default),
@@ -432,7 +433,7 @@ fn choose_file(
         path,
         chosen_by,
         present,
-        old_location: None,
+        move_to: None,
     })
 }
 

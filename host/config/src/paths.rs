@@ -7,28 +7,40 @@
 //! dir follows the same rule with `DEVICERAIL_DATA_DIR` and `data`.
 //! Relative paths resolve against the working directory. The configuration
 //! file (`crate`) can set both; these are the defaults under it.
+//!
+//! It only works out paths: it never creates a directory or opens a file.
 
 use std::path::{Path, PathBuf};
 
 /// Environment variable naming the plugins directory.
-pub const PLUGINS_DIR_ENV: &str = "DEVICERAIL_PLUGINS_DIR";
+pub(crate) const PLUGINS_DIR_ENV: &str = "DEVICERAIL_PLUGINS_DIR";
 /// Environment variable naming the data directory.
-pub const DATA_DIR_ENV: &str = "DEVICERAIL_DATA_DIR";
+pub(crate) const DATA_DIR_ENV: &str = "DEVICERAIL_DATA_DIR";
 
+/// Why a directory or socket path could not be worked out.
 #[derive(Debug, thiserror::Error)]
 pub enum PathError {
+    /// Nothing named the path and the default needs a home directory that
+    /// the environment does not give.
     #[error("cannot determine a default {what} directory: HOME is not set (pass --{what}-dir)")]
-    NoHome { what: &'static str },
+    NoHome {
+        /// Which path was wanted: `plugins`, `data` or `socket`.
+        what: &'static str,
+    },
+    /// A relative path could not be made absolute (the working directory
+    /// is unreadable or gone).
     #[error("cannot resolve {path}: {source}")]
     Resolve {
+        /// The path as given.
         path: PathBuf,
+        /// Why the working directory could not be read.
         source: std::io::Error,
     },
 }
 
 /// The platform's per-user data directory for DeviceRail, with `env` as
 /// the environment: plugins, data and the configuration file live there.
-pub fn platform_base_with(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
+pub(crate) fn platform_base_with(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
     if cfg!(target_os = "macos") {
         env("HOME").map(|h| PathBuf::from(h).join("Library/Application Support/devicerail"))
     } else {
@@ -93,7 +105,7 @@ pub fn data_dir(flag: Option<&Path>) -> Result<PathBuf, PathError> {
 }
 
 /// Environment variable naming the shared host's control socket.
-pub const SOCKET_ENV: &str = "DEVICERAIL_SOCKET";
+pub(crate) const SOCKET_ENV: &str = "DEVICERAIL_SOCKET";
 
 /// The control socket to listen on or attach to: the flag, else
 /// `DEVICERAIL_SOCKET`, else `devicerail/host.sock` in the user's runtime

@@ -1,5 +1,7 @@
 //! `devicerail config show [--json]`: the effective configuration, each
 //! value with where it came from. `doctor` prints the same lines as checks.
+//! It only formats a loaded [`Config`]; it never reads the
+//! environment or a file itself.
 
 use serde_json::{Value, json};
 

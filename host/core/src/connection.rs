@@ -19,7 +19,7 @@ use crate::outbox::OutputQueue;
 
 /// What `system.hello` settled.
 #[derive(Debug, Clone)]
-pub struct Negotiated {
+pub(crate) struct Negotiated {
     pub version: ProtocolVersion,
     pub features: FeatureSet,
     pub client: PeerInfo,
@@ -27,21 +27,21 @@ pub struct Negotiated {
 }
 
 impl Negotiated {
-    pub fn has(&self, f: devicerail_host_protocol::Feature) -> bool {
+    pub(crate) fn has(&self, f: devicerail_host_protocol::Feature) -> bool {
         self.features.contains(f)
     }
 }
 
 /// The connection state machine.
 #[derive(Debug, Clone)]
-pub enum Phase {
+pub(crate) enum Phase {
     AwaitingHello,
     Ready(Arc<Negotiated>),
 }
 
 /// What keeps a Session busy (`session_busy` reports each count).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Work {
+pub(crate) enum Work {
     /// A `device.execute`.
     Action,
     /// A `device.observe`.
@@ -52,7 +52,7 @@ pub enum Work {
 
 /// The connection's active Session and the work still running in it.
 #[derive(Debug)]
-pub struct ActiveSession {
+pub(crate) struct ActiveSession {
     pub id: SessionId,
     /// The device the Session was started on; its device requests route
     /// there, and the connection's selection cannot change meanwhile.
@@ -69,7 +69,7 @@ pub struct ActiveSession {
 }
 
 impl ActiveSession {
-    pub fn new(id: SessionId, device: DeviceId) -> Arc<Self> {
+    pub(crate) fn new(id: SessionId, device: DeviceId) -> Arc<Self> {
         Arc::new(Self {
             id,
             device,
@@ -81,30 +81,30 @@ impl ActiveSession {
     }
 
     /// Marks one piece of work as in flight until the guard drops.
-    pub fn enter(self: &Arc<Self>, work: Work) -> BusyGuard {
+    pub(crate) fn enter(self: &Arc<Self>, work: Work) -> BusyGuard {
         self.busy[work as usize].fetch_add(1, Ordering::AcqRel);
         BusyGuard(self.clone(), work)
     }
 
     /// In-flight work of each kind: (actions, observations, captures).
-    pub fn busy(&self) -> (usize, usize, usize) {
+    pub(crate) fn busy(&self) -> (usize, usize, usize) {
         let n = |w: Work| self.busy[w as usize].load(Ordering::Acquire);
         (n(Work::Action), n(Work::Observation), n(Work::Capture))
     }
 
     /// Marks a protected or unclassified Action as running until the guard
     /// drops.
-    pub fn enter_sensitive(self: &Arc<Self>) -> SensitiveGuard {
+    pub(crate) fn enter_sensitive(self: &Arc<Self>) -> SensitiveGuard {
         self.sensitive.fetch_add(1, Ordering::AcqRel);
         SensitiveGuard(self.clone())
     }
 
-    pub fn sensitive_in_flight(&self) -> bool {
+    pub(crate) fn sensitive_in_flight(&self) -> bool {
         self.sensitive.load(Ordering::Acquire) > 0
     }
 
     /// Claims an Action id; `false` if the Session already used it.
-    pub fn claim_call_id(&self, id: CallId) -> bool {
+    pub(crate) fn claim_call_id(&self, id: CallId) -> bool {
         self.call_ids
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -112,7 +112,7 @@ impl ActiveSession {
     }
 
     /// The stream with `id`, if this Session started it.
-    pub fn stream(&self, id: &MediaStreamId) -> Option<Arc<MediaStream>> {
+    pub(crate) fn stream(&self, id: &MediaStreamId) -> Option<Arc<MediaStream>> {
         self.streams
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -121,7 +121,7 @@ impl ActiveSession {
     }
 
     /// Whether a media stream of this Session is still open.
-    pub fn has_open_stream(&self) -> bool {
+    pub(crate) fn has_open_stream(&self) -> bool {
         self.streams
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -130,7 +130,7 @@ impl ActiveSession {
     }
 
     /// Ids of the streams still open.
-    pub fn open_streams(&self) -> Vec<MediaStreamId> {
+    pub(crate) fn open_streams(&self) -> Vec<MediaStreamId> {
         self.streams
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -143,7 +143,7 @@ impl ActiveSession {
 
 /// Keeps a Session busy.
 #[derive(Debug)]
-pub struct BusyGuard(Arc<ActiveSession>, Work);
+pub(crate) struct BusyGuard(Arc<ActiveSession>, Work);
 
 impl Drop for BusyGuard {
     fn drop(&mut self) {
@@ -153,7 +153,7 @@ impl Drop for BusyGuard {
 
 /// Marks a sensitive Action as running.
 #[derive(Debug)]
-pub struct SensitiveGuard(Arc<ActiveSession>);
+pub(crate) struct SensitiveGuard(Arc<ActiveSession>);
 
 impl Drop for SensitiveGuard {
     fn drop(&mut self) {
@@ -172,7 +172,7 @@ struct InflightEntry {
 
 /// Outcome of `request.cancel` on the table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CancelOutcome {
+pub(crate) enum CancelOutcome {
     Requested,
     AlreadyRequested,
     NotFound,
@@ -180,7 +180,7 @@ pub enum CancelOutcome {
 
 /// Reserved request ids of one connection.
 #[derive(Debug, Default)]
-pub struct Inflight {
+pub(crate) struct Inflight {
     table: Mutex<HashMap<RpcId, InflightEntry>>,
 }
 
@@ -189,21 +189,21 @@ impl Inflight {
         self.table.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    pub fn contains(&self, id: &RpcId) -> bool {
+    pub(crate) fn contains(&self, id: &RpcId) -> bool {
         self.lock().contains_key(id)
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.lock().len()
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.lock().is_empty()
     }
 
     /// Reserves `id` with a fresh cancellation token (child of `parent`),
     /// unless `limit` requests are already reserved.
-    pub fn reserve(
+    pub(crate) fn reserve(
         &self,
         id: &RpcId,
         parent: &CancellationToken,
@@ -233,24 +233,24 @@ impl Inflight {
         Ok(cancel)
     }
 
-    pub fn complete(&self, id: &RpcId) {
+    pub(crate) fn complete(&self, id: &RpcId) {
         if let Some(e) = self.lock().get_mut(id) {
             e.completed = true;
         }
     }
 
-    pub fn release(&self, id: &RpcId) {
+    pub(crate) fn release(&self, id: &RpcId) {
         self.lock().remove(id);
     }
 
     /// Cancels every unfinished request (the connection is closing).
-    pub fn cancel_all(&self) {
+    pub(crate) fn cancel_all(&self) {
         for e in self.lock().values().filter(|e| !e.completed) {
             e.cancel.cancel();
         }
     }
 
-    pub fn cancel(&self, id: &RpcId) -> CancelOutcome {
+    pub(crate) fn cancel(&self, id: &RpcId) -> CancelOutcome {
         match self.lock().get(id) {
             Some(e) if !e.completed => {
                 if e.cancel.is_cancelled() {
@@ -267,10 +267,9 @@ impl Inflight {
 
 /// State of an event-stream WebSocket connection.
 #[derive(Debug)]
-pub struct StreamState {
+pub(crate) struct StreamState {
     /// The Session the spent capability was bound to.
     pub binding: crate::stream_gate::Binding,
-    subscribed: std::sync::atomic::AtomicBool,
     closed: CancellationToken,
     /// Cancelled when the running pump (if any) has finished.
     pump: Mutex<Option<CancellationToken>>,
@@ -279,7 +278,7 @@ pub struct StreamState {
 }
 
 /// One protocol connection.
-pub struct Connection {
+pub(crate) struct Connection {
     pub id: ConnectionId,
     pub transport: TransportInfo,
     out: OutputQueue,
@@ -292,19 +291,18 @@ pub struct Connection {
 }
 
 impl Connection {
-    pub fn new(transport: TransportInfo, out: OutputQueue) -> Arc<Self> {
+    pub(crate) fn new(transport: TransportInfo, out: OutputQueue) -> Arc<Self> {
         Self::build(transport, out, None)
     }
 
     /// A WebSocket connection bound to the Session of a spent capability.
-    pub fn new_stream(
+    pub(crate) fn new_stream(
         transport: TransportInfo,
         out: OutputQueue,
         binding: crate::stream_gate::Binding,
     ) -> Arc<Self> {
         let stream = StreamState {
             binding,
-            subscribed: std::sync::atomic::AtomicBool::new(false),
             closed: CancellationToken::new(),
             pump: Mutex::new(None),
             close_code: Arc::new(std::sync::atomic::AtomicU16::new(1000)),
@@ -325,30 +323,23 @@ impl Connection {
         })
     }
 
-    /// Claims the one subscription of a stream connection.
-    pub fn claim_subscription(&self) -> bool {
-        self.stream
-            .as_ref()
-            .is_some_and(|s| !s.subscribed.swap(true, Ordering::AcqRel))
-    }
-
     /// Marks the subscription's pump as running (until
     /// [`Connection::pump_finished`]).
-    pub fn pump_started(&self) {
+    pub(crate) fn pump_started(&self) {
         if let Some(s) = &self.stream {
             *s.pump.lock().unwrap_or_else(|p| p.into_inner()) = Some(CancellationToken::new());
         }
     }
 
     /// Resolves when the stream connection closes (socket or pump).
-    pub async fn closed(&self) {
+    pub(crate) async fn closed(&self) {
         match &self.stream {
             Some(s) => s.closed.cancelled().await,
             None => std::future::pending().await,
         }
     }
 
-    pub fn close_stream(&self) {
+    pub(crate) fn close_stream(&self) {
         if let Some(s) = &self.stream {
             s.closed.cancel();
         }
@@ -356,7 +347,7 @@ impl Connection {
 
     /// Ends a stream connection after a failed handshake or subscription:
     /// what is queued is still written, then the socket closes with `code`.
-    pub async fn fail_stream(&self, code: u16) {
+    pub(crate) async fn fail_stream(&self, code: u16) {
         if let Some(s) = &self.stream {
             s.close_code.store(code, Ordering::Release);
             // An empty frame tells the socket writer to close.
@@ -366,7 +357,7 @@ impl Connection {
     }
 
     /// Resolves once no pump is running.
-    pub async fn pump_done(&self) {
+    pub(crate) async fn pump_done(&self) {
         let token = self
             .stream
             .as_ref()
@@ -376,7 +367,7 @@ impl Connection {
         }
     }
 
-    pub fn pump_finished(&self) {
+    pub(crate) fn pump_finished(&self) {
         if let Some(s) = &self.stream
             && let Some(t) = s.pump.lock().unwrap_or_else(|p| p.into_inner()).as_ref()
         {
@@ -385,42 +376,42 @@ impl Connection {
     }
 
     /// Queues a stream frame; `false` once the socket writer is gone.
-    pub async fn send_stream_frame(&self, frame: Vec<u8>) -> bool {
+    pub(crate) async fn send_stream_frame(&self, frame: Vec<u8>) -> bool {
         self.out.send(frame).await.is_ok()
     }
 
-    pub fn phase(&self) -> Phase {
+    pub(crate) fn phase(&self) -> Phase {
         self.phase.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
-    pub fn set_ready(&self, negotiated: Negotiated) {
+    pub(crate) fn set_ready(&self, negotiated: Negotiated) {
         *self.phase.lock().unwrap_or_else(|p| p.into_inner()) = Phase::Ready(Arc::new(negotiated));
     }
 
-    pub fn selected(&self) -> Option<DeviceId> {
+    pub(crate) fn selected(&self) -> Option<DeviceId> {
         self.selected
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone()
     }
 
-    pub fn select(&self, id: DeviceId) {
+    pub(crate) fn select(&self, id: DeviceId) {
         *self.selected.lock().unwrap_or_else(|p| p.into_inner()) = Some(id);
     }
 
-    pub fn session(&self) -> Option<Arc<ActiveSession>> {
+    pub(crate) fn session(&self) -> Option<Arc<ActiveSession>> {
         self.session
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone()
     }
 
-    pub fn set_session(&self, s: Option<Arc<ActiveSession>>) {
+    pub(crate) fn set_session(&self, s: Option<Arc<ActiveSession>>) {
         *self.session.lock().unwrap_or_else(|p| p.into_inner()) = s;
     }
 
     /// Queues a frame (waits while the output queue is full).
-    pub async fn send_frame(&self, frame: Vec<u8>) {
+    pub(crate) async fn send_frame(&self, frame: Vec<u8>) {
         // The writer only stops at shutdown, after every sender is gone.
         let _ = self.out.send(frame).await;
     }
@@ -429,7 +420,7 @@ impl Connection {
     /// id as the response enters the output queue (the protocol's rule):
     /// before the peer can read it, so an id reused right after its
     /// response is never refused.
-    pub async fn send_response(&self, id: &RpcId, frame: Vec<u8>) {
+    pub(crate) async fn send_response(&self, id: &RpcId, frame: Vec<u8>) {
         let release = || self.inflight.release(id);
         if self.out.send_then(frame, release).await.is_err() {
             self.inflight.release(id);
@@ -438,7 +429,7 @@ impl Connection {
 
     /// Serializes a success response; a result that cannot fit in one
     /// frame becomes `response_frame_too_large`.
-    pub fn encode_result<T: Serialize>(id: &RpcId, result: &T) -> Vec<u8> {
+    pub(crate) fn encode_result<T: Serialize>(id: &RpcId, result: &T) -> Vec<u8> {
         match serde_json::to_vec(&RpcSuccess::new(id.clone(), result)) {
             Ok(v) if v.len() <= MAX_FRAME_BYTES => v,
             Ok(v) => Self::encode_error(
@@ -466,7 +457,7 @@ impl Connection {
     /// so an error frame always fits; should one not, the answer degrades
     /// to a fixed `internal_error` with a `null` id rather than break the
     /// frame limit.
-    pub fn encode_error(id: Option<&RpcId>, error: &RpcError) -> Vec<u8> {
+    pub(crate) fn encode_error(id: Option<&RpcId>, error: &RpcError) -> Vec<u8> {
         const FALLBACK: &[u8] = br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"internal error","data":{"code":"internal_error","message":"internal error","retryable":false,"details":null}}}"#;
         let failure = RpcFailure::new(id.cloned(), error.clone());
         match serde_json::to_vec(&failure) {
@@ -482,7 +473,7 @@ impl Connection {
         }
     }
 
-    pub async fn respond<T: Serialize>(&self, id: &RpcId, result: Result<T, RpcError>) {
+    pub(crate) async fn respond<T: Serialize>(&self, id: &RpcId, result: Result<T, RpcError>) {
         let frame = match result {
             Ok(v) => Self::encode_result(id, &v),
             Err(e) => Self::encode_error(Some(id), &e),
@@ -490,7 +481,7 @@ impl Connection {
         self.send_frame(frame).await;
     }
 
-    pub async fn respond_error(&self, id: Option<&RpcId>, error: RpcError) {
+    pub(crate) async fn respond_error(&self, id: Option<&RpcId>, error: RpcError) {
         self.send_frame(Self::encode_error(id, &error)).await;
     }
 }

@@ -18,7 +18,7 @@ use serde_json::json;
 
 /// One held lease.
 #[derive(Debug, Clone)]
-pub struct Lease {
+pub(crate) struct Lease {
     /// The connection that holds the device.
     pub holder: ConnectionId,
     /// The holder's client, as its `system.hello` named it.
@@ -29,7 +29,7 @@ pub struct Lease {
 
 /// Whether [`Leases::acquire`] took a new lease or found this connection's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Acquired {
+pub(crate) enum Acquired {
     /// The device was free; it is now this connection's.
     New,
     /// This connection already held it.
@@ -38,7 +38,7 @@ pub enum Acquired {
 
 /// The lease table of one host.
 #[derive(Debug, Default)]
-pub struct Leases {
+pub(crate) struct Leases {
     table: Mutex<HashMap<DeviceId, Lease>>,
 }
 
@@ -56,7 +56,7 @@ impl Leases {
 
     /// Takes `device` for `conn`, or fails with `device_in_use` when another
     /// connection holds it.
-    pub fn acquire(
+    pub(crate) fn acquire(
         &self,
         device: &DeviceId,
         conn: ConnectionId,
@@ -81,7 +81,7 @@ impl Leases {
     }
 
     /// `device_in_use` when a connection other than `conn` holds `device`.
-    pub fn check(&self, device: &DeviceId, conn: ConnectionId) -> Result<(), RpcError> {
+    pub(crate) fn check(&self, device: &DeviceId, conn: ConnectionId) -> Result<(), RpcError> {
         match self.lock().get(device) {
             Some(l) if l.holder != conn => Err(in_use(device, l)),
             _ => Ok(()),
@@ -89,7 +89,7 @@ impl Leases {
     }
 
     /// Ends `conn`'s lease of `device` (nothing if another holds it).
-    pub fn release(&self, device: &DeviceId, conn: ConnectionId) -> bool {
+    pub(crate) fn release(&self, device: &DeviceId, conn: ConnectionId) -> bool {
         let mut t = self.lock();
         if t.get(device).is_some_and(|l| l.holder == conn) {
             t.remove(device);
@@ -99,7 +99,7 @@ impl Leases {
     }
 
     /// Ends every lease `conn` holds; returns the devices it held.
-    pub fn release_all(&self, conn: ConnectionId) -> Vec<DeviceId> {
+    pub(crate) fn release_all(&self, conn: ConnectionId) -> Vec<DeviceId> {
         let mut t = self.lock();
         let held: Vec<DeviceId> = t
             .iter()
@@ -113,7 +113,7 @@ impl Leases {
     }
 
     /// The lease of `device` as `conn` sees it.
-    pub fn view(&self, device: &DeviceId, conn: ConnectionId) -> Option<DeviceLease> {
+    pub(crate) fn view(&self, device: &DeviceId, conn: ConnectionId) -> Option<DeviceLease> {
         self.lock().get(device).map(|l| DeviceLease {
             holder: if l.holder == conn {
                 LeaseHolder::ThisConnection

@@ -2,12 +2,17 @@
 //!
 //! The daemon core: it serves DeviceRail 1.5 to clients. Transports carry
 //! frames ([`transport`]: stdio, the shared unix control socket, the event
-//! stream's WebSocket); [`dispatch`] turns one frame into one answer through
-//! the method table; [`handlers`] hold one module per method area; the
-//! state they share is in [`state`] (one host), [`connection`] (one
-//! client), [`leases`] and [`stream_gate`]; [`recorder`] turns what a driver
+//! stream's WebSocket); `dispatch` turns one frame into one answer through
+//! the method table; `handlers` hold one module per method area; the
+//! state they share is in `state` (one host), `connection` (one
+//! client), `leases` and `stream_gate`; `recorder` turns what a driver
 //! saw into Observations and Evidence. [`serve`] wires a host together and
 //! [`in_process`] runs one inside another program (`devicerail mcp`).
+//!
+//! Only what the command line and the MCP server need is public: starting
+//! a host ([`serve`], [`in_process`]), its errors, and the attach preamble
+//! of the control socket ([`transport::unix`]); everything else is private
+//! to the crate.
 //!
 //! What it must never do: write anything but protocol frames to the
 //! protocol's stream, lose or rewrite an acknowledged event, leave a started
@@ -16,17 +21,17 @@
 
 #![forbid(unsafe_code)]
 
-pub mod connection;
-pub mod dispatch;
-pub mod handlers;
+mod connection;
+mod dispatch;
+mod handlers;
 pub mod in_process;
-pub mod leases;
-pub mod media;
-pub mod outbox;
-pub mod params;
-pub mod recorder;
+mod leases;
+mod media;
+mod outbox;
+mod params;
+mod recorder;
 pub mod serve;
-pub mod state;
-pub mod stream_gate;
+mod state;
+mod stream_gate;
 pub mod transport;
-pub mod wire_errors;
+mod wire_errors;

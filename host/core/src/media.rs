@@ -6,14 +6,14 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use devicerail_host_protocol::{MediaFrame, MediaStreamInfo, SessionId};
+use devicerail_host_protocol::{MediaFrame, MediaStreamInfo};
 
 use devicerail_host_engine::registry::Route;
 
 /// Mutable state of one stream; captures hold its lock, so frames of one
 /// stream are taken one at a time and in order.
 #[derive(Debug, Default)]
-pub struct Progress {
+pub(crate) struct Progress {
     /// The last committed frame, kept for exact retries.
     pub last: Option<MediaFrame>,
     pub frame_count: u64,
@@ -21,9 +21,8 @@ pub struct Progress {
 
 /// One stream.
 #[derive(Debug)]
-pub struct MediaStream {
+pub(crate) struct MediaStream {
     pub info: MediaStreamInfo,
-    pub session: SessionId,
     /// The device bound at start; captures always use it.
     pub route: Route,
     pub progress: tokio::sync::Mutex<Progress>,
@@ -31,10 +30,9 @@ pub struct MediaStream {
 }
 
 impl MediaStream {
-    pub fn new(info: MediaStreamInfo, session: SessionId, route: Route) -> Self {
+    pub(crate) fn new(info: MediaStreamInfo, route: Route) -> Self {
         Self {
             info,
-            session,
             route,
             progress: tokio::sync::Mutex::default(),
             ended: AtomicBool::new(false),
@@ -42,12 +40,12 @@ impl MediaStream {
     }
 
     /// Whether `media.stream.end` (or `session.end`) ended the stream.
-    pub fn is_ended(&self) -> bool {
+    pub(crate) fn is_ended(&self) -> bool {
         self.ended.load(Ordering::Acquire)
     }
 
     /// Marks the stream ended (its `mediaStreamEnded` is durable).
-    pub fn mark_ended(&self) {
+    pub(crate) fn mark_ended(&self) {
         self.ended.store(true, Ordering::Release);
     }
 }

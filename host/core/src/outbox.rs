@@ -10,7 +10,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 /// One queued output frame with the share of the byte budget it holds
 /// until it is written.
 #[derive(Debug)]
-pub struct Outgoing {
+pub(crate) struct Outgoing {
     pub frame: Vec<u8>,
     _bytes: Option<OwnedSemaphorePermit>,
 }
@@ -20,7 +20,7 @@ pub struct Outgoing {
 /// its queue holds `bytes` bytes, instead of buffering without limit.
 /// Frames must be newline-free JSON; the stdio writer appends `\n`.
 #[derive(Debug, Clone)]
-pub struct OutputQueue {
+pub(crate) struct OutputQueue {
     tx: mpsc::Sender<Outgoing>,
     budget: Arc<Semaphore>,
     bytes: usize,
@@ -29,12 +29,12 @@ pub struct OutputQueue {
 /// The queue was closed (its writer is gone).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("the output queue is closed")]
-pub struct Closed;
+pub(crate) struct Closed;
 
 impl OutputQueue {
     /// A queue of at most `frames` frames and `bytes` bytes, with its
     /// receiver.
-    pub fn bounded(frames: usize, bytes: usize) -> (Self, mpsc::Receiver<Outgoing>) {
+    pub(crate) fn bounded(frames: usize, bytes: usize) -> (Self, mpsc::Receiver<Outgoing>) {
         let (tx, rx) = mpsc::channel(frames);
         let bytes = bytes.max(1);
         let queue = Self {
@@ -46,7 +46,7 @@ impl OutputQueue {
     }
 
     /// Queues a frame, waiting while the queue is full.
-    pub async fn send(&self, frame: Vec<u8>) -> Result<(), Closed> {
+    pub(crate) async fn send(&self, frame: Vec<u8>) -> Result<(), Closed> {
         self.send_then(frame, || {}).await
     }
 
@@ -54,7 +54,11 @@ impl OutputQueue {
     /// queue is taken and before the writer can see it: a response's id
     /// is released there, so a peer that reads the response and reuses
     /// the id at once never finds it still reserved.
-    pub async fn send_then(&self, frame: Vec<u8>, entered: impl FnOnce()) -> Result<(), Closed> {
+    pub(crate) async fn send_then(
+        &self,
+        frame: Vec<u8>,
+        entered: impl FnOnce(),
+    ) -> Result<(), Closed> {
         // A frame larger than the whole budget takes all of it.
         let share = u32::try_from(frame.len().clamp(1, self.bytes)).unwrap_or(u32::MAX);
         let permit = self

@@ -41,7 +41,7 @@ fn validators() -> &'static HashMap<MethodId, jsonschema::Validator> {
 
 /// Checks `params` against the method's schema (objects only: arrays and
 /// the no-params rules are [`parse_params`]'s).
-pub fn validate(
+pub(crate) fn validate(
     spec: &MethodSpec,
     params: Option<RpcParams>,
 ) -> Result<Option<RpcParams>, RpcError> {
@@ -68,7 +68,7 @@ pub fn validate(
 }
 
 /// Validates, then decodes the method's params.
-pub fn decode<P: DeserializeOwned>(
+pub(crate) fn decode<P: DeserializeOwned>(
     spec: &MethodSpec,
     params: Option<RpcParams>,
 ) -> Result<P, RpcError> {

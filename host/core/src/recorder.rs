@@ -10,7 +10,6 @@ use devicerail_host_protocol::{
     RpcError, ScreenshotOmissionReason, UI_TREE_MEDIA_TYPE, UiSnapshot, UiSnapshotOmissionReason,
     UiSnapshotRef,
 };
-use serde_json::json;
 
 use crate::state::Host;
 use devicerail_host_store::event_store::now_ms;
@@ -18,7 +17,7 @@ use devicerail_host_store::evidence::Blob;
 
 /// What the host wanted of the screenshot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Shot {
+pub(crate) enum Shot {
     /// Requested from the driver.
     Wanted,
     /// Deliberately not taken, for this reason.
@@ -29,7 +28,7 @@ pub enum Shot {
 
 /// What the host wanted of the UI tree.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Tree {
+pub(crate) enum Tree {
     Wanted,
     Omitted(UiSnapshotOmissionReason),
     NotRequested,
@@ -37,7 +36,7 @@ pub enum Tree {
 
 /// An Observation ready to record.
 #[derive(Debug, Clone)]
-pub struct Captured {
+pub(crate) struct Captured {
     pub observation: Observation,
     /// Evidence the observation references.
     pub evidence: Vec<AssetRef>,
@@ -46,7 +45,7 @@ pub struct Captured {
 }
 
 /// Width and height from a PNG's IHDR chunk, if `bytes` is a PNG.
-pub fn png_dimensions(bytes: &[u8]) -> Option<(u32, u32)> {
+pub(crate) fn png_dimensions(bytes: &[u8]) -> Option<(u32, u32)> {
     const SIGNATURE: &[u8] = b"\x89PNG\r\n\x1a\n";
     if bytes.len() < 24 || &bytes[..8] != SIGNATURE || &bytes[12..16] != b"IHDR" {
         return None;
@@ -63,7 +62,7 @@ fn violation(what: impl std::fmt::Display) -> RpcError {
 }
 
 /// `evidence_io_error` for a failed Evidence write.
-pub fn storage(e: impl std::fmt::Display) -> RpcError {
+pub(crate) fn storage(e: impl std::fmt::Display) -> RpcError {
     ErrorCode::EvidenceIoError.rpc(
         format!("could not store Evidence: {e}"),
         serde_json::Value::Null,
@@ -71,7 +70,7 @@ pub fn storage(e: impl std::fmt::Display) -> RpcError {
 }
 
 /// Builds and stores one Observation.
-pub async fn capture(
+pub(crate) async fn capture(
     host: &Arc<Host>,
     id: ObservationId,
     device: &DeviceId,
@@ -200,7 +199,7 @@ pub async fn capture(
 
 /// The content address of `bytes`; small blobs are added to `blobs` (to be
 /// committed with their event), larger ones written as files now.
-pub async fn store_evidence(
+pub(crate) async fn store_evidence(
     host: &Arc<Host>,
     bytes: Vec<u8>,
     media_type: &'static str,
@@ -217,9 +216,4 @@ pub async fn store_evidence(
     };
     blobs.extend(blob);
     Ok(asset)
-}
-
-/// Details for errors about one device.
-pub fn device_details(device: &DeviceId) -> serde_json::Value {
-    json!({ "deviceId": device })
 }

@@ -58,27 +58,45 @@ pub struct Listen {
     pub max_connections: usize,
 }
 
+/// Why a host could not start (or, for [`ServeError::Stdio`], could not
+/// keep serving): each one ends the command with an error before any
+/// client is answered.
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
+    /// A configured path (data dir, plugins dir, socket) could not be
+    /// resolved.
     #[error(transparent)]
     Paths(#[from] paths::PathError),
+    /// The data directory is locked by another host, or the lock could not
+    /// be taken.
     #[error(transparent)]
     Lock(#[from] lockfile::LockError),
+    /// The event store could not be opened or recovered.
     #[error("cannot open the event store: {0}")]
     Store(#[from] devicerail_host_store::event_store::StoreError),
+    /// The evidence store's directory could not be created or opened.
     #[error("cannot open the evidence store in {dir}: {source}")]
     Evidence {
+        /// The data directory whose evidence store failed.
         dir: PathBuf,
+        /// What the file system said.
         source: std::io::Error,
     },
+    /// The plugins directory could not be read.
     #[error(transparent)]
     Plugins(#[from] plugin_dir::DirError),
+    /// The control socket of `--listen` could not be bound.
     #[error(transparent)]
     Listen(#[from] unix::ListenError),
+    /// Stdout could not be moved aside for the protocol, or stdin/stdout
+    /// could not be set up as the control connection.
     #[error("cannot set up stdio: {0}")]
     Stdio(std::io::Error),
+    /// The Tokio runtime could not be built.
     #[error("cannot start the async runtime: {0}")]
     Runtime(std::io::Error),
+    /// The running executable could not be located, so process-isolated
+    /// plugins have no worker binary.
     #[error("cannot find the devicerail binary to run plugin workers: {0}")]
     WorkerBinary(std::io::Error),
 }

@@ -15,7 +15,7 @@ use devicerail_host_store::evidence::EvidenceStore;
 
 /// Why stored Evidence could not be read.
 #[derive(Debug, thiserror::Error)]
-pub enum ReadError {
+pub(crate) enum ReadError {
     #[error(transparent)]
     Store(#[from] devicerail_host_store::event_store::StoreError),
     #[error("reading the Evidence file failed: {0}")]
@@ -24,7 +24,7 @@ pub enum ReadError {
 
 /// Limits and policies of one host.
 #[derive(Debug, Clone)]
-pub struct HostConfig {
+pub(crate) struct HostConfig {
     pub screenshot_policy: ScreenshotPolicy,
     /// Device requests one connection may have in flight.
     pub max_inflight: usize,
@@ -40,7 +40,7 @@ pub struct HostConfig {
 }
 
 impl HostConfig {
-    pub fn new(screenshot_policy: ScreenshotPolicy) -> Self {
+    pub(crate) fn new(screenshot_policy: ScreenshotPolicy) -> Self {
         Self {
             screenshot_policy,
             max_inflight: 1024,
@@ -56,7 +56,7 @@ impl HostConfig {
 }
 
 /// Everything connections share.
-pub struct Host {
+pub(crate) struct Host {
     pub config: HostConfig,
     pub registry: Arc<Registry>,
     pub store: EventStore,
@@ -75,7 +75,7 @@ pub struct Host {
 }
 
 impl Host {
-    pub fn new(
+    pub(crate) fn new(
         config: HostConfig,
         registry: Arc<Registry>,
         store: EventStore,
@@ -95,7 +95,7 @@ impl Host {
         })
     }
 
-    pub fn cached_capabilities(&self, device: &DeviceId) -> Option<Arc<DeviceCapabilities>> {
+    pub(crate) fn cached_capabilities(&self, device: &DeviceId) -> Option<Arc<DeviceCapabilities>> {
         self.capabilities
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -103,7 +103,7 @@ impl Host {
             .cloned()
     }
 
-    pub fn cache_capabilities(
+    pub(crate) fn cache_capabilities(
         &self,
         device: &DeviceId,
         caps: DeviceCapabilities,
@@ -116,14 +116,14 @@ impl Host {
         caps
     }
 
-    pub fn forget_capabilities(&self, device: &DeviceId) {
+    pub(crate) fn forget_capabilities(&self, device: &DeviceId) {
         self.capabilities
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .remove(device);
     }
 
-    pub fn note_connected(&self, device: &DeviceId, connected: bool) {
+    pub(crate) fn note_connected(&self, device: &DeviceId, connected: bool) {
         let mut set = self.connected.lock().unwrap_or_else(|p| p.into_inner());
         if connected {
             set.insert(device.clone());
@@ -134,7 +134,7 @@ impl Host {
 
     /// The bytes of stored Evidence: from the event store when it was
     /// stored with its event, else from its file.
-    pub async fn evidence_bytes(&self, sha256: &str) -> Result<Option<Vec<u8>>, ReadError> {
+    pub(crate) async fn evidence_bytes(&self, sha256: &str) -> Result<Option<Vec<u8>>, ReadError> {
         if let Some(b) = self.store.blob(sha256.to_owned()).await? {
             return Ok(Some(b));
         }
@@ -150,14 +150,14 @@ impl Host {
 
     /// Whether a device was connected through this host and not since
     /// disconnected.
-    pub fn is_connected(&self, device: &DeviceId) -> bool {
+    pub(crate) fn is_connected(&self, device: &DeviceId) -> bool {
         self.connected
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .contains(device)
     }
 
-    pub fn connected_devices(&self) -> Vec<DeviceId> {
+    pub(crate) fn connected_devices(&self) -> Vec<DeviceId> {
         self.connected
             .lock()
             .unwrap_or_else(|p| p.into_inner())

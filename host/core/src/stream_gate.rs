@@ -22,7 +22,7 @@ use devicerail_host_store::event_store::now_ms;
 
 /// Binds the event-stream listener (once) and says where it listens; the
 /// transport that serves the sockets implements it.
-pub trait StreamListener: Send + Sync {
+pub(crate) trait StreamListener: Send + Sync {
     /// Starts listening on loopback, if not yet, and returns the address.
     fn listen(
         &self,
@@ -30,13 +30,13 @@ pub trait StreamListener: Send + Sync {
 }
 
 /// The subprotocol a client must offer.
-pub const SUBPROTOCOL: &str = "devicerail.events.v1";
+pub(crate) const SUBPROTOCOL: &str = "devicerail.events.v1";
 
 /// How long an opened endpoint stays usable (default).
-pub const CAPABILITY_TTL: Duration = Duration::from_secs(30);
+pub(crate) const CAPABILITY_TTL: Duration = Duration::from_secs(30);
 
 /// Environment variable overriding [`CAPABILITY_TTL`] in milliseconds.
-pub const TTL_ENV: &str = "DEVICERAIL_EVENT_STREAM_TTL_MS";
+pub(crate) const TTL_ENV: &str = "DEVICERAIL_EVENT_STREAM_TTL_MS";
 
 fn capability_ttl() -> Duration {
     static TTL: std::sync::OnceLock<Duration> = std::sync::OnceLock::new();
@@ -50,18 +50,18 @@ fn capability_ttl() -> Duration {
 }
 
 /// Unused, unexpired endpoints that may exist at once.
-pub const MAX_PENDING_CAPABILITIES: usize = 256;
+pub(crate) const MAX_PENDING_CAPABILITIES: usize = 256;
 
 /// Subscribers one Session may have at once.
-pub const MAX_SUBSCRIBERS: usize = 128;
+pub(crate) const MAX_SUBSCRIBERS: usize = 128;
 
 /// The wire versions the event stream serves (it exists from 1.3).
-pub const STREAM_PROTOCOL_RANGES: &[devicerail_host_protocol::ProtocolRange] =
+pub(crate) const STREAM_PROTOCOL_RANGES: &[devicerail_host_protocol::ProtocolRange] =
     &[devicerail_host_protocol::ProtocolRange::new(1, 3, 5)];
 
 /// Why an endpoint could not be opened.
 #[derive(Debug, thiserror::Error)]
-pub enum OpenError {
+pub(crate) enum OpenError {
     #[error("the host is shutting down")]
     ShuttingDown,
     #[error("this host serves no event stream")]
@@ -87,7 +87,7 @@ struct Capability {
 type SubscriberCounts = Arc<Mutex<HashMap<SessionId, usize>>>;
 
 /// The stream server of one host process.
-pub struct StreamGate {
+pub(crate) struct StreamGate {
     listener: OnceLock<Arc<dyn StreamListener>>,
     capabilities: Mutex<HashMap<String, Capability>>,
     subscribers: SubscriberCounts,
@@ -95,13 +95,13 @@ pub struct StreamGate {
 
 /// What the upgrade checks bound to an accepted socket.
 #[derive(Debug, Clone, Copy)]
-pub struct Binding {
+pub(crate) struct Binding {
     pub session: SessionId,
 }
 
 /// Counts one subscriber of a Session until dropped.
 #[derive(Debug)]
-pub struct SubscriberGuard {
+pub(crate) struct SubscriberGuard {
     counts: SubscriberCounts,
     session: SessionId,
 }
@@ -136,14 +136,14 @@ fn random_token() -> Result<String, getrandom::Error> {
 
 impl StreamGate {
     /// Hands in the transport that serves the sockets (once, at start).
-    pub fn set_listener(&self, listener: Arc<dyn StreamListener>) {
+    pub(crate) fn set_listener(&self, listener: Arc<dyn StreamListener>) {
         if self.listener.set(listener).is_err() {
             tracing::warn!("the event stream listener was set twice; the first one serves");
         }
     }
 
     /// Mints an endpoint for `session` (the listener binds on first use).
-    pub async fn open(
+    pub(crate) async fn open(
         &self,
         shutting_down: bool,
         session: SessionId,
@@ -183,7 +183,7 @@ impl StreamGate {
     }
 
     /// Counts a new subscriber of `session`; `None` at the limit.
-    pub fn subscribe(&self, session: SessionId) -> Option<SubscriberGuard> {
+    pub(crate) fn subscribe(&self, session: SessionId) -> Option<SubscriberGuard> {
         let mut counts = self.subscribers.lock().unwrap_or_else(|p| p.into_inner());
         let n = counts.entry(session).or_insert(0);
         if *n >= MAX_SUBSCRIBERS {
@@ -197,7 +197,7 @@ impl StreamGate {
     }
 
     /// Checks an upgrade request and spends its capability.
-    pub fn admit(
+    pub(crate) fn admit(
         &self,
         addr: SocketAddr,
         req: &Request,
@@ -252,7 +252,7 @@ impl StreamGate {
     }
 }
 
-pub fn cursor(epoch: StreamEpoch, session: SessionId, sequence: u64) -> EventStreamCursor {
+pub(crate) fn cursor(epoch: StreamEpoch, session: SessionId, sequence: u64) -> EventStreamCursor {
     EventStreamCursor {
         stream_epoch: epoch,
         session_id: session,

@@ -10,7 +10,7 @@ use serde_json::json;
 use devicerail_host_store::event_store::StoreError;
 
 /// The JSON-RPC error for a store failure.
-pub fn store_error(e: StoreError) -> RpcError {
+pub(crate) fn store_error(e: StoreError) -> RpcError {
     match e {
         StoreError::NotFound(id) => {
             ErrorCode::SessionNotFound.rpc(format!("no session {id}"), json!({ "sessionId": id }))
@@ -42,7 +42,7 @@ pub fn store_error(e: StoreError) -> RpcError {
 /// their code with the catalog's flag and detail keys; `internal_error` is
 /// the driver variant (-32000, retryable); codes a driver invents travel as
 /// `platform_error` with the code as `platformCode`.
-pub fn driver_error_info(mut e: DriverError) -> ErrorInfo {
+pub(crate) fn driver_error_info(mut e: DriverError) -> ErrorInfo {
     e.message = devicerail_host_protocol::errors::bound_message(e.message);
     e.details = devicerail_host_protocol::errors::bound_value(e.details, 0);
     let known = e.code.known();
@@ -82,12 +82,12 @@ pub fn driver_error_info(mut e: DriverError) -> ErrorInfo {
 }
 
 /// The JSON-RPC error for a driver failure (see [`driver_error_info`]).
-pub fn driver_error(e: DriverError) -> RpcError {
+pub(crate) fn driver_error(e: DriverError) -> RpcError {
     driver_rpc(driver_error_info(e))
 }
 
 /// The JSON-RPC error carrying already-mapped driver error data.
-pub fn driver_rpc(info: ErrorInfo) -> RpcError {
+pub(crate) fn driver_rpc(info: ErrorInfo) -> RpcError {
     let code = match ErrorCode::from_code(&info.code) {
         Some(ErrorCode::DeviceNotFound) => ErrorCode::DeviceNotFound.rpc_code(),
         _ => ErrorCode::DRIVER_RPC_CODE,
@@ -100,7 +100,7 @@ pub fn driver_rpc(info: ErrorInfo) -> RpcError {
 }
 
 /// `session_required`.
-pub fn session_required(what: &str) -> RpcError {
+pub(crate) fn session_required(what: &str) -> RpcError {
     ErrorCode::SessionRequired.rpc(
         format!("{what} needs an active session; call session.start"),
         json!({ "requiredMethod": "session.start" }),
@@ -108,7 +108,7 @@ pub fn session_required(what: &str) -> RpcError {
 }
 
 /// `feature_not_negotiated` for a control field or capability.
-pub fn feature_not_negotiated(what: &str, feature: Feature) -> RpcError {
+pub(crate) fn feature_not_negotiated(what: &str, feature: Feature) -> RpcError {
     ErrorCode::FeatureNotNegotiated.rpc(
         format!("{what} needs the {feature} feature, which this connection did not negotiate"),
         json!({ "field": what, "requiredFeature": feature.name() }),

@@ -27,8 +27,11 @@ pub enum Interrupt {
 /// What stops a request: its deadline, its own token, host shutdown.
 #[derive(Debug, Clone)]
 pub struct Stop {
+    /// When the request times out (`None`: it has no deadline).
     pub deadline: Option<Instant>,
+    /// The request's own token (`request.cancel` cancels it).
     pub cancel: CancellationToken,
+    /// The host's token, cancelled when the host shuts down.
     pub shutdown: CancellationToken,
 }
 
@@ -88,6 +91,7 @@ pub const CLEANUP_GRACE: Duration = Duration::from_secs(2);
 
 /// A call that was interrupted; the driver may still be running.
 pub struct Interrupted<T: Send + 'static> {
+    /// What stopped the call.
     pub why: Interrupt,
     rx: Option<oneshot::Receiver<DriverResult<T>>>,
     ticket: Option<Ticket>,

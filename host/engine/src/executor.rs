@@ -21,7 +21,7 @@ use tokio::sync::oneshot;
 
 /// The bounds of one executor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Limits {
+pub(crate) struct Limits {
     /// Threads running healthy (not abandoned) calls at most.
     pub workers: usize,
     /// Calls waiting for a thread at most.
@@ -43,10 +43,22 @@ impl Default for Limits {
 /// Why a call was not accepted.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SubmitError {
+    /// The plugin's queue is full: the call is refused rather than queued
+    /// behind a backlog.
     #[error("{queued} calls are already waiting for the plugin's threads")]
-    QueueFull { queued: usize },
+    QueueFull {
+        /// Calls waiting when this one came.
+        queued: usize,
+    },
+    /// Too many abandoned calls of the plugin never returned; it takes no
+    /// more until some do.
     #[error("the plugin has {stuck} calls that never returned")]
-    Wedged { stuck: usize },
+    Wedged {
+        /// Abandoned calls still running.
+        stuck: usize,
+    },
+    /// No thread could be started and none is left to take the call; the
+    /// text is the operating system's reason.
     #[error("the plugin's executor could not start a thread: {0}")]
     Spawn(String),
 }
@@ -128,7 +140,7 @@ impl Ticket {
 
 impl Executor {
     /// An executor named after its plugin (thread names, logs).
-    pub fn new(name: &str, limits: Limits) -> Self {
+    pub(crate) fn new(name: &str, limits: Limits) -> Self {
         Self {
             shared: Arc::new(Shared {
                 name: name.to_owned(),
@@ -198,8 +210,9 @@ impl Executor {
         Ok(())
     }
 
-    /// (threads, stuck, queued) right now.
-    pub fn load(&self) -> (usize, usize, usize) {
+    /// (threads, stuck, queued) right now; only the tests look.
+    #[cfg(test)]
+    pub(crate) fn load(&self) -> (usize, usize, usize) {
         let s = self.shared.lock();
         (s.threads, s.stuck, s.queue.len())
     }

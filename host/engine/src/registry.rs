@@ -20,18 +20,25 @@ const REFRESH_GRACE: Duration = Duration::from_secs(2);
 /// Driver calls one plugin may have running at once; further calls wait
 /// (still bounded by their deadlines). This bounds threads and memory when
 /// a client pipelines thousands of device requests.
-pub const PLUGIN_CONCURRENCY: usize = 16;
+pub(crate) const PLUGIN_CONCURRENCY: usize = 16;
 
 /// One loaded driver.
 pub struct PluginSlot {
+    /// The plugin's id, as its manifest declares it.
     pub id: String,
+    /// Its driver: loaded in this process, or a worker's
+    /// [`RemoteDriver`](crate::worker::RemoteDriver).
     pub driver: Arc<dyn Driver>,
+    /// Driver calls it may have running at once (`PLUGIN_CONCURRENCY`
+    /// permits); further calls wait for one.
     pub permits: Arc<tokio::sync::Semaphore>,
     /// The threads its driver calls run on.
     pub executor: Executor,
 }
 
 impl PluginSlot {
+    /// A slot for `driver` with its own executor and a fresh set of call
+    /// permits.
     pub fn new(id: String, driver: Arc<dyn Driver>) -> Self {
         let executor = Executor::new(&id, Limits::default());
         Self {
@@ -46,8 +53,11 @@ impl PluginSlot {
 /// A resolved route: the device and the driver that owns it.
 #[derive(Clone)]
 pub struct Route {
+    /// The device the call is for.
     pub device: DeviceId,
+    /// The id of the plugin that owns the device.
     pub plugin: String,
+    /// The owning plugin's driver.
     pub driver: Arc<dyn Driver>,
     /// The owning plugin's request permits.
     pub permits: Arc<tokio::sync::Semaphore>,
@@ -90,6 +100,7 @@ impl Registry {
         registry
     }
 
+    /// The loaded plugins, in load order.
     pub fn plugins(&self) -> &[PluginSlot] {
         &self.plugins
     }
@@ -129,7 +140,7 @@ impl Registry {
     }
 
     /// Re-lists every plugin concurrently, each on its own executor and
-    /// within [`REFRESH_TIMEOUT`]; a plugin that fails or hangs keeps its
+    /// within `REFRESH_TIMEOUT` (10 s); a plugin that fails or hangs keeps its
     /// previous devices.
     pub async fn refresh(&self) {
         self.refresh_within(REFRESH_TIMEOUT + REFRESH_GRACE).await;
@@ -137,7 +148,7 @@ impl Registry {
 
     /// [`Registry::refresh`], waiting at most `wait` for each plugin (a
     /// plugin slower than that keeps its previous devices; its call is
-    /// written off only past [`REFRESH_TIMEOUT`]).
+    /// written off only past `REFRESH_TIMEOUT`).
     pub async fn refresh_within(&self, wait: Duration) {
         let mut pending = Vec::with_capacity(self.plugins.len());
         for p in &self.plugins {

@@ -202,7 +202,7 @@ fn fit_to_device(steps: &mut [Step], caps: &Value) {
 }
 
 /// Runs `act`.
-pub async fn act(state: &State, args: ActArgs) -> Result<CallToolResult, ToolError> {
+pub(crate) async fn act(state: &State, args: ActArgs) -> Result<CallToolResult, ToolError> {
     let (mut steps, secret) = plan(state, &args)?;
     let scrub_with: Vec<Secret> = secret.into_iter().collect();
     let timeout = args
@@ -267,7 +267,7 @@ pub async fn act(state: &State, args: ActArgs) -> Result<CallToolResult, ToolErr
 }
 
 /// Runs `wait_for`.
-pub async fn wait_for(state: &State, args: WaitArgs) -> Result<CallToolResult, ToolError> {
+pub(crate) async fn wait_for(state: &State, args: WaitArgs) -> Result<CallToolResult, ToolError> {
     if args.selector.is_empty() {
         return Err(ToolError::Args("the selector is empty".into()));
     }

@@ -32,33 +32,51 @@ use devicerail_host_store::lockfile::LockError;
 
 /// Lease holders last seen per device id (`None`: free), from the
 /// `devices.list` answers that crossed a connection.
-pub type LeaseView = Arc<Mutex<HashMap<String, Option<String>>>>;
+pub(crate) type LeaseView = Arc<Mutex<HashMap<String, Option<String>>>>;
 
-/// Why no connection could be made or a call failed.
+/// Why no connection could be made or a call failed. At start-up it ends
+/// `devicerail mcp` (through [`crate::McpError::Backend`]); during a tool
+/// call it becomes that call's error result.
 #[derive(Debug, thiserror::Error)]
 pub enum BackendError {
+    /// No shared host listens on the socket, and the data directory is
+    /// locked by a host that does not listen, so none can start here.
     #[error(
         "the data directory {dir} is in use by a DeviceRail host that does not share it; stop it, or run it as `devicerail serve --listen unix` so `devicerail mcp` can attach to it"
     )]
-    Busy { dir: PathBuf },
+    Busy {
+        /// The locked data directory.
+        dir: PathBuf,
+    },
+    /// The in-process host failed to start for another reason.
     #[error("cannot start the in-process host: {0}")]
     Start(ServeError),
+    /// Connecting to the host or writing the attach preamble failed.
     #[error("cannot connect to the host: {0}")]
     Io(#[from] std::io::Error),
+    /// The official client failed (handshake, transport, framing).
     #[error("{0}")]
     Client(#[from] ClientError),
+    /// The host answered a request with a protocol error.
     #[error("the host refused: {message} ({code})")]
     Remote {
+        /// The protocol error code (`data.code`, e.g. `unknown_action`),
+        /// or the numeric JSON-RPC code when there is none.
         code: String,
+        /// The error's human-readable message.
         message: String,
+        /// The error's `data` object, as the host sent it.
         data: Value,
     },
+    /// Tool arguments did not fit a method's params, or a result did not
+    /// turn back into JSON.
     #[error("unexpected data from the host: {0}")]
     Decode(#[from] serde_json::Error),
 }
 
 impl BackendError {
-    /// The protocol error code of a remote refusal.
+    /// The protocol error code of a remote refusal; `None` for every other
+    /// kind of failure.
     pub fn code(&self) -> Option<&str> {
         match self {
             BackendError::Remote { code, .. } => Some(code),
@@ -95,7 +113,7 @@ fn options<M: ControlMethod>(timeout_ms: Option<u64>) -> CallOptions {
 }
 
 /// Calls `M` with params given as JSON; the result as JSON.
-pub async fn call<M>(
+pub(crate) async fn call<M>(
     client: &DeviceRailClient,
     params: Value,
     timeout_ms: Option<u64>,
@@ -114,7 +132,7 @@ where
 }
 
 /// Calls `M`, which takes no params; the result as JSON.
-pub async fn call0<M>(
+pub(crate) async fn call0<M>(
     client: &DeviceRailClient,
     timeout_ms: Option<u64>,
 ) -> Result<Value, BackendError>
@@ -131,12 +149,12 @@ where
 
 /// `devices.list` on `client`, as JSON (devices, and the selection when
 /// there is one).
-pub async fn devices_list(client: &DeviceRailClient) -> Result<Value, BackendError> {
+pub(crate) async fn devices_list(client: &DeviceRailClient) -> Result<Value, BackendError> {
     call0::<devicerail_client::methods::DevicesList>(client, Some(30_000)).await
 }
 
 /// The host behind this MCP server.
-pub enum Backend {
+pub(crate) enum Backend {
     /// A shared host on its control socket.
     Shared { socket: PathBuf },
     /// A host inside this process.
@@ -152,7 +170,7 @@ impl std::fmt::Debug for Backend {
 impl Backend {
     /// Attaches to the host listening on `socket`, else starts one in this
     /// process on `config`. Must run inside the Tokio runtime.
-    pub fn start(config: &Config, socket: &Path) -> Result<Self, BackendError> {
+    pub(crate) fn start(config: &Config, socket: &Path) -> Result<Self, BackendError> {
         if std::os::unix::net::UnixStream::connect(socket).is_ok() {
             tracing::info!(socket = %socket.display(), "attaching to the shared host");
             return Ok(Backend::Shared {
@@ -170,7 +188,7 @@ impl Backend {
     }
 
     /// `shared` or `in-process`.
-    pub fn mode(&self) -> &'static str {
+    pub(crate) fn mode(&self) -> &'static str {
         match self {
             Backend::Shared { .. } => "shared",
             Backend::Local(_) => "in-process",
@@ -179,7 +197,10 @@ impl Backend {
 
     /// A new protocol connection (hello done), recording the leases its
     /// `devices.list` answers show into `leases`.
-    pub async fn connect(&self, leases: &LeaseView) -> Result<DeviceRailClient, BackendError> {
+    pub(crate) async fn connect(
+        &self,
+        leases: &LeaseView,
+    ) -> Result<DeviceRailClient, BackendError> {
         let mut stream = match self {
             Backend::Shared { socket } => tokio::net::UnixStream::connect(socket).await?,
             Backend::Local(h) => h.connect()?,
@@ -207,7 +228,7 @@ impl Backend {
     }
 
     /// Stops the in-process host (a shared host keeps running).
-    pub async fn shutdown(&self) {
+    pub(crate) async fn shutdown(&self) {
         if let Backend::Local(h) = self {
             h.shutdown().await;
         }

@@ -11,24 +11,24 @@ use image::ImageFormat;
 use image::imageops::FilterType;
 
 /// Long side of an observed image by default, in pixels.
-pub const DEFAULT_MAX_SIDE: u32 = 1280;
+pub(crate) const DEFAULT_MAX_SIDE: u32 = 1280;
 /// Smallest and largest long side a caller may ask for.
-pub const MIN_SIDE: u32 = 64;
-pub const MAX_SIDE: u32 = 4096;
+pub(crate) const MIN_SIDE: u32 = 64;
+pub(crate) const MAX_SIDE: u32 = 4096;
 /// JPEG quality (1–100).
 const JPEG_QUALITY: u8 = 80;
 
 /// The encoding asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Format {
+pub(crate) enum Format {
     #[default]
     Jpeg,
     Png,
 }
 
 impl Format {
-    pub fn mime_type(self) -> &'static str {
+    pub(crate) fn mime_type(self) -> &'static str {
         match self {
             Format::Jpeg => "image/jpeg",
             Format::Png => "image/png",
@@ -38,7 +38,7 @@ impl Format {
 
 /// An encoded, bounded screenshot.
 #[derive(Debug, Clone)]
-pub struct Encoded {
+pub(crate) struct Encoded {
     pub bytes: Vec<u8>,
     pub format: Format,
     pub width: u32,
@@ -49,7 +49,7 @@ pub struct Encoded {
 
 /// Why a screenshot could not be prepared.
 #[derive(Debug, thiserror::Error)]
-pub enum ImageError {
+pub(crate) enum ImageError {
     #[error("the screenshot cannot be decoded: {0}")]
     Decode(image::ImageError),
     #[error("the screenshot cannot be encoded: {0}")]
@@ -58,7 +58,7 @@ pub enum ImageError {
 
 /// The size `(w, h)` scaled so its long side is at most `max_side`
 /// (aspect kept, never upscaled, never zero).
-pub fn bounded_size(w: u32, h: u32, max_side: u32) -> (u32, u32) {
+pub(crate) fn bounded_size(w: u32, h: u32, max_side: u32) -> (u32, u32) {
     let long = w.max(h);
     if long <= max_side || long == 0 {
         return (w.max(1), h.max(1));
@@ -70,7 +70,7 @@ pub fn bounded_size(w: u32, h: u32, max_side: u32) -> (u32, u32) {
 
 /// Decodes `bytes` (PNG or JPEG), bounds the long side by `max_side`
 /// (clamped to [`MIN_SIDE`]..=[`MAX_SIDE`]) and encodes as `format`.
-pub fn prepare(bytes: &[u8], format: Format, max_side: u32) -> Result<Encoded, ImageError> {
+pub(crate) fn prepare(bytes: &[u8], format: Format, max_side: u32) -> Result<Encoded, ImageError> {
     let max_side = max_side.clamp(MIN_SIDE, MAX_SIDE);
     let img = image::load_from_memory(bytes).map_err(ImageError::Decode)?;
     let (sw, sh) = (img.width(), img.height());

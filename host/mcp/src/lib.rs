@@ -12,33 +12,65 @@
 //! a result, an event or a log line, or act on a device a call did not
 //! name.
 //!
-//! * [`server`] — the rmcp handler, `devices` and `session`.
-//! * [`observe`], [`act`] — the tools that touch a device.
-//! * [`tools`] — names, schemas and arguments.
-//! * [`outline`], [`image`] — what an observation becomes for an agent.
-//! * [`state`], [`refs`], [`sessions`], [`secrets`] — per-server state.
-//! * [`backend`] — the DeviceRail connections (shared or in-process host).
+//! The public surface is [`run`] and its errors; the modules are private:
+//!
+//! * `server` — the rmcp handler, `devices` and `session`.
+//! * `observe`, `act` — the tools that touch a device.
+//! * `tools` — names, schemas and arguments.
+//! * `outline`, `image` — what an observation becomes for an agent.
+//! * `state`, `refs`, `sessions`, `secrets` — per-server state.
+//! * `backend` — the DeviceRail connections (shared or in-process host).
 
 #![forbid(unsafe_code)]
 
-pub mod act;
-pub mod backend;
-pub mod image;
-pub mod observe;
-pub mod outline;
-pub mod refs;
-pub mod secrets;
-pub mod server;
-pub mod sessions;
-pub mod state;
-pub mod tools;
+mod act;
+mod backend;
+mod image;
+mod observe;
+mod outline;
+mod refs;
+mod secrets;
+mod server;
+mod sessions;
+mod state;
+mod tools;
 
 use std::path::Path;
 use std::time::Duration;
 
 use rmcp::ServiceExt;
 
-use backend::{Backend, BackendError};
+use backend::Backend;
+pub use backend::BackendError;
+
+/// The devices of the shared host listening on `socket`, as its
+/// `devices.list` answers them through the official client, each with
+/// who holds its lease (`Some("anotherConnection")`, `Some("reservation")`,
+/// …; `None` when free). For `devicerail devices`.
+pub async fn shared_host_devices(
+    socket: &Path,
+) -> Result<Vec<(serde_json::Value, Option<String>)>, BackendError> {
+    let backend = backend::Backend::Shared {
+        socket: socket.to_path_buf(),
+    };
+    let leases = backend::LeaseView::default();
+    let client = backend.connect(&leases).await?;
+    let answer = backend::devices_list(&client).await;
+    let _ = client.close().await;
+    let answer = answer?;
+    let leases = leases.lock().map(|m| m.clone()).unwrap_or_default();
+    Ok(answer["devices"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|d| {
+            let holder = d["id"]
+                .as_str()
+                .and_then(|id| leases.get(id).cloned().flatten());
+            (d.clone(), holder)
+        })
+        .collect())
+}
 use devicerail_host_config::Config;
 use devicerail_host_core::serve::{self, ServeError};
 use server::McpServer;
@@ -46,10 +78,14 @@ use server::McpServer;
 /// Why `devicerail mcp` stopped with an error.
 #[derive(Debug, thiserror::Error)]
 pub enum McpError {
+    /// Stdout could not be moved aside or the runtime could not start.
     #[error(transparent)]
     Setup(#[from] ServeError),
+    /// Neither a shared host nor an in-process host could serve.
     #[error(transparent)]
     Backend(#[from] BackendError),
+    /// The MCP client's `initialize` exchange failed (the rmcp error's
+    /// text).
     #[error("the MCP session failed to start: {0}")]
     Initialize(String),
 }
@@ -78,7 +114,10 @@ fn no_devices_line(backend: &Backend, config: &Config, socket: &Path) -> String 
     }
 }
 
-/// Serves MCP on stdin/stdout until the client closes stdin.
+/// Serves MCP on stdin/stdout until the client closes stdin: moves the
+/// real stdout aside (fd 1 then points at stderr), attaches to the shared
+/// host listening on `socket` or else starts one in this process on
+/// `config`; an in-process host is shut down before this returns.
 pub fn run(config: &Config, socket: &Path) -> Result<(), McpError> {
     let out = serve::take_stdout()?;
     let rt = serve::runtime()?;

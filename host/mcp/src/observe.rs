@@ -25,7 +25,7 @@ use devicerail_host_store::event_store::ReadOnlyStore;
 const OBSERVE_TIMEOUT_MS: u64 = 60_000;
 
 /// Runs `observe`.
-pub async fn observe(state: &State, args: ObserveArgs) -> Result<CallToolResult, ToolError> {
+pub(crate) async fn observe(state: &State, args: ObserveArgs) -> Result<CallToolResult, ToolError> {
     let subtree = match &args.subtree {
         Some(r) => Some(state.refs().resolve(r, &args.device)?.stable_node_id),
         None => None,

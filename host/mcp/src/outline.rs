@@ -12,9 +12,9 @@ use std::collections::HashMap;
 use serde::Deserialize;
 
 /// Nodes an outline shows by default.
-pub const DEFAULT_MAX_NODES: usize = 200;
+pub(crate) const DEFAULT_MAX_NODES: usize = 200;
 /// Characters an outline has by default (marker included).
-pub const DEFAULT_MAX_CHARS: usize = 8000;
+pub(crate) const DEFAULT_MAX_CHARS: usize = 8000;
 /// Longest text shown for one field of a node, in characters.
 const FIELD_CHARS: usize = 80;
 
@@ -22,7 +22,7 @@ const FIELD_CHARS: usize = 80;
 /// the snapshot are ignored).
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Node {
+pub(crate) struct Node {
     pub stable_node_id: String,
     #[serde(default)]
     pub parent_stable_node_id: Option<String>,
@@ -42,7 +42,7 @@ pub struct Node {
 
 /// What to show.
 #[derive(Debug, Clone)]
-pub struct Budget {
+pub(crate) struct Budget {
     pub max_nodes: usize,
     pub max_chars: usize,
     /// Case-insensitive substring of a node's role, name, text, value or
@@ -65,7 +65,7 @@ impl Default for Budget {
 
 /// Why an outline cannot be built.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
-pub enum OutlineError {
+pub(crate) enum OutlineError {
     #[error(
         "the subtree node is not in this observation's UI tree (observe again without subtree)"
     )]
@@ -74,7 +74,7 @@ pub enum OutlineError {
 
 /// A built outline.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Outline {
+pub(crate) struct Outline {
     /// The text, one line per node, the truncation marker last.
     pub text: String,
     /// `(ref, stable node id)` of every shown node, in line order.
@@ -86,13 +86,13 @@ pub struct Outline {
 }
 
 impl Outline {
-    pub fn truncated(&self) -> bool {
+    pub(crate) fn truncated(&self) -> bool {
         self.omitted > 0
     }
 }
 
 /// The marker line that ends a truncated outline.
-pub fn truncation_marker(omitted: usize) -> String {
+pub(crate) fn truncation_marker(omitted: usize) -> String {
     format!("… truncated: {omitted} more nodes; narrow with filter or subtree")
 }
 
@@ -158,7 +158,11 @@ fn matches(node: &Node, needle: &str) -> bool {
 
 /// Builds the outline of `nodes` (any order; parents are linked by id),
 /// numbering refs from `next_ref` (advanced past every ref handed out).
-pub fn build(nodes: &[Node], budget: &Budget, next_ref: &mut u64) -> Result<Outline, OutlineError> {
+pub(crate) fn build(
+    nodes: &[Node],
+    budget: &Budget,
+    next_ref: &mut u64,
+) -> Result<Outline, OutlineError> {
     let index: HashMap<&str, usize> = nodes
         .iter()
         .enumerate()

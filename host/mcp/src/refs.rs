@@ -11,11 +11,11 @@ use std::collections::{HashMap, VecDeque};
 use serde_json::{Value, json};
 
 /// Observations whose refs are kept.
-pub const KEPT_OBSERVATIONS: usize = 32;
+pub(crate) const KEPT_OBSERVATIONS: usize = 32;
 
 /// What a ref stands for.
 #[derive(Debug, Clone, PartialEq)]
-pub struct RefEntry {
+pub(crate) struct RefEntry {
     pub device: String,
     pub observation_id: String,
     /// The UI context of the observed tree (`UiContextRef`).
@@ -25,7 +25,7 @@ pub struct RefEntry {
 
 impl RefEntry {
     /// The protocol's `ElementTarget` naming this node.
-    pub fn target(&self) -> Value {
+    pub(crate) fn target(&self) -> Value {
         json!({
             "kind": "node",
             "node": {
@@ -39,7 +39,7 @@ impl RefEntry {
 
 /// Why a ref cannot be used.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
-pub enum RefError {
+pub(crate) enum RefError {
     #[error(
         "unknown ref {0:?}: refs come from observe, and only the last {KEPT_OBSERVATIONS} observations are kept; observe again"
     )]
@@ -54,14 +54,14 @@ pub enum RefError {
 
 /// The refs of recent observations.
 #[derive(Debug, Default)]
-pub struct RefTable {
+pub(crate) struct RefTable {
     next: u64,
     entries: HashMap<String, RefEntry>,
     order: VecDeque<Vec<String>>,
 }
 
 impl RefTable {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             next: 1,
             ..Self::default()
@@ -69,7 +69,7 @@ impl RefTable {
     }
 
     /// The number the next ref gets (for the outline builder).
-    pub fn next_number(&mut self) -> &mut u64 {
+    pub(crate) fn next_number(&mut self) -> &mut u64 {
         if self.next == 0 {
             self.next = 1;
         }
@@ -78,7 +78,7 @@ impl RefTable {
 
     /// Records the refs of one observation, forgetting the oldest
     /// observation's refs past [`KEPT_OBSERVATIONS`].
-    pub fn record(&mut self, entries: Vec<(String, RefEntry)>) {
+    pub(crate) fn record(&mut self, entries: Vec<(String, RefEntry)>) {
         let names = entries.iter().map(|(r, _)| r.clone()).collect();
         self.entries.extend(entries);
         self.order.push_back(names);
@@ -92,7 +92,7 @@ impl RefTable {
     }
 
     /// The entry of `reference`, which must belong to `device`.
-    pub fn resolve(&self, reference: &str, device: &str) -> Result<RefEntry, RefError> {
+    pub(crate) fn resolve(&self, reference: &str, device: &str) -> Result<RefEntry, RefError> {
         let e = self
             .entries
             .get(reference)

@@ -8,13 +8,13 @@
 //! leaves the server. This module must never log a value.
 
 /// Prefix of the environment variables that hold secrets.
-pub const ENV_PREFIX: &str = "DEVICERAIL_SECRET_";
+pub(crate) const ENV_PREFIX: &str = "DEVICERAIL_SECRET_";
 /// What a scrubbed value is replaced with.
-pub const REDACTED: &str = "[secret]";
+pub(crate) const REDACTED: &str = "[secret]";
 
 /// Why a secret cannot be used.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
-pub enum SecretError {
+pub(crate) enum SecretError {
     #[error(
         "invalid secret name {0:?}: use 1-64 letters, digits or underscores (the value is read from {ENV_PREFIX}<NAME>)"
     )]
@@ -25,11 +25,11 @@ pub enum SecretError {
 
 /// A secret value; never printed.
 #[derive(Clone, PartialEq, Eq)]
-pub struct Secret(String);
+pub(crate) struct Secret(String);
 
 impl Secret {
     /// The value, for the one place that types it into a device.
-    pub fn expose(&self) -> &str {
+    pub(crate) fn expose(&self) -> &str {
         &self.0
     }
 }
@@ -47,7 +47,7 @@ impl std::fmt::Display for Secret {
 }
 
 /// The environment variable holding secret `name`.
-pub fn env_name(name: &str) -> Result<String, SecretError> {
+pub(crate) fn env_name(name: &str) -> Result<String, SecretError> {
     let ok = !name.is_empty()
         && name.len() <= 64
         && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
@@ -58,7 +58,7 @@ pub fn env_name(name: &str) -> Result<String, SecretError> {
 }
 
 /// Resolves secret `name` with `env` (the process environment in use).
-pub fn resolve_with(
+pub(crate) fn resolve_with(
     name: &str,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Secret, SecretError> {
@@ -73,12 +73,12 @@ pub fn resolve_with(
 }
 
 /// Resolves secret `name` from the process environment.
-pub fn resolve(name: &str) -> Result<Secret, SecretError> {
+pub(crate) fn resolve(name: &str) -> Result<Secret, SecretError> {
     resolve_with(name, &|k| std::env::var(k).ok())
 }
 
 /// `text` with every occurrence of each secret replaced by [`REDACTED`].
-pub fn scrub(text: &str, secrets: &[Secret]) -> String {
+pub(crate) fn scrub(text: &str, secrets: &[Secret]) -> String {
     let mut out = text.to_owned();
     for s in secrets {
         if !s.0.is_empty() && out.contains(&s.0) {

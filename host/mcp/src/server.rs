@@ -28,14 +28,14 @@ use super::{act, observe};
 
 /// The `rmcp` handler.
 #[derive(Clone)]
-pub struct McpServer {
+pub(crate) struct McpServer {
     state: Arc<State>,
 }
 
 impl McpServer {
     /// A server over `backend`, reading Evidence from `data_dir`;
     /// `no_devices` is what `devices` answers when there is none.
-    pub fn new(backend: Backend, data_dir: PathBuf, no_devices: String) -> Self {
+    pub(crate) fn new(backend: Backend, data_dir: PathBuf, no_devices: String) -> Self {
         let mut state = State::new(backend, data_dir);
         state.no_devices = no_devices;
         Self {
@@ -45,7 +45,7 @@ impl McpServer {
 
     /// Closes every connection (the host ends open Sessions as for any
     /// client that goes away) and stops an in-process host.
-    pub async fn close(self) {
+    pub(crate) async fn close(self) {
         for (_, slot) in self.state.slots.all() {
             slot.lock().await.close().await;
         }

@@ -23,7 +23,7 @@ const CONNECT_TIMEOUT_MS: u64 = 60_000;
 
 /// The state of one device's link.
 #[derive(Default)]
-pub struct Slot {
+pub(crate) struct Slot {
     client: Option<DeviceRailClient>,
     session: Option<String>,
     /// The last Session ended here, with its verdict.
@@ -32,17 +32,17 @@ pub struct Slot {
 
 impl Slot {
     /// The active Session's id, if any.
-    pub fn session(&self) -> Option<&str> {
+    pub(crate) fn session(&self) -> Option<&str> {
         self.session.as_deref()
     }
 
     /// Whether this server holds the device.
-    pub fn holds(&self) -> bool {
+    pub(crate) fn holds(&self) -> bool {
         self.client.is_some()
     }
 
     /// The connection and the Session, starting either when missing.
-    pub async fn ensure(
+    pub(crate) async fn ensure(
         &mut self,
         backend: &Backend,
         leases: &LeaseView,
@@ -83,7 +83,7 @@ impl Slot {
 
     /// Records the verdict, ends the Session, disconnects the device and
     /// closes the connection (freeing the lease). Returns the Session id.
-    pub async fn end(
+    pub(crate) async fn end(
         &mut self,
         verdict: &str,
         summary: &str,
@@ -121,7 +121,7 @@ impl Slot {
 
     /// Closes the connection without a verdict (server shutdown): the host
     /// ends the Session as it does for any client that goes away.
-    pub async fn close(&mut self) {
+    pub(crate) async fn close(&mut self) {
         if let Some(client) = self.client.take() {
             let _ = client.close().await;
         }
@@ -130,7 +130,7 @@ impl Slot {
 }
 
 /// Whether a connection can still carry requests.
-pub fn usable(client: &DeviceRailClient) -> bool {
+pub(crate) fn usable(client: &DeviceRailClient) -> bool {
     !matches!(
         client.state(),
         ClientState::Closed | ClientState::Failed | ClientState::Closing
@@ -139,13 +139,13 @@ pub fn usable(client: &DeviceRailClient) -> bool {
 
 /// Every device's slot.
 #[derive(Default)]
-pub struct Slots {
+pub(crate) struct Slots {
     map: Mutex<HashMap<String, Arc<tokio::sync::Mutex<Slot>>>>,
 }
 
 impl Slots {
     /// The slot of `device` (created empty).
-    pub fn get(&self, device: &str) -> Arc<tokio::sync::Mutex<Slot>> {
+    pub(crate) fn get(&self, device: &str) -> Arc<tokio::sync::Mutex<Slot>> {
         let mut map = self
             .map
             .lock()
@@ -154,7 +154,7 @@ impl Slots {
     }
 
     /// Every slot, by device id.
-    pub fn all(&self) -> Vec<(String, Arc<tokio::sync::Mutex<Slot>>)> {
+    pub(crate) fn all(&self) -> Vec<(String, Arc<tokio::sync::Mutex<Slot>>)> {
         let map = self
             .map
             .lock()
@@ -164,6 +164,6 @@ impl Slots {
 }
 
 /// `sessionId` and `device` of a structured result.
-pub fn ids(device: &str, session: &str) -> Value {
+pub(crate) fn ids(device: &str, session: &str) -> Value {
     json!({ "device": device, "sessionId": session })
 }

@@ -18,7 +18,7 @@ use super::sessions::Slots;
 
 /// Why a tool call failed; shown to the agent as the tool's error text.
 #[derive(Debug, thiserror::Error)]
-pub enum ToolError {
+pub(crate) enum ToolError {
     #[error("invalid arguments: {0}")]
     Args(String),
     #[error(transparent)]
@@ -41,7 +41,7 @@ pub enum ToolError {
 }
 
 impl ToolError {
-    pub fn code(&self) -> Option<&str> {
+    pub(crate) fn code(&self) -> Option<&str> {
         match self {
             ToolError::Backend(e) => e.code(),
             ToolError::Step { code, .. } => code.as_deref(),
@@ -49,7 +49,7 @@ impl ToolError {
         }
     }
 
-    pub fn into_result(self) -> CallToolResult {
+    pub(crate) fn into_result(self) -> CallToolResult {
         let hint = match self.code() {
             Some(c) if c == "device_in_use" || c.contains("lease") => {
                 " (another client or agent holds this device; pick another one from `devices` or wait)"
@@ -66,7 +66,7 @@ impl ToolError {
 }
 
 /// What every tool shares.
-pub struct State {
+pub(crate) struct State {
     pub backend: Backend,
     pub leases: LeaseView,
     pub slots: Slots,
@@ -80,7 +80,7 @@ pub struct State {
 }
 
 impl State {
-    pub fn new(backend: Backend, data_dir: PathBuf) -> Self {
+    pub(crate) fn new(backend: Backend, data_dir: PathBuf) -> Self {
         Self {
             backend,
             leases: LeaseView::default(),
@@ -92,7 +92,7 @@ impl State {
         }
     }
 
-    pub fn refs(&self) -> MutexGuard<'_, RefTable> {
+    pub(crate) fn refs(&self) -> MutexGuard<'_, RefTable> {
         self.refs
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)

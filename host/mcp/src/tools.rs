@@ -13,16 +13,16 @@ use serde_json::{Value, json};
 
 use super::image::Format;
 
-pub const DEVICES: &str = "devices";
-pub const OBSERVE: &str = "observe";
-pub const ACT: &str = "act";
-pub const WAIT_FOR: &str = "wait_for";
-pub const SESSION: &str = "session";
+pub(crate) const DEVICES: &str = "devices";
+pub(crate) const OBSERVE: &str = "observe";
+pub(crate) const ACT: &str = "act";
+pub(crate) const WAIT_FOR: &str = "wait_for";
+pub(crate) const SESSION: &str = "session";
 
 /// Longest wait a caller may ask for, in milliseconds.
-pub const MAX_TIMEOUT_MS: u64 = 120_000;
+pub(crate) const MAX_TIMEOUT_MS: u64 = 120_000;
 /// Wait of `wait_for` when the caller gives none.
-pub const DEFAULT_WAIT_MS: u64 = 10_000;
+pub(crate) const DEFAULT_WAIT_MS: u64 = 10_000;
 
 fn object(v: Value) -> Arc<JsonObject> {
     match v {
@@ -71,7 +71,7 @@ fn merge(mut base: Value, extra: Value) -> Value {
 }
 
 /// Every tool, in the order they are listed.
-pub fn all() -> Vec<Tool> {
+pub(crate) fn all() -> Vec<Tool> {
     let read_only = ToolAnnotations::new()
         .read_only(true)
         .destructive(false)
@@ -254,7 +254,7 @@ pub fn all() -> Vec<Tool> {
 /// Arguments of `observe`.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ObserveArgs {
+pub(crate) struct ObserveArgs {
     pub device: String,
     #[serde(default)]
     pub filter: Option<String>,
@@ -275,7 +275,7 @@ pub struct ObserveArgs {
 /// What `act` does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub enum ActKind {
+pub(crate) enum ActKind {
     Tap,
     Type,
     Clear,
@@ -290,7 +290,7 @@ pub enum ActKind {
 /// A selector as tools take it.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Selector {
+pub(crate) struct Selector {
     pub role: Option<String>,
     pub name: Option<String>,
     pub text: Option<String>,
@@ -301,7 +301,7 @@ pub struct Selector {
 
 impl Selector {
     /// The protocol's `ElementSelector`.
-    pub fn to_protocol(&self) -> Value {
+    pub(crate) fn to_protocol(&self) -> Value {
         let mut m = serde_json::Map::new();
         let mut put = |k: &str, v: &Option<String>| {
             if let Some(v) = v {
@@ -319,7 +319,7 @@ impl Selector {
         Value::Object(m)
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.to_protocol().as_object().is_none_or(|m| m.is_empty())
     }
 }
@@ -327,7 +327,7 @@ impl Selector {
 /// Arguments of `act`.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ActArgs {
+pub(crate) struct ActArgs {
     pub device: String,
     pub action: ActKind,
     #[serde(default, rename = "ref")]
@@ -363,7 +363,7 @@ pub struct ActArgs {
 /// Arguments of `wait_for`.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct WaitArgs {
+pub(crate) struct WaitArgs {
     pub device: String,
     pub selector: Selector,
     #[serde(default)]
@@ -375,7 +375,7 @@ pub struct WaitArgs {
 /// What `session` does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub enum SessionOp {
+pub(crate) enum SessionOp {
     Start,
     End,
     Info,
@@ -384,7 +384,7 @@ pub enum SessionOp {
 /// Arguments of `session`.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct SessionArgs {
+pub(crate) struct SessionArgs {
     pub device: String,
     pub op: SessionOp,
     #[serde(default)]
@@ -396,7 +396,7 @@ pub struct SessionArgs {
 /// Arguments of `devices`.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct DevicesArgs {}
+pub(crate) struct DevicesArgs {}
 
 #[cfg(test)]
 mod tests {

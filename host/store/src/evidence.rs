@@ -37,7 +37,7 @@ pub fn is_sha256_hex(s: &str) -> bool {
 
 /// Where the blob `sha` (64 hex digits) lives under an Evidence root
 /// (`<data>/evidence`).
-pub fn blob_path(evidence_root: &Path, sha: &str) -> PathBuf {
+pub(crate) fn blob_path(evidence_root: &Path, sha: &str) -> PathBuf {
     evidence_root
         .join("sha256")
         .join(sha.get(..2).unwrap_or("__"))
@@ -50,8 +50,11 @@ pub const INLINE_MAX: usize = 1024 * 1024;
 /// Evidence bytes bound for the event store, with their content address.
 #[derive(Debug, Clone)]
 pub struct Blob {
+    /// Lower-case hex SHA-256 of `bytes`: the blob's address.
     pub sha256: String,
+    /// The MIME type of the bytes (`image/png`, `application/json`).
     pub media_type: String,
+    /// The blob's bytes, shared with whoever produced them.
     pub bytes: std::sync::Arc<Vec<u8>>,
     /// Set for a UI snapshot: it is stored with its Observation's row
     /// (unique to it, so never shared with another event).

@@ -10,7 +10,7 @@
 //! What it must never do: lose or rewrite an acknowledged event, hand out a
 //! sequence twice, store a protected Action's arguments, or know about
 //! connections, plugins or the wire beyond the protocol's types. A
-//! read-only view ([`event_store::read_only`]) serves offline tools and
+//! read-only view ([`event_store::ReadOnlyStore`]) serves offline tools and
 //! never creates files in a data directory.
 
 #![forbid(unsafe_code)]

@@ -1,17 +1,32 @@
 //! One host per data directory: an exclusive `flock` on `<data>/host.lock`
 //! held for the process lifetime. A second host fails at start.
+//!
+//! It never waits for the lock and never deletes `host.lock`: the kernel
+//! releases the lock when its holder dies, so a stale file is harmless.
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
+/// Why a host could not take its data directory.
 #[derive(Debug, thiserror::Error)]
 pub enum LockError {
+    /// Another live process holds the lock; the host must not start.
     #[error("data directory {dir} is already in use by another DeviceRail host{pid}")]
-    Busy { dir: PathBuf, pid: String },
+    Busy {
+        /// The data directory asked for.
+        dir: PathBuf,
+        /// ` (pid N)` with the holder's recorded pid, or empty when it
+        /// wrote none: a hint for the message only.
+        pid: String,
+    },
+    /// The directory or `host.lock` could not be created, opened or
+    /// locked.
     #[error("cannot lock data directory {dir}: {source}")]
     Io {
+        /// The data directory asked for.
         dir: PathBuf,
+        /// The failing system call's error.
         source: std::io::Error,
     },
 }
@@ -23,6 +38,9 @@ pub struct DataDirLock {
     _file: File,
 }
 
+/// Creates `dir` if needed and takes `<dir>/host.lock` without waiting,
+/// recording this process's pid in it; fails with [`LockError::Busy`] when
+/// another host holds it.
 pub fn lock(dir: &Path) -> Result<DataDirLock, LockError> {
     let io = |source| LockError::Io {
         dir: dir.to_path_buf(),

@@ -5,7 +5,7 @@
 //! digest the Observation names; this module never changes them.
 
 /// The codec name stored beside compressed bytes (`NULL`: stored as is).
-pub const LZ4: &str = "lz4";
+pub(crate) const LZ4: &str = "lz4";
 
 /// Snapshots smaller than this are stored as is: compressing them saves
 /// less than it costs.
@@ -14,8 +14,11 @@ const MIN_COMPRESSED: usize = 4 * 1024;
 /// A stored snapshot that cannot be turned back into its bytes.
 #[derive(Debug, thiserror::Error)]
 pub enum CodecError {
+    /// The stored codec name is not one this build knows (a newer host
+    /// wrote it).
     #[error("unknown snapshot codec {0:?}")]
     Unknown(String),
+    /// The bytes do not decompress: the stored snapshot is damaged.
     #[error("the compressed snapshot is corrupt: {0}")]
     Corrupt(#[from] lz4_flex::block::DecompressError),
 }

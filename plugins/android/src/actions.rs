@@ -10,23 +10,23 @@ use devicerail_host_plugin_api::semantic;
 use crate::text::sh_quote;
 
 /// Longest text `inputText`/`inputSecret` accept, in characters.
-pub const MAX_TEXT: usize = 4096;
+pub(crate) const MAX_TEXT: usize = 4096;
 /// The URLs `openUrl` accepts: up to 4096 characters with a scheme, no
 /// whitespace (they go onto an `am start` command line).
-pub const URLS: UrlRules = UrlRules::new(4096)
+pub(crate) const URLS: UrlRules = UrlRules::new(4096)
     .allowing_empty_rest()
     .with_schema_pattern();
 /// Longest gesture, in milliseconds.
-pub const MAX_GESTURE_MS: u32 = 60_000;
+pub(crate) const MAX_GESTURE_MS: u32 = 60_000;
 /// Duration of `longPress` (default 1000 ms).
-pub const LONG_PRESS: GestureDuration = GestureDuration::new(1, MAX_GESTURE_MS, 1000);
+pub(crate) const LONG_PRESS: GestureDuration = GestureDuration::new(1, MAX_GESTURE_MS, 1000);
 /// Duration of `swipe` (default 300 ms).
-pub const SWIPE: GestureDuration = GestureDuration::new(1, MAX_GESTURE_MS, 300);
+pub(crate) const SWIPE: GestureDuration = GestureDuration::new(1, MAX_GESTURE_MS, 300);
 /// Coordinates of `tap`, `longPress` and `swipe`.
 const POINTS: Points = Points::whole(100_000, 100_000).described();
 
 /// Whether `id` is a Java package name (`com.example.app`).
-pub fn valid_package(id: &str) -> bool {
+pub(crate) fn valid_package(id: &str) -> bool {
     let mut segments = 0;
     let ok = id.len() <= 255
         && id.split('.').all(|seg| {
@@ -41,28 +41,28 @@ pub fn valid_package(id: &str) -> bool {
 }
 
 /// `input tap`.
-pub fn tap_command(x: u32, y: u32) -> String {
+pub(crate) fn tap_command(x: u32, y: u32) -> String {
     format!("input tap {x} {y}")
 }
 
 /// `input swipe`.
-pub fn swipe_command(x1: u32, y1: u32, x2: u32, y2: u32, ms: u32) -> String {
+pub(crate) fn swipe_command(x1: u32, y1: u32, x2: u32, y2: u32, ms: u32) -> String {
     format!("input swipe {x1} {y1} {x2} {y2} {ms}")
 }
 
 /// `input keyevent` with one or more codes.
-pub fn key_command(codes: &[u32]) -> String {
+pub(crate) fn key_command(codes: &[u32]) -> String {
     let codes: Vec<String> = codes.iter().map(u32::to_string).collect();
     format!("input keyevent {}", codes.join(" "))
 }
 
 /// Starts the launcher activity of a package.
-pub fn launch_command(package: &str) -> String {
+pub(crate) fn launch_command(package: &str) -> String {
     format!("monkey -p {package} -c android.intent.category.LAUNCHER 1")
 }
 
 /// Opens a URL with the VIEW intent.
-pub fn open_url_command(url: &str) -> String {
+pub(crate) fn open_url_command(url: &str) -> String {
     format!(
         "am start -a android.intent.action.VIEW -d {}",
         sh_quote(url)

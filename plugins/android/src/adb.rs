@@ -16,7 +16,7 @@
 //!   server on 5037 when another port is configured. Instead this module
 //!   starts `adb -P <port> start-server` itself, only when a loopback
 //!   server refuses the connection and `startServer` allows it, at most
-//!   once per [`START_RETRY`].
+//!   once per `START_RETRY` (10 s).
 
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, SocketAddrV4, TcpStream};
@@ -35,43 +35,68 @@ use devicerail_host_plugin_api::{CallContext, DriverError};
 use crate::config::Config;
 
 /// What every driver command line prints last.
-pub const RC_MARKER: &str = "__rc=";
+pub(crate) const RC_MARKER: &str = "__rc=";
 /// How often a waiting caller looks at its cancellation flag.
 const POLL: Duration = Duration::from_millis(5);
 /// Least time between two `adb start-server` attempts.
-pub const START_RETRY: Duration = Duration::from_secs(10);
+pub(crate) const START_RETRY: Duration = Duration::from_secs(10);
 /// Longest error text carried into a message.
 const MAX_ERROR_TEXT: usize = 400;
 
 /// Why an adb operation failed.
 #[derive(Debug, thiserror::Error)]
 pub enum AdbError {
+    /// Nothing accepts connections at the server address (after one
+    /// `adb start-server` attempt, where allowed).
     #[error("the adb server at {addr} is unreachable: {reason}")]
-    ServerUnreachable { addr: SocketAddrV4, reason: String },
+    ServerUnreachable {
+        /// The address tried (the configured server).
+        addr: SocketAddrV4,
+        /// The connection error, for the message.
+        reason: String,
+    },
+    /// The device is not (or no longer) there: unknown serial, or its
+    /// connection broke mid-command. The text is the whole message.
     #[error("{0}")]
     DeviceGone(String),
     /// The adb server refused because the device is in `state`.
     #[error("the adb server says the device is {state}: {message}")]
     DeviceState {
+        /// The adb state named in the refusal (`offline`, `unauthorized`, ...).
         state: &'static str,
+        /// The server's refusal, verbatim.
         message: String,
     },
+    /// The adb server answered `FAIL` for another reason; the text is its
+    /// message.
     #[error("the adb server refused the request: {0}")]
     Refused(String),
+    /// The output ended without the exit-status marker: the stream closed
+    /// before the command finished.
     #[error("the connection to the device ended before the command finished")]
     Truncated,
+    /// The command outlived the configured command timeout (the call itself
+    /// had time left).
     #[error("the device did not answer within {0:?}")]
     TimedOut(Duration),
+    /// The call's own deadline passed first.
     #[error("the call's deadline passed")]
     Deadline,
+    /// The host cancelled the call.
     #[error("the call was cancelled")]
     Cancelled,
+    /// A command ran but exited non-zero (see [`ShellOutput::success`]).
     #[error("{what} failed with exit status {status}: {message}")]
     Failed {
+        /// What was attempted, in a few words, for the message.
         what: String,
+        /// The command's exit status.
         status: i32,
+        /// An excerpt of its stderr (or stdout when stderr is empty).
         message: String,
     },
+    /// The server or the device answered something this client cannot
+    /// read, or a local resource (a worker thread) was unavailable.
     #[error("adb protocol error: {0}")]
     Protocol(String),
 }
@@ -94,7 +119,7 @@ impl AdbError {
 }
 
 /// Text cut to a readable length for messages.
-pub fn excerpt(bytes: &[u8]) -> String {
+pub(crate) fn excerpt(bytes: &[u8]) -> String {
     let text = String::from_utf8_lossy(bytes);
     let text = text.trim();
     let mut out: String = text.chars().take(MAX_ERROR_TEXT).collect();
@@ -107,13 +132,17 @@ pub fn excerpt(bytes: &[u8]) -> String {
 /// The result of one command line.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ShellOutput {
+    /// Standard output, without the `__rc=` marker line.
     pub stdout: Vec<u8>,
+    /// Standard error; empty for `exec:` streams and on devices without
+    /// shell protocol v2, whose stderr arrives mixed into `stdout`.
     pub stderr: Vec<u8>,
     /// From the `__rc=` marker.
     pub status: i32,
 }
 
 impl ShellOutput {
+    /// `stdout` as text, invalid UTF-8 replaced.
     pub fn text(&self) -> String {
         String::from_utf8_lossy(&self.stdout).into_owned()
     }
@@ -139,7 +168,7 @@ impl ShellOutput {
 
 /// Splits the trailing `__rc=<n>` line off `stdout`; `None` when it is
 /// missing (the stream was cut).
-pub fn split_marker(stdout: &[u8]) -> Option<(Vec<u8>, i32)> {
+pub(crate) fn split_marker(stdout: &[u8]) -> Option<(Vec<u8>, i32)> {
     let marker = RC_MARKER.as_bytes();
     let pos = stdout.windows(marker.len()).rposition(|w| w == marker)?;
     let tail = &stdout[pos + marker.len()..];
@@ -161,15 +190,19 @@ pub fn split_marker(stdout: &[u8]) -> Option<(Vec<u8>, i32)> {
 /// One line of `host:devices-l`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListedDevice {
+    /// The serial adb addresses the device by (`emulator-5554`,
+    /// `host:port` for `adb connect`ed ones).
     pub serial: String,
     /// `device`, `offline`, `unauthorized`, `no permissions`, ...
     pub state: String,
+    /// The `model:` field with `_` shown as spaces; `None` when adb reports
+    /// none (typically devices that are not in state `device`).
     pub model: Option<String>,
 }
 
 /// Parses the `host:devices-l` answer (adb_client's line parser, with a
 /// lenient fallback for states it does not know).
-pub fn parse_devices(text: &str) -> Vec<ListedDevice> {
+pub(crate) fn parse_devices(text: &str) -> Vec<ListedDevice> {
     text.lines()
         .filter(|l| !l.trim().is_empty())
         .filter_map(|line| match DeviceLong::try_from(line.as_bytes()) {
@@ -351,6 +384,7 @@ pub struct Adb {
 }
 
 impl Adb {
+    /// A client for the server `config` names; connects lazily, per command.
     pub fn new(config: Config) -> Self {
         Self {
             config,
@@ -358,6 +392,7 @@ impl Adb {
         }
     }
 
+    /// The configuration this client was built with.
     pub fn config(&self) -> &Config {
         &self.config
     }

@@ -8,24 +8,28 @@ use devicerail_host_plugin_api::config::{ConfigError, ConfigReader};
 use serde_json::{Map, Value};
 
 /// The adb server's default address.
-pub const DEFAULT_SERVER: SocketAddrV4 = SocketAddrV4::new(Ipv4Addr::LOCALHOST, 5037);
+pub(crate) const DEFAULT_SERVER: SocketAddrV4 = SocketAddrV4::new(Ipv4Addr::LOCALHOST, 5037);
 /// Budget of one adb operation when the call itself has no deadline.
-pub const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Environment variable names.
-pub mod env {
+pub(crate) mod env {
     /// adb's own: `tcp:host:port`.
-    pub const ADB_SERVER_SOCKET: &str = "ADB_SERVER_SOCKET";
+    pub(crate) const ADB_SERVER_SOCKET: &str = "ADB_SERVER_SOCKET";
     /// adb's own: the server port on 127.0.0.1.
-    pub const ANDROID_ADB_SERVER_PORT: &str = "ANDROID_ADB_SERVER_PORT";
-    pub const START_SERVER: &str = "DEVICERAIL_ANDROID_START_SERVER";
-    pub const ADB_PATH: &str = "DEVICERAIL_ANDROID_ADB";
-    pub const SCREENSHOT: &str = "DEVICERAIL_ANDROID_SCREENSHOT";
-    pub const COMMAND_TIMEOUT_MS: &str = "DEVICERAIL_ANDROID_COMMAND_TIMEOUT_MS";
+    pub(crate) const ANDROID_ADB_SERVER_PORT: &str = "ANDROID_ADB_SERVER_PORT";
+    /// `startServer`: `true` or `false`.
+    pub(crate) const START_SERVER: &str = "DEVICERAIL_ANDROID_START_SERVER";
+    /// `adbPath`: the adb binary used for `start-server`.
+    pub(crate) const ADB_PATH: &str = "DEVICERAIL_ANDROID_ADB";
+    /// `screenshotMode`: `auto`, `raw` or `png`.
+    pub(crate) const SCREENSHOT: &str = "DEVICERAIL_ANDROID_SCREENSHOT";
+    /// `commandTimeoutMs`: milliseconds.
+    pub(crate) const COMMAND_TIMEOUT_MS: &str = "DEVICERAIL_ANDROID_COMMAND_TIMEOUT_MS";
 }
 
 /// Every setting the plugin reads; any other key is refused.
-pub const SETTINGS: &[&str] = &[
+pub(crate) const SETTINGS: &[&str] = &[
     "adbServer",
     "startServer",
     "adbPath",
@@ -44,6 +48,7 @@ pub enum ScreenshotPreference {
 }
 
 impl ScreenshotPreference {
+    /// The `screenshotMode` setting value: `auto`, `raw` or `png`.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Auto => "auto",
@@ -62,6 +67,8 @@ pub enum ScreenshotMode {
 }
 
 impl ScreenshotMode {
+    /// The method's name in settings, logs and doctor output: `raw` or
+    /// `png`.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Raw => "raw",
@@ -80,6 +87,7 @@ pub struct Config {
     pub start_server: bool,
     /// The adb binary used for `start-server`.
     pub adb_path: String,
+    /// Which screenshot method each device tries first (`screenshotMode`).
     pub screenshot: ScreenshotPreference,
     /// Budget of one adb operation when the call has no deadline.
     pub command_timeout: Duration,
@@ -99,7 +107,7 @@ impl Default for Config {
 
 /// Why an adb server address is refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ServerSpecError {
+pub(crate) enum ServerSpecError {
     /// Neither a port nor `host:port`.
     #[error("{0:?} is not tcp:host:port")]
     NotHostPort(String),
@@ -120,7 +128,7 @@ pub enum ServerSpecError {
 }
 
 /// Parses `tcp:host:port`, `host:port` or a bare port (on 127.0.0.1).
-pub fn parse_server(spec: &str) -> Result<SocketAddrV4, ServerSpecError> {
+pub(crate) fn parse_server(spec: &str) -> Result<SocketAddrV4, ServerSpecError> {
     let spec = spec.trim();
     let rest = spec.strip_prefix("tcp:").unwrap_or(spec);
     if let Ok(port) = rest.parse::<u16>() {

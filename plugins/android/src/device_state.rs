@@ -6,10 +6,10 @@ use devicerail_host_plugin_api::DriverError;
 use devicerail_host_plugin_api::protocol::DeviceId;
 
 /// The state adb reports for a usable device.
-pub const USABLE: &str = "device";
+pub(crate) const USABLE: &str = "device";
 
 /// What to do about a non-`device` state.
-pub fn state_hint(state: &str) -> &'static str {
+pub(crate) fn state_hint(state: &str) -> &'static str {
     match state {
         "offline" => "adb cannot talk to it; reconnect it or restart adbd",
         "unauthorized" => "accept the USB debugging prompt on the device",
@@ -25,19 +25,19 @@ pub fn state_hint(state: &str) -> &'static str {
 }
 
 /// Why a non-`device` state cannot be used, for people.
-pub fn state_reason(state: &str) -> String {
+pub(crate) fn state_reason(state: &str) -> String {
     format!("the device is {state}: {}", state_hint(state))
 }
 
 /// The error for using a device in `state`: `device_unavailable` whose
 /// `details.reason` is the state.
-pub fn state_error(device: &DeviceId, state: &str) -> DriverError {
+pub(crate) fn state_error(device: &DeviceId, state: &str) -> DriverError {
     DriverError::device_in_state(device, state, state_hint(state))
 }
 
 /// The state named in an adb server's refusal (`device offline`,
 /// `device unauthorized. ...`), if it names one.
-pub fn state_in_message(message: &str) -> Option<&'static str> {
+pub(crate) fn state_in_message(message: &str) -> Option<&'static str> {
     let lower = message.to_ascii_lowercase();
     [
         ("unauthorized", "unauthorized"),

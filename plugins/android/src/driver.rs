@@ -106,7 +106,7 @@ fn observe_error(device: &DeviceId, e: observe::ObserveError) -> DriverError {
 
 /// The platform code of a UI dump that failed because the screen would
 /// not settle: retryable, since the next attempt may find it idle.
-pub const UI_NOT_IDLE: &str = "ui_not_idle";
+pub(crate) const UI_NOT_IDLE: &str = "ui_not_idle";
 
 /// `uiautomator dump` gave up `attempts` times in a row.
 fn not_idle(message: &str, attempts: u32) -> DriverError {
@@ -629,7 +629,7 @@ fn slot(mode: ScreenshotMode) -> usize {
 }
 
 /// The screenshot method for the next capture on a device.
-pub fn choose_screenshot(
+pub(crate) fn choose_screenshot(
     preference: ScreenshotPreference,
     cost: [Option<Duration>; 2],
 ) -> ScreenshotMode {

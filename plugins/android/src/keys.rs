@@ -5,7 +5,7 @@
 //! work. Single letters and digits map to their keys.
 
 /// `(canonical name, key code)`, canonical names in lower camel case.
-pub const KEYS: &[(&str, u32)] = &[
+pub(crate) const KEYS: &[(&str, u32)] = &[
     ("home", 3),
     ("back", 4),
     ("call", 5),
@@ -88,7 +88,7 @@ fn normalize(name: &str) -> String {
 }
 
 /// The key code of `name`, if known.
-pub fn keycode(name: &str) -> Option<u32> {
+pub(crate) fn keycode(name: &str) -> Option<u32> {
     let n = normalize(name);
     if n.is_empty() {
         return None;
@@ -110,7 +110,7 @@ pub fn keycode(name: &str) -> Option<u32> {
 }
 
 /// The canonical names, for descriptions and errors.
-pub fn names() -> impl Iterator<Item = &'static str> {
+pub(crate) fn names() -> impl Iterator<Item = &'static str> {
     KEYS.iter().map(|(k, _)| *k)
 }
 

@@ -23,12 +23,12 @@
 pub mod actions;
 pub mod adb;
 pub mod config;
-pub mod device_state;
+mod device_state;
 pub mod driver;
-pub mod keys;
+mod keys;
 pub mod observe;
 pub mod screen;
-pub mod text;
+mod text;
 pub mod uitree;
 
 pub use config::{Config, ScreenshotMode, ScreenshotPreference};

@@ -8,15 +8,18 @@ use devicerail_host_plugin_api::CallContext;
 
 /// Where `uiautomator dump` writes (one file per device, guarded by the
 /// device's snapshot lock).
-pub const UI_DUMP_PATH: &str = "/data/local/tmp/devicerail-ui.xml";
+pub(crate) const UI_DUMP_PATH: &str = "/data/local/tmp/devicerail-ui.xml";
 /// Separates the focus lines from the XML in the snapshot's output.
-pub const XML_SECTION: &str = "__devicerail_xml__";
+pub(crate) const XML_SECTION: &str = "__devicerail_xml__";
 
 /// A screenshot, PNG-encoded.
 #[derive(Debug, Clone)]
 pub struct Screenshot {
+    /// The PNG file's bytes.
     pub png: Vec<u8>,
+    /// Width of the captured image, in pixels.
     pub width: u32,
+    /// Height of the captured image, in pixels.
     pub height: u32,
     /// How it was taken.
     pub mode: ScreenshotMode,
@@ -27,10 +30,15 @@ pub struct Screenshot {
 /// Why a screenshot or dump failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ObserveError {
+    /// Running the command failed (see [`AdbError`]).
     #[error(transparent)]
     Adb(#[from] AdbError),
+    /// `screencap` ran but its output could not be decoded or encoded; the
+    /// other screenshot method may still work.
     #[error("screencap output is unusable: {0}")]
     Screenshot(String),
+    /// `uiautomator dump` produced no XML; the text says what it printed
+    /// instead.
     #[error("uiautomator dump failed: {0}")]
     Dump(String),
     /// `uiautomator dump` gave up waiting for the screen to stop changing
@@ -39,6 +47,7 @@ pub enum ObserveError {
     /// failing.
     #[error("uiautomator could not dump the screen: {0}")]
     NotIdle(String),
+    /// The dump arrived but is not a UI tree this plugin can read.
     #[error(transparent)]
     Parse(#[from] UiParseError),
 }
@@ -116,14 +125,14 @@ type Shooter = fn(&Adb, &CallContext, &str, bool) -> Result<Screenshot, ObserveE
 /// unusable on the way, if any (whether or not the other one worked), so
 /// the caller can stop using it.
 #[derive(Debug)]
-pub struct ShotAttempt {
-    pub result: Result<Screenshot, ObserveError>,
-    pub broken: Option<ScreenshotMode>,
+pub(crate) struct ShotAttempt {
+    pub(crate) result: Result<Screenshot, ObserveError>,
+    pub(crate) broken: Option<ScreenshotMode>,
 }
 
 /// A screenshot the preferred way, falling back to the other way when the
 /// first one's output is unusable.
-pub fn screenshot(
+pub(crate) fn screenshot(
     adb: &Adb,
     ctx: &CallContext,
     serial: &str,
@@ -157,6 +166,7 @@ pub fn screenshot(
 /// The raw material of a UI snapshot.
 #[derive(Debug, Clone)]
 pub struct Dump {
+    /// The `uiautomator dump` XML document, as the device wrote it.
     pub xml: String,
     /// `(component, package)` of the focused window.
     pub focus: Option<(String, String)>,
@@ -166,7 +176,7 @@ pub struct Dump {
 /// dump file is removed first: `uiautomator dump` exits with status 0
 /// when it gives up ("could not get idle state") without writing one, and
 /// an old file must never pass for the current screen.
-pub fn dump_command() -> String {
+pub(crate) fn dump_command() -> String {
     format!(
         "dumpsys window windows | grep mCurrentFocus; echo {XML_SECTION}; rm -f {UI_DUMP_PATH}; uiautomator dump {UI_DUMP_PATH} >&2 && cat {UI_DUMP_PATH}"
     )
@@ -226,16 +236,16 @@ pub fn dump(adb: &Adb, ctx: &CallContext, serial: &str) -> Result<Dump, ObserveE
 }
 
 /// How often [`dump_settled`] runs `uiautomator dump` at most.
-pub const DUMP_ATTEMPTS: u32 = 3;
+pub(crate) const DUMP_ATTEMPTS: u32 = 3;
 /// Pause between two such attempts.
-pub const DUMP_RETRY_PAUSE: std::time::Duration = std::time::Duration::from_millis(250);
+pub(crate) const DUMP_RETRY_PAUSE: std::time::Duration = std::time::Duration::from_millis(250);
 
 /// [`dump`], tried again (up to [`DUMP_ATTEMPTS`] times, while the call's
 /// deadline leaves room for another attempt as long as the last one) when
 /// uiautomator reports a screen that would not settle. Answers the dump
 /// and the number of attempts made; the last `NotIdle` error when every
 /// attempt failed.
-pub fn dump_settled(
+pub(crate) fn dump_settled(
     adb: &Adb,
     ctx: &CallContext,
     serial: &str,
@@ -271,13 +281,17 @@ pub fn dump_settled(
 }
 
 /// Reads `wm size` and `wm density`.
-pub fn display(adb: &Adb, ctx: &CallContext, serial: &str) -> Result<Option<Display>, AdbError> {
+pub(crate) fn display(
+    adb: &Adb,
+    ctx: &CallContext,
+    serial: &str,
+) -> Result<Option<Display>, AdbError> {
     let out = adb.shell(ctx, serial, "wm size; wm density")?;
     Ok(parse_display(&out.text()))
 }
 
 /// The display from `wm size` + `wm density` output.
-pub fn parse_display(text: &str) -> Option<Display> {
+pub(crate) fn parse_display(text: &str) -> Option<Display> {
     let (width, height) = screen::parse_wm_size(text)?;
     let density = screen::parse_wm_density(text).unwrap_or(160);
     Some(Display {
@@ -288,7 +302,7 @@ pub fn parse_display(text: &str) -> Option<Display> {
 }
 
 /// Parses a dump (re-exported for benches).
-pub fn parse(dump: &Dump) -> Result<Parsed, UiParseError> {
+pub(crate) fn parse(dump: &Dump) -> Result<Parsed, UiParseError> {
     uitree::parse(&dump.xml)
 }
 

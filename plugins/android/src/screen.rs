@@ -11,22 +11,23 @@ use image::codecs::png::{CompressionType, FilterType, PngEncoder};
 /// Physical size and density of the default display, as `wm` reports
 /// them (overrides win).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Display {
-    /// Natural orientation (portrait for phones).
-    pub width: u32,
-    pub height: u32,
+pub(crate) struct Display {
+    /// Width in pixels, in the natural orientation (portrait for phones).
+    pub(crate) width: u32,
+    /// Height in pixels, in the natural orientation.
+    pub(crate) height: u32,
     /// Dots per inch; 160 is scale 1.
-    pub density: u32,
+    pub(crate) density: u32,
 }
 
 impl Display {
     /// Pixels per density-independent pixel.
-    pub fn scale_factor(&self) -> f64 {
+    pub(crate) fn scale_factor(&self) -> f64 {
         f64::from(self.density.max(1)) / 160.0
     }
 
     /// The size in the given rotation (0-3, quarter turns).
-    pub fn rotated(&self, rotation: u32) -> (u32, u32) {
+    pub(crate) fn rotated(&self, rotation: u32) -> (u32, u32) {
         if rotation % 2 == 1 {
             (self.height, self.width)
         } else {
@@ -43,7 +44,7 @@ fn find_value<'a>(text: &'a str, label: &str) -> Option<&'a str> {
 
 /// `WxH` from `wm size` output (`Override size` wins over `Physical
 /// size`).
-pub fn parse_wm_size(text: &str) -> Option<(u32, u32)> {
+pub(crate) fn parse_wm_size(text: &str) -> Option<(u32, u32)> {
     let v = find_value(text, "Override size:").or_else(|| find_value(text, "Physical size:"))?;
     let (w, h) = v.split_once('x')?;
     let (w, h) = (w.trim().parse().ok()?, h.trim().parse().ok()?);
@@ -51,7 +52,7 @@ pub fn parse_wm_size(text: &str) -> Option<(u32, u32)> {
 }
 
 /// The density from `wm density` output (`Override density` wins).
-pub fn parse_wm_density(text: &str) -> Option<u32> {
+pub(crate) fn parse_wm_density(text: &str) -> Option<u32> {
     let v =
         find_value(text, "Override density:").or_else(|| find_value(text, "Physical density:"))?;
     v.parse().ok().filter(|d| *d > 0)
@@ -60,19 +61,33 @@ pub fn parse_wm_density(text: &str) -> Option<u32> {
 /// A raw framebuffer that cannot be decoded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RawError {
+    /// Fewer bytes (the count) than the 12-byte header.
     #[error("the framebuffer is {0} bytes, shorter than its header")]
     Short(usize),
+    /// The header names an Android `PixelFormat` (the number) other than
+    /// RGBA/RGBX/BGRA 8888, RGB 888 or RGB 565.
     #[error("unsupported pixel format {0}")]
     Format(u32),
+    /// The pixel data does not match the header's dimensions.
     #[error("{len} bytes do not hold a {width}x{height} image with a 12- or 16-byte header")]
-    Size { len: usize, width: u32, height: u32 },
+    Size {
+        /// Bytes received, header included.
+        len: usize,
+        /// Width the header claims, in pixels.
+        width: u32,
+        /// Height the header claims, in pixels.
+        height: u32,
+    },
 }
 
 /// A decoded framebuffer: RGBA pixels.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Frame {
+    /// Width in pixels.
     pub width: u32,
+    /// Height in pixels.
     pub height: u32,
+    /// `width * height` pixels, row by row, 4 bytes each (R, G, B, A).
     pub rgba: Vec<u8>,
 }
 
@@ -185,7 +200,7 @@ pub fn encode_png(frame: &Frame) -> Result<Vec<u8>, image::ImageError> {
 }
 
 /// Width and height from a PNG's IHDR, if `data` is a PNG.
-pub fn png_size(data: &[u8]) -> Option<(u32, u32)> {
+pub(crate) fn png_size(data: &[u8]) -> Option<(u32, u32)> {
     const SIGNATURE: &[u8] = b"\x89PNG\r\n\x1a\n";
     if data.len() < 24 || &data[..8] != SIGNATURE || &data[12..16] != b"IHDR" {
         return None;

@@ -23,33 +23,35 @@
 //!   trips.
 
 /// Longest `input text` argument (encoded bytes).
-pub const MAX_CHUNK: usize = 512;
+pub(crate) const MAX_CHUNK: usize = 512;
 /// Longest command line built from typing steps.
-pub const MAX_LINE: usize = 3072;
+pub(crate) const MAX_LINE: usize = 3072;
 /// `KEYCODE_ENTER`.
-pub const KEYCODE_ENTER: u32 = 66;
+pub(crate) const KEYCODE_ENTER: u32 = 66;
 /// `KEYCODE_TAB`.
-pub const KEYCODE_TAB: u32 = 61;
+pub(crate) const KEYCODE_TAB: u32 = 61;
 /// `KEYCODE_DEL` (backspace).
-pub const KEYCODE_DEL: u32 = 67;
+pub(crate) const KEYCODE_DEL: u32 = 67;
 /// `KEYCODE_MOVE_END`.
-pub const KEYCODE_MOVE_END: u32 = 123;
+pub(crate) const KEYCODE_MOVE_END: u32 = 123;
 
 /// A character `input text` cannot produce.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
     "character {ch:?} (U+{code:04X}) at position {index} cannot be typed with `input text`: only printable ASCII, newline and tab can"
 )]
-pub struct UntypableChar {
-    pub ch: char,
-    pub code: u32,
+pub(crate) struct UntypableChar {
+    /// The character that cannot be typed.
+    pub(crate) ch: char,
+    /// Its Unicode scalar value, for the message.
+    pub(crate) code: u32,
     /// Position in characters.
-    pub index: usize,
+    pub(crate) index: usize,
 }
 
 /// One step of typing.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Step {
+pub(crate) enum Step {
     /// An `input text` argument, already `%s`-encoded.
     Text(String),
     /// An `input keyevent` code.
@@ -57,7 +59,7 @@ pub enum Step {
 }
 
 /// Checks that every character of `text` can be typed.
-pub fn check_typable(text: &str) -> Result<(), UntypableChar> {
+pub(crate) fn check_typable(text: &str) -> Result<(), UntypableChar> {
     match text
         .chars()
         .enumerate()
@@ -73,7 +75,7 @@ pub fn check_typable(text: &str) -> Result<(), UntypableChar> {
 }
 
 /// The steps that type `text`.
-pub fn plan(text: &str) -> Result<Vec<Step>, UntypableChar> {
+pub(crate) fn plan(text: &str) -> Result<Vec<Step>, UntypableChar> {
     check_typable(text)?;
     let mut steps = Vec::new();
     let mut chunk = String::new();
@@ -118,7 +120,7 @@ pub fn plan(text: &str) -> Result<Vec<Step>, UntypableChar> {
 }
 
 /// Quotes `arg` for `sh`: single quotes, with `'` as `'\''`.
-pub fn sh_quote(arg: &str) -> String {
+pub(crate) fn sh_quote(arg: &str) -> String {
     let mut out = String::with_capacity(arg.len() + 2);
     out.push('\'');
     for c in arg.chars() {
@@ -133,7 +135,7 @@ pub fn sh_quote(arg: &str) -> String {
 }
 
 /// The shell command of one step.
-pub fn step_command(step: &Step) -> String {
+pub(crate) fn step_command(step: &Step) -> String {
     match step {
         Step::Text(t) => format!("input text {}", sh_quote(t)),
         Step::Key(k) => format!("input keyevent {k}"),
@@ -142,7 +144,7 @@ pub fn step_command(step: &Step) -> String {
 
 /// Joins steps into command lines of at most [`MAX_LINE`] bytes, each
 /// step running only if the previous one succeeded.
-pub fn command_lines(steps: &[Step]) -> Vec<String> {
+pub(crate) fn command_lines(steps: &[Step]) -> Vec<String> {
     let mut lines = Vec::new();
     let mut line = String::new();
     for step in steps {
@@ -162,7 +164,7 @@ pub fn command_lines(steps: &[Step]) -> Vec<String> {
 }
 
 /// The stdin lines of the secret typing loop ([`SECRET_LOOP`]).
-pub fn stdin_script(steps: &[Step]) -> Vec<u8> {
+pub(crate) fn stdin_script(steps: &[Step]) -> Vec<u8> {
     let mut out = Vec::new();
     for step in steps {
         match step {
@@ -185,7 +187,7 @@ pub fn stdin_script(steps: &[Step]) -> Vec<u8> {
 /// `t<encoded text>` or `k<keycode>`, ended by a `.` line. The secret is
 /// only ever on stdin and in the device-side `input` arguments, never on
 /// an adb command line. It prints the `__rc=` marker itself.
-pub const SECRET_LOOP: &str = "r=0; while IFS= read -r l && [ \"$l\" != . ]; do case \"$l\" in t*) input text \"${l#t}\";; k*) input keyevent \"${l#k}\";; *) false;; esac || { r=$?; break; }; done; echo __rc=$r";
+pub(crate) const SECRET_LOOP: &str = "r=0; while IFS= read -r l && [ \"$l\" != . ]; do case \"$l\" in t*) input text \"${l#t}\";; k*) input keyevent \"${l#k}\";; *) false;; esac || { r=$?; break; }; done; echo __rc=$r";
 
 #[cfg(test)]
 mod tests {

@@ -4,7 +4,7 @@
 //! * Stable node ids are the child-index path from the hierarchy
 //!   (`0.2.1`), suffixed with the resource-id's entry name when there is
 //!   one (`0.2.1#username`): identical for an unchanged hierarchy.
-//! * Roles come from the class (see [`role_for`]); names from
+//! * Roles come from the class (see `role_for`); names from
 //!   `content-desc`, then `text`; `value` is the text of editable fields
 //!   and `true`/`false` for checkable ones; `identifier` is the
 //!   resource-id; `enabled` is read as given; `hittable` is `clickable &&
@@ -24,10 +24,13 @@ const ENVELOPE_BYTES: usize = 4096;
 /// A dump that cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum UiParseError {
+    /// The text is not well-formed XML; the XML parser's message.
     #[error("the UI dump is not XML: {0}")]
     Xml(String),
+    /// Well-formed, but not a `uiautomator dump` document.
     #[error("the UI dump has no <hierarchy> element")]
     NoHierarchy,
+    /// A `<hierarchy>` without a single node.
     #[error("the UI dump has no nodes (the window may be secure or still animating)")]
     Empty,
 }
@@ -37,6 +40,7 @@ pub enum UiParseError {
 pub struct Parsed {
     /// Preorder.
     pub nodes: Vec<UiNode>,
+    /// Ids of the nodes that are direct children of `<hierarchy>`.
     pub roots: Vec<String>,
     /// Package of the first root.
     pub packages: Vec<String>,
@@ -50,7 +54,7 @@ pub struct Parsed {
 
 /// FNV-1a, 64 bit: a hash that is the same in every build and process.
 #[derive(Debug, Clone, Copy)]
-pub struct Fnv(u64);
+pub(crate) struct Fnv(u64);
 
 impl Default for Fnv {
     fn default() -> Self {
@@ -59,7 +63,7 @@ impl Default for Fnv {
 }
 
 impl Fnv {
-    pub fn write(&mut self, bytes: &[u8]) {
+    pub(crate) fn write(&mut self, bytes: &[u8]) {
         for b in bytes {
             self.0 ^= u64::from(*b);
             self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
@@ -67,19 +71,19 @@ impl Fnv {
     }
 
     /// Writes a field and a separator no field contains.
-    pub fn field(&mut self, s: &str) {
+    pub(crate) fn field(&mut self, s: &str) {
         self.write(s.as_bytes());
         self.write(&[0xff]);
     }
 
-    pub fn finish(&self) -> u64 {
+    pub(crate) fn finish(&self) -> u64 {
         self.0
     }
 }
 
 /// The last segment of a class name (`android.widget.Button` → `Button`,
 /// `a.b.Outer$Inner` → `Inner`).
-pub fn short_class(class: &str) -> &str {
+pub(crate) fn short_class(class: &str) -> &str {
     class.rsplit(['.', '$']).next().unwrap_or(class)
 }
 
@@ -96,13 +100,13 @@ fn lower_camel(s: &str) -> String {
 }
 
 /// Whether nodes of `class` hold editable text.
-pub fn is_editable(class: &str) -> bool {
+pub(crate) fn is_editable(class: &str) -> bool {
     let short = short_class(class);
     short.ends_with("EditText") || short.ends_with("AutoCompleteTextView")
 }
 
 /// The normalized role of a view class.
-pub fn role_for(class: &str, password: bool) -> String {
+pub(crate) fn role_for(class: &str, password: bool) -> String {
     let short = short_class(class);
     if is_editable(class) {
         return if password {
@@ -148,7 +152,7 @@ pub fn role_for(class: &str, password: bool) -> String {
 }
 
 /// Parses `[x1,y1][x2,y2]`.
-pub fn parse_bounds(s: &str) -> Option<UiRect> {
+pub(crate) fn parse_bounds(s: &str) -> Option<UiRect> {
     let nums: Vec<f64> = s
         .split(['[', ']', ','])
         .filter(|p| !p.is_empty())
@@ -310,7 +314,7 @@ pub fn parse(xml: &str) -> Result<Parsed, UiParseError> {
 
 /// The package a tree belongs to: the focused window's package if a root
 /// shows it, else the first root's.
-pub fn context_package<'a>(parsed: &'a Parsed, focused_package: Option<&'a str>) -> &'a str {
+pub(crate) fn context_package<'a>(parsed: &'a Parsed, focused_package: Option<&'a str>) -> &'a str {
     focused_package
         .filter(|f| parsed.packages.iter().any(|p| p == f))
         .or_else(|| {
@@ -325,7 +329,11 @@ pub fn context_package<'a>(parsed: &'a Parsed, focused_package: Option<&'a str>)
 
 /// The document epoch: changes with the connection, the focused window
 /// and the structure.
-pub fn document_epoch(connection: u64, focused_window: Option<&str>, structure: u64) -> String {
+pub(crate) fn document_epoch(
+    connection: u64,
+    focused_window: Option<&str>,
+    structure: u64,
+) -> String {
     let mut h = Fnv::default();
     h.field(focused_window.unwrap_or(""));
     h.write(&structure.to_le_bytes());
@@ -335,7 +343,7 @@ pub fn document_epoch(connection: u64, focused_window: Option<&str>, structure: 
 /// The focused window from `dumpsys window` lines such as
 /// `mCurrentFocus=Window{5e1f00 u0 com.example/.MainActivity}`:
 /// `(component, package)`.
-pub fn parse_focus(text: &str) -> Option<(String, String)> {
+pub(crate) fn parse_focus(text: &str) -> Option<(String, String)> {
     let line = text.lines().find(|l| l.contains("mCurrentFocus="))?;
     let inner = line
         .split_once("Window{")?

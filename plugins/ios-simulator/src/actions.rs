@@ -10,31 +10,38 @@ use devicerail_host_plugin_api::semantic;
 use serde::Deserialize;
 
 /// Longest text `inputText`/`inputSecret` accept, in characters.
-pub const MAX_TEXT_CHARS: usize = 4096;
+pub(crate) const MAX_TEXT_CHARS: usize = 4096;
 /// Duration of `swipe`: at most 10 s, 300 ms when `durationMs` is absent.
-pub const SWIPE: GestureDuration = GestureDuration::new(0, 10_000, 300).unadvertised();
+pub(crate) const SWIPE: GestureDuration = GestureDuration::new(0, 10_000, 300).unadvertised();
 /// The URLs `openUrl` accepts: up to 4096 characters, a scheme and
 /// something after it, no whitespace (they go onto an `xcrun` command line).
-pub const URLS: UrlRules = UrlRules::new(4096);
+pub(crate) const URLS: UrlRules = UrlRules::new(4096);
 /// Coordinates of `tap` and `swipe`.
 const POINTS: Points = Points::whole(100_000, 100_000);
 
 /// A key `pressKey` can press.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub enum Key {
+pub(crate) enum Key {
+    /// `return`: a newline typed into the focused field.
     Return,
+    /// `delete`: backspace.
     Delete,
+    /// `tab`.
     Tab,
+    /// `space`.
     Space,
+    /// `home`: the hardware home button.
     Home,
+    /// `volumeUp`: the hardware button.
     VolumeUp,
+    /// `volumeDown`: the hardware button.
     VolumeDown,
 }
 
 /// How WebDriverAgent presses a [`Key`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum KeyPress {
+pub(crate) enum KeyPress {
     /// Typed through `/wda/keys` (the keyboard's special characters).
     Typed(&'static str),
     /// A hardware button through `/wda/pressButton`.
@@ -42,7 +49,8 @@ pub enum KeyPress {
 }
 
 impl Key {
-    pub const ALL: [&'static str; 7] = [
+    /// Every key's wire name, for the action's input schema.
+    pub(crate) const ALL: [&'static str; 7] = [
         "return",
         "delete",
         "tab",
@@ -52,7 +60,8 @@ impl Key {
         "volumeDown",
     ];
 
-    pub fn press(self) -> KeyPress {
+    /// How WDA produces this key.
+    pub(crate) fn press(self) -> KeyPress {
         match self {
             Self::Return => KeyPress::Typed("\n"),
             // XCUIKeyboardKeyDelete is the backspace character.
@@ -68,7 +77,7 @@ impl Key {
 
 /// Whether `id` is a plausible bundle identifier: 1–255 of
 /// `[A-Za-z0-9.-]`, starting with a letter or digit (never an option).
-pub fn valid_bundle_id(id: &str) -> bool {
+pub(crate) fn valid_bundle_id(id: &str) -> bool {
     (1..=255).contains(&id.len())
         && id.bytes().next().is_some_and(|b| b.is_ascii_alphanumeric())
         && id

@@ -9,7 +9,7 @@ use devicerail_host_plugin_api::config::{ConfigError, ConfigReader, Raw};
 use serde_json::{Map, Value};
 
 /// Every setting the plugin reads; any other key is refused.
-pub const SETTINGS: &[&str] = &[
+pub(crate) const SETTINGS: &[&str] = &[
     "xcrun",
     "wdaUrl",
     "wdaUrls",
@@ -22,30 +22,30 @@ pub const SETTINGS: &[&str] = &[
 ];
 
 /// Environment variable naming the `xcrun` binary.
-pub const ENV_XCRUN: &str = "DEVICERAIL_XCRUN";
+pub(crate) const ENV_XCRUN: &str = "DEVICERAIL_XCRUN";
 /// Environment variable with the default WebDriverAgent URL.
-pub const ENV_WDA_URL: &str = "DEVICERAIL_IOS_WDA_URL";
+pub(crate) const ENV_WDA_URL: &str = "DEVICERAIL_IOS_WDA_URL";
 /// Environment variable with per-simulator WebDriverAgent URLs
 /// (`UDID=URL,UDID=URL`).
-pub const ENV_WDA_URLS: &str = "DEVICERAIL_IOS_WDA_URLS";
+pub(crate) const ENV_WDA_URLS: &str = "DEVICERAIL_IOS_WDA_URLS";
 /// Environment variable: `1` lists shut-down simulators and boots on connect.
-pub const ENV_BOOT: &str = "DEVICERAIL_IOS_BOOT";
+pub(crate) const ENV_BOOT: &str = "DEVICERAIL_IOS_BOOT";
 /// Environment variable: default screenshot source, `wda` or `simctl`.
-pub const ENV_SCREENSHOT: &str = "DEVICERAIL_IOS_SCREENSHOT";
+pub(crate) const ENV_SCREENSHOT: &str = "DEVICERAIL_IOS_SCREENSHOT";
 /// Environment variable: bundle id of an installed WebDriverAgent runner
 /// that connect launches with `simctl launch` when WDA is not up.
-pub const ENV_WDA_BUNDLE_ID: &str = "DEVICERAIL_IOS_WDA_BUNDLE_ID";
+pub(crate) const ENV_WDA_BUNDLE_ID: &str = "DEVICERAIL_IOS_WDA_BUNDLE_ID";
 /// Environment variable: upper bound of one WebDriverAgent request (ms).
-pub const ENV_HTTP_TIMEOUT_MS: &str = "DEVICERAIL_IOS_HTTP_TIMEOUT_MS";
+pub(crate) const ENV_HTTP_TIMEOUT_MS: &str = "DEVICERAIL_IOS_HTTP_TIMEOUT_MS";
 /// Environment variable: how long connect may wait for a boot (ms) when the
 /// call has no deadline.
-pub const ENV_BOOT_TIMEOUT_MS: &str = "DEVICERAIL_IOS_BOOT_TIMEOUT_MS";
+pub(crate) const ENV_BOOT_TIMEOUT_MS: &str = "DEVICERAIL_IOS_BOOT_TIMEOUT_MS";
 /// Environment variable: how long connect waits for WebDriverAgent to report
 /// ready (ms); bounded by the call's deadline.
-pub const ENV_WDA_WAIT_MS: &str = "DEVICERAIL_IOS_WDA_WAIT_MS";
+pub(crate) const ENV_WDA_WAIT_MS: &str = "DEVICERAIL_IOS_WDA_WAIT_MS";
 
 /// Default WebDriverAgent URL.
-pub const DEFAULT_WDA_URL: &str = "http://127.0.0.1:8100";
+pub(crate) const DEFAULT_WDA_URL: &str = "http://127.0.0.1:8100";
 
 /// Where screenshots come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,6 +57,8 @@ pub enum ScreenshotSource {
 }
 
 impl ScreenshotSource {
+    /// The `screenshot` setting value, also reported as the observation's
+    /// `screenshotSource`: `wda` or `simctl`.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Wda => "wda",
@@ -65,7 +67,7 @@ impl ScreenshotSource {
     }
 
     /// The other source, used as fallback.
-    pub fn other(self) -> Self {
+    pub(crate) fn other(self) -> Self {
         match self {
             Self::Wda => Self::Simctl,
             Self::Simctl => Self::Wda,
@@ -120,12 +122,12 @@ impl Default for Config {
 
 impl Config {
     /// Reads `settings` (camelCase keys) and the process environment.
-    pub fn from_sources(settings: &Map<String, Value>) -> Result<Self, ConfigError> {
+    pub(crate) fn from_sources(settings: &Map<String, Value>) -> Result<Self, ConfigError> {
         Self::resolve(settings, |name| std::env::var(name).ok())
     }
 
     /// Reads `settings` and an environment given as a lookup function.
-    pub fn resolve(
+    pub(crate) fn resolve(
         settings: &Map<String, Value>,
         env: impl Fn(&str) -> Option<String>,
     ) -> Result<Self, ConfigError> {
@@ -169,7 +171,7 @@ impl Config {
     }
 
     /// How long connect waits for WebDriverAgent readiness.
-    pub fn effective_wda_wait(&self) -> Duration {
+    pub(crate) fn effective_wda_wait(&self) -> Duration {
         self.wda_wait.unwrap_or(if self.wda_bundle_id.is_some() {
             Duration::from_secs(60)
         } else {
@@ -178,7 +180,7 @@ impl Config {
     }
 
     /// The WebDriverAgent base URL of one simulator.
-    pub fn wda_url_for(&self, udid: &str) -> &str {
+    pub(crate) fn wda_url_for(&self, udid: &str) -> &str {
         self.wda_urls
             .get(udid)
             .map(String::as_str)
@@ -188,7 +190,7 @@ impl Config {
 
 /// Why a WebDriverAgent URL setting is refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum WdaUrlError {
+pub(crate) enum WdaUrlError {
     /// Not plain HTTP.
     #[error("{0:?} must be an http:// URL (WebDriverAgent speaks plain HTTP)")]
     NotHttp(String),

@@ -14,20 +14,22 @@ use crate::wda::{Wda, WdaError, WdaSize};
 
 /// Locks a mutex, recovering from poisoning: every value behind these
 /// locks is consistent between statements.
-pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// Pixel viewport of a window of `size` points at `scale`.
-pub fn viewport_of(size: WdaSize, scale: f64) -> Viewport {
+pub(crate) fn viewport_of(size: WdaSize, scale: f64) -> Viewport {
     PixelScale::from(scale).viewport(size)
 }
 
 /// One connected simulator.
 #[derive(Debug)]
 pub struct Connection {
-    pub id: DeviceId,
-    pub info: DeviceInfo,
+    pub(crate) id: DeviceId,
+    pub(crate) info: DeviceInfo,
+    /// The WebDriverAgent client of this simulator (its URL from
+    /// `wdaUrls`, else `wdaUrl`).
     pub wda: Wda,
     /// Pixels per point, as WDA reports them (see [`pixels`] for the
     /// mapping actually used once a screenshot was taken).
@@ -43,11 +45,13 @@ pub struct Connection {
     app_info: AtomicBool,
     epoch: Mutex<EpochTracker>,
     /// Held for the whole of an Action.
-    pub ops: Mutex<()>,
+    pub(crate) ops: Mutex<()>,
 }
 
 impl Connection {
-    pub fn new(
+    /// A connection to the simulator `info` describes, over an open WDA
+    /// `session`, with WDA's screen `scale` and the first `viewport`.
+    pub(crate) fn new(
         info: DeviceInfo,
         wda: Wda,
         session: String,
@@ -69,32 +73,35 @@ impl Connection {
         }
     }
 
-    pub fn udid(&self) -> &str {
+    /// The simulator's UDID (its device id).
+    pub(crate) fn udid(&self) -> &str {
         self.id.as_str()
     }
 
-    pub fn session(&self) -> String {
+    /// The current WDA session id.
+    pub(crate) fn session(&self) -> String {
         lock(&self.session).clone()
     }
 
     /// The last known viewport.
-    pub fn viewport(&self) -> Viewport {
+    pub(crate) fn viewport(&self) -> Viewport {
         *lock(&self.viewport)
     }
 
-    pub fn set_viewport(&self, v: Viewport) {
+    /// Records a newly read viewport.
+    pub(crate) fn set_viewport(&self, v: Viewport) {
         *lock(&self.viewport) = v;
     }
 
     /// The epoch of a tree of `bundle` with `signature`.
-    pub fn epoch(&self, source: &EpochSource, bundle: &str, signature: u64) -> String {
+    pub(crate) fn epoch(&self, source: &EpochSource, bundle: &str, signature: u64) -> String {
         lock(&self.epoch).epoch(source, bundle, signature)
     }
 
     /// Runs a session-scoped request; when WDA has forgotten the session
     /// (it restarted), opens a new one, invalidates node references and
     /// retries once.
-    pub fn with_session<T>(
+    pub(crate) fn with_session<T>(
         &self,
         ctx: &CallContext,
         f: impl Fn(&str) -> Result<T, WdaError>,
@@ -116,13 +123,16 @@ impl Connection {
     }
 
     /// Fetches the window size and updates the cached viewport.
-    pub fn refresh_viewport(&self, ctx: &CallContext) -> Result<Viewport, WdaError> {
+    pub(crate) fn refresh_viewport(&self, ctx: &CallContext) -> Result<Viewport, WdaError> {
         self.refresh_window(ctx).map(|(_, v)| v)
     }
 
     /// Fetches the window size; answers it with the viewport it makes
     /// (in the last screenshot's pixels while the window is unchanged).
-    pub fn refresh_window(&self, ctx: &CallContext) -> Result<(WdaSize, Viewport), WdaError> {
+    pub(crate) fn refresh_window(
+        &self,
+        ctx: &CallContext,
+    ) -> Result<(WdaSize, Viewport), WdaError> {
         let size = self.with_session(ctx, |s| self.wda.window_size(ctx, s))?;
         *lock(&self.window) = Some(size);
         let v = pixels::mapping(*lock(&self.derived), size, self.scale).viewport(size);
@@ -133,7 +143,7 @@ impl Connection {
     /// Makes a screenshot of `png` pixels, taken of a window of `window`
     /// points, the pixel space: answers the viewport (exactly the
     /// screenshot's size).
-    pub fn adopt_screenshot(&self, window: WdaSize, png: (u32, u32)) -> Viewport {
+    pub(crate) fn adopt_screenshot(&self, window: WdaSize, png: (u32, u32)) -> Viewport {
         let scale = PixelScale::of_screenshot(window, png).unwrap_or(PixelScale::from(self.scale));
         *lock(&self.derived) = Some(Derived { window, scale });
         let v = Viewport {
@@ -146,7 +156,7 @@ impl Connection {
     }
 
     /// The mapping from points to pixels now.
-    pub fn pixel_scale(&self) -> PixelScale {
+    pub(crate) fn pixel_scale(&self) -> PixelScale {
         match *lock(&self.window) {
             Some(size) => pixels::mapping(*lock(&self.derived), size, self.scale),
             None => PixelScale::from(self.scale),
@@ -154,12 +164,12 @@ impl Connection {
     }
 
     /// Whether `/wda/activeAppInfo` is worth asking.
-    pub fn app_info_supported(&self) -> bool {
+    pub(crate) fn app_info_supported(&self) -> bool {
         self.app_info.load(Ordering::Relaxed)
     }
 
     /// WDA has no `/wda/activeAppInfo`: stop asking on this connection.
-    pub fn app_info_unsupported(&self) {
+    pub(crate) fn app_info_unsupported(&self) {
         self.app_info.store(false, Ordering::Relaxed);
     }
 }

@@ -31,7 +31,7 @@ const SHORT_REQUEST: Duration = Duration::from_secs(3);
 const READY_POLL: Duration = Duration::from_millis(200);
 
 /// Lowers the `log` crate's global level to at most DEBUG (never raises it).
-pub fn cap_log_level() {
+pub(crate) fn cap_log_level() {
     log::set_max_level(log::max_level().min(log::LevelFilter::Debug));
 }
 
@@ -56,18 +56,20 @@ pub struct IosSimulatorDriver {
 
 /// A UI tree with what it was built from.
 pub struct TreeCapture {
+    /// The normalized tree, with its context and epoch.
     pub tree: UiTree,
     /// The app in front, when WDA says (`/wda/activeAppInfo`).
     pub bundle_id: Option<String>,
     /// The name of the tree's root (the app's display name).
     pub app_name: Option<String>,
+    /// Whether nodes were dropped to fit the snapshot bounds.
     pub truncated: bool,
 }
 
 /// WDA's tree of the app in front, before normalization.
-pub struct RawTree {
-    pub bundle_id: Option<String>,
-    pub root: WdaElement,
+pub(crate) struct RawTree {
+    pub(crate) bundle_id: Option<String>,
+    pub(crate) root: WdaElement,
 }
 
 impl IosSimulatorDriver {
@@ -94,15 +96,6 @@ impl IosSimulatorDriver {
             connections: Mutex::new(HashMap::new()),
             epochs: EpochSource::new(format!("{:x}", tag & 0xffff_ffff_ffff)),
         }
-    }
-
-    /// The configuration the driver runs with.
-    pub fn config(&self) -> &Config {
-        &self.config
-    }
-
-    pub fn simctl(&self) -> &Simctl {
-        &self.simctl
     }
 
     fn connection(&self, ctx: &CallContext, device: &DeviceId) -> DriverResult<Arc<Connection>> {
@@ -309,7 +302,7 @@ impl IosSimulatorDriver {
     }
 
     /// A PNG from the preferred source, or from the other one when that fails.
-    pub fn screenshot(
+    pub(crate) fn screenshot(
         &self,
         ctx: &CallContext,
         conn: &Connection,
@@ -342,7 +335,7 @@ impl IosSimulatorDriver {
     /// `/wda/activeAppInfo` (older or trimmed WDA builds) the app is named
     /// by the tree's root instead, and the endpoint is not asked again on
     /// this connection.
-    pub fn fetch_tree(&self, ctx: &CallContext, conn: &Connection) -> DriverResult<RawTree> {
+    pub(crate) fn fetch_tree(&self, ctx: &CallContext, conn: &Connection) -> DriverResult<RawTree> {
         let bundle_id = if conn.app_info_supported() {
             match conn.wda.active_bundle_id(ctx) {
                 Ok(b) => b,
@@ -367,7 +360,7 @@ impl IosSimulatorDriver {
     }
 
     /// A fetched tree normalized into the connection's pixel space.
-    pub fn build_tree(&self, conn: &Connection, raw: RawTree) -> TreeCapture {
+    pub(crate) fn build_tree(&self, conn: &Connection, raw: RawTree) -> TreeCapture {
         let normalized = normalize::normalize(&raw.root, conn.pixel_scale());
         let app_name = normalize::name_of(&raw.root).map(str::to_owned);
         let context_id = raw
@@ -397,7 +390,7 @@ impl IosSimulatorDriver {
     /// One observation of a connected device. A screenshot is taken on a
     /// second thread while the tree is fetched; the tree is normalized
     /// afterwards, in the pixels of that screenshot.
-    pub fn observe_connection(
+    pub(crate) fn observe_connection(
         &self,
         ctx: &CallContext,
         conn: &Connection,

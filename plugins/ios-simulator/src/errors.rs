@@ -9,7 +9,7 @@ use crate::simctl::SimctlError;
 use crate::wda::WdaError;
 
 /// Whether an error must be returned as is (cancellation, deadline).
-pub fn is_terminal(e: &DriverError) -> bool {
+pub(crate) fn is_terminal(e: &DriverError) -> bool {
     e.is_cancellation() || e.is_deadline()
 }
 
@@ -26,7 +26,7 @@ fn timed_out(ctx: &CallContext, fallback: DriverError) -> DriverError {
 }
 
 /// A WebDriverAgent failure during an operation on `device`.
-pub fn wda(ctx: &CallContext, device: &DeviceId, e: WdaError) -> DriverError {
+pub(crate) fn wda(ctx: &CallContext, device: &DeviceId, e: WdaError) -> DriverError {
     let reason = e.to_string();
     match e {
         WdaError::Cancelled => DriverError::cancelled(),
@@ -68,7 +68,7 @@ pub fn wda(ctx: &CallContext, device: &DeviceId, e: WdaError) -> DriverError {
 
 /// A WebDriverAgent failure while typing a secret: same codes, but WDA's
 /// own message (which could echo input) is dropped.
-pub fn wda_secret(ctx: &CallContext, device: &DeviceId, e: WdaError) -> DriverError {
+pub(crate) fn wda_secret(ctx: &CallContext, device: &DeviceId, e: WdaError) -> DriverError {
     match e {
         WdaError::Refused {
             path,
@@ -95,7 +95,7 @@ pub fn wda_secret(ctx: &CallContext, device: &DeviceId, e: WdaError) -> DriverEr
 
 /// A simctl failure during an operation on `device` (`None`: not about
 /// one device, e.g. listing).
-pub fn simctl(ctx: &CallContext, device: Option<&DeviceId>, e: SimctlError) -> DriverError {
+pub(crate) fn simctl(ctx: &CallContext, device: Option<&DeviceId>, e: SimctlError) -> DriverError {
     let reason = e.to_string();
     match e {
         SimctlError::Process(ProcessError::Cancelled { .. }) => DriverError::cancelled(),

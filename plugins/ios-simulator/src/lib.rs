@@ -9,8 +9,10 @@
 //!
 //! Modules, by what they hold:
 //! * [`config`] — settings and environment variables;
-//! * [`process`] — running `xcrun` with a deadline and cancellation;
-//! * [`simctl`] — `xcrun simctl` commands and the device listing format;
+//! * `process` (private) — running `xcrun` with a deadline and
+//!   cancellation;
+//! * `simctl` (private) — `xcrun simctl` commands and the device listing
+//!   format;
 //! * [`wda`] — the WebDriverAgent HTTP client;
 //! * [`normalize`] — WDA's JSON tree to normalized UI nodes, epochs;
 //! * [`pixels`] — points to the screenshot's pixels;
@@ -29,10 +31,10 @@ pub mod driver;
 mod errors;
 pub mod normalize;
 pub mod pixels;
-pub mod png;
-pub mod process;
+mod png;
+mod process;
 mod semantic_backend;
-pub mod simctl;
+mod simctl;
 pub mod wda;
 
 pub use config::{Config, ScreenshotSource};

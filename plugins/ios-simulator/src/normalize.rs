@@ -16,7 +16,7 @@ use serde_json::Value;
 use crate::pixels::PixelScale;
 
 /// The prefix of long-form element types (`XCUIElementTypeButton`).
-pub const TYPE_PREFIX: &str = "XCUIElementType";
+pub(crate) const TYPE_PREFIX: &str = "XCUIElementType";
 
 /// Room kept for the snapshot envelope (ids, context, roots) when the
 /// node list is fitted under [`MAX_UI_SNAPSHOT_BYTES`].
@@ -25,12 +25,16 @@ const ENVELOPE_RESERVE: usize = 8 * 1024;
 /// A rectangle in points, as WDA reports it.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Deserialize, Serialize)]
 pub struct WdaRect {
+    /// Left edge, in points from the window's left.
     #[serde(default)]
     pub x: f64,
+    /// Top edge, in points from the window's top.
     #[serde(default)]
     pub y: f64,
+    /// Width in points.
     #[serde(default)]
     pub width: f64,
+    /// Height in points.
     #[serde(default)]
     pub height: f64,
 }
@@ -44,21 +48,29 @@ pub struct WdaElement {
     /// WDA's `name`: the identifier when set, else the label.
     #[serde(default)]
     pub name: Option<String>,
+    /// The accessibility label (what VoiceOver reads).
     #[serde(default)]
     pub label: Option<String>,
+    /// The accessibility value (a field's text, a switch's `1`/`0`);
+    /// numbers and booleans arrive as text.
     #[serde(default, deserialize_with = "any_text")]
     pub value: Option<String>,
     /// `None`: the build does not report it; `Some(None)`: reported empty.
     #[serde(rename = "rawIdentifier", default, deserialize_with = "present")]
     pub raw_identifier: Option<Option<String>>,
+    /// The frame in points; `None` when WDA omits it.
     #[serde(default)]
     pub rect: Option<WdaRect>,
+    /// `isEnabled`; `None` when absent or unreadable (unknown, not false).
     #[serde(rename = "isEnabled", default, deserialize_with = "flag")]
     pub is_enabled: Option<bool>,
+    /// `isVisible`; `None` when absent or unreadable.
     #[serde(rename = "isVisible", default, deserialize_with = "flag")]
     pub is_visible: Option<bool>,
+    /// `isAccessible`; `None` when absent or unreadable.
     #[serde(rename = "isAccessible", default, deserialize_with = "flag")]
     pub is_accessible: Option<bool>,
+    /// Child elements, in WDA's order.
     #[serde(default)]
     pub children: Vec<WdaElement>,
 }
@@ -94,7 +106,7 @@ fn flag<'de, D: Deserializer<'de>>(d: D) -> Result<Option<bool>, D::Error> {
 }
 
 /// The short type name: `XCUIElementTypeButton` and `Button` → `Button`.
-pub fn short_type(element_type: &str) -> &str {
+pub(crate) fn short_type(element_type: &str) -> &str {
     element_type
         .strip_prefix(TYPE_PREFIX)
         .unwrap_or(element_type)
@@ -102,7 +114,7 @@ pub fn short_type(element_type: &str) -> &str {
 
 /// The DeviceRail role of an element type: the short type in lower camel
 /// case (`Button` → `button`, `SecureTextField` → `secureTextField`).
-pub fn role_of(element_type: Option<&str>) -> String {
+pub(crate) fn role_of(element_type: Option<&str>) -> String {
     let short = element_type.map(short_type).unwrap_or("");
     let mut chars = short.chars();
     match chars.next() {
@@ -112,7 +124,7 @@ pub fn role_of(element_type: Option<&str>) -> String {
 }
 
 /// The long XCUIElement type of a role (`button` → `XCUIElementTypeButton`).
-pub fn element_type_of(role: &str) -> String {
+pub(crate) fn element_type_of(role: &str) -> String {
     let mut chars = role.chars();
     match chars.next() {
         None => format!("{TYPE_PREFIX}Any"),
@@ -127,7 +139,7 @@ fn non_empty(s: &Option<String>) -> Option<&str> {
 /// The accessibility identifier: `rawIdentifier` when the build reports
 /// it, else WDA's `name` when it differs from the label (then it can only
 /// have come from the identifier).
-pub fn identifier_of(el: &WdaElement) -> Option<&str> {
+pub(crate) fn identifier_of(el: &WdaElement) -> Option<&str> {
     match &el.raw_identifier {
         Some(raw) => non_empty(raw),
         None => non_empty(&el.name).filter(|n| non_empty(&el.label) != Some(*n)),
@@ -136,7 +148,7 @@ pub fn identifier_of(el: &WdaElement) -> Option<&str> {
 
 /// The accessible name: the label, else WDA's `name` unless that is the
 /// identifier.
-pub fn name_of(el: &WdaElement) -> Option<&str> {
+pub(crate) fn name_of(el: &WdaElement) -> Option<&str> {
     non_empty(&el.label).or_else(|| {
         let id = identifier_of(el);
         non_empty(&el.name).filter(|n| id != Some(*n))
@@ -175,6 +187,7 @@ fn fnv(mut h: u64, bytes: &[u8]) -> u64 {
 /// A normalized tree before it is given a context.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Normalized {
+    /// Stable ids of the top-level nodes (the application element).
     pub root_stable_node_ids: Vec<String>,
     /// Preorder.
     pub nodes: Vec<UiNode>,
@@ -337,14 +350,14 @@ pub fn normalize(root: &WdaElement, scale: impl Into<PixelScale>) -> Normalized 
 /// Source of epoch numbers shared by every device of one driver instance,
 /// so an epoch is never handed out twice.
 #[derive(Debug)]
-pub struct EpochSource {
+pub(crate) struct EpochSource {
     instance: String,
     next: AtomicU64,
 }
 
 impl EpochSource {
     /// A source tagged with `instance` (unique per driver instance).
-    pub fn new(instance: impl Into<String>) -> Self {
+    pub(crate) fn new(instance: impl Into<String>) -> Self {
         Self {
             instance: instance.into(),
             next: AtomicU64::new(1),
@@ -360,13 +373,13 @@ impl EpochSource {
 /// The document epoch of one device: it changes when the app in front or
 /// the hierarchy changes, and on every (re)connect.
 #[derive(Debug, Default)]
-pub struct EpochTracker {
+pub(crate) struct EpochTracker {
     current: Option<(String, u64, String)>,
 }
 
 impl EpochTracker {
     /// The epoch for a tree of `bundle` with `signature`.
-    pub fn epoch(&mut self, source: &EpochSource, bundle: &str, signature: u64) -> String {
+    pub(crate) fn epoch(&mut self, source: &EpochSource, bundle: &str, signature: u64) -> String {
         match &self.current {
             Some((b, s, epoch)) if b == bundle && *s == signature => epoch.clone(),
             _ => {
@@ -378,13 +391,13 @@ impl EpochTracker {
     }
 
     /// Forgets the current document: the next tree gets a new epoch.
-    pub fn invalidate(&mut self) {
+    pub(crate) fn invalidate(&mut self) {
         self.current = None;
     }
 }
 
 /// The UI context of a tree of the app `bundle` at `epoch`.
-pub fn context(bundle: &str, epoch: &str) -> UiContextRef {
+pub(crate) fn context(bundle: &str, epoch: &str) -> UiContextRef {
     let fallback = || IdString::truncating("unknown").unwrap_or_else(|| unreachable!());
     UiContextRef {
         context_kind: UiContextKind::Native,

@@ -13,15 +13,19 @@ use devicerail_host_plugin_api::protocol::{UiRect, Viewport};
 
 /// The size of the current window, in points (as WebDriverAgent reports it).
 #[derive(Debug, Clone, Copy, PartialEq, serde::Deserialize)]
-pub struct WdaSize {
-    pub width: f64,
-    pub height: f64,
+pub(crate) struct WdaSize {
+    /// Width in points.
+    pub(crate) width: f64,
+    /// Height in points.
+    pub(crate) height: f64,
 }
 
 /// Pixels per point, per axis.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PixelScale {
+    /// Horizontal pixels per point.
     pub x: f64,
+    /// Vertical pixels per point.
     pub y: f64,
 }
 
@@ -44,7 +48,7 @@ fn whole(v: f64) -> u32 {
 impl PixelScale {
     /// The mapping that makes a `png` (width, height) cover a window of
     /// `window` points; `None` for degenerate sizes.
-    pub fn of_screenshot(window: WdaSize, png: (u32, u32)) -> Option<Self> {
+    pub(crate) fn of_screenshot(window: WdaSize, png: (u32, u32)) -> Option<Self> {
         let valid = |v: f64| v.is_finite() && v > 0.0;
         let (x, y) = (
             f64::from(png.0) / window.width,
@@ -54,7 +58,7 @@ impl PixelScale {
     }
 
     /// The viewport of a window of `size` points.
-    pub fn viewport(self, size: WdaSize) -> Viewport {
+    pub(crate) fn viewport(self, size: WdaSize) -> Viewport {
         Viewport {
             width: whole(size.width * self.x),
             height: whole(size.height * self.y),
@@ -63,12 +67,12 @@ impl PixelScale {
     }
 
     /// A rectangle in points, in pixels.
-    pub fn rect_to_pixels(self, x: f64, y: f64, width: f64, height: f64) -> UiRect {
+    pub(crate) fn rect_to_pixels(self, x: f64, y: f64, width: f64, height: f64) -> UiRect {
         UiRect::new(x * self.x, y * self.y, width * self.x, height * self.y)
     }
 
     /// A rectangle in pixels, in points: `(x, y, width, height)`.
-    pub fn rect_to_points(self, r: &UiRect) -> (f64, f64, f64, f64) {
+    pub(crate) fn rect_to_points(self, r: &UiRect) -> (f64, f64, f64, f64) {
         (
             r.x / self.x,
             r.y / self.y,
@@ -78,21 +82,21 @@ impl PixelScale {
     }
 
     /// A point in pixels, in points.
-    pub fn point_to_points(self, x: f64, y: f64) -> (f64, f64) {
+    pub(crate) fn point_to_points(self, x: f64, y: f64) -> (f64, f64) {
         (x / self.x, y / self.y)
     }
 }
 
 /// The mapping derived from a screenshot, with the window it covered.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Derived {
-    pub window: WdaSize,
-    pub scale: PixelScale,
+pub(crate) struct Derived {
+    pub(crate) window: WdaSize,
+    pub(crate) scale: PixelScale,
 }
 
 /// The mapping for a window of `size` points: the derived one while the
 /// window is the one it was derived for, else WDA's `scale`.
-pub fn mapping(derived: Option<Derived>, size: WdaSize, scale: f64) -> PixelScale {
+pub(crate) fn mapping(derived: Option<Derived>, size: WdaSize, scale: f64) -> PixelScale {
     match derived {
         Some(d) if d.window == size => d.scale,
         _ => PixelScale::from(scale),

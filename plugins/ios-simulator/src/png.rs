@@ -3,7 +3,7 @@
 const SIGNATURE: [u8; 8] = [0x89, b'P', b'N', b'G', b'\r', b'\n', 0x1a, b'\n'];
 
 /// Width and height from the IHDR chunk, or `None` when `bytes` is not a PNG.
-pub fn dimensions(bytes: &[u8]) -> Option<(u32, u32)> {
+pub(crate) fn dimensions(bytes: &[u8]) -> Option<(u32, u32)> {
     if bytes.len() < 24 || bytes[..8] != SIGNATURE || &bytes[12..16] != b"IHDR" {
         return None;
     }

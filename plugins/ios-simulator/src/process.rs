@@ -19,36 +19,60 @@ const MAX_OUTPUT: u64 = 16 * 1024 * 1024;
 
 /// The captured result of a finished child.
 #[derive(Debug)]
-pub struct Output {
-    pub status: ExitStatus,
-    pub stdout: Vec<u8>,
-    pub stderr: Vec<u8>,
+pub(crate) struct Output {
+    /// How the child exited.
+    pub(crate) status: ExitStatus,
+    /// Its standard output (at most `MAX_OUTPUT` bytes).
+    pub(crate) stdout: Vec<u8>,
+    /// Its standard error (at most `MAX_OUTPUT` bytes).
+    pub(crate) stderr: Vec<u8>,
 }
 
 impl Output {
     /// stderr as trimmed text (lossy), for error messages.
-    pub fn stderr_text(&self) -> String {
+    pub(crate) fn stderr_text(&self) -> String {
         String::from_utf8_lossy(&self.stderr).trim().to_owned()
     }
 }
 
 /// Why a child did not produce an [`Output`].
 #[derive(Debug, thiserror::Error)]
-pub enum ProcessError {
+pub(crate) enum ProcessError {
+    /// The program does not exist (or is not on `PATH`).
     #[error("{program} was not found")]
-    NotFound { program: String },
+    NotFound {
+        /// The program as configured.
+        program: String,
+    },
+    /// Starting it failed for another reason.
     #[error("could not start {program}: {source}")]
     Spawn {
+        /// The program as configured.
         program: String,
+        /// The spawn error.
         source: std::io::Error,
     },
+    /// The call was cancelled; the child was killed.
     #[error("{program} was cancelled")]
-    Cancelled { program: String },
+    Cancelled {
+        /// The program as configured.
+        program: String,
+    },
+    /// The call's deadline or the command's cap passed; the child was
+    /// killed.
     #[error("{program} did not finish within {waited_ms} ms")]
-    TimedOut { program: String, waited_ms: u128 },
+    TimedOut {
+        /// The program as configured.
+        program: String,
+        /// How long it ran, in milliseconds.
+        waited_ms: u128,
+    },
+    /// Waiting for the child's exit failed.
     #[error("could not wait for {program}: {source}")]
     Wait {
+        /// The program as configured.
         program: String,
+        /// The wait error.
         source: std::io::Error,
     },
 }
@@ -73,7 +97,7 @@ fn reader(
 }
 
 /// Runs `program args...` to completion within `min(ctx deadline, now + cap)`.
-pub fn run(
+pub(crate) fn run(
     program: &Path,
     args: &[&OsStr],
     ctx: &CallContext,

@@ -21,7 +21,7 @@ const RECT_TOLERANCE_PT: f64 = 1.0;
 
 /// What the semantic Actions need from the driver that owns the
 /// connection: its error mapping and its observation path.
-pub trait Observer {
+pub(crate) trait Observer {
     /// The driver's error for a failed WDA request on `conn`.
     fn wda_err(&self, ctx: &CallContext, conn: &Connection, e: WdaError) -> DriverError;
     /// One observation of `conn`.
@@ -36,7 +36,7 @@ pub trait Observer {
 /// The locator that finds the node's element: accessibility id when the
 /// node has an identifier, else a type + label predicate, else a class
 /// chain of its type.
-pub fn locator(node: &UiNode) -> Locator {
+pub(crate) fn locator(node: &UiNode) -> Locator {
     let element_type = element_type_of(node.role.as_str());
     if let Some(id) = node.identifier.as_deref().filter(|s| !s.is_empty()) {
         Locator::AccessibilityId(id.to_owned())
@@ -52,13 +52,13 @@ pub fn locator(node: &UiNode) -> Locator {
 }
 
 /// [`UiBackend`] over one connected simulator.
-pub struct Backend<'a, D: Observer> {
+pub(crate) struct Backend<'a, D: Observer> {
     driver: &'a D,
     conn: &'a Connection,
 }
 
 impl<'a, D: Observer> Backend<'a, D> {
-    pub fn new(driver: &'a D, conn: &'a Connection) -> Self {
+    pub(crate) fn new(driver: &'a D, conn: &'a Connection) -> Self {
         Self { driver, conn }
     }
 

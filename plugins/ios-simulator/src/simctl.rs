@@ -13,46 +13,64 @@ use serde::Deserialize;
 use crate::process::{self, Output, ProcessError};
 
 /// Upper bound of a short simctl command (list, launch, openurl, screenshot).
-pub const SHORT_CAP: Duration = Duration::from_secs(60);
+pub(crate) const SHORT_CAP: Duration = Duration::from_secs(60);
 
 /// The prefix of runtime identifiers.
 const RUNTIME_PREFIX: &str = "com.apple.CoreSimulator.SimRuntime.";
 
 /// Why a simctl command failed.
 #[derive(Debug, thiserror::Error)]
-pub enum SimctlError {
+pub(crate) enum SimctlError {
+    /// `xcrun` could not run or finish (see [`ProcessError`]).
     #[error(transparent)]
     Process(#[from] ProcessError),
+    /// It ran and exited non-zero.
     #[error("`xcrun simctl {command}` failed with {status}: {stderr}")]
     Failed {
+        /// The arguments after `simctl`.
         command: String,
+        /// The exit status, as text.
         status: String,
+        /// Its stderr, trimmed.
         stderr: String,
     },
+    /// It succeeded but printed something this plugin cannot read.
     #[error("`xcrun simctl {command}` printed unexpected output: {reason}")]
-    BadOutput { command: String, reason: String },
+    BadOutput {
+        /// The arguments after `simctl`.
+        command: String,
+        /// What was wrong.
+        reason: String,
+    },
 }
 
 impl SimctlError {
     /// Whether `xcrun` itself is missing.
-    pub fn is_not_found(&self) -> bool {
+    pub(crate) fn is_not_found(&self) -> bool {
         matches!(self, Self::Process(ProcessError::NotFound { .. }))
     }
 }
 
 /// A simulator's boot state as simctl reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SimState {
+pub(crate) enum SimState {
+    /// `Booted`: usable.
     Booted,
+    /// `Booting`.
     Booting,
+    /// `Shutdown`.
     Shutdown,
+    /// `Shutting Down`.
     ShuttingDown,
+    /// `Creating`.
     Creating,
+    /// Any other state, verbatim.
     Other(String),
 }
 
 impl SimState {
-    pub fn parse(s: &str) -> Self {
+    /// The state from simctl's text (unknown ones kept as [`SimState::Other`]).
+    pub(crate) fn parse(s: &str) -> Self {
         match s {
             "Booted" => Self::Booted,
             "Booting" => Self::Booting,
@@ -65,7 +83,7 @@ impl SimState {
 
     /// The state as `device_unavailable`'s `details.reason`: lower camel
     /// case (`shutdown`, `shuttingDown`, `booting`, ...).
-    pub fn reason(&self) -> String {
+    pub(crate) fn reason(&self) -> String {
         match self {
             Self::Booted => "booted".into(),
             Self::Booting => "booting".into(),
@@ -87,7 +105,8 @@ impl SimState {
         }
     }
 
-    pub fn as_str(&self) -> &str {
+    /// The state as simctl writes it.
+    pub(crate) fn as_str(&self) -> &str {
         match self {
             Self::Booted => "Booted",
             Self::Booting => "Booting",
@@ -101,23 +120,30 @@ impl SimState {
 
 /// One simulator from `simctl list devices --json`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SimDevice {
-    pub udid: String,
-    pub name: String,
+pub(crate) struct SimDevice {
+    /// The simulator's UDID, which is also its DeviceRail device id.
+    pub(crate) udid: String,
+    /// Its display name (`iPhone SE (3rd generation)`).
+    pub(crate) name: String,
     /// The runtime identifier, e.g. `com.apple.CoreSimulator.SimRuntime.iOS-17-4`.
-    pub runtime: String,
+    pub(crate) runtime: String,
     /// `iOS`, `watchOS`, `tvOS`, `xrOS`, ...
-    pub platform: String,
+    pub(crate) platform: String,
     /// `17.4`, when the runtime identifier carries it.
-    pub os_version: Option<String>,
-    pub state: SimState,
-    pub available: bool,
-    pub availability_error: Option<String>,
-    pub device_type: Option<String>,
+    pub(crate) os_version: Option<String>,
+    /// Its boot state.
+    pub(crate) state: SimState,
+    /// Whether simctl says it can run (its runtime is installed).
+    pub(crate) available: bool,
+    /// Why it cannot, when simctl says.
+    pub(crate) availability_error: Option<String>,
+    /// The device type identifier, when listed.
+    pub(crate) device_type: Option<String>,
 }
 
 impl SimDevice {
-    pub fn is_ios(&self) -> bool {
+    /// Whether it is an iOS simulator (the only platform this plugin drives).
+    pub(crate) fn is_ios(&self) -> bool {
         self.platform == "iOS"
     }
 }
@@ -147,7 +173,7 @@ struct DeviceJson {
 /// Splits a runtime key into platform and dotted version:
 /// `com.apple.CoreSimulator.SimRuntime.iOS-17-4` → (`iOS`, `17.4`); the old
 /// `iOS 12.1` form is understood too.
-pub fn parse_runtime(runtime: &str) -> (String, Option<String>) {
+pub(crate) fn parse_runtime(runtime: &str) -> (String, Option<String>) {
     if let Some(rest) = runtime.strip_prefix(RUNTIME_PREFIX) {
         return match rest.split_once('-') {
             Some((platform, version)) if !version.is_empty() => {
@@ -165,7 +191,7 @@ pub fn parse_runtime(runtime: &str) -> (String, Option<String>) {
 }
 
 /// Parses the JSON of `simctl list devices --json`.
-pub fn parse_list(json: &[u8]) -> Result<Vec<SimDevice>, serde_json::Error> {
+pub(crate) fn parse_list(json: &[u8]) -> Result<Vec<SimDevice>, serde_json::Error> {
     let list: ListJson = serde_json::from_slice(json)?;
     let mut out = Vec::new();
     for (runtime, devices) in list.devices {
@@ -196,7 +222,7 @@ pub fn parse_list(json: &[u8]) -> Result<Vec<SimDevice>, serde_json::Error> {
 
 /// The `xcrun simctl` front end.
 #[derive(Debug, Clone)]
-pub struct Simctl {
+pub(crate) struct Simctl {
     xcrun: PathBuf,
 }
 
@@ -208,13 +234,15 @@ fn describe(args: &[&OsStr]) -> String {
 }
 
 impl Simctl {
-    pub fn new(xcrun: impl Into<PathBuf>) -> Self {
+    /// A front end running the given `xcrun`.
+    pub(crate) fn new(xcrun: impl Into<PathBuf>) -> Self {
         Self {
             xcrun: xcrun.into(),
         }
     }
 
-    pub fn xcrun(&self) -> &Path {
+    /// The `xcrun` it runs.
+    pub(crate) fn xcrun(&self) -> &Path {
         &self.xcrun
     }
 
@@ -251,7 +279,7 @@ impl Simctl {
     }
 
     /// Every simulator simctl knows, of every platform.
-    pub fn list(&self, ctx: &CallContext) -> Result<Vec<SimDevice>, SimctlError> {
+    pub(crate) fn list(&self, ctx: &CallContext) -> Result<Vec<SimDevice>, SimctlError> {
         let args = ["list", "devices", "--json"].map(OsStr::new);
         let out = self.simctl(ctx, &args, SHORT_CAP)?;
         parse_list(&out.stdout).map_err(|e| SimctlError::BadOutput {
@@ -261,7 +289,12 @@ impl Simctl {
     }
 
     /// `simctl boot <udid>`; a simulator that is already booted is fine.
-    pub fn boot(&self, ctx: &CallContext, udid: &str, cap: Duration) -> Result<(), SimctlError> {
+    pub(crate) fn boot(
+        &self,
+        ctx: &CallContext,
+        udid: &str,
+        cap: Duration,
+    ) -> Result<(), SimctlError> {
         let args = [OsStr::new("boot"), OsStr::new(udid)];
         let out = self.simctl_raw(ctx, &args, cap)?;
         if out.status.success() || out.stderr_text().contains("current state: Booted") {
@@ -277,7 +310,7 @@ impl Simctl {
 
     /// `simctl bootstatus <udid> -b`: boots if needed and waits until the
     /// simulator has finished booting.
-    pub fn wait_booted(
+    pub(crate) fn wait_booted(
         &self,
         ctx: &CallContext,
         udid: &str,
@@ -288,7 +321,7 @@ impl Simctl {
     }
 
     /// A PNG screenshot of the simulator's main display, in device pixels.
-    pub fn screenshot(&self, ctx: &CallContext, udid: &str) -> Result<Vec<u8>, SimctlError> {
+    pub(crate) fn screenshot(&self, ctx: &CallContext, udid: &str) -> Result<Vec<u8>, SimctlError> {
         let dir = tempfile::Builder::new()
             .prefix("devicerail-ios-")
             .tempdir()
@@ -312,7 +345,7 @@ impl Simctl {
     }
 
     /// `simctl launch <udid> <bundleId>`; returns the pid when printed.
-    pub fn launch(
+    pub(crate) fn launch(
         &self,
         ctx: &CallContext,
         udid: &str,
@@ -333,7 +366,12 @@ impl Simctl {
     }
 
     /// `simctl openurl <udid> <url>`.
-    pub fn open_url(&self, ctx: &CallContext, udid: &str, url: &str) -> Result<(), SimctlError> {
+    pub(crate) fn open_url(
+        &self,
+        ctx: &CallContext,
+        udid: &str,
+        url: &str,
+    ) -> Result<(), SimctlError> {
         let args = [OsStr::new("openurl"), OsStr::new(udid), OsStr::new(url)];
         self.simctl(ctx, &args, SHORT_CAP).map(drop)
     }

@@ -12,10 +12,8 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use crate::normalize::{WdaElement, WdaRect};
-pub use crate::pixels::WdaSize;
+pub(crate) use crate::pixels::WdaSize;
 
-/// The W3C element reference key.
-const ELEMENT_KEY: &str = "element-6066-11e4-a52e-4f735466cecf";
 /// Largest response body read (base64 screenshots of large iPads are ~15 MB).
 const MAX_BODY: u64 = 128 * 1024 * 1024;
 
@@ -24,45 +22,68 @@ const MAX_BODY: u64 = 128 * 1024 * 1024;
 pub enum WdaError {
     /// Nothing answered (connection refused/reset, WDA not running).
     #[error("WebDriverAgent at {url} is not reachable: {reason}")]
-    Unreachable { url: String, reason: String },
+    Unreachable {
+        /// WDA's base URL.
+        url: String,
+        /// The transport error, for the message.
+        reason: String,
+    },
     /// The request ran into its timeout.
     #[error("WebDriverAgent did not answer {path} within {timeout_ms} ms")]
-    TimedOut { path: String, timeout_ms: u128 },
+    TimedOut {
+        /// The request path, such as `/source`.
+        path: String,
+        /// The time allowed, in milliseconds: the HTTP timeout, or what was
+        /// left of the call's deadline if less.
+        timeout_ms: u128,
+    },
     /// WDA answered with an error (W3C `error` code and message).
     #[error("WebDriverAgent refused {path}: {error}: {message}")]
     Refused {
+        /// The request path.
         path: String,
+        /// The HTTP status of the answer.
         status: u16,
+        /// The W3C error code (`no such element`, `invalid session id`,
+        /// ...; `status N` for the legacy JSON wire protocol).
         error: String,
+        /// WDA's message.
         message: String,
     },
     /// The answer was not the JSON WDA sends.
     #[error("WebDriverAgent sent an unexpected answer to {path}: {reason}")]
-    BadResponse { path: String, reason: String },
-    /// The call was cancelled or its deadline passed before the request.
+    BadResponse {
+        /// The request path.
+        path: String,
+        /// What was wrong with the answer.
+        reason: String,
+    },
+    /// The call was cancelled before the request was sent.
     #[error("the call was cancelled")]
     Cancelled,
+    /// The call's deadline passed before the request was sent.
     #[error("the call's deadline passed")]
     DeadlinePassed,
 }
 
 impl WdaError {
     /// The W3C error code of a refusal.
-    pub fn w3c_code(&self) -> Option<&str> {
+    pub(crate) fn w3c_code(&self) -> Option<&str> {
         match self {
             Self::Refused { error, .. } => Some(error),
             _ => None,
         }
     }
 
-    pub fn is_invalid_session(&self) -> bool {
+    /// Whether WDA forgot the session (restarted): a new one is needed.
+    pub(crate) fn is_invalid_session(&self) -> bool {
         self.w3c_code() == Some("invalid session id")
     }
 
     /// Whether WDA has no such endpoint (an older or trimmed build):
     /// W3C `unknown command` / `unknown method`, or the JSON wire
     /// protocol's status 9 of old builds.
-    pub fn is_unknown_command(&self) -> bool {
+    pub(crate) fn is_unknown_command(&self) -> bool {
         matches!(
             self.w3c_code(),
             Some("unknown command" | "unknown method" | "status 9")
@@ -70,7 +91,7 @@ impl WdaError {
     }
 
     /// Whether the failure means WDA is down rather than refusing.
-    pub fn is_transport(&self) -> bool {
+    pub(crate) fn is_transport(&self) -> bool {
         matches!(self, Self::Unreachable { .. } | Self::TimedOut { .. })
     }
 }
@@ -124,9 +145,11 @@ struct ElementRef {
 
 /// What `GET /status` says.
 #[derive(Debug, Clone, PartialEq)]
-pub struct WdaStatus {
-    pub ready: bool,
-    pub message: Option<String>,
+pub(crate) struct WdaStatus {
+    /// Whether WDA can take sessions.
+    pub(crate) ready: bool,
+    /// WDA's explanation, when it gives one.
+    pub(crate) message: Option<String>,
 }
 
 enum Method<'a> {
@@ -169,7 +192,7 @@ fn bad(path: &str, reason: impl std::fmt::Display) -> WdaError {
 impl Wda {
     /// A client for `base` (e.g. `http://127.0.0.1:8100`); every request is
     /// bounded by `http_timeout` and the call's deadline.
-    pub fn new(base: &str, http_timeout: Duration) -> Self {
+    pub(crate) fn new(base: &str, http_timeout: Duration) -> Self {
         let agent = ureq::Agent::config_builder()
             .http_status_as_error(false)
             // WDA is a local endpoint: never route it through a proxy from
@@ -185,7 +208,8 @@ impl Wda {
         }
     }
 
-    pub fn base(&self) -> &str {
+    /// The base URL requests go to.
+    pub(crate) fn base(&self) -> &str {
         &self.base
     }
 
@@ -320,7 +344,7 @@ impl Wda {
     }
 
     /// `GET /status`.
-    pub fn status(&self, ctx: &CallContext) -> Result<WdaStatus, WdaError> {
+    pub(crate) fn status(&self, ctx: &CallContext) -> Result<WdaStatus, WdaError> {
         let v: Value = self.call(ctx, Method::Get, "/status")?;
         Ok(WdaStatus {
             // Builds without `ready` answer /status only once they are.
@@ -330,32 +354,40 @@ impl Wda {
     }
 
     /// `POST /session` attached to whatever app is in front.
-    pub fn create_session(&self, ctx: &CallContext) -> Result<String, WdaError> {
+    pub(crate) fn create_session(&self, ctx: &CallContext) -> Result<String, WdaError> {
         let body = json!({ "capabilities": { "alwaysMatch": {}, "firstMatch": [{}] } });
         let v: SessionValue = self.call(ctx, Method::Post(&body), "/session")?;
         Ok(v.session_id)
     }
 
     /// `DELETE /session/{id}`.
-    pub fn delete_session(&self, ctx: &CallContext, session: &str) -> Result<(), WdaError> {
+    pub(crate) fn delete_session(&self, ctx: &CallContext, session: &str) -> Result<(), WdaError> {
         self.call::<Value>(ctx, Method::Delete, &format!("/session/{session}"))
             .map(drop)
     }
 
     /// `GET /session/{id}/window/size`, in points.
-    pub fn window_size(&self, ctx: &CallContext, session: &str) -> Result<WdaSize, WdaError> {
+    pub(crate) fn window_size(
+        &self,
+        ctx: &CallContext,
+        session: &str,
+    ) -> Result<WdaSize, WdaError> {
         self.call(ctx, Method::Get, &format!("/session/{session}/window/size"))
     }
 
     /// `GET /session/{id}/wda/screen`: pixels per point, when reported.
-    pub fn screen_scale(&self, ctx: &CallContext, session: &str) -> Result<Option<f64>, WdaError> {
+    pub(crate) fn screen_scale(
+        &self,
+        ctx: &CallContext,
+        session: &str,
+    ) -> Result<Option<f64>, WdaError> {
         let v: ScreenInfo =
             self.call(ctx, Method::Get, &format!("/session/{session}/wda/screen"))?;
         Ok(v.scale.filter(|s| s.is_finite() && *s > 0.0))
     }
 
     /// `GET /wda/activeAppInfo`: the bundle id of the app in front.
-    pub fn active_bundle_id(&self, ctx: &CallContext) -> Result<Option<String>, WdaError> {
+    pub(crate) fn active_bundle_id(&self, ctx: &CallContext) -> Result<Option<String>, WdaError> {
         let v: ActiveApp = self.call(ctx, Method::Get, "/wda/activeAppInfo")?;
         Ok(v.bundle_id.filter(|b| !b.is_empty()))
     }
@@ -366,7 +398,7 @@ impl Wda {
     }
 
     /// `GET /screenshot`: PNG bytes.
-    pub fn screenshot(&self, ctx: &CallContext) -> Result<Vec<u8>, WdaError> {
+    pub(crate) fn screenshot(&self, ctx: &CallContext) -> Result<Vec<u8>, WdaError> {
         let path = "/screenshot";
         let b64: String = self.call(ctx, Method::Get, path)?;
         let engine = base64::engine::general_purpose::STANDARD;
@@ -382,7 +414,13 @@ impl Wda {
 
     /// `POST /session/{id}/wda/tap` at a point in points; builds that
     /// only know the older `/wda/tap/0` route get that one.
-    pub fn tap(&self, ctx: &CallContext, session: &str, x: f64, y: f64) -> Result<(), WdaError> {
+    pub(crate) fn tap(
+        &self,
+        ctx: &CallContext,
+        session: &str,
+        x: f64,
+        y: f64,
+    ) -> Result<(), WdaError> {
         let body = json!({ "x": x, "y": y });
         match self.post_unit(ctx, &format!("/session/{session}/wda/tap"), &body) {
             Err(e) if e.w3c_code() == Some("unknown command") => {
@@ -393,7 +431,7 @@ impl Wda {
     }
 
     /// A one-finger swipe as W3C pointer actions, in points.
-    pub fn swipe(
+    pub(crate) fn swipe(
         &self,
         ctx: &CallContext,
         session: &str,
@@ -419,7 +457,12 @@ impl Wda {
 
     /// `POST /session/{id}/wda/keys`: types into the focused element. The
     /// text travels only in this request body.
-    pub fn keys(&self, ctx: &CallContext, session: &str, text: &str) -> Result<(), WdaError> {
+    pub(crate) fn keys(
+        &self,
+        ctx: &CallContext,
+        session: &str,
+        text: &str,
+    ) -> Result<(), WdaError> {
         self.post_unit(
             ctx,
             &format!("/session/{session}/wda/keys"),
@@ -428,7 +471,7 @@ impl Wda {
     }
 
     /// `POST /session/{id}/wda/pressButton`.
-    pub fn press_button(
+    pub(crate) fn press_button(
         &self,
         ctx: &CallContext,
         session: &str,
@@ -442,12 +485,12 @@ impl Wda {
     }
 
     /// `POST /wda/homescreen`.
-    pub fn homescreen(&self, ctx: &CallContext) -> Result<(), WdaError> {
+    pub(crate) fn homescreen(&self, ctx: &CallContext) -> Result<(), WdaError> {
         self.post_unit(ctx, "/wda/homescreen", &json!({}))
     }
 
     /// `POST /session/{id}/elements`: the element ids matching a locator.
-    pub fn find_elements(
+    pub(crate) fn find_elements(
         &self,
         ctx: &CallContext,
         session: &str,
@@ -466,7 +509,7 @@ impl Wda {
     }
 
     /// `GET /session/{id}/element/{el}/rect`, in points.
-    pub fn element_rect(
+    pub(crate) fn element_rect(
         &self,
         ctx: &CallContext,
         session: &str,
@@ -480,7 +523,12 @@ impl Wda {
     }
 
     /// `POST /session/{id}/element/{el}/click`.
-    pub fn click(&self, ctx: &CallContext, session: &str, element: &str) -> Result<(), WdaError> {
+    pub(crate) fn click(
+        &self,
+        ctx: &CallContext,
+        session: &str,
+        element: &str,
+    ) -> Result<(), WdaError> {
         self.post_unit(
             ctx,
             &format!("/session/{session}/element/{element}/click"),
@@ -489,7 +537,12 @@ impl Wda {
     }
 
     /// `POST /session/{id}/element/{el}/clear`.
-    pub fn clear(&self, ctx: &CallContext, session: &str, element: &str) -> Result<(), WdaError> {
+    pub(crate) fn clear(
+        &self,
+        ctx: &CallContext,
+        session: &str,
+        element: &str,
+    ) -> Result<(), WdaError> {
         self.post_unit(
             ctx,
             &format!("/session/{session}/element/{element}/clear"),
@@ -498,7 +551,7 @@ impl Wda {
     }
 
     /// `POST /session/{id}/element/{el}/value`: types `text` into the element.
-    pub fn set_value(
+    pub(crate) fn set_value(
         &self,
         ctx: &CallContext,
         session: &str,
@@ -515,14 +568,18 @@ impl Wda {
 
 /// A WebDriverAgent element locator.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Locator {
+pub(crate) enum Locator {
+    /// By accessibility identifier (WDA matches `name`).
     AccessibilityId(String),
+    /// An `NSPredicate` string over element attributes.
     Predicate(String),
+    /// An XCUITest class chain query.
     ClassChain(String),
 }
 
 impl Locator {
-    pub fn parts(&self) -> (&'static str, &str) {
+    /// The W3C `using` strategy and the `value` of the find request.
+    pub(crate) fn parts(&self) -> (&'static str, &str) {
         match self {
             Self::AccessibilityId(v) => ("accessibility id", v),
             Self::Predicate(v) => ("predicate string", v),
@@ -532,7 +589,7 @@ impl Locator {
 }
 
 /// Quotes a string for an NSPredicate / class chain literal.
-pub fn predicate_literal(s: &str) -> String {
+pub(crate) fn predicate_literal(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
     for c in s.chars() {
@@ -543,11 +600,6 @@ pub fn predicate_literal(s: &str) -> String {
     }
     out.push('"');
     out
-}
-
-/// The W3C element key, for tests and fakes that build element references.
-pub fn element_key() -> &'static str {
-    ELEMENT_KEY
 }
 
 #[cfg(test)]

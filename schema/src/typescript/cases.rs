@@ -30,6 +30,7 @@ pub struct Case {
     pub fixture: &'static str,
     /// What the edit does, in a few words.
     pub why: &'static str,
+    /// The change applied to a copy of the fixture (see [`apply`]).
     pub edit: Edit,
     /// Whether the JSON Schema accepts the edited copy. True for a valid
     /// variant, and for a broken copy only where the TypeScript types are

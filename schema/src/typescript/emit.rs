@@ -29,9 +29,9 @@ impl fmt::Display for EmitError {
 
 impl std::error::Error for EmitError {}
 
-pub type Result<T> = std::result::Result<T, EmitError>;
+pub(super) type Result<T> = std::result::Result<T, EmitError>;
 
-pub fn fail<T>(at: &str, message: impl Into<String>) -> Result<T> {
+pub(super) fn fail<T>(at: &str, message: impl Into<String>) -> Result<T> {
     Err(EmitError {
         at: at.to_owned(),
         message: message.into(),
@@ -95,7 +95,7 @@ enum Def {
 /// Every named type: the documents and the `$defs` they share, in one
 /// namespace.
 #[derive(Debug)]
-pub struct Registry {
+pub(super) struct Registry {
     defs: BTreeMap<String, Def>,
 }
 
@@ -156,7 +156,7 @@ fn after_colon(ty: &str) -> String {
 }
 
 /// A TSDoc block for `lines` (none when empty), each line indented.
-pub fn render_doc(lines: &[String], indent: usize) -> String {
+pub(super) fn render_doc(lines: &[String], indent: usize) -> String {
     if lines.is_empty() {
         return String::new();
     }
@@ -191,7 +191,7 @@ fn obj<'a>(schema: &'a Value, at: &str) -> Result<&'a Map<String, Value>> {
 impl Registry {
     /// Merges every document and every `$defs` entry into one namespace;
     /// the same name must always have the same definition.
-    pub fn build(documents: &[SourceDocument]) -> Result<Self> {
+    pub(super) fn build(documents: &[SourceDocument]) -> Result<Self> {
         let mut defs = BTreeMap::new();
         let names: BTreeSet<&str> = documents.iter().map(|d| d.name.as_str()).collect();
         for doc in documents {
@@ -265,16 +265,16 @@ impl Registry {
     }
 
     /// How many named types the package exports (besides `Methods`).
-    pub fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.defs.len()
     }
 
-    pub fn contains(&self, name: &str) -> bool {
+    pub(super) fn contains(&self, name: &str) -> bool {
         self.defs.contains_key(name)
     }
 
     /// The schema body behind a name (following an alias).
-    pub fn body(&self, name: &str) -> Option<&Value> {
+    pub(super) fn body(&self, name: &str) -> Option<&Value> {
         match self.defs.get(name)? {
             Def::Body(body) => Some(body),
             Def::Alias { target, .. } => self.body(target),
@@ -282,7 +282,7 @@ impl Registry {
     }
 
     /// `export type Name = …;` for every named type, sorted by name.
-    pub fn declarations(&self) -> Result<String> {
+    pub(super) fn declarations(&self) -> Result<String> {
         let mut out = String::new();
         for (name, def) in &self.defs {
             out.push('\n');
@@ -434,7 +434,7 @@ impl Registry {
     /// The TypeScript type of `schema`. A multi-line type (a union whose
     /// members carry docs) starts with a newline; `indent` is the column
     /// of the line that holds the type.
-    pub fn ty(&self, schema: &Value, at: &str, indent: usize) -> Result<String> {
+    pub(super) fn ty(&self, schema: &Value, at: &str, indent: usize) -> Result<String> {
         match self.node(schema, at)? {
             Node::Any => Ok("unknown".into()),
             Node::Ref(name) => Ok(name.to_owned()),
@@ -696,7 +696,7 @@ impl Registry {
 /// The TSDoc lines of a node: its description, a note when JSON Schema
 /// leaves the object open, then its constraints as tags (including
 /// those of a nullable or mixed union's members and of array items).
-pub fn doc_lines(schema: &Value) -> Vec<String> {
+pub(super) fn doc_lines(schema: &Value) -> Vec<String> {
     let Some(map) = schema.as_object() else {
         return Vec::new();
     };

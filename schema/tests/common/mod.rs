@@ -1,14 +1,14 @@
 //! Helpers shared by the schema crate's tests.
 #![allow(dead_code)]
 
-pub mod node;
+pub(crate) mod node;
 
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
 /// Reads and parses a JSON file, panicking with its path on failure.
-pub fn read_json(path: &Path) -> Value {
+pub(crate) fn read_json(path: &Path) -> Value {
     let text = std::fs::read_to_string(path)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{} does not parse: {e}", path.display()))
@@ -16,7 +16,7 @@ pub fn read_json(path: &Path) -> Value {
 
 /// A schema that does not compile into a validator.
 #[derive(Debug)]
-pub struct SchemaCompileError(pub jsonschema::ValidationError<'static>);
+pub(crate) struct SchemaCompileError(pub jsonschema::ValidationError<'static>);
 
 impl std::fmt::Display for SchemaCompileError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -27,7 +27,7 @@ impl std::fmt::Display for SchemaCompileError {
 impl std::error::Error for SchemaCompileError {}
 
 /// A Draft 2020-12 validator that also checks `format` (uuid, ...).
-pub fn validator(schema: &Value) -> Result<jsonschema::Validator, SchemaCompileError> {
+pub(crate) fn validator(schema: &Value) -> Result<jsonschema::Validator, SchemaCompileError> {
     jsonschema::options()
         .should_validate_formats(true)
         .build(schema)
@@ -35,7 +35,7 @@ pub fn validator(schema: &Value) -> Result<jsonschema::Validator, SchemaCompileE
 }
 
 /// Every validation error of `instance`, one line each.
-pub fn errors(validator: &jsonschema::Validator, instance: &Value) -> Vec<String> {
+pub(crate) fn errors(validator: &jsonschema::Validator, instance: &Value) -> Vec<String> {
     validator
         .iter_errors(instance)
         .map(|e| {
@@ -50,12 +50,12 @@ pub fn errors(validator: &jsonschema::Validator, instance: &Value) -> Vec<String
 }
 
 /// A project schema file (`schema/v1/x.schema.json`) by its repository path.
-pub fn project_schema(repo_path: &str) -> Value {
+pub(crate) fn project_schema(repo_path: &str) -> Value {
     read_json(&devicerail_host_schema_gen::workspace_root().join(repo_path))
 }
 
 /// The reference folder, or `None` after printing why the caller skips.
-pub fn reference_dir(test: &str) -> Option<PathBuf> {
+pub(crate) fn reference_dir(test: &str) -> Option<PathBuf> {
     match std::env::var_os("DEVICERAIL_REFERENCE_DIR") {
         Some(dir) => Some(PathBuf::from(dir)),
         None => {
@@ -66,6 +66,6 @@ pub fn reference_dir(test: &str) -> Option<PathBuf> {
 }
 
 /// The file name at the end of a manifest `schema` path.
-pub fn schema_file_name(path: &str) -> &str {
+pub(crate) fn schema_file_name(path: &str) -> &str {
     path.rsplit('/').next().unwrap_or(path)
 }

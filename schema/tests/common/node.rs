@@ -41,7 +41,7 @@ fn outdated(dir: &Path) -> Vec<String> {
 /// The package folder, with `npm ci` run first when its `node_modules` is
 /// missing or holds other versions than `package.json` pins. Panics with
 /// an install hint when node or npm is missing.
-pub fn typescript_package() -> PathBuf {
+pub(crate) fn typescript_package() -> PathBuf {
     static READY: OnceLock<PathBuf> = OnceLock::new();
     READY
         .get_or_init(|| {
@@ -70,7 +70,7 @@ pub fn typescript_package() -> PathBuf {
 }
 
 /// Runs the package's pinned `tsc` in `cwd` with `args`.
-pub fn tsc(cwd: &Path, args: &[&str]) -> Output {
+pub(crate) fn tsc(cwd: &Path, args: &[&str]) -> Output {
     let compiler = typescript_package().join("node_modules/typescript/bin/tsc");
     Command::new("node")
         .arg(compiler)

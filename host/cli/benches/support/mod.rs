@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-pub struct Host {
+pub(crate) struct Host {
     pub child: Child,
     pub stdin: ChildStdin,
     rx: Receiver<Vec<u8>>,
@@ -22,13 +22,13 @@ fn ticks_per_second() -> f64 {
 }
 
 impl Host {
-    pub fn start(features: &[&str]) -> Self {
+    pub(crate) fn start(features: &[&str]) -> Self {
         Self::start_with_env(features, &[])
     }
 
     /// A host whose process (and so its in-process plugins) also sees
     /// `env`.
-    pub fn start_with_env(features: &[&str], env: &[(&str, &str)]) -> Self {
+    pub(crate) fn start_with_env(features: &[&str], env: &[(&str, &str)]) -> Self {
         let tmp = tempfile::tempdir().expect("tempdir");
         let plugins = tmp.path().join("plugins");
         std::fs::create_dir_all(&plugins).expect("mkdir");
@@ -80,7 +80,7 @@ impl Host {
         h
     }
 
-    pub fn call(&mut self, msg: Value) -> Value {
+    pub(crate) fn call(&mut self, msg: Value) -> Value {
         let mut line = serde_json::to_vec(&msg).expect("encode");
         line.push(b'\n');
         self.stdin.write_all(&line).expect("write");
@@ -95,7 +95,7 @@ impl Host {
     }
 
     /// Runs one Action on the connected device.
-    pub fn act(&mut self, name: &str, arguments: Value) -> Value {
+    pub(crate) fn act(&mut self, name: &str, arguments: Value) -> Value {
         self.call(
             json!({"jsonrpc":"2.0","id":format!("act-{name}"),"method":"device.execute",
             "params":{"id":uuid::Uuid::new_v4().to_string(),"name":name,"arguments":arguments}}),
@@ -104,7 +104,7 @@ impl Host {
 
     /// Signs in on the mock's login screen (its home screen carries the
     /// feed).
-    pub fn sign_in(&mut self) {
+    pub(crate) fn sign_in(&mut self) {
         self.act("tap", json!({"x": 100, "y": 300}));
         self.act("inputText", json!({"text": "ada"}));
         self.act("tap", json!({"x": 100, "y": 440}));
@@ -113,7 +113,7 @@ impl Host {
     }
 
     /// CPU seconds (user + system) the host has used so far.
-    pub fn cpu_seconds(&self) -> f64 {
+    pub(crate) fn cpu_seconds(&self) -> f64 {
         let stat =
             std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).unwrap_or_default();
         let after = stat.rsplit(')').next().unwrap_or("");
@@ -123,7 +123,7 @@ impl Host {
         (utime + stime) / ticks_per_second()
     }
 
-    pub fn threads(&self) -> usize {
+    pub(crate) fn threads(&self) -> usize {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
             .unwrap_or_default();
         status
@@ -134,7 +134,7 @@ impl Host {
             .unwrap_or(0)
     }
 
-    pub fn peak_rss_mb(&self) -> f64 {
+    pub(crate) fn peak_rss_mb(&self) -> f64 {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
             .unwrap_or_default();
         status
@@ -147,7 +147,12 @@ impl Host {
 
     /// Pipelines `n` requests built by `make`, keeping at most `window` in
     /// flight, and returns the elapsed time.
-    pub fn pipeline(&mut self, n: usize, window: usize, make: impl Fn(usize) -> Value) -> Duration {
+    pub(crate) fn pipeline(
+        &mut self,
+        n: usize,
+        window: usize,
+        make: impl Fn(usize) -> Value,
+    ) -> Duration {
         let lines: Vec<Vec<u8>> = (0..n)
             .map(|i| {
                 let mut l = serde_json::to_vec(&make(i)).expect("encode");

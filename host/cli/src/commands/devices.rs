@@ -13,7 +13,6 @@ use std::process::ExitCode;
 
 use devicerail_host_config::{CommandLine, Config, paths};
 use devicerail_host_engine::plugin_dir::{DeviceStatus, Listing, Status};
-use devicerail_host_mcp::backend::{Backend, LeaseView, devices_list};
 use devicerail_host_protocol::{DeviceInfo, Platform};
 use serde::Serialize;
 use serde_json::json;
@@ -58,7 +57,7 @@ struct Problem {
     reason: String,
 }
 
-fn listed(d: DeviceInfo, plugin: Option<String>, lease: Option<String>) -> Listed {
+fn listed_device(d: DeviceInfo, plugin: Option<String>, lease: Option<String>) -> Listed {
     Listed {
         id: d.id.to_string(),
         name: d.name,
@@ -85,28 +84,20 @@ fn from_shared_host(socket: &Path) -> Option<Result<Vec<Listed>, CommandError>> 
         Err(e) => return Some(Err(CommandError::Refused(format!("no runtime: {e}")))),
     };
     Some(rt.block_on(async {
-        let backend = Backend::Shared {
-            socket: socket.to_path_buf(),
-        };
-        let leases = LeaseView::default();
-        let client = backend.connect(&leases).await.map_err(|e| {
-            CommandError::Refused(format!("the shared host at {}: {e}", socket.display()))
-        })?;
-        let answer = devices_list(&client)
+        let listed = devicerail_host_mcp::shared_host_devices(socket)
             .await
-            .map_err(|e| CommandError::Refused(format!("devices.list: {e}")))?;
-        let devices: Vec<DeviceInfo> =
-            serde_json::from_value(answer["devices"].clone()).map_err(|e| {
-                CommandError::Refused(format!("the shared host answered devices.list oddly: {e}"))
+            .map_err(|e| {
+                CommandError::Refused(format!("the shared host at {}: {e}", socket.display()))
             })?;
-        let leases = leases.lock().map(|m| m.clone()).unwrap_or_default();
-        Ok(devices
+        listed
             .into_iter()
-            .map(|d| {
-                let lease = leases.get(d.id.as_str()).cloned().flatten();
-                listed(d, None, lease)
+            .map(|(d, lease)| {
+                let d: DeviceInfo = serde_json::from_value(d).map_err(|e| {
+                    CommandError::Refused(format!("the shared host listed a device oddly: {e}"))
+                })?;
+                Ok(listed_device(d, None, lease))
             })
-            .collect())
+            .collect()
     }))
 }
 
@@ -136,7 +127,7 @@ fn from_plugins(config: &Config) -> Result<(Vec<Listed>, Vec<Problem>, usize), C
                     f.devices
                         .iter()
                         .cloned()
-                        .map(|d| listed(d, plugin.clone(), None)),
+                        .map(|d| listed_device(d, plugin.clone(), None)),
                 );
             }
         }

@@ -19,10 +19,10 @@ use serde_json::Value;
 use super::{Options, plugins_dir_with_mock};
 
 /// How long a spawn (hello included) or one call may take.
-pub const WAIT: Duration = Duration::from_secs(60);
+pub(crate) const WAIT: Duration = Duration::from_secs(60);
 
 /// A host driven by the official client, with its temporary root.
-pub struct ClientHost {
+pub(crate) struct ClientHost {
     pub client: DeviceRailClient,
     pub root: PathBuf,
     _tmp: Option<tempfile::TempDir>,
@@ -89,14 +89,14 @@ struct Process {
 }
 
 /// The hello the official client sends by default, under our test name.
-pub fn hello() -> HelloParams {
+pub(crate) fn hello() -> HelloParams {
     let mut h = default_hello();
     h.client.name = "e2e-official-client".into();
     h
 }
 
 /// A hello offering only `optional` (protocol 1.0–1.5).
-pub fn hello_with(optional: &[&str]) -> HelloParams {
+pub(crate) fn hello_with(optional: &[&str]) -> HelloParams {
     let mut h = hello();
     h.features.optional = optional.iter().map(|s| (*s).to_owned()).collect();
     h.features.required.clear();
@@ -104,7 +104,7 @@ pub fn hello_with(optional: &[&str]) -> HelloParams {
 }
 
 /// The `serve` command line for `opts` under `root`.
-pub fn spawn_config(opts: &Options, root: &Path, hello: HelloParams) -> SpawnConfig {
+pub(crate) fn spawn_config(opts: &Options, root: &Path, hello: HelloParams) -> SpawnConfig {
     let plugins = if opts.no_plugins {
         let d = root.join("empty-plugins");
         std::fs::create_dir_all(&d).expect("mkdir");
@@ -155,7 +155,7 @@ fn root_of(opts: &Options) -> (Option<tempfile::TempDir>, PathBuf) {
 
 impl ClientHost {
     /// Spawns a host through the official client (which says hello).
-    pub async fn start(opts: Options, hello: HelloParams) -> Result<Self, ClientError> {
+    pub(crate) async fn start(opts: Options, hello: HelloParams) -> Result<Self, ClientError> {
         let (tmp, root) = root_of(&opts);
         let config = spawn_config(&opts, &root, hello);
         let client = tokio::time::timeout(WAIT, DeviceRailClient::spawn(config))
@@ -170,7 +170,7 @@ impl ClientHost {
     }
 
     /// A host with the default options and hello.
-    pub async fn started() -> Self {
+    pub(crate) async fn started() -> Self {
         Self::start(Options::default(), hello())
             .await
             .expect("the host starts")
@@ -179,7 +179,10 @@ impl ClientHost {
     /// Spawns the host itself (same command line as [`ClientHost::start`])
     /// and attaches the official client to its pipes, so the test can
     /// signal or kill the process and read its exit status.
-    pub async fn start_owned(opts: Options, hello: HelloParams) -> Result<Self, ClientError> {
+    pub(crate) async fn start_owned(
+        opts: Options,
+        hello: HelloParams,
+    ) -> Result<Self, ClientError> {
         let (tmp, root) = root_of(&opts);
         let config = spawn_config(&opts, &root, hello);
         let (client, process) = spawn_owned(config).await?;
@@ -193,7 +196,7 @@ impl ClientHost {
 
     /// Runs `config` (any `devicerail` binary and arguments: a release
     /// archive's, say) and attaches the official client to its pipes.
-    pub async fn start_config(config: SpawnConfig) -> Result<Self, ClientError> {
+    pub(crate) async fn start_config(config: SpawnConfig) -> Result<Self, ClientError> {
         let (client, process) = spawn_owned(config).await?;
         Ok(Self {
             client,
@@ -206,7 +209,10 @@ impl ClientHost {
     /// A client of the shared host listening on `socket`, through a
     /// `devicerail attach` process the test owns (to kill it, as a client
     /// that dies).
-    pub async fn attach_owned(socket: &Path, hello: HelloParams) -> Result<Self, ClientError> {
+    pub(crate) async fn attach_owned(
+        socket: &Path,
+        hello: HelloParams,
+    ) -> Result<Self, ClientError> {
         let config = SpawnConfig::new(env!("CARGO_BIN_EXE_devicerail"), hello)
             .arg("attach")
             .arg("--socket")
@@ -221,7 +227,7 @@ impl ClientHost {
     }
 
     /// Keeps the temporary root alive beyond this host (for restarts).
-    pub fn keep_root(&mut self) -> Option<tempfile::TempDir> {
+    pub(crate) fn keep_root(&mut self) -> Option<tempfile::TempDir> {
         self._tmp.take()
     }
 
@@ -232,12 +238,12 @@ impl ClientHost {
     }
 
     /// The host's process id (an owned host).
-    pub fn pid(&self) -> u32 {
+    pub(crate) fn pid(&self) -> u32 {
         self.process().child.id().expect("the host is running")
     }
 
     /// Sends `sig` to an owned host.
-    pub fn signal(&self, sig: i32) {
+    pub(crate) fn signal(&self, sig: i32) {
         let pid = i32::try_from(self.pid()).expect("pid");
         // SAFETY: sending a signal to our own child process.
         let rc = unsafe { libc::kill(pid, sig) };
@@ -245,13 +251,13 @@ impl ClientHost {
     }
 
     /// SIGKILL, as a crash (an owned host).
-    pub async fn kill9(&mut self) {
+    pub(crate) async fn kill9(&mut self) {
         let p = self.process.as_mut().expect("an owned host");
         p.child.kill().await.expect("kill -9");
     }
 
     /// Waits for an owned host to exit.
-    pub async fn wait(&mut self) -> std::process::ExitStatus {
+    pub(crate) async fn wait(&mut self) -> std::process::ExitStatus {
         let p = self.process.as_mut().expect("an owned host");
         tokio::time::timeout(WAIT, p.child.wait())
             .await
@@ -260,7 +266,7 @@ impl ClientHost {
     }
 
     /// Closes the client (stdin EOF) and waits for an owned host to exit.
-    pub async fn finish(mut self) -> std::process::ExitStatus {
+    pub(crate) async fn finish(mut self) -> std::process::ExitStatus {
         self.client
             .close()
             .await
@@ -270,7 +276,7 @@ impl ClientHost {
 
     /// What the host wrote to stderr (all of it for an owned host, the
     /// client's tail otherwise).
-    pub fn stderr_text(&self) -> String {
+    pub(crate) fn stderr_text(&self) -> String {
         match &self.process {
             Some(p) => String::from_utf8_lossy(&p.stderr.lock().expect("stderr")).into_owned(),
             None => self.client.stderr_tail(),
@@ -279,7 +285,7 @@ impl ClientHost {
 
     /// Calls `M` with params given as JSON (decoded into the client's own
     /// typed params first, so the client checks them as it would a user's).
-    pub async fn call<M>(&self, params: Value) -> Result<M::Result, ClientError>
+    pub(crate) async fn call<M>(&self, params: Value) -> Result<M::Result, ClientError>
     where
         M: ControlMethod,
         M::Params: DeserializeOwned,
@@ -288,7 +294,7 @@ impl ClientHost {
     }
 
     /// [`ClientHost::call`] with call options (`timeoutMs`).
-    pub async fn call_with<M>(
+    pub(crate) async fn call_with<M>(
         &self,
         params: Value,
         options: CallOptions,
@@ -305,7 +311,7 @@ impl ClientHost {
     }
 
     /// Calls a method without params.
-    pub async fn call0<M>(&self) -> Result<M::Result, ClientError>
+    pub(crate) async fn call0<M>(&self) -> Result<M::Result, ClientError>
     where
         M: ControlMethod<Params = NoParams>,
     {
@@ -313,7 +319,7 @@ impl ClientHost {
     }
 
     /// [`ClientHost::call0`] with call options (`timeoutMs`).
-    pub async fn call0_with<M>(&self, options: CallOptions) -> Result<M::Result, ClientError>
+    pub(crate) async fn call0_with<M>(&self, options: CallOptions) -> Result<M::Result, ClientError>
     where
         M: ControlMethod<Params = NoParams>,
     {
@@ -323,7 +329,7 @@ impl ClientHost {
     }
 
     /// Closes the client (stdin EOF); the host must exit 0 promptly.
-    pub async fn close(self) {
+    pub(crate) async fn close(self) {
         self.client
             .close()
             .await
@@ -332,13 +338,13 @@ impl ClientHost {
 }
 
 /// `device.execute` params with a fresh call id.
-pub fn action(name: &str, arguments: Value) -> Value {
+pub(crate) fn action(name: &str, arguments: Value) -> Value {
     serde_json::json!({ "id": uuid::Uuid::new_v4(), "name": name, "arguments": arguments })
 }
 
 /// The JSON-RPC error of a failed call (panics on success or on a local
 /// client error).
-pub fn remote<T: std::fmt::Debug>(r: Result<T, ClientError>) -> RpcError {
+pub(crate) fn remote<T: std::fmt::Debug>(r: Result<T, ClientError>) -> RpcError {
     match r {
         Err(ClientError::RemoteRpc { error, .. }) => *error,
         other => panic!("expected a JSON-RPC error, got {other:?}"),
@@ -348,7 +354,7 @@ pub fn remote<T: std::fmt::Debug>(r: Result<T, ClientError>) -> RpcError {
 /// Checks a failed call's `data.code`, numeric code and `retryable` flag;
 /// returns its details.
 #[track_caller]
-pub fn expect_error<T: std::fmt::Debug>(
+pub(crate) fn expect_error<T: std::fmt::Debug>(
     r: Result<T, ClientError>,
     code: &str,
     rpc: i32,
@@ -364,7 +370,7 @@ pub fn expect_error<T: std::fmt::Debug>(
 
 /// A request begun with [`ClientHost::request`], awaited with
 /// [`ClientHost::response`].
-pub struct Pending(tokio::task::JoinHandle<Value>);
+pub(crate) struct Pending(tokio::task::JoinHandle<Value>);
 
 impl ClientHost {
     /// Calls `method` by name through the client's typed method (the
@@ -372,7 +378,7 @@ impl ClientHost {
     /// types, failing the connection on anything invalid) and returns the
     /// response shaped as on the wire: `{"result": …}` with the typed
     /// result serialized again, or `{"error": …}`.
-    pub async fn call_json(
+    pub(crate) async fn call_json(
         &self,
         method: &str,
         params: Option<Value>,
@@ -382,12 +388,12 @@ impl ClientHost {
     }
 
     /// The wire-shaped response of one call with default options.
-    pub async fn answer(&self, method: &str, params: Option<Value>) -> Value {
+    pub(crate) async fn answer(&self, method: &str, params: Option<Value>) -> Value {
         self.call_json(method, params, CallOptions::default()).await
     }
 
     /// The result of a call that must succeed.
-    pub async fn ok(&self, method: &str, params: Option<Value>) -> Value {
+    pub(crate) async fn ok(&self, method: &str, params: Option<Value>) -> Value {
         let r = self.call_json(method, params, CallOptions::default()).await;
         assert!(
             r.get("error").is_none(),
@@ -398,7 +404,7 @@ impl ClientHost {
     }
 
     /// `error.data.code` of a call that must fail.
-    pub async fn err(&self, method: &str, params: Option<Value>) -> String {
+    pub(crate) async fn err(&self, method: &str, params: Option<Value>) -> String {
         let r = self.call_json(method, params, CallOptions::default()).await;
         r["error"]["data"]["code"]
             .as_str()
@@ -407,7 +413,12 @@ impl ClientHost {
     }
 
     /// Begins a call that is awaited later with [`ClientHost::response`].
-    pub fn request(&self, method: &str, params: Option<Value>, options: CallOptions) -> Pending {
+    pub(crate) fn request(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        options: CallOptions,
+    ) -> Pending {
         let client = self.client.clone();
         let method = method.to_owned();
         Pending(tokio::spawn(async move {
@@ -416,7 +427,7 @@ impl ClientHost {
     }
 
     /// The wire-shaped response of a call begun with [`ClientHost::request`].
-    pub async fn response(&self, pending: Pending) -> Value {
+    pub(crate) async fn response(&self, pending: Pending) -> Value {
         tokio::time::timeout(WAIT, pending.0)
             .await
             .expect("the response in time")
@@ -486,7 +497,7 @@ async fn call_json(
 }
 
 /// Connects the device and starts a Session; returns its id.
-pub async fn ready(h: &ClientHost) -> String {
+pub(crate) async fn ready(h: &ClientHost) -> String {
     h.ok("device.connect", None).await;
     let s = h.ok("session.start", None).await;
     s["id"].as_str().expect("session id").to_owned()
@@ -496,7 +507,7 @@ pub async fn ready(h: &ClientHost) -> String {
 /// client runs on its own multi-threaded runtime and each call blocks on
 /// it, so a test can mix calls with blocking work (running other commands,
 /// its own runtimes).
-pub struct BlockingHost {
+pub(crate) struct BlockingHost {
     rt: tokio::runtime::Runtime,
     host: Option<ClientHost>,
 }
@@ -511,7 +522,7 @@ impl BlockingHost {
     }
 
     /// Starts an owned host with `opts` and the default hello.
-    pub fn start(opts: Options) -> Self {
+    pub(crate) fn start(opts: Options) -> Self {
         let rt = Self::runtime();
         let host = rt
             .block_on(ClientHost::start_owned(opts, hello()))
@@ -524,7 +535,7 @@ impl BlockingHost {
 
     /// A client named `name` spawning `devicerail` with `args` (an
     /// `attach` command line), saying hello through it.
-    pub fn spawn_named<I, S>(args: I, name: &str) -> Self
+    pub(crate) fn spawn_named<I, S>(args: I, name: &str) -> Self
     where
         I: IntoIterator<Item = S>,
         S: Into<std::ffi::OsString>,
@@ -547,7 +558,7 @@ impl BlockingHost {
 
     /// A client named `name` of the shared host on `socket`, through
     /// `devicerail attach`.
-    pub fn attach(socket: &Path, name: &str) -> Self {
+    pub(crate) fn attach(socket: &Path, name: &str) -> Self {
         Self::spawn_named(
             [
                 std::ffi::OsString::from("attach"),
@@ -563,32 +574,32 @@ impl BlockingHost {
     }
 
     /// The temporary root (plugins/ and data/ inside).
-    pub fn root(&self) -> &Path {
+    pub(crate) fn root(&self) -> &Path {
         &self.host().root
     }
 
     /// Keeps the temporary root alive beyond this host.
-    pub fn keep_root(&mut self) -> Option<tempfile::TempDir> {
+    pub(crate) fn keep_root(&mut self) -> Option<tempfile::TempDir> {
         self.host.as_mut().expect("running").keep_root()
     }
 
     /// The result of a call that must succeed.
-    pub fn ok(&self, method: &str, params: Option<Value>) -> Value {
+    pub(crate) fn ok(&self, method: &str, params: Option<Value>) -> Value {
         self.rt.block_on(self.host().ok(method, params))
     }
 
     /// The wire-shaped response of a call.
-    pub fn call(&self, method: &str, params: Option<Value>) -> Value {
+    pub(crate) fn call(&self, method: &str, params: Option<Value>) -> Value {
         self.rt.block_on(self.host().answer(method, params))
     }
 
     /// Connects the device and starts a Session; returns its id.
-    pub fn ready_session(&self) -> String {
+    pub(crate) fn ready_session(&self) -> String {
         self.rt.block_on(ready(self.host()))
     }
 
     /// Closes the client and waits for the host to exit.
-    pub fn finish(mut self) -> std::process::ExitStatus {
+    pub(crate) fn finish(mut self) -> std::process::ExitStatus {
         let host = self.host.take().expect("running");
         self.rt.block_on(host.finish())
     }

@@ -1,20 +1,20 @@
 //! A test client for the real `devicerail serve` binary over pipes.
 #![allow(dead_code)]
 
-pub mod client;
-pub mod python;
+pub(crate) mod client;
+pub(crate) mod python;
 
 use std::path::{Path, PathBuf};
 use std::process::{ChildStdin, ExitStatus};
 use std::sync::OnceLock;
 use std::time::Duration;
 
-pub use devicerail_host_testing::host_process::ALL_FEATURES;
+pub(crate) use devicerail_host_testing::host_process::ALL_FEATURES;
 use devicerail_host_testing::host_process::HostProcess;
 use serde_json::{Value, json};
 
 /// The mock plugin library, built once per test binary.
-pub fn mock_library() -> PathBuf {
+pub(crate) fn mock_library() -> PathBuf {
     static PATH: OnceLock<PathBuf> = OnceLock::new();
     PATH.get_or_init(|| {
         devicerail_host_testing::build_workspace_plugin("devicerail-host-plugin-mock", "mock")
@@ -23,7 +23,7 @@ pub fn mock_library() -> PathBuf {
 }
 
 /// A plugins directory with the mock installed.
-pub fn plugins_dir_with_mock(root: &Path) -> PathBuf {
+pub(crate) fn plugins_dir_with_mock(root: &Path) -> PathBuf {
     let dir = root.join("plugins");
     std::fs::create_dir_all(&dir).expect("create plugins dir");
     std::fs::copy(mock_library(), dir.join("libdevicerail_plugin_mock.so")).expect("copy mock");
@@ -32,7 +32,7 @@ pub fn plugins_dir_with_mock(root: &Path) -> PathBuf {
 
 /// How to start a host.
 #[derive(Default, Clone)]
-pub struct Options {
+pub(crate) struct Options {
     pub faults: bool,
     pub devices: Option<usize>,
     pub screenshot_policy: Option<&'static str>,
@@ -49,7 +49,7 @@ pub struct Options {
 
 /// A running host: the shared [`HostProcess`] client plus what these tests
 /// need on top (options, a reusable root, signals).
-pub struct TestHost {
+pub(crate) struct TestHost {
     inner: HostProcess,
     pub root: PathBuf,
     _tmp: Option<tempfile::TempDir>,
@@ -69,11 +69,11 @@ impl std::ops::DerefMut for TestHost {
 }
 
 impl TestHost {
-    pub fn start() -> Self {
+    pub(crate) fn start() -> Self {
         Self::with(Options::default())
     }
 
-    pub fn with(opts: Options) -> Self {
+    pub(crate) fn with(opts: Options) -> Self {
         let (tmp, root) = match &opts.root {
             Some(r) => (None, r.clone()),
             None => {
@@ -121,28 +121,38 @@ impl TestHost {
     }
 
     /// Keeps the temp root alive beyond this host (for restarts).
-    pub fn keep_root(&mut self) -> Option<tempfile::TempDir> {
+    pub(crate) fn keep_root(&mut self) -> Option<tempfile::TempDir> {
         self._tmp.take()
     }
 
     /// Sends a request with a fresh numeric id and returns the id.
-    pub fn request(&mut self, method: &str, params: Option<Value>) -> Value {
+    pub(crate) fn request(&mut self, method: &str, params: Option<Value>) -> Value {
         self.inner.request(method, params, None)
     }
 
     /// Sends a request with `timeoutMs`; returns its id.
-    pub fn request_with_timeout(&mut self, method: &str, params: Option<Value>, ms: u64) -> Value {
+    pub(crate) fn request_with_timeout(
+        &mut self,
+        method: &str,
+        params: Option<Value>,
+        ms: u64,
+    ) -> Value {
         self.inner.request(method, params, Some(ms))
     }
 
     /// Calls with `timeoutMs` and returns the whole response.
-    pub fn call_with_timeout(&mut self, method: &str, params: Option<Value>, ms: u64) -> Value {
+    pub(crate) fn call_with_timeout(
+        &mut self,
+        method: &str,
+        params: Option<Value>,
+        ms: u64,
+    ) -> Value {
         let id = self.request_with_timeout(method, params, ms);
         self.inner.response(&id)
     }
 
     /// Whether no message arrives within `wait`.
-    pub fn quiet_for(&mut self, wait: Duration) -> bool {
+    pub(crate) fn quiet_for(&mut self, wait: Duration) -> bool {
         match self.inner.recv_within(wait) {
             Some(m) => {
                 self.inner.unrecv(m);
@@ -153,7 +163,7 @@ impl TestHost {
     }
 
     /// Handshake with every feature optional, protocol 1.0–1.5.
-    pub fn hello(&mut self) -> Value {
+    pub(crate) fn hello(&mut self) -> Value {
         self.hello_with(
             json!([{ "major": 1, "minMinor": 0, "maxMinor": 5 }]),
             &[],
@@ -161,7 +171,12 @@ impl TestHost {
         )
     }
 
-    pub fn hello_with(&mut self, ranges: Value, required: &[&str], optional: &[&str]) -> Value {
+    pub(crate) fn hello_with(
+        &mut self,
+        ranges: Value,
+        required: &[&str],
+        optional: &[&str],
+    ) -> Value {
         self.ok(
             "system.hello",
             Some(json!({
@@ -173,7 +188,7 @@ impl TestHost {
     }
 
     /// Hello, connect and start a session; returns the session id.
-    pub fn ready_session(&mut self) -> String {
+    pub(crate) fn ready_session(&mut self) -> String {
         self.hello();
         self.ok("device.connect", None);
         let s = self.ok("session.start", None);
@@ -181,36 +196,36 @@ impl TestHost {
     }
 
     /// A `device.execute` params object with a fresh call id.
-    pub fn action(name: &str, arguments: Value) -> Value {
+    pub(crate) fn action(name: &str, arguments: Value) -> Value {
         json!({ "id": uuid::Uuid::new_v4().to_string(), "name": name, "arguments": arguments })
     }
 
     /// Takes the stdin pipe (to write from another thread).
-    pub fn take_stdin_pipe(&mut self) -> ChildStdin {
+    pub(crate) fn take_stdin_pipe(&mut self) -> ChildStdin {
         self.inner.take_stdin().expect("stdin open")
     }
 
-    pub fn put_stdin_pipe(&mut self, pipe: ChildStdin) {
+    pub(crate) fn put_stdin_pipe(&mut self, pipe: ChildStdin) {
         self.inner.put_stdin(pipe);
     }
 
-    pub fn close_stdin(&mut self) {
+    pub(crate) fn close_stdin(&mut self) {
         drop(self.inner.take_stdin());
     }
 
     /// Closes stdin and waits for the process to exit.
-    pub fn finish(mut self) -> ExitStatus {
+    pub(crate) fn finish(mut self) -> ExitStatus {
         self.close_stdin();
         self.inner.wait()
     }
 
     /// SIGKILL, as a crash.
-    pub fn kill9(&mut self) {
+    pub(crate) fn kill9(&mut self) {
         self.inner.child.kill().expect("kill -9");
         let _ = self.inner.child.wait();
     }
 
-    pub fn signal(&self, sig: i32) {
+    pub(crate) fn signal(&self, sig: i32) {
         let pid = i32::try_from(self.inner.child.id()).expect("pid");
         // SAFETY: sending a signal to our own child process.
         let rc = unsafe { libc::kill(pid, sig) };
@@ -218,29 +233,29 @@ impl TestHost {
     }
 
     /// The host's process id.
-    pub fn pid(&self) -> u32 {
+    pub(crate) fn pid(&self) -> u32 {
         self.inner.child.id()
     }
 
     /// The host's resident memory in KiB (Linux `VmRSS`).
-    pub fn rss_kib(&self) -> u64 {
+    pub(crate) fn rss_kib(&self) -> u64 {
         proc_status_kib(self.pid(), "VmRSS:")
     }
 
     /// Descriptors the host has open.
-    pub fn open_fds(&self) -> usize {
+    pub(crate) fn open_fds(&self) -> usize {
         std::fs::read_dir(format!("/proc/{}/fd", self.pid()))
             .map(|d| d.count())
             .unwrap_or(0)
     }
 
-    pub fn stderr_text(&self) -> String {
+    pub(crate) fn stderr_text(&self) -> String {
         self.inner.stderr()
     }
 }
 
 /// A `/proc/<pid>/status` line's value in KiB.
-pub fn proc_status_kib(pid: u32, key: &str) -> u64 {
+pub(crate) fn proc_status_kib(pid: u32, key: &str) -> u64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
         .ok()
         .and_then(|s| {
@@ -253,7 +268,7 @@ pub fn proc_status_kib(pid: u32, key: &str) -> u64 {
 }
 
 /// The hostile test plugin library, built once per test binary.
-pub fn hostile_library() -> PathBuf {
+pub(crate) fn hostile_library() -> PathBuf {
     static PATH: OnceLock<PathBuf> = OnceLock::new();
     PATH.get_or_init(|| {
         devicerail_host_testing::build_workspace_plugin(
@@ -265,7 +280,7 @@ pub fn hostile_library() -> PathBuf {
 }
 
 /// A root whose plugins directory holds the mock and the hostile plugin.
-pub fn root_with_hostile() -> tempfile::TempDir {
+pub(crate) fn root_with_hostile() -> tempfile::TempDir {
     let tmp = tempfile::tempdir().expect("tempdir");
     let dir = plugins_dir_with_mock(tmp.path());
     std::fs::copy(
@@ -277,13 +292,13 @@ pub fn root_with_hostile() -> tempfile::TempDir {
 }
 
 /// `error.data.code` of a response.
-pub fn error_code(response: &Value) -> Option<String> {
+pub(crate) fn error_code(response: &Value) -> Option<String> {
     response["error"]["data"]["code"]
         .as_str()
         .map(str::to_owned)
 }
 
 /// The JSON-RPC numeric code of a failure.
-pub fn rpc_code(response: &Value) -> i64 {
+pub(crate) fn rpc_code(response: &Value) -> i64 {
     response["error"]["code"].as_i64().unwrap_or(0)
 }

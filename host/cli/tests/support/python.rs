@@ -8,7 +8,7 @@ use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 /// The workspace's root directory.
-pub fn workspace_root() -> PathBuf {
+pub(crate) fn workspace_root() -> PathBuf {
     let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
     crate_dir
         .ancestors()
@@ -18,7 +18,7 @@ pub fn workspace_root() -> PathBuf {
 }
 
 /// The venv's directory.
-pub fn venv() -> PathBuf {
+pub(crate) fn venv() -> PathBuf {
     std::env::var_os("DEVICERAIL_PYTHON_VENV")
         .map(PathBuf::from)
         .unwrap_or_else(|| workspace_root().join(".ci/python-venv"))
@@ -28,7 +28,7 @@ pub fn venv() -> PathBuf {
 /// otherwise `None` after one line saying `test` was skipped and why, or
 /// a failure with `DEVICERAIL_REQUIRE_PYTHON_CLIENT=1` (as CI sets).
 /// `what` names what the venv lacks, `install` how to create it.
-pub fn venv_python(test: &str, what: &str, imports: &str, install: &str) -> Option<PathBuf> {
+pub(crate) fn venv_python(test: &str, what: &str, imports: &str, install: &str) -> Option<PathBuf> {
     let venv = venv();
     let python = venv.join("bin/python");
     let usable = python.exists()
@@ -63,7 +63,7 @@ fn drain(mut pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<String
 }
 
 /// A finished suite run.
-pub struct SuiteRun {
+pub(crate) struct SuiteRun {
     pub status: ExitStatus,
     pub out: String,
     pub err: String,
@@ -71,7 +71,7 @@ pub struct SuiteRun {
 
 /// Runs `cmd` (stdin closed, output captured and printed), killing it and
 /// failing past `wait`; `what` names it in that failure.
-pub fn run_suite(mut cmd: Command, wait: Duration, what: &str) -> SuiteRun {
+pub(crate) fn run_suite(mut cmd: Command, wait: Duration, what: &str) -> SuiteRun {
     let mut child = cmd
         .env("PYTHONDONTWRITEBYTECODE", "1")
         .stdin(Stdio::null())

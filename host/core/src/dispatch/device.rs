@@ -30,7 +30,7 @@ enum Work {
 /// first takes one of the plugin's permits (waiting within the request's
 /// deadline), so the memory and threads of a flood of pipelined requests
 /// stay bounded.
-pub async fn accept(mut call: Call) {
+pub(super) async fn accept(mut call: Call) {
     let id = call.id.clone();
     let conn = call.conn.clone();
     match admit(&mut call) {

@@ -22,48 +22,48 @@ use serde_json::json;
 
 use crate::connection::{CancelOutcome, Connection, Phase};
 use crate::handlers::call::Call;
-pub use crate::handlers::closing::Why as Closing;
+pub(crate) use crate::handlers::closing::Why as Closing;
 use crate::handlers::{self, events, media};
 use crate::state::Host;
-pub use crate::wire_errors::feature_not_negotiated;
+pub(crate) use crate::wire_errors::feature_not_negotiated;
 
-pub use stream::{CLOSE_POLICY, CLOSE_PROTOCOL, SocketPhase};
+pub(crate) use stream::{CLOSE_POLICY, SocketPhase};
 
 /// What transports hand their frames to.
 #[derive(Clone)]
-pub struct Dispatcher {
+pub(crate) struct Dispatcher {
     host: Arc<Host>,
 }
 
 impl Dispatcher {
-    pub fn new(host: Arc<Host>) -> Self {
+    pub(crate) fn new(host: Arc<Host>) -> Self {
         Self { host }
     }
 
     /// The host this dispatcher serves.
-    pub fn host(&self) -> &Arc<Host> {
+    pub(crate) fn host(&self) -> &Arc<Host> {
         &self.host
     }
 
     /// Handles one request frame of a control connection.
-    pub async fn handle_line(&self, conn: &Arc<Connection>, line: Vec<u8>) {
+    pub(crate) async fn handle_line(&self, conn: &Arc<Connection>, line: Vec<u8>) {
         handle_line(&self.host, conn, line).await;
     }
 
     /// Ends a control connection whose transport is done with it: cancels
     /// its unfinished requests, ends its Session, releases its leases.
-    pub async fn close(&self, conn: &Arc<Connection>, why: Closing) {
+    pub(crate) async fn close(&self, conn: &Arc<Connection>, why: Closing) {
         handlers::closing::close(&self.host, conn, why).await;
     }
 
     /// Answers a frame the transport discarded for its size.
-    pub async fn frame_too_large(&self, conn: &Arc<Connection>, len: usize) {
+    pub(crate) async fn frame_too_large(&self, conn: &Arc<Connection>, len: usize) {
         conn.respond_error(None, frame_too_large(len)).await;
     }
 
     /// Handles one message of an event-stream socket (`None`: a binary
     /// frame) in its `phase` and returns the next phase.
-    pub async fn stream_message(
+    pub(crate) async fn stream_message(
         &self,
         conn: &Arc<Connection>,
         phase: SocketPhase,
@@ -76,7 +76,7 @@ impl Dispatcher {
 /// The error for a frame over the limit. (The reference daemon closes the
 /// connection; this host answers and keeps serving, so one bad line costs
 /// the client one error, not its Session.)
-pub fn frame_too_large(len: usize) -> RpcError {
+pub(crate) fn frame_too_large(len: usize) -> RpcError {
     ErrorCode::InvalidRequest.rpc(
         format!(
             "the frame is {len} bytes, over the {MAX_FRAME_BYTES}-byte limit; it was discarded"
@@ -94,13 +94,13 @@ pub fn frame_too_large(len: usize) -> RpcError {
 /// `invalid_request` with `id: null` (JSON-RPC's answer when the id cannot
 /// be echoed). 4 KiB is far beyond any id a client uses (UUIDs are 38
 /// bytes) and leaves every error answer well inside the frame limit.
-pub const MAX_ECHOED_ID_BYTES: usize = 4096;
+pub(crate) const MAX_ECHOED_ID_BYTES: usize = 4096;
 
 /// Parses one frame into a request envelope. Failures are answered with a
 /// `null` id: `parse_error` (with the line and column) or
 /// `invalid_request` (including an id longer than
 /// [`MAX_ECHOED_ID_BYTES`]).
-pub fn parse_request(line: Vec<u8>) -> Result<RpcRequest, RpcError> {
+pub(crate) fn parse_request(line: Vec<u8>) -> Result<RpcRequest, RpcError> {
     let text = String::from_utf8(line).map_err(|e| {
         let offset = e.utf8_error().valid_up_to();
         ErrorCode::ParseError.rpc(
@@ -228,7 +228,7 @@ fn prepare(
 }
 
 /// `handshake_required` on the control connection.
-pub fn handshake_required() -> RpcError {
+pub(crate) fn handshake_required() -> RpcError {
     ErrorCode::HandshakeRequired.rpc(
         "system.hello must complete before any other method",
         json!({ "requiredMethod": MethodId::SystemHello.name() }),
@@ -236,7 +236,7 @@ pub fn handshake_required() -> RpcError {
 }
 
 /// `too_many_requests` at `limit`.
-pub fn too_many_requests(limit: usize) -> RpcError {
+pub(crate) fn too_many_requests(limit: usize) -> RpcError {
     ErrorCode::TooManyRequests.rpc(
         format!("the connection already has {limit} requests in flight"),
         json!({ "limit": limit }),
@@ -244,7 +244,7 @@ pub fn too_many_requests(limit: usize) -> RpcError {
 }
 
 /// `request_timeout_not_supported` for `method`.
-pub fn timeout_not_supported(method: &str) -> RpcError {
+pub(crate) fn timeout_not_supported(method: &str) -> RpcError {
     let supported: Vec<&str> = devicerail_host_protocol::METHODS
         .iter()
         .filter(|m| m.accepts_timeout)

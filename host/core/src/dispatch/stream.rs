@@ -11,14 +11,14 @@ use crate::connection::Connection;
 use crate::state::Host;
 
 /// Close code after a failed `system.hello` on the socket.
-pub const CLOSE_PROTOCOL: u16 = 1002;
+pub(crate) const CLOSE_PROTOCOL: u16 = 1002;
 
 /// Close code after a failed `events.subscribe`.
-pub const CLOSE_POLICY: u16 = 1008;
+pub(crate) const CLOSE_POLICY: u16 = 1008;
 
 /// Where a stream socket is in its fixed conversation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SocketPhase {
+pub(crate) enum SocketPhase {
     AwaitingHello,
     AwaitingSubscribe,
     Subscribed,

@@ -11,7 +11,7 @@ use crate::state::Host;
 use devicerail_host_engine::device_call::Stop;
 
 /// One request that passed the envelope and method checks.
-pub struct Call {
+pub(crate) struct Call {
     pub host: Arc<Host>,
     pub conn: Arc<Connection>,
     pub neg: Arc<Negotiated>,
@@ -23,12 +23,12 @@ pub struct Call {
 
 impl Call {
     /// Decodes the params for this method.
-    pub fn params<P: serde::de::DeserializeOwned>(&mut self) -> Result<P, RpcError> {
+    pub(crate) fn params<P: serde::de::DeserializeOwned>(&mut self) -> Result<P, RpcError> {
         crate::params::decode(self.spec, self.params.take())
     }
 
     /// The request's stop conditions, measured from now (acceptance).
-    pub fn stop(&self, cancel: tokio_util::sync::CancellationToken) -> Stop {
+    pub(crate) fn stop(&self, cancel: tokio_util::sync::CancellationToken) -> Stop {
         Stop {
             deadline: self
                 .timeout_ms

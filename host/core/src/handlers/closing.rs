@@ -14,7 +14,7 @@ use crate::state::Host;
 
 /// Why a connection is being closed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Why {
+pub(crate) enum Why {
     /// The peer closed its end (or died, which closes it too).
     PeerClosed,
     /// The host is shutting down.
@@ -24,7 +24,7 @@ pub enum Why {
 /// Ends `conn`: cancels what it still has in flight, waits (bounded) for
 /// those requests to record their terminal events, ends its Session and
 /// releases its leases. Returns once the connection holds nothing.
-pub async fn close(host: &Arc<Host>, conn: &Arc<Connection>, why: Why) {
+pub(crate) async fn close(host: &Arc<Host>, conn: &Arc<Connection>, why: Why) {
     if why == Why::PeerClosed {
         conn.inflight.cancel_all();
     }

@@ -19,7 +19,7 @@ use crate::recorder::{self, Shot, Tree};
 /// `device.connect`: takes the device's lease for this connection first
 /// (`device_in_use` when another holds it), gives it back if connecting
 /// fails.
-pub async fn connect(a: &Accepted) -> Result<DeviceInfo, RpcError> {
+pub(crate) async fn connect(a: &Accepted) -> Result<DeviceInfo, RpcError> {
     let device = a.route.device.clone();
     let lease = a
         .host
@@ -47,7 +47,7 @@ pub async fn connect(a: &Accepted) -> Result<DeviceInfo, RpcError> {
 
 /// `device.disconnect`: only by the lease's holder (or on a free device);
 /// ends the lease.
-pub async fn disconnect(a: &Accepted) -> Result<DeviceDisconnectResult, RpcError> {
+pub(crate) async fn disconnect(a: &Accepted) -> Result<DeviceDisconnectResult, RpcError> {
     a.host.leases.check(&a.route.device, a.conn.id)?;
     let device = a.route.device.clone();
     call_driver(a, a.context(ObservationId::new_v7()), move |d, ctx| {
@@ -62,7 +62,7 @@ pub async fn disconnect(a: &Accepted) -> Result<DeviceDisconnectResult, RpcError
     Ok(DeviceDisconnectResult { disconnected: true })
 }
 
-pub async fn capabilities_method(a: &Accepted) -> Result<Vec<ActionDefinition>, RpcError> {
+pub(crate) async fn capabilities_method(a: &Accepted) -> Result<Vec<ActionDefinition>, RpcError> {
     let caps = fetch_capabilities(a).await?;
     Ok(caps
         .actions
@@ -72,7 +72,7 @@ pub async fn capabilities_method(a: &Accepted) -> Result<Vec<ActionDefinition>, 
         .collect())
 }
 
-pub async fn observe(a: &Accepted) -> Result<Observation, RpcError> {
+pub(crate) async fn observe(a: &Accepted) -> Result<Observation, RpcError> {
     let session = a
         .session
         .clone()

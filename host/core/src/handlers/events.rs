@@ -32,7 +32,7 @@ const PAGE: u64 = 256;
 
 /// One running subscription.
 #[derive(Debug)]
-pub struct Subscription {
+pub(crate) struct Subscription {
     pub id: SubscriptionId,
     pub session: SessionId,
     pub epoch: StreamEpoch,
@@ -69,7 +69,7 @@ fn valid_exact_origin(origin: &str) -> bool {
 }
 
 /// `events.stream.open`.
-pub async fn open(call: &mut Call) -> Result<EventsStreamOpenResult, RpcError> {
+pub(crate) async fn open(call: &mut Call) -> Result<EventsStreamOpenResult, RpcError> {
     let p: EventsStreamOpenParams = call.params()?;
     if let EventStreamOriginPolicy::Exact { origin } = &p.origin_policy
         && !valid_exact_origin(origin)
@@ -114,7 +114,7 @@ pub async fn open(call: &mut Call) -> Result<EventsStreamOpenResult, RpcError> {
 /// `events.subscribe`: answers, then starts the pump (so the response
 /// always precedes the first event). Returns whether it subscribed (the
 /// caller closes the socket when it did not).
-pub async fn subscribe(call: &mut Call) -> bool {
+pub(crate) async fn subscribe(call: &mut Call) -> bool {
     let id = call.id.clone();
     let conn = call.conn.clone();
     match prepare_subscription(call).await {
@@ -264,7 +264,7 @@ fn terminal_error(code: ErrorCode, message: String, details: serde_json::Value) 
 
 /// Streams the subscription's Session to the socket until a terminal
 /// reason.
-pub async fn pump(host: Arc<Host>, conn: Arc<Connection>, sub: Subscription) {
+pub(crate) async fn pump(host: Arc<Host>, conn: Arc<Connection>, sub: Subscription) {
     let store: &EventStore = &host.store;
     let (session, epoch) = (sub.session, sub.epoch);
     let mut sent = sub.after;

@@ -13,7 +13,7 @@ use crate::handlers::{routing, session_required, store_error};
 use devicerail_host_store::event_store::NewEvent;
 
 /// Returns the stored UI tree of an Observation of the active Session.
-pub async fn ui_snapshot_get(call: &mut Call) -> Result<Box<RawValue>, RpcError> {
+pub(crate) async fn ui_snapshot_get(call: &mut Call) -> Result<Box<RawValue>, RpcError> {
     let p: UiSnapshotGetParams = call.params()?;
     let session = call
         .conn
@@ -73,7 +73,7 @@ pub async fn ui_snapshot_get(call: &mut Call) -> Result<Box<RawValue>, RpcError>
 
 /// Persists the caller's verdict after checking every Evidence reference
 /// is reachable from the active Session (and matches what was stored).
-pub async fn verdict_record(call: &mut Call) -> Result<VerdictRecordResult, RpcError> {
+pub(crate) async fn verdict_record(call: &mut Call) -> Result<VerdictRecordResult, RpcError> {
     let p: VerdictRecordParams = call.params().map_err(|e| {
         ErrorCode::InvalidParams.rpc(
             e.message,

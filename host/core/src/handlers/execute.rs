@@ -68,7 +68,10 @@ fn sanitized(e: &DriverError, redact: bool) -> ErrorInfo {
 
 /// `device.execute`: admission checks, the durable start, the driver
 /// call, and exactly one terminal event.
-pub async fn execute(a: &Accepted, p: DeviceExecuteParams) -> Result<ActionResult, RpcError> {
+pub(crate) async fn execute(
+    a: &Accepted,
+    p: DeviceExecuteParams,
+) -> Result<ActionResult, RpcError> {
     let admitted = admit(a, &p).await?;
     let started = start(a, &admitted).await?;
     let terminal = drive(a, &admitted, &started, p.action_timeout_ms.map(|t| t.get())).await;

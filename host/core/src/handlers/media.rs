@@ -38,7 +38,7 @@ fn stream_busy(id: &MediaStreamId) -> RpcError {
 }
 
 /// `media.stream.start`.
-pub async fn start(call: &mut Call) -> Result<MediaStreamStartResult, RpcError> {
+pub(crate) async fn start(call: &mut Call) -> Result<MediaStreamStartResult, RpcError> {
     let p: MediaStreamStartParams = call.params()?;
     let session = call
         .conn
@@ -104,16 +104,13 @@ pub async fn start(call: &mut Call) -> Result<MediaStreamStartResult, RpcError> 
         .streams
         .lock()
         .unwrap_or_else(|p| p.into_inner())
-        .insert(
-            p.stream_id,
-            Arc::new(MediaStream::new(info.clone(), session.id, route)),
-        );
+        .insert(p.stream_id, Arc::new(MediaStream::new(info.clone(), route)));
     Ok(MediaStreamStartResult { stream: info })
 }
 
 /// Ends one open stream of `session`, recording `mediaStreamEnded`; an
 /// ended stream answers with its final count again.
-pub async fn end_stream(
+pub(crate) async fn end_stream(
     host: &Arc<Host>,
     session: &Arc<ActiveSession>,
     id: MediaStreamId,
@@ -146,7 +143,7 @@ pub async fn end_stream(
 }
 
 /// `media.stream.end`.
-pub async fn end(call: &mut Call) -> Result<MediaStreamEndResult, RpcError> {
+pub(crate) async fn end(call: &mut Call) -> Result<MediaStreamEndResult, RpcError> {
     let p: MediaStreamEndParams = call.params()?;
     let session = call
         .conn
@@ -156,7 +153,7 @@ pub async fn end(call: &mut Call) -> Result<MediaStreamEndResult, RpcError> {
 }
 
 /// The route a capture must use: the stream's bound device.
-pub fn capture_route(
+pub(crate) fn capture_route(
     conn: &Connection,
     id: &MediaStreamId,
 ) -> Result<devicerail_host_engine::registry::Route, RpcError> {
@@ -182,7 +179,7 @@ fn sniff_media_type(bytes: &[u8]) -> &'static str {
 
 /// `media.stream.capture` (a device request: runs concurrently, honours
 /// `timeoutMs` and cancellation).
-pub async fn capture(
+pub(crate) async fn capture(
     a: &Accepted,
     p: MediaStreamCaptureParams,
 ) -> Result<MediaStreamCaptureResult, RpcError> {

@@ -2,27 +2,25 @@
 //! use state (the host, its connections, registry and stores); they never
 //! reach up to dispatch or the transports.
 
-pub mod call;
-pub mod closing;
-pub mod device;
-pub mod events;
-pub mod evidence;
-pub mod execute;
-pub mod media;
-pub mod request;
-pub mod routing;
-pub mod sessions;
-pub mod system;
+pub(crate) mod call;
+pub(crate) mod closing;
+pub(crate) mod device;
+pub(crate) mod events;
+pub(crate) mod evidence;
+pub(crate) mod execute;
+pub(crate) mod media;
+pub(crate) mod request;
+pub(crate) mod routing;
+pub(crate) mod sessions;
+pub(crate) mod system;
 
 use devicerail_host_protocol::RpcError;
 
-pub use crate::wire_errors::{
-    driver_error, driver_error_info, driver_rpc, session_required, store_error,
-};
+pub(crate) use crate::wire_errors::{driver_error_info, driver_rpc, session_required, store_error};
 use devicerail_host_store::event_store::StoreError;
 
 /// The stored summary of session `id`, or `session_not_found`.
-pub async fn existing_session(
+pub(crate) async fn existing_session(
     host: &crate::state::Host,
     id: devicerail_host_protocol::SessionId,
 ) -> Result<devicerail_host_protocol::SessionInfo, RpcError> {

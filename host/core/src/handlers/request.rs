@@ -22,7 +22,7 @@ use devicerail_host_engine::registry::Route;
 use devicerail_host_store::event_store::NewEvent;
 
 /// An accepted device request, ready to run concurrently.
-pub struct Accepted {
+pub(crate) struct Accepted {
     pub host: Arc<Host>,
     pub conn: Arc<Connection>,
     pub neg: Arc<Negotiated>,
@@ -36,14 +36,17 @@ pub struct Accepted {
 
 impl Accepted {
     /// A driver context for this request with a fresh observation id.
-    pub fn context(&self, observation: ObservationId) -> devicerail_host_plugin_api::CallContext {
+    pub(crate) fn context(
+        &self,
+        observation: ObservationId,
+    ) -> devicerail_host_plugin_api::CallContext {
         self.stop
             .context()
             .with_observation_id(observation)
             .with_request_id(self.id.to_string())
     }
 
-    pub fn event(&self, payload: TestEventPayload) -> NewEvent {
+    pub(crate) fn event(&self, payload: TestEventPayload) -> NewEvent {
         let mut e = NewEvent::new(payload);
         e.request_id = Some(self.id.clone());
         e.device_id = Some(self.route.device.clone());
@@ -53,7 +56,7 @@ impl Accepted {
 
 /// Takes one of the plugin's request permits, within the request's
 /// deadline.
-pub async fn permit(a: &Accepted) -> Result<tokio::sync::OwnedSemaphorePermit, RpcError> {
+pub(crate) async fn permit(a: &Accepted) -> Result<tokio::sync::OwnedSemaphorePermit, RpcError> {
     tokio::select! {
         p = a.route.permits.clone().acquire_owned() => {
             p.map_err(|_| interrupt_error(Interrupt::Shutdown, a.timeout_ms))
@@ -63,7 +66,7 @@ pub async fn permit(a: &Accepted) -> Result<tokio::sync::OwnedSemaphorePermit, R
 }
 
 /// The error for an interrupted request.
-pub fn interrupt_error(why: Interrupt, timeout_ms: Option<u64>) -> RpcError {
+pub(crate) fn interrupt_error(why: Interrupt, timeout_ms: Option<u64>) -> RpcError {
     match why {
         Interrupt::TimedOut => ErrorCode::RequestTimedOut.rpc(
             format!(
@@ -84,7 +87,7 @@ pub fn interrupt_error(why: Interrupt, timeout_ms: Option<u64>) -> RpcError {
 /// Maps a driver error. A driver's own cancellation or deadline report is
 /// the interrupt the host caused when one fired; otherwise the driver
 /// stopped on its own (`driver_cancelled`, `driver_timed_out`).
-pub fn failed_call(a: &Accepted, e: DriverError) -> RpcError {
+pub(crate) fn failed_call(a: &Accepted, e: DriverError) -> RpcError {
     if e.is_deadline() || e.is_cancellation() {
         if let Some(why) = a.stop.fired() {
             return interrupt_error(why, a.timeout_ms);
@@ -100,7 +103,7 @@ pub fn failed_call(a: &Accepted, e: DriverError) -> RpcError {
 }
 
 /// `device_not_connected` unless the device was connected through this host.
-pub fn require_connected(a: &Accepted) -> Result<(), RpcError> {
+pub(crate) fn require_connected(a: &Accepted) -> Result<(), RpcError> {
     if a.host.is_connected(&a.route.device) {
         Ok(())
     } else {
@@ -115,7 +118,7 @@ pub fn require_connected(a: &Accepted) -> Result<(), RpcError> {
 }
 
 /// Runs one driver call for an accepted request and maps every failure.
-pub async fn call_driver<T: Send + 'static>(
+pub(crate) async fn call_driver<T: Send + 'static>(
     a: &Accepted,
     ctx: devicerail_host_plugin_api::CallContext,
     f: impl FnOnce(
@@ -134,7 +137,7 @@ pub async fn call_driver<T: Send + 'static>(
 
 /// Fetches (and caches) the device's capabilities, keeping only what the
 /// contract allows: unique names, semantic Actions only with UI trees.
-pub async fn fetch_capabilities(a: &Accepted) -> Result<Arc<DeviceCapabilities>, RpcError> {
+pub(crate) async fn fetch_capabilities(a: &Accepted) -> Result<Arc<DeviceCapabilities>, RpcError> {
     let device = a.route.device.clone();
     let mut caps = call_driver(a, a.context(ObservationId::new_v7()), move |d, ctx| {
         d.capabilities(ctx, &device)
@@ -160,7 +163,7 @@ pub async fn fetch_capabilities(a: &Accepted) -> Result<Arc<DeviceCapabilities>,
 }
 
 /// Cached capabilities, fetched on first use.
-pub async fn capabilities(a: &Accepted) -> Result<Arc<DeviceCapabilities>, RpcError> {
+pub(crate) async fn capabilities(a: &Accepted) -> Result<Arc<DeviceCapabilities>, RpcError> {
     match a.host.cached_capabilities(&a.route.device) {
         Some(c) => Ok(c),
         None => fetch_capabilities(a).await,
@@ -168,14 +171,14 @@ pub async fn capabilities(a: &Accepted) -> Result<Arc<DeviceCapabilities>, RpcEr
 }
 
 /// Whether this connection may see and call `def`.
-pub fn visible(neg: &Negotiated, def: &ActionDefinition) -> bool {
+pub(crate) fn visible(neg: &Negotiated, def: &ActionDefinition) -> bool {
     (!def.is_protected() || neg.has(Feature::ActionProtected))
         && (!SEMANTIC_ACTIONS.contains(&def.name.as_str())
             || neg.has(Feature::DeviceSemanticActions))
 }
 
 /// The screenshot choice for an observation.
-pub fn shot(host: &Host, protected: bool) -> Shot {
+pub(crate) fn shot(host: &Host, protected: bool) -> Shot {
     if protected {
         Shot::Omitted(ScreenshotOmissionReason::ProtectedAction)
     } else {
@@ -184,9 +187,4 @@ pub fn shot(host: &Host, protected: bool) -> Shot {
             ScreenshotPolicy::Omit => Shot::Omitted(ScreenshotOmissionReason::Policy),
         }
     }
-}
-
-/// A typed error for an unknown Action.
-pub fn unknown_action(name: &str) -> RpcError {
-    driver_error(DriverError::unknown_action(name))
 }

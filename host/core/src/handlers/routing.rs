@@ -16,7 +16,7 @@ use devicerail_host_engine::registry::Route;
 
 /// The device this connection routes to right now, if any: its active
 /// Session's device, else its selection, else the sole registered device.
-pub fn current_device(host: &Host, conn: &Connection) -> Option<DeviceId> {
+pub(crate) fn current_device(host: &Host, conn: &Connection) -> Option<DeviceId> {
     conn.session()
         .map(|s| s.device.clone())
         .or_else(|| conn.selected())
@@ -25,7 +25,7 @@ pub fn current_device(host: &Host, conn: &Connection) -> Option<DeviceId> {
 
 /// The route a device request captures when accepted: the active Session's
 /// device, else the selection, else the sole registered device.
-pub fn resolve(host: &Host, conn: &Connection) -> Result<Route, RpcError> {
+pub(crate) fn resolve(host: &Host, conn: &Connection) -> Result<Route, RpcError> {
     if let Some(device) = conn
         .session()
         .map(|s| s.device.clone())
@@ -69,7 +69,7 @@ fn not_registered(id: &DeviceId) -> RpcError {
 }
 
 /// `devices.list`.
-pub fn devices_list(call: &Call) -> DevicesListResult {
+pub(crate) fn devices_list(call: &Call) -> DevicesListResult {
     let selected = call
         .neg
         .has(Feature::DeviceRouting)
@@ -91,7 +91,7 @@ pub fn devices_list(call: &Call) -> DevicesListResult {
 }
 
 /// `device.select`: an unknown id keeps the previous selection.
-pub async fn device_select(call: &mut Call) -> Result<DeviceSelectResult, RpcError> {
+pub(crate) async fn device_select(call: &mut Call) -> Result<DeviceSelectResult, RpcError> {
     if let Some(active) = call.conn.session() {
         return Err(ErrorCode::DeviceLeaseActive.rpc(
             format!(
@@ -118,7 +118,7 @@ pub async fn device_select(call: &mut Call) -> Result<DeviceSelectResult, RpcErr
 }
 
 /// Keeps the cached device list fresh.
-pub fn spawn_refresher(host: Arc<Host>, every: std::time::Duration) {
+pub(crate) fn spawn_refresher(host: Arc<Host>, every: std::time::Duration) {
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(every);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);

@@ -16,7 +16,7 @@ use crate::handlers::call::Call;
 use crate::handlers::{existing_session, routing, session_required, store_error};
 use devicerail_host_store::event_store::{Dangling, EventRow};
 
-pub async fn start(call: &mut Call) -> Result<SessionInfo, RpcError> {
+pub(crate) async fn start(call: &mut Call) -> Result<SessionInfo, RpcError> {
     call.params::<NoParams>()?;
     if let Some(active) = call.conn.session() {
         return Err(ErrorCode::SessionAlreadyActive.rpc(
@@ -52,7 +52,7 @@ pub async fn start(call: &mut Call) -> Result<SessionInfo, RpcError> {
     Ok(info)
 }
 
-pub fn current(call: &mut Call) -> Result<SessionCurrentResult, RpcError> {
+pub(crate) fn current(call: &mut Call) -> Result<SessionCurrentResult, RpcError> {
     call.params::<NoParams>()?;
     call.conn
         .session()
@@ -60,7 +60,7 @@ pub fn current(call: &mut Call) -> Result<SessionCurrentResult, RpcError> {
         .ok_or_else(|| session_required("session.current"))
 }
 
-pub async fn end(call: &mut Call) -> Result<SessionInfo, RpcError> {
+pub(crate) async fn end(call: &mut Call) -> Result<SessionInfo, RpcError> {
     let p: SessionEndParams = call.params()?;
     let active = call
         .conn
@@ -84,7 +84,7 @@ pub async fn end(call: &mut Call) -> Result<SessionInfo, RpcError> {
 }
 
 /// `session_busy` while any work of `active` is in flight.
-pub fn busy_error(active: &ActiveSession) -> Option<RpcError> {
+pub(crate) fn busy_error(active: &ActiveSession) -> Option<RpcError> {
     let (actions, observations, captures) = active.busy();
     if actions + observations + captures == 0 {
         return None;
@@ -112,7 +112,7 @@ pub fn busy_error(active: &ActiveSession) -> Option<RpcError> {
 
 /// Ends `active`: its open media streams first (each records
 /// `mediaStreamEnded`), then the log with `sessionEnded`.
-pub async fn finish(
+pub(crate) async fn finish(
     host: &std::sync::Arc<crate::state::Host>,
     active: &std::sync::Arc<ActiveSession>,
     outcome: SessionOutcome,
@@ -151,7 +151,7 @@ pub async fn finish(
     Ok(info)
 }
 
-pub async fn list(call: &mut Call) -> Result<Vec<SessionInfo>, RpcError> {
+pub(crate) async fn list(call: &mut Call) -> Result<Vec<SessionInfo>, RpcError> {
     call.params::<NoParams>()?;
     call.host.store.sessions().await.map_err(store_error)
 }
@@ -195,7 +195,7 @@ fn readable(
     Ok(rows.into_iter().map(|r| r.json).collect())
 }
 
-pub async fn events_list(call: &mut Call) -> Result<Vec<Box<RawValue>>, RpcError> {
+pub(crate) async fn events_list(call: &mut Call) -> Result<Vec<Box<RawValue>>, RpcError> {
     let p: EventsListParams = call.params()?;
     let id = target(call, p.session_id, "events.list")?;
     existing_session(&call.host, id).await?;
@@ -213,14 +213,14 @@ pub async fn events_list(call: &mut Call) -> Result<Vec<Box<RawValue>>, RpcError
 /// `session.export` result with raw stored events.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ExportResult {
+pub(crate) struct ExportResult {
     session: SessionInfo,
     events: Vec<Box<RawValue>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     next_after_sequence: Option<u64>,
 }
 
-pub async fn export(call: &mut Call) -> Result<ExportResult, RpcError> {
+pub(crate) async fn export(call: &mut Call) -> Result<ExportResult, RpcError> {
     let p: SessionExportParams = call.params()?;
     if p.after_sequence.is_some() && p.limit.is_none() {
         return Err(ErrorCode::InvalidParams.rpc(
@@ -283,7 +283,7 @@ pub async fn export(call: &mut Call) -> Result<ExportResult, RpcError> {
     })
 }
 
-pub async fn clear(call: &mut Call) -> Result<EventsClearResult, RpcError> {
+pub(crate) async fn clear(call: &mut Call) -> Result<EventsClearResult, RpcError> {
     let p: SessionTargetParams = call.params()?;
     let id = target(call, p.session_id, "events.clear")?;
     let orphans = call

@@ -40,7 +40,7 @@ fn hello_params(params: Option<RpcParams>) -> Result<HelloParams, RpcError> {
 
 /// Negotiates version and features; on success the connection is Ready.
 /// Every failure leaves it awaiting a new hello.
-pub fn hello(
+pub(crate) fn hello(
     host: &Arc<Host>,
     conn: &Arc<Connection>,
     params: Option<RpcParams>,
@@ -57,7 +57,7 @@ pub fn hello(
 
 /// `system.hello` on an event-stream socket: versions 1.3–1.5 only, and
 /// the offer must name `events.stream.v1` (the only feature there).
-pub fn hello_stream(
+pub(crate) fn hello_stream(
     host: &Arc<Host>,
     conn: &Arc<Connection>,
     params: Option<RpcParams>,
@@ -86,7 +86,7 @@ pub fn hello_stream(
 }
 
 /// Records a successful negotiation on `conn`.
-pub fn complete(
+pub(crate) fn complete(
     conn: &Arc<Connection>,
     host: &Host,
     params: HelloParams,
@@ -121,7 +121,7 @@ pub fn complete(
 }
 
 /// `system.describe`: the negotiated connection and its routing/session.
-pub fn describe(call: &Call) -> SystemDescribeResult {
+pub(crate) fn describe(call: &Call) -> SystemDescribeResult {
     SystemDescribeResult {
         connection: call.neg.hello.clone(),
         client: call.neg.client.clone(),

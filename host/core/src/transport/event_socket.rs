@@ -43,22 +43,22 @@ const SUBSCRIBER_QUEUE: usize = 1024;
 const SUBSCRIBER_BYTES: usize = 8 * 1024 * 1024;
 
 /// Sockets open at once (subscribed or not).
-pub const MAX_SOCKETS: usize = 256;
+pub(crate) const MAX_SOCKETS: usize = 256;
 
 /// Upgraded sockets that have not subscribed yet, at once.
-pub const MAX_PENDING_SOCKETS: usize = 64;
+pub(crate) const MAX_PENDING_SOCKETS: usize = 64;
 
 /// Connections whose HTTP upgrade is not complete, at once; a new one
 /// closes the oldest. Generous, so that an idle crowd below it costs the
 /// host a descriptor each and nobody their upgrade, and a crowd above it
 /// only ever loses its own oldest members.
-pub const MAX_UPGRADING: usize = 512;
+pub(crate) const MAX_UPGRADING: usize = 512;
 
 /// How long the HTTP upgrade may take.
-pub const UPGRADE_TIMEOUT: Duration = Duration::from_secs(5);
+pub(crate) const UPGRADE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// How long a socket may take from upgrade to subscription.
-pub const SUBSCRIBE_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const SUBSCRIBE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The connections that have not completed their upgrade, oldest first.
 struct Upgrading {
@@ -317,7 +317,7 @@ async fn serve_socket(
 }
 
 /// The listener the stream gate starts on first use.
-pub struct Listener {
+pub(crate) struct Listener {
     host: Weak<Host>,
     addr: OnceCell<SocketAddr>,
 }
@@ -325,7 +325,7 @@ pub struct Listener {
 impl Listener {
     /// A listener serving `host`'s event streams (it holds no strong
     /// reference to the host).
-    pub fn new(host: &Arc<Host>) -> Arc<Self> {
+    pub(crate) fn new(host: &Arc<Host>) -> Arc<Self> {
         Arc::new(Self {
             host: Arc::downgrade(host),
             addr: OnceCell::new(),

@@ -18,13 +18,13 @@ use tokio_util::sync::CancellationToken;
 
 use crate::connection::Connection;
 use crate::dispatch::Dispatcher;
-pub use crate::outbox::{Closed, Outgoing, OutputQueue};
+pub(crate) use crate::outbox::OutputQueue;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, ReadBuf};
 use tokio::sync::mpsc;
 
 /// One input frame.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Frame {
+pub(crate) enum Frame {
     /// A complete line without its `\n` (and without a trailing `\r`).
     Line(Vec<u8>),
     /// A line longer than the limit; its bytes were discarded.
@@ -34,18 +34,18 @@ pub enum Frame {
 }
 
 /// Reads frames with a per-frame limit.
-pub struct FrameReader<R> {
+pub(crate) struct FrameReader<R> {
     inner: R,
     limit: usize,
     buf: Vec<u8>,
 }
 
 impl<R: AsyncBufRead + Unpin> FrameReader<R> {
-    pub fn new(inner: R) -> Self {
+    pub(crate) fn new(inner: R) -> Self {
         Self::with_limit(inner, MAX_FRAME_BYTES)
     }
 
-    pub fn with_limit(inner: R, limit: usize) -> Self {
+    pub(crate) fn with_limit(inner: R, limit: usize) -> Self {
         Self {
             inner,
             limit,
@@ -54,7 +54,7 @@ impl<R: AsyncBufRead + Unpin> FrameReader<R> {
     }
 
     /// The next non-blank frame.
-    pub async fn next(&mut self) -> std::io::Result<Frame> {
+    pub(crate) async fn next(&mut self) -> std::io::Result<Frame> {
         loop {
             self.buf.clear();
             let mut overflow = 0usize;
@@ -111,7 +111,7 @@ fn memchr(haystack: &[u8]) -> Option<usize> {
 /// Starts the writer thread over `out`; it ends when every sender is
 /// dropped, after writing everything queued. Returns the queue and the
 /// thread handle.
-pub fn spawn_writer<W: Write + Send + 'static>(
+pub(crate) fn spawn_writer<W: Write + Send + 'static>(
     out: W,
     frames: usize,
     bytes: usize,
@@ -141,7 +141,7 @@ pub fn spawn_writer<W: Write + Send + 'static>(
 /// bytes to async readers, so reading input never takes a thread of the
 /// async runtime's blocking pool. At most `depth` chunks wait unread: a
 /// host that stops consuming stops reading.
-pub fn spawn_reader<R: Read + Send + 'static>(mut input: R, depth: usize) -> ChannelReader {
+pub(crate) fn spawn_reader<R: Read + Send + 'static>(mut input: R, depth: usize) -> ChannelReader {
     let (tx, rx) = mpsc::channel::<std::io::Result<Vec<u8>>>(depth.max(1));
     let spawned = std::thread::Builder::new()
         .name("stdin-reader".into())
@@ -176,7 +176,7 @@ pub fn spawn_reader<R: Read + Send + 'static>(mut input: R, depth: usize) -> Cha
 
 /// The async side of [`spawn_reader`].
 #[derive(Debug)]
-pub struct ChannelReader {
+pub(crate) struct ChannelReader {
     rx: mpsc::Receiver<std::io::Result<Vec<u8>>>,
     chunk: Vec<u8>,
     pos: usize,
@@ -226,7 +226,7 @@ impl AsyncBufRead for ChannelReader {
 /// Serves one control connection on `input` until end of input or `stop`:
 /// every line goes to the dispatcher (which answers through the
 /// connection's output queue).
-pub async fn serve<R: Read + Send + 'static>(
+pub(crate) async fn serve<R: Read + Send + 'static>(
     dispatcher: &Dispatcher,
     conn: &Arc<Connection>,
     input: R,

@@ -44,21 +44,41 @@ const OUTPUT_BYTES: usize = 4 * 1024 * 1024;
 /// Why the socket could not be set up.
 #[derive(Debug, thiserror::Error)]
 pub enum ListenError {
+    /// A live host already owns the socket path (it holds the lock beside
+    /// it, or answers on it); its socket is left alone.
     #[error(
         "another DeviceRail host is already listening on {0} (attach to it with `devicerail attach --socket {0}`)"
     )]
     Live(PathBuf),
+    /// The path does not fit in a `sockaddr_un` (107 bytes at most).
     #[error("the socket path {path} is {len} bytes long; Unix sockets allow at most 107")]
-    TooLong { path: PathBuf, len: usize },
+    TooLong {
+        /// The requested socket path.
+        path: PathBuf,
+        /// Its length in bytes.
+        len: usize,
+    },
+    /// Something other than a socket exists at the path; it is never
+    /// replaced.
     #[error("{0} exists and is not a socket; refusing to replace it")]
     NotASocket(PathBuf),
+    /// The socket's directory is not owned by this user or can be entered
+    /// by others.
     #[error(
         "the socket directory {dir} can be entered by others (mode {mode:o}) or is not owned by this user; use a private directory (chmod 700)"
     )]
-    OpenDirectory { dir: PathBuf, mode: u32 },
+    OpenDirectory {
+        /// The refused directory.
+        dir: PathBuf,
+        /// Its permission bits (`0o777` mask).
+        mode: u32,
+    },
+    /// A file-system or socket call failed while setting up `path`.
     #[error("cannot set up the control socket {path}: {source}")]
     Io {
+        /// The socket path (or its directory) being set up.
         path: PathBuf,
+        /// What the operating system said.
         source: std::io::Error,
     },
 }
@@ -66,17 +86,10 @@ pub enum ListenError {
 /// A bound control socket (the listener, and the lock that proves this
 /// host owns the path). The socket file is removed when dropped.
 #[derive(Debug)]
-pub struct Socket {
+pub(crate) struct Socket {
     path: PathBuf,
     listener: std::os::unix::net::UnixListener,
     _lock: File,
-}
-
-impl Socket {
-    /// Where it listens.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
 }
 
 impl Drop for Socket {
@@ -113,7 +126,7 @@ fn private_dir(dir: &Path) -> Result<(), ListenError> {
 
 /// Binds the control socket at `path`, replacing a stale socket file and
 /// refusing to touch a live host's.
-pub fn bind(path: &Path) -> Result<Socket, ListenError> {
+pub(crate) fn bind(path: &Path) -> Result<Socket, ListenError> {
     let len = path.as_os_str().len();
     if len > 107 {
         return Err(ListenError::TooLong {
@@ -171,7 +184,7 @@ pub fn bind(path: &Path) -> Result<Socket, ListenError> {
 
 /// Accepts connections on `socket` until `stop`, serving each on a task of
 /// `tasks` (so shutdown can wait for them).
-pub async fn serve(
+pub(crate) async fn serve(
     dispatcher: Dispatcher,
     socket: Socket,
     max_connections: usize,

@@ -25,22 +25,31 @@ use crate::worker::{Backoff, RemoteDriver, StartError, WorkerSpec};
 use devicerail_host_config::{ConfigFile, Isolation};
 
 /// How long a plugin may take to list its devices while loading.
-pub const LIST_TIMEOUT: Duration = Duration::from_secs(15);
+pub(crate) const LIST_TIMEOUT: Duration = Duration::from_secs(15);
 
 /// The outcome for one file.
 #[derive(Debug, Clone)]
 pub enum Status {
+    /// The plugin loaded (and, if asked, listed its devices).
     Loaded,
+    /// The file or plugin was refused; the text says why, for `plugins
+    /// list`, `doctor` and the log.
     Refused(String),
 }
 
 /// One scanned file.
 #[derive(Clone)]
 pub struct PluginFile {
+    /// The file as found in the plugins directory.
     pub file: PathBuf,
+    /// Whether it loaded, or why not.
     pub status: Status,
+    /// The manifest the library declared, once it could be read.
     pub manifest: Option<PluginManifest>,
+    /// The devices it listed while loading (empty unless
+    /// `device_status` is [`DeviceStatus::Listed`]).
     pub devices: Vec<DeviceInfo>,
+    /// Whether its devices were listed, and how that went.
     pub device_status: DeviceStatus,
     /// The plugin loaded in this process (inline, or to inspect).
     pub plugin: Option<Arc<LoadedPlugin>>,
@@ -73,6 +82,7 @@ impl PluginFile {
         }
     }
 
+    /// Whether the plugin loaded (its status is [`Status::Loaded`]).
     pub fn is_loaded(&self) -> bool {
         matches!(self.status, Status::Loaded)
     }
@@ -81,19 +91,24 @@ impl PluginFile {
 /// A directory-level problem: nothing in it is loaded.
 #[derive(Debug, thiserror::Error)]
 pub enum DirError {
+    /// The directory is writable by group or others, so anyone could
+    /// plant a library in it.
     #[error(
         "plugins directory {0} is writable by group or others; refusing to load anything from it"
     )]
     Insecure(PathBuf),
+    /// The directory exists but cannot be read or examined.
     #[error("cannot read plugins directory {path}: {source}")]
     Read {
+        /// The plugins directory.
         path: PathBuf,
+        /// Why it could not be read.
         source: std::io::Error,
     },
 }
 
 /// Whether a file name looks like a plugin library.
-pub fn is_library_name(name: &str) -> bool {
+pub(crate) fn is_library_name(name: &str) -> bool {
     !name.starts_with('.')
         && [".so", ".dylib", ".dll"]
             .iter()
@@ -102,7 +117,7 @@ pub fn is_library_name(name: &str) -> bool {
 
 /// Why a candidate plugin file is refused before it is opened.
 #[derive(Debug, thiserror::Error)]
-pub enum FileRefusal {
+pub(crate) enum FileRefusal {
     #[error("cannot stat: {0}")]
     Stat(std::io::Error),
     #[error("broken symlink: {0}")]
@@ -122,7 +137,7 @@ pub enum FileRefusal {
 /// Checks a candidate before it is opened: regular file (symlinks must
 /// resolve inside `dir`), not writable by group or others, owned by this
 /// user or root.
-pub fn check_file(dir: &Path, file: &Path) -> Result<PathBuf, FileRefusal> {
+pub(crate) fn check_file(dir: &Path, file: &Path) -> Result<PathBuf, FileRefusal> {
     let link_meta = fs::symlink_metadata(file).map_err(FileRefusal::Stat)?;
     let target = if link_meta.file_type().is_symlink() {
         let target = fs::canonicalize(file).map_err(FileRefusal::BrokenSymlink)?;
@@ -194,7 +209,7 @@ pub fn candidates(dir: &Path) -> Result<Vec<PathBuf>, DirError> {
 
 /// Why a plugin's devices could not be listed.
 #[derive(Debug, thiserror::Error)]
-pub enum ListError {
+pub(crate) enum ListError {
     /// No helper thread could be started.
     #[error("cannot spawn a thread: {0}")]
     Spawn(std::io::Error),
@@ -211,7 +226,7 @@ pub enum ListError {
 
 /// Lists a plugin's devices on a helper thread, bounded by `LIST_TIMEOUT`,
 /// so a hanging plugin is refused instead of hanging the host.
-pub fn list_devices_bounded(
+pub(crate) fn list_devices_bounded(
     id: &str,
     plugin: &Arc<dyn Driver>,
 ) -> Result<Vec<DeviceInfo>, ListError> {
@@ -271,7 +286,7 @@ pub struct Workers {
 
 /// How long past its deadline (or cancellation) a call may stay
 /// unanswered before its worker is killed and restarted.
-pub const WORKER_GRACE: Duration = Duration::from_secs(2);
+pub(crate) const WORKER_GRACE: Duration = Duration::from_secs(2);
 
 impl Workers {
     /// Workers running this very binary, with the default back-off.

@@ -39,19 +39,29 @@ pub struct WorkerArgs {
 /// Why the worker stopped serving.
 #[derive(Debug, thiserror::Error)]
 pub enum WorkerError {
+    /// The process that started the worker (this pid) is no longer its
+    /// parent: the host died before the worker could tie itself to it.
     #[error("the host (pid {0}) is gone; refusing to run orphaned")]
     Orphaned(u32),
+    /// The signal that kills the worker with its parent could not be set.
     #[error("cannot arm the parent-death signal: {0}")]
     DeathSignal(std::io::Error),
+    /// The descriptor named on the command line is not an open socket.
     #[error("descriptor {0} is not a socket")]
     NotASocket(RawFd),
+    /// Reading or writing the channel failed, or the host broke its
+    /// framing.
     #[error("the host's channel failed: {0}")]
     Channel(#[from] FrameError),
+    /// A frame's JSON header is not the message its kind announces.
     #[error("the host sent an unreadable {what}: {source}")]
     BadHeader {
+        /// Which message it was meant to be (`init`, `call`, `cancel`).
         what: &'static str,
+        /// Why it does not parse.
         source: serde_json::Error,
     },
+    /// Setting up the channel's socket failed.
     #[error("channel setup failed: {0}")]
     Io(#[from] std::io::Error),
 }

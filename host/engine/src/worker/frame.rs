@@ -6,12 +6,12 @@
 use std::io::{self, Read, Write};
 
 /// The largest frame either side accepts (a screenshot plus its header).
-pub const MAX_FRAME: usize = 256 << 20;
+pub(super) const MAX_FRAME: usize = 256 << 20;
 
 /// What a frame carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
-pub enum Kind {
+pub(super) enum Kind {
     /// Host → worker, first frame: the plugin's settings.
     Init = 1,
     /// Worker → host: the driver is constructed, or why not.
@@ -39,7 +39,7 @@ impl Kind {
 
 /// One frame as read.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Frame {
+pub(super) struct Frame {
     pub kind: Kind,
     /// The JSON header.
     pub header: Vec<u8>,
@@ -53,17 +53,21 @@ pub enum FrameError {
     /// The peer closed the channel between frames.
     #[error("the channel is closed")]
     Closed,
+    /// Reading or writing the socket failed (a read timeout included).
     #[error("channel I/O failed: {0}")]
     Io(#[from] io::Error),
+    /// The bytes are not a frame (bad kind, bad lengths, out of order).
     #[error("malformed frame: {0}")]
     Malformed(&'static str),
+    /// The frame's announced length is over [`MAX_FRAME`]: nothing is
+    /// allocated for it.
     #[error("a frame of {0} bytes exceeds the limit of {MAX_FRAME} bytes")]
     TooLarge(usize),
 }
 
 /// Writes one frame (two writes at most: prefix and header, then bytes).
 /// Callers serialize writers themselves.
-pub fn write_frame(
+pub(super) fn write_frame(
     w: &mut impl Write,
     kind: Kind,
     header: &[u8],
@@ -89,7 +93,7 @@ pub fn write_frame(
 }
 
 /// Reads one frame; [`FrameError::Closed`] on a clean end between frames.
-pub fn read_frame(r: &mut impl Read) -> Result<Frame, FrameError> {
+pub(super) fn read_frame(r: &mut impl Read) -> Result<Frame, FrameError> {
     let mut len = [0u8; 4];
     match r.read_exact(&mut len) {
         Ok(()) => {}

@@ -15,11 +15,11 @@ use super::message::Outcome;
 
 /// What a waiting call receives: the reply and its raw bytes, or why the
 /// worker is gone.
-pub type Delivery = Result<(Outcome, Vec<u8>), WorkerDown>;
+pub(super) type Delivery = Result<(Outcome, Vec<u8>), WorkerDown>;
 
 /// Why no worker answers a call.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum WorkerDown {
+pub(super) enum WorkerDown {
     /// The first worker has not answered its handshake yet.
     #[error("its worker is starting")]
     Starting,
@@ -50,7 +50,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 /// A worker that answered its handshake.
 #[derive(Debug)]
-pub struct Link {
+pub(super) struct Link {
     pid: u32,
     writer: Mutex<UnixStream>,
     /// Waiting calls; `None` once the worker is gone.
@@ -61,7 +61,7 @@ pub struct Link {
 }
 
 impl Link {
-    pub fn new(pid: u32, writer: UnixStream) -> Self {
+    pub(super) fn new(pid: u32, writer: UnixStream) -> Self {
         Self {
             pid,
             writer: Mutex::new(writer),
@@ -70,12 +70,12 @@ impl Link {
         }
     }
 
-    pub fn pid(&self) -> u32 {
+    pub(super) fn pid(&self) -> u32 {
         self.pid
     }
 
     /// Registers call `id`; false when the worker is already gone.
-    pub fn register(&self, id: u64, tx: SyncSender<Delivery>) -> bool {
+    pub(super) fn register(&self, id: u64, tx: SyncSender<Delivery>) -> bool {
         match lock(&self.pending).as_mut() {
             Some(map) => {
                 map.insert(id, tx);
@@ -86,14 +86,14 @@ impl Link {
     }
 
     /// Forgets call `id` (its caller stopped waiting).
-    pub fn unregister(&self, id: u64) {
+    pub(super) fn unregister(&self, id: u64) {
         if let Some(map) = lock(&self.pending).as_mut() {
             map.remove(&id);
         }
     }
 
     /// Hands a reply to its waiting call, if it still waits.
-    pub fn deliver(&self, id: u64, outcome: Outcome, bytes: Vec<u8>) {
+    pub(super) fn deliver(&self, id: u64, outcome: Outcome, bytes: Vec<u8>) {
         let tx = lock(&self.pending).as_mut().and_then(|m| m.remove(&id));
         if let Some(tx) = tx {
             let _ = tx.try_send(Ok((outcome, bytes)));
@@ -102,7 +102,7 @@ impl Link {
 
     /// The worker is gone: every waiting call gets `reason`; later
     /// registrations are refused.
-    pub fn fail_all(&self, reason: &WorkerDown) -> usize {
+    pub(super) fn fail_all(&self, reason: &WorkerDown) -> usize {
         let waiting = lock(&self.pending).take().unwrap_or_default();
         let n = waiting.len();
         for (_, tx) in waiting {
@@ -112,7 +112,7 @@ impl Link {
     }
 
     /// Writes one frame with a JSON header.
-    pub fn send<T: Serialize>(&self, kind: Kind, header: &T) -> Result<(), FrameError> {
+    pub(super) fn send<T: Serialize>(&self, kind: Kind, header: &T) -> Result<(), FrameError> {
         let json = serde_json::to_vec(header)
             .map_err(|_| FrameError::Malformed("the header does not serialize"))?;
         let mut w = lock(&self.writer);
@@ -121,7 +121,7 @@ impl Link {
 
     /// Kills the worker (SIGKILL) unless it was already reaped; `why` is
     /// kept for the crash report.
-    pub fn kill(&self, why: &str) {
+    pub(super) fn kill(&self, why: &str) {
         let mut alive = lock(&self.alive);
         if !alive.0 {
             return;
@@ -138,7 +138,7 @@ impl Link {
 
     /// The process is about to be reaped: no more signals. Returns why the
     /// host killed it, if it did.
-    pub fn mark_reaped(&self) -> Option<String> {
+    pub(super) fn mark_reaped(&self) -> Option<String> {
         let mut alive = lock(&self.alive);
         alive.0 = false;
         alive.1.take()

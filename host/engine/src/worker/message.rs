@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 /// of the configuration file, nothing else) and the load purpose.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Init {
+pub(super) struct Init {
     /// The plugin id the host expects the library to declare.
     pub plugin_id: String,
     pub settings: Map<String, Value>,
@@ -23,7 +23,7 @@ pub struct Init {
 /// Worker → host: the driver is constructed, or why not.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub enum Ready {
+pub(super) enum Ready {
     /// Constructed; the worker serves calls from now on.
     Ok {
         /// The worker's process id (for the supervisor's logs).
@@ -40,7 +40,7 @@ pub enum Ready {
 /// One driver method with its arguments.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "method", rename_all = "camelCase")]
-pub enum Method {
+pub(super) enum Method {
     ListDevices,
     Connect {
         device: DeviceId,
@@ -67,7 +67,7 @@ pub enum Method {
 
 impl Method {
     /// The method's name, for logs and errors.
-    pub fn name(&self) -> &'static str {
+    pub(super) fn name(&self) -> &'static str {
         match self {
             Self::ListDevices => "list_devices",
             Self::Connect { .. } => "connect",
@@ -84,7 +84,7 @@ impl Method {
 /// Host → worker: one call.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Call {
+pub(super) struct Call {
     pub id: u64,
     /// Time left before the call's deadline, in microseconds (`None`:
     /// unbounded).
@@ -97,7 +97,7 @@ pub struct Call {
 
 /// Host → worker: cancel call `id`.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
-pub struct Cancel {
+pub(super) struct Cancel {
     pub id: u64,
 }
 
@@ -105,7 +105,7 @@ pub struct Cancel {
 /// of the observation in `ok`, if it has one.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Reply {
+pub(super) struct Reply {
     pub id: u64,
     pub outcome: Outcome,
 }
@@ -113,7 +113,7 @@ pub struct Reply {
 /// A call's JSON result, or the driver's typed error.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub enum Outcome {
+pub(super) enum Outcome {
     Ok(Value),
     Err(DriverError),
 }
@@ -121,7 +121,7 @@ pub enum Outcome {
 /// An Action's result, its resolved observation's PNG in the frame bytes.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct OutputJson {
+pub(super) struct OutputJson {
     pub output: Value,
     #[serde(default)]
     pub execution: Option<ActionExecution>,
@@ -130,7 +130,7 @@ pub struct OutputJson {
 }
 
 /// Splits an Action's output into its JSON and the resolved PNG.
-pub fn split_output(out: ActionOutput) -> (OutputJson, Option<Vec<u8>>) {
+pub(super) fn split_output(out: ActionOutput) -> (OutputJson, Option<Vec<u8>>) {
     let (resolved, png) = match out.resolved.map(ObservationWire::split) {
         Some((json, png)) => (Some(json), png),
         None => (None, None),
@@ -146,7 +146,7 @@ pub fn split_output(out: ActionOutput) -> (OutputJson, Option<Vec<u8>>) {
 }
 
 /// Joins an Action's output JSON and the resolved PNG.
-pub fn join_output(json: OutputJson, png: Option<Vec<u8>>) -> ActionOutput {
+pub(super) fn join_output(json: OutputJson, png: Option<Vec<u8>>) -> ActionOutput {
     ActionOutput {
         output: json.output,
         execution: json.execution,

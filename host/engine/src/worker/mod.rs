@@ -7,28 +7,28 @@
 //! devices answer `device_unavailable` until the supervisor has restarted
 //! it, and other plugins never notice.
 //!
-//! * [`frame`]: the channel's framing (length, kind, JSON header, bytes).
-//! * [`message`]: the headers and how observations cross (PNG as bytes).
-//! * [`link`]: one live worker: writer, waiting calls, kill.
-//! * [`spec`]: what a worker is started with, and start failures.
-//! * [`shared`]: the live worker as callers see it; one call's round trip.
-//! * [`remote`]: the host's `Driver` for a worker.
-//! * [`supervisor`]: spawning, reaping, reporting and restarting.
-//! * [`output`]: the worker's stdout/stderr, forwarded to the log.
+//! * `frame`: the channel's framing (length, kind, JSON header, bytes).
+//! * `message`: the headers and how observations cross (PNG as bytes).
+//! * `link`: one live worker: writer, waiting calls, kill.
+//! * `spec`: what a worker is started with, and start failures.
+//! * `shared`: the live worker as callers see it; one call's round trip.
+//! * `remote`: the host's `Driver` for a worker.
+//! * `supervisor`: spawning, reaping, reporting and restarting.
+//! * `output`: the worker's stdout/stderr, forwarded to the log.
 //! * [`entry`]: what runs inside the worker process.
 //!
 //! Nothing here touches the host's protocol descriptors, sessions or
 //! registry; this module only provides a `Driver`.
 
 pub mod entry;
-pub mod frame;
-pub mod link;
-pub mod message;
-pub mod output;
-pub mod remote;
-pub mod shared;
-pub mod spec;
-pub mod supervisor;
+mod frame;
+mod link;
+mod message;
+mod output;
+mod remote;
+mod shared;
+mod spec;
+mod supervisor;
 
 pub use remote::RemoteDriver;
 pub use spec::{Backoff, StartError, WorkerSpec};

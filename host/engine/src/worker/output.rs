@@ -8,13 +8,13 @@ use std::io::{BufRead, BufReader, Read};
 use std::sync::{Arc, Mutex};
 
 /// Lines kept for a crash report.
-pub const TAIL_LINES: usize = 20;
+pub(super) const TAIL_LINES: usize = 20;
 /// Longest line kept or forwarded (longer lines are cut).
 const MAX_LINE: usize = 2048;
 
 /// The last lines a worker printed, shared by its two readers.
 #[derive(Debug, Clone, Default)]
-pub struct Tail(Arc<Mutex<VecDeque<String>>>);
+pub(super) struct Tail(Arc<Mutex<VecDeque<String>>>);
 
 impl Tail {
     fn push(&self, line: String) {
@@ -26,18 +26,13 @@ impl Tail {
     }
 
     /// The kept lines, oldest first.
-    pub fn lines(&self) -> Vec<String> {
+    pub(super) fn lines(&self) -> Vec<String> {
         self.0
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .iter()
             .cloned()
             .collect()
-    }
-
-    /// Forgets every line (a new worker starts).
-    pub fn clear(&self) {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).clear();
     }
 }
 
@@ -74,7 +69,12 @@ fn cut(mut line: String) -> String {
 
 /// Forwards the lines of `pipe` (the worker's `stream`, `stdout` or
 /// `stderr`) on a thread until the worker closes it.
-pub fn forward(plugin: &str, stream: &'static str, pipe: impl Read + Send + 'static, tail: &Tail) {
+pub(super) fn forward(
+    plugin: &str,
+    stream: &'static str,
+    pipe: impl Read + Send + 'static,
+    tail: &Tail,
+) {
     let name = format!("worker-{stream}-{plugin}");
     let plugin = plugin.to_owned();
     let tail = tail.clone();

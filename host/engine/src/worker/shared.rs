@@ -32,7 +32,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 /// What a [`RemoteDriver`] and its supervisor share.
-pub struct Shared {
+pub(super) struct Shared {
     spec: WorkerSpec,
     /// The live worker, or why there is none.
     link: Mutex<Result<Arc<Link>, WorkerDown>>,
@@ -46,7 +46,7 @@ pub struct Shared {
 
 impl Shared {
     /// State for `spec`'s worker, not started yet.
-    pub fn new(spec: WorkerSpec) -> Self {
+    pub(super) fn new(spec: WorkerSpec) -> Self {
         Self {
             spec,
             link: Mutex::new(Err(WorkerDown::Starting)),
@@ -58,12 +58,12 @@ impl Shared {
     }
 
     /// How often the worker was restarted.
-    pub fn restarts(&self) -> u64 {
+    pub(super) fn restarts(&self) -> u64 {
         self.restarts.load(Ordering::Acquire)
     }
 
     /// The host no longer needs the worker.
-    pub fn stop(&self) {
+    pub(super) fn stop(&self) {
         self.stopping.store(true, Ordering::Release);
         if let Ok(link) = self.current() {
             link.kill("the host is stopping");
@@ -71,7 +71,7 @@ impl Shared {
     }
 
     /// A device was connected (`true`) or disconnected through the driver.
-    pub fn note_connected(&self, device: &DeviceId, connected: bool) {
+    pub(super) fn note_connected(&self, device: &DeviceId, connected: bool) {
         let mut set = lock(&self.connected);
         if connected {
             set.insert(device.clone());
@@ -80,24 +80,24 @@ impl Shared {
         }
     }
 
-    pub fn spec(&self) -> &WorkerSpec {
+    pub(super) fn spec(&self) -> &WorkerSpec {
         &self.spec
     }
 
-    pub fn stopping(&self) -> bool {
+    pub(super) fn stopping(&self) -> bool {
         self.stopping.load(Ordering::Acquire)
     }
 
-    pub fn set_up(&self, link: Arc<Link>) {
+    pub(super) fn set_up(&self, link: Arc<Link>) {
         *lock(&self.link) = Ok(link);
     }
 
-    pub fn set_down(&self, reason: WorkerDown) {
+    pub(super) fn set_down(&self, reason: WorkerDown) {
         *lock(&self.link) = Err(reason);
     }
 
     /// The live worker, or why there is none.
-    pub fn current(&self) -> Result<Arc<Link>, WorkerDown> {
+    pub(super) fn current(&self) -> Result<Arc<Link>, WorkerDown> {
         lock(&self.link).clone()
     }
 
@@ -110,7 +110,7 @@ impl Shared {
     }
 
     /// Sends one call and waits for its reply (see the module docs).
-    pub fn call(&self, ctx: &CallContext, method: Method) -> DriverResult<(Value, Vec<u8>)> {
+    pub(super) fn call(&self, ctx: &CallContext, method: Method) -> DriverResult<(Value, Vec<u8>)> {
         let plugin = self.spec.plugin_id.as_str();
         let device = match &method {
             Method::Connect { device }
@@ -189,7 +189,7 @@ impl Shared {
 
     /// A restarted worker is up: count it and connect again, in the
     /// background, the devices that were connected.
-    pub fn after_restart(self: &Arc<Self>) {
+    pub(super) fn after_restart(self: &Arc<Self>) {
         self.restarts.fetch_add(1, Ordering::AcqRel);
         let devices: Vec<DeviceId> = lock(&self.connected).iter().cloned().collect();
         if devices.is_empty() {

@@ -57,14 +57,20 @@ pub struct WorkerSpec {
 /// Why a worker could not be started.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum StartError {
+    /// The process or its channel could not be created; the text says
+    /// which system call failed.
     #[error("cannot start the worker process: {0}")]
     Spawn(String),
+    /// The worker exited, broke the handshake or timed out before it was
+    /// ready; the text includes the last lines it wrote.
     #[error("the worker process failed before it was ready: {0}")]
     Died(String),
     /// The driver's constructor refused (`setting`: the key at fault).
     #[error("{message}")]
     Init {
+        /// The constructor's error message.
         message: String,
+        /// The settings key it refused, when it named one.
         setting: Option<String>,
     },
 }

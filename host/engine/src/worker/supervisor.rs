@@ -26,7 +26,7 @@ use super::shared::Shared;
 use super::spec::{StartError, WorkerSpec};
 
 /// The worker's descriptor of its end of the channel.
-pub const WORKER_FD: i32 = 3;
+pub(super) const WORKER_FD: i32 = 3;
 /// How long a worker may take to construct its driver.
 const INIT_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long one write to a worker may block.
@@ -35,7 +35,7 @@ const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
 const EXIT_WAIT: Duration = Duration::from_secs(2);
 
 /// A worker that is ready.
-pub struct Running {
+pub(super) struct Running {
     pub child: Child,
     pub link: Arc<Link>,
     pub reader: BufReader<UnixStream>,
@@ -43,7 +43,7 @@ pub struct Running {
 }
 
 /// Text for how a process ended.
-pub fn describe_exit(status: ExitStatus) -> String {
+pub(super) fn describe_exit(status: ExitStatus) -> String {
     if let Some(sig) = status.signal() {
         match devicerail_host_sys::signal_name(sig) {
             Some(name) => format!("killed by signal {sig} ({name})"),
@@ -86,7 +86,7 @@ fn with_tail(reason: &str, tail: &Tail) -> String {
 }
 
 /// Spawns a worker and completes its handshake.
-pub fn spawn(spec: &WorkerSpec) -> Result<Running, StartError> {
+pub(super) fn spawn(spec: &WorkerSpec) -> Result<Running, StartError> {
     let (host_end, child_end) =
         UnixStream::pair().map_err(|e| StartError::Spawn(format!("socketpair: {e}")))?;
     let child_fd = child_end.as_raw_fd();
@@ -207,7 +207,7 @@ fn read_replies(link: &Link, reader: &mut BufReader<UnixStream>, plugin: &str) -
 }
 
 /// Runs `first` (already started) and every restart until the host stops.
-pub fn supervise(shared: Arc<Shared>, first: Running) {
+pub(super) fn supervise(shared: Arc<Shared>, first: Running) {
     let spec = shared.spec();
     let plugin = spec.plugin_id.clone();
     let mut next = Some(first);
@@ -278,7 +278,7 @@ pub fn supervise(shared: Arc<Shared>, first: Running) {
 
 /// Starts the first worker on a new supervisor thread (which spawns every
 /// later one too) and waits for its handshake.
-pub fn start(shared: Arc<Shared>) -> Result<(), StartError> {
+pub(super) fn start(shared: Arc<Shared>) -> Result<(), StartError> {
     let (tx, rx) = mpsc::channel();
     let plugin = shared.spec().plugin_id.clone();
     std::thread::Builder::new()

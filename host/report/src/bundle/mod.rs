@@ -17,7 +17,7 @@
 //!
 //! [`SessionData`] is what both a bundle and the store yield, so a report
 //! renders the same from either. Reading a bundle validates it completely
-//! first ([`read`]): contiguous sequences, every digest, every reference.
+//! first ([`open`], [`validate`]): contiguous sequences, every digest, every reference.
 //!
 //! What this module must never do: write to the event store or take the
 //! host's lock (it reads through [`ReadOnlyStore`]), change an event's
@@ -37,108 +37,237 @@ use serde::{Deserialize, Serialize};
 use devicerail_host_store::event_store::{RawEvent, ReadOnlyStore, StoreError};
 use devicerail_host_store::evidence::sha256_hex;
 
-pub use refs::{AssetUse, asset_refs};
-pub use validate::{read, validate};
+pub(crate) use refs::asset_refs;
+pub(crate) use validate::read;
+pub use validate::validate;
 
 /// `manifest.json`'s `format`.
-pub const FORMAT: &str = "devicerail-session-bundle";
+pub(crate) const FORMAT: &str = "devicerail-session-bundle";
 /// The bundle layout this host writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
+pub(crate) const FORMAT_VERSION: u32 = 1;
 /// Path of the manifest in the archive.
-pub const MANIFEST_PATH: &str = "manifest.json";
+pub(crate) const MANIFEST_PATH: &str = "manifest.json";
 /// Path of the events in the archive.
-pub const EVENTS_PATH: &str = "events.ndjson";
+pub(crate) const EVENTS_PATH: &str = "events.ndjson";
 /// Directory of the blobs in the archive.
-pub const BLOBS_DIR: &str = "blobs/sha256/";
+pub(crate) const BLOBS_DIR: &str = "blobs/sha256/";
 /// Largest entry a bundle may hold (a bundle is read into memory).
-pub const MAX_ENTRY_BYTES: u64 = 512 * 1024 * 1024;
+pub(crate) const MAX_ENTRY_BYTES: u64 = 512 * 1024 * 1024;
 
 /// Why a bundle could not be written, read or trusted. Each variant names
 /// one exact reason; `bundle validate` prints it and exits non-zero.
 #[derive(Debug, thiserror::Error)]
 pub enum BundleError {
+    /// Reading the store failed (no store in the data directory, or a
+    /// query or row failed).
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// The store has no session with the id asked for.
     #[error("no session {0} in the store")]
     NoSuchSession(SessionId),
+    /// `--last` was asked for, but the store holds no session.
     #[error("the store holds no session")]
     NoSessions,
+    /// A file could not be opened, read or written.
     #[error("{what} {path}: {source}")]
     Io {
+        /// What was being done (`cannot open`, `cannot write`).
         what: &'static str,
+        /// The file concerned.
         path: PathBuf,
+        /// The operating system's error.
         source: std::io::Error,
     },
+    /// An event references Evidence the store has no bytes for.
     #[error("event {sequence} references {sha256}, whose bytes are not in the store")]
-    EvidenceMissingInStore { sequence: u64, sha256: String },
+    EvidenceMissingInStore {
+        /// The referencing event's sequence (0: the session's Evidence
+        /// list rather than one event).
+        sequence: u64,
+        /// The missing blob's digest.
+        sha256: String,
+    },
+    /// Stored Evidence bytes no longer match their digest.
     #[error("the stored bytes of {sha256} hash to {actual}: the store is corrupt")]
-    EvidenceCorruptInStore { sha256: String, actual: String },
+    EvidenceCorruptInStore {
+        /// The digest the blob is stored under.
+        sha256: String,
+        /// The digest of the bytes actually stored.
+        actual: String,
+    },
+    /// A UI snapshot stored with its Observation cannot be decoded.
     #[error("the stored UI snapshot {sha256} cannot be unpacked: {reason}")]
-    SnapshotUnreadable { sha256: String, reason: String },
+    SnapshotUnreadable {
+        /// The snapshot's digest.
+        sha256: String,
+        /// Why it cannot be decoded (unknown codec, corrupt bytes).
+        reason: String,
+    },
+    /// A stored event's JSON contains a newline, so it cannot be one line
+    /// of `events.ndjson`.
     #[error("stored event {sequence} spans several lines")]
-    MultilineEvent { sequence: u64 },
+    MultilineEvent {
+        /// The event's sequence.
+        sequence: u64,
+    },
+    /// The file is not a tar archive, or an entry cannot be read.
     #[error("not a readable tar archive: {0}")]
     NotAnArchive(String),
+    /// An entry's path is absolute, empty, or has `.`, `..` or empty
+    /// components.
     #[error("entry {0:?} has an unsafe path")]
     UnsafePath(String),
+    /// An entry is a link, directory or device rather than a regular file.
     #[error("entry {0:?} is not a regular file")]
     NotAFile(String),
+    /// Two entries have the same path.
     #[error("entry {0:?} appears twice")]
     DuplicateEntry(String),
+    /// An entry is larger than a bundle entry may be (512 MiB); it is not
+    /// read.
     #[error("entry {path:?} is {size} bytes, over the {MAX_ENTRY_BYTES}-byte limit")]
-    EntryTooLarge { path: String, size: u64 },
+    EntryTooLarge {
+        /// The entry's path in the archive.
+        path: String,
+        /// Its size in bytes, as its header says.
+        size: u64,
+    },
+    /// An entry is neither the manifest, the events nor a blob.
     #[error("entry {0:?} is not part of the bundle layout")]
     UnexpectedEntry(String),
+    /// The archive has no `manifest.json`.
     #[error("the bundle has no {MANIFEST_PATH}")]
     MissingManifest,
+    /// `manifest.json` does not parse, or names a wrong events path or a
+    /// blob name that is not a digest.
     #[error("{MANIFEST_PATH} is invalid: {0}")]
     InvalidManifest(String),
+    /// The manifest's format or version is not the one this host reads.
     #[error(
         "unsupported bundle format {format:?} version {version} (this host reads {FORMAT:?} {FORMAT_VERSION})"
     )]
-    UnsupportedFormat { format: String, version: u32 },
+    UnsupportedFormat {
+        /// The manifest's `format`.
+        format: String,
+        /// The manifest's `formatVersion`.
+        version: u32,
+    },
+    /// The archive has no `events.ndjson`.
     #[error("the bundle has no {EVENTS_PATH}")]
     MissingEvents,
+    /// An event is not a valid protocol event (or the first one is not
+    /// `sessionStarted`).
     #[error("{EVENTS_PATH} line {line} is not a valid event: {reason}")]
-    InvalidEvent { line: usize, reason: String },
+    InvalidEvent {
+        /// The 1-based line (0: the file is not UTF-8; for an event read
+        /// from the store, its sequence).
+        line: usize,
+        /// Why it is not valid.
+        reason: String,
+    },
+    /// An event belongs to another session than the manifest's.
     #[error("event {sequence} belongs to session {found}, not {expected}")]
     WrongSession {
+        /// The event's sequence.
         sequence: u64,
+        /// The session the event names.
         found: String,
+        /// The manifest's session.
         expected: String,
     },
+    /// A sequence was skipped.
     #[error("sequences are not contiguous: event {after} is followed by {next} (gap)")]
-    SequenceGap { after: u64, next: u64 },
+    SequenceGap {
+        /// The last sequence before the gap.
+        after: u64,
+        /// The sequence that follows it.
+        next: u64,
+    },
+    /// A sequence repeats or goes backwards.
     #[error("sequences are not contiguous: expected {expected}, found {found}")]
-    SequenceOutOfOrder { expected: u64, found: u64 },
+    SequenceOutOfOrder {
+        /// The sequence that should come next.
+        expected: u64,
+        /// The sequence found instead.
+        found: u64,
+    },
+    /// The manifest's event count differs from the events present.
     #[error("the manifest lists {manifest} events, {EVENTS_PATH} holds {found}")]
-    EventCountMismatch { manifest: u64, found: u64 },
+    EventCountMismatch {
+        /// The count the manifest gives.
+        manifest: u64,
+        /// The events actually present.
+        found: u64,
+    },
+    /// `events.ndjson` does not match the manifest's digest.
     #[error("{EVENTS_PATH} hashes to {actual}, the manifest says {expected}")]
-    EventsDigestMismatch { expected: String, actual: String },
+    EventsDigestMismatch {
+        /// The digest the manifest gives.
+        expected: String,
+        /// The digest of the file's bytes.
+        actual: String,
+    },
+    /// The manifest lists a blob the archive does not hold.
     #[error("blob {sha256} is listed in the manifest but missing from the archive")]
-    MissingBlob { sha256: String },
+    MissingBlob {
+        /// The listed blob's digest.
+        sha256: String,
+    },
+    /// The archive holds a blob the manifest does not list.
     #[error("blob {sha256} is not listed in the manifest")]
-    UnlistedBlob { sha256: String },
+    UnlistedBlob {
+        /// The name of the unlisted blob's entry.
+        sha256: String,
+    },
+    /// A blob's bytes do not hash to its name.
     #[error("blob {sha256} does not match its digest: its bytes hash to {actual}")]
-    BlobDigestMismatch { sha256: String, actual: String },
+    BlobDigestMismatch {
+        /// The blob's name (its claimed digest).
+        sha256: String,
+        /// The digest of its bytes.
+        actual: String,
+    },
+    /// A blob's size differs from the manifest's.
     #[error("blob {sha256} is {actual} bytes, the manifest says {expected}")]
     BlobSizeMismatch {
+        /// The blob's digest.
         sha256: String,
+        /// The size the manifest gives, in bytes.
         expected: u64,
+        /// The entry's size, in bytes.
         actual: u64,
     },
+    /// An event references an asset the bundle does not hold (or whose id
+    /// is not `sha256:<digest>`).
     #[error("event {sequence} references {asset}, which the bundle does not hold")]
-    UnresolvedReference { sequence: u64, asset: String },
+    UnresolvedReference {
+        /// The referencing event's sequence.
+        sequence: u64,
+        /// The asset id it names.
+        asset: String,
+    },
+    /// An Action's result names an element of an Observation no event up
+    /// to it recorded.
     #[error(
         "event {sequence} names element {node} of observation {observation}, which no event up to it recorded"
     )]
     UnresolvedObservation {
+        /// The event's sequence.
         sequence: u64,
+        /// The Observation id it names.
         observation: String,
+        /// The element's `stableNodeId`.
         node: String,
     },
+    /// An `actionCompleted` event completes a call no earlier
+    /// `actionStarted` started.
     #[error("event {sequence} completes call {call_id}, which no earlier event started")]
-    UnknownCall { sequence: u64, call_id: String },
+    UnknownCall {
+        /// The completing event's sequence.
+        sequence: u64,
+        /// The call id it names.
+        call_id: String,
+    },
 }
 
 fn io(what: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> BundleError {
@@ -149,7 +278,9 @@ fn io(what: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> BundleE
 /// One blob with its media type.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BlobEntry {
+    /// The MIME type the referencing events (or the manifest) give it.
     pub media_type: String,
+    /// The blob's original bytes (UI snapshots decompressed).
     pub bytes: Vec<u8>,
 }
 
@@ -157,15 +288,18 @@ pub struct BlobEntry {
 /// reference (UI snapshots as their original bytes), by SHA-256.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionData {
+    /// The Session's summary (state, outcome, last sequence).
     pub session: SessionInfo,
+    /// Its events in sequence order, each as stored.
     pub events: Vec<RawEvent>,
+    /// Every referenced blob, by lower-case hex SHA-256.
     pub blobs: BTreeMap<String, BlobEntry>,
 }
 
 /// `manifest.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Manifest {
+pub(crate) struct Manifest {
     pub format: String,
     pub format_version: u32,
     /// The program that wrote the bundle.
@@ -178,7 +312,7 @@ pub struct Manifest {
 /// The manifest's record of `events.ndjson`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct EventsManifest {
+pub(crate) struct EventsManifest {
     pub path: String,
     pub count: u64,
     pub sha256: String,
@@ -187,14 +321,14 @@ pub struct EventsManifest {
 /// The manifest's record of one blob (at `blobs/sha256/<sha256>`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct BlobManifest {
+pub(crate) struct BlobManifest {
     pub sha256: String,
     pub media_type: String,
     pub size: u64,
 }
 
 /// Resolves `--last` or an id to a session of the store.
-pub fn pick_session(
+pub(crate) fn pick_session(
     store: &ReadOnlyStore,
     id: Option<SessionId>,
 ) -> Result<SessionInfo, BundleError> {
@@ -206,7 +340,7 @@ pub fn pick_session(
 
 /// What to do with a blob the store cannot give back intact.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Missing {
+pub(crate) enum Missing {
     /// Refuse (a bundle must be complete).
     Fail,
     /// Leave it out with a warning (a report shows what there is).
@@ -214,7 +348,7 @@ pub enum Missing {
 }
 
 /// Reads one Session and every blob its events reference from the store.
-pub fn load_from_store(
+pub(crate) fn load_from_store(
     store: &ReadOnlyStore,
     session: &SessionInfo,
     missing: Missing,
@@ -317,7 +451,7 @@ fn events_text(events: &[RawEvent]) -> String {
 }
 
 /// The manifest of `data`.
-pub fn manifest_of(data: &SessionData) -> Manifest {
+pub(crate) fn manifest_of(data: &SessionData) -> Manifest {
     Manifest {
         format: FORMAT.to_owned(),
         format_version: FORMAT_VERSION,
@@ -341,7 +475,7 @@ pub fn manifest_of(data: &SessionData) -> Manifest {
 }
 
 /// Writes `data` as a bundle to `out`.
-pub fn write_bundle(data: &SessionData, out: impl Write) -> Result<(), std::io::Error> {
+pub(crate) fn write_bundle(data: &SessionData, out: impl Write) -> Result<(), std::io::Error> {
     let mtime = data.session.started_at_ms.get() / 1000;
     let mut builder = tar::Builder::new(out);
     let mut append = |path: &str, bytes: &[u8]| -> std::io::Result<()> {
@@ -366,9 +500,13 @@ pub fn write_bundle(data: &SessionData, out: impl Write) -> Result<(), std::io::
 /// What `bundle export` wrote.
 #[derive(Debug, Clone)]
 pub struct Exported {
+    /// The exported Session's summary.
     pub session: SessionInfo,
+    /// Events written.
     pub events: usize,
+    /// Blobs written.
     pub blobs: usize,
+    /// Size of the bundle file, in bytes.
     pub bytes: u64,
 }
 
@@ -394,8 +532,8 @@ pub fn export(
     })
 }
 
-/// Reads a bundle file into memory (bounded by [`MAX_ENTRY_BYTES`] per
-/// entry) and validates it; see [`read`].
+/// Reads a bundle file into memory (at most 512 MiB per entry) and
+/// validates it completely before returning what it holds.
 pub fn open(path: &Path) -> Result<SessionData, BundleError> {
     let file = std::fs::File::open(path).map_err(io("cannot open", path))?;
     read(std::io::BufReader::new(file))

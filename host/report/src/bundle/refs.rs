@@ -7,7 +7,7 @@ use serde_json::Value;
 
 /// One content-addressed reference found in an event.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AssetUse {
+pub(crate) struct AssetUse {
     /// The reference's `id` (`sha256:<hex>`).
     pub id: String,
     pub sha256: String,
@@ -17,7 +17,7 @@ pub struct AssetUse {
 }
 
 /// Every content-addressed reference in `event`, in document order.
-pub fn asset_refs(event: &Value) -> Vec<AssetUse> {
+pub(crate) fn asset_refs(event: &Value) -> Vec<AssetUse> {
     let mut out = Vec::new();
     walk(event, None, &mut out);
     out

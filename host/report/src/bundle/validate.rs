@@ -70,7 +70,7 @@ fn entries(input: impl Read) -> Result<BTreeMap<String, Vec<u8>>, BundleError> {
 }
 
 /// Reads and validates a bundle.
-pub fn read(input: impl Read) -> Result<SessionData, BundleError> {
+pub(crate) fn read(input: impl Read) -> Result<SessionData, BundleError> {
     let mut files = entries(input)?;
     let manifest_bytes = files
         .remove(MANIFEST_PATH)

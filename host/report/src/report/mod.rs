@@ -35,13 +35,24 @@ const SCRIPT: &str = include_str!("report.js");
 /// Why a report could not be made.
 #[derive(Debug, thiserror::Error)]
 pub enum ReportError {
+    /// The Session could not be read: from the store, or from a bundle
+    /// that is missing or fails validation.
     #[error(transparent)]
     Bundle(#[from] BundleError),
+    /// A stored event is not JSON, so the page cannot carry it.
     #[error("event {sequence} is not JSON: {reason}")]
-    BadEvent { sequence: u64, reason: String },
+    BadEvent {
+        /// The event's sequence.
+        sequence: u64,
+        /// The parser's complaint.
+        reason: String,
+    },
+    /// The HTML file could not be written.
     #[error("cannot write {path}: {source}")]
     Write {
+        /// The report file asked for.
         path: std::path::PathBuf,
+        /// The operating system's error.
         source: std::io::Error,
     },
 }
@@ -51,7 +62,9 @@ pub enum ReportError {
 pub enum Source {
     /// A session of the data directory (`None`: the last one).
     Store {
+        /// The host's data directory (read, never written).
         data_dir: std::path::PathBuf,
+        /// The Session to show; `None` picks the last one started.
         session: Option<SessionId>,
     },
     /// A bundle file (validated before use).
@@ -61,9 +74,13 @@ pub enum Source {
 /// What `report` wrote.
 #[derive(Debug, Clone)]
 pub struct Written {
+    /// The Session the report shows.
     pub session: SessionId,
+    /// Events on its timeline.
     pub events: usize,
+    /// Screenshots (PNG blobs) embedded.
     pub screenshots: usize,
+    /// Size of the HTML file, in bytes.
     pub bytes: u64,
 }
 
@@ -167,7 +184,7 @@ fn page_event(sequence: u64, json: &str) -> Result<Value, ReportError> {
 }
 
 /// Renders the report page of `data`.
-pub fn render(data: &SessionData) -> Result<String, ReportError> {
+pub(crate) fn render(data: &SessionData) -> Result<String, ReportError> {
     let events = data
         .events
         .iter()

@@ -13,10 +13,11 @@
 //! WAL gives concurrent readers with one writer, a single inspectable file,
 //! and no server. Events live on disk, not in memory.
 //!
-//! [`writer`] owns the write connection and its thread; [`reader`] holds
+//! `writer` owns the write connection and its thread; `reader` holds
 //! the read queries (each on a pooled read-only connection off the async
-//! workers); [`read_only`] the snapshot offline tools (`report`, `bundle`)
-//! read without a writer or the host's lock; [`schema`] the tables,
+//! workers); `read_only` the snapshot offline tools (`report`, `bundle`)
+//! read without a writer or the host's lock ([`ReadOnlyStore`]); `schema`
+//! the tables,
 //! migrations and row helpers.
 
 mod read_only;
@@ -71,24 +72,40 @@ pub fn now_ms() -> SafeU64 {
     SafeU64::saturating(u64::try_from(ms).unwrap_or(u64::MAX))
 }
 
+/// Why a store operation failed; nothing was written when it did.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum StoreError {
+    /// The store has no session with this id (never created, or deleted).
     #[error("no session {0}")]
     NotFound(SessionId),
+    /// The session is sealed by its `sessionEnded` event: no more appends.
     #[error("session {0} has ended")]
     Ended(SessionId),
+    /// The session is still active, so it cannot be deleted yet.
     #[error("session {0} is still active")]
     Active(SessionId),
+    /// SQLite or a stored row failed in a way no caller can fix (corrupt
+    /// row, failed query, thread start); the text says what.
     #[error("the event store failed: {0}")]
     Storage(String),
+    /// A write hit a full disk or an I/O error; the store goes on serving
+    /// reads.
     #[error("the event store cannot write (full disk or I/O error): {0}")]
     CannotWrite(String),
+    /// The store started read-only (it could not write at start), so every
+    /// write is refused; the text says why.
     #[error("the event store is read-only: {0}")]
     ReadOnly(String),
+    /// The serialized event would exceed [`MAX_EVENT_BYTES`] and could not
+    /// be read back in one frame, so it is refused unrecorded.
     #[error(
         "the event is {bytes} bytes, over the {MAX_EVENT_BYTES}-byte limit of a readable event"
     )]
-    TooLarge { bytes: usize },
+    TooLarge {
+        /// The size of the event's JSON, in bytes.
+        bytes: usize,
+    },
+    /// The writer thread is gone (the store is shutting down).
     #[error("the event store is shut down")]
     Closed,
 }
@@ -108,8 +125,11 @@ impl From<rusqlite::Error> for StoreError {
 /// One fact to append.
 #[derive(Debug, Clone)]
 pub struct NewEvent {
+    /// The JSON-RPC request that caused the event, when one did.
     pub request_id: Option<RpcId>,
+    /// The device the event is about, when it is about one.
     pub device_id: Option<DeviceId>,
+    /// What happened; the store adds the session, sequence and time.
     pub payload: TestEventPayload,
     /// Evidence this event makes reachable from its session.
     pub evidence: Vec<AssetRef>,
@@ -118,6 +138,7 @@ pub struct NewEvent {
 }
 
 impl NewEvent {
+    /// An event with `payload` only: no request, device, Evidence or blobs.
     pub fn new(payload: TestEventPayload) -> Self {
         Self {
             request_id: None,
@@ -132,7 +153,10 @@ impl NewEvent {
 /// A committed event with its stored JSON.
 #[derive(Debug, Clone)]
 pub struct StoredEvent {
+    /// The event as committed, with its session, sequence and time.
     pub event: TestEvent,
+    /// The event's JSON exactly as stored (and as every later read returns
+    /// it).
     pub json: Arc<str>,
 }
 
@@ -140,6 +164,8 @@ pub struct StoredEvent {
 /// were closed, and whether the store could only be opened read-only.
 #[derive(Debug, Clone, Default)]
 pub struct Recovery {
+    /// Sessions a previous run left active, now ended with outcome
+    /// `shutdown`.
     pub closed: Vec<SessionId>,
     /// Why writes are refused, when the store started read-only.
     pub read_only: Option<String>,
@@ -161,8 +187,12 @@ pub struct EventStore {
 /// reader needs.
 #[derive(Debug)]
 pub struct EventRow {
+    /// The event's sequence in its session (1 is `sessionStarted`).
     pub sequence: u64,
+    /// The lowest protocol minor version whose clients may be sent this
+    /// event (older ones do not know its kind).
     pub min_minor: u16,
+    /// The event's JSON exactly as stored.
     pub json: Box<RawValue>,
 }
 

@@ -18,7 +18,9 @@ use super::{ObservationRow, StoreError};
 /// One stored event, exactly as stored.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RawEvent {
+    /// The event's sequence in its session.
     pub sequence: u64,
+    /// The event's JSON, byte for byte as the host stored it.
     pub json: String,
 }
 

@@ -1,5 +1,8 @@
 //! The store's tables, their migrations from earlier versions, and the row
 //! helpers reader and writer share.
+//!
+//! Migrations add columns, move rows into a table's newer layout or drop
+//! an index; they must never drop an event or change its stored JSON.
 
 use std::path::Path;
 

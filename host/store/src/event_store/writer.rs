@@ -1,6 +1,9 @@
 //! The write side: one thread owns the write connection, assigns
 //! sequences and folds every queued command into one transaction (group
 //! commit); a reply is sent only after the commit is durable.
+//!
+//! It must never acknowledge an event before its commit, hand out a
+//! sequence twice, or rewrite an event once committed.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::mpsc::{Receiver, TryRecvError};

@@ -9,28 +9,35 @@ use std::fmt::Write as _;
 use crate::shell::{Output, Programs};
 
 /// Package of the login app.
-pub const LOGIN_PACKAGE: &str = "com.example.login";
+pub(crate) const LOGIN_PACKAGE: &str = "com.example.login";
 /// Package of the launcher.
-pub const LAUNCHER_PACKAGE: &str = "com.android.launcher3";
+pub(crate) const LAUNCHER_PACKAGE: &str = "com.android.launcher3";
 /// Package of the browser `am start -a VIEW` opens.
-pub const BROWSER_PACKAGE: &str = "com.android.chrome";
+pub(crate) const BROWSER_PACKAGE: &str = "com.android.chrome";
 
 /// Static facts of the fake device.
 #[derive(Debug, Clone)]
 pub struct DeviceProfile {
+    /// `ro.product.model`, also in the connection banner (what
+    /// `adb devices -l` shows as `model:`).
     pub model: String,
+    /// `ro.product.name`, also in the banner.
     pub product: String,
+    /// `ro.product.device`, also in the banner.
     pub device: String,
     /// `ro.build.version.release`.
     pub release: String,
     /// `ro.build.version.sdk`.
     pub sdk: u32,
-    /// Physical display size in natural orientation.
+    /// Physical display width in natural orientation, in pixels.
     pub width: u32,
+    /// Physical display height in natural orientation, in pixels.
     pub height: u32,
+    /// Physical density in dots per inch (`wm density`; 160 is scale 1).
     pub density: u32,
     /// `wm size WxH` override (what the screen then really renders).
     pub override_size: Option<(u32, u32)>,
+    /// `wm density` override, reported beside the physical density.
     pub override_density: Option<u32>,
     /// 16 (Android 12+, with a colour-space word) or 12; anything else
     /// makes a header no real device writes (for fallback tests).
@@ -73,16 +80,26 @@ impl DeviceProfile {
 /// What the foreground shows.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Screen {
+    /// The home launcher, with an icon that opens the login app.
     Launcher,
+    /// The login app's sign-in form (the initial screen).
     Login,
+    /// The login app after signing in: a greeting, a notifications switch
+    /// and a sign-out button.
     Home,
-    Browser { url: String },
+    /// The browser, opened by `am start -a android.intent.action.VIEW`.
+    Browser {
+        /// The URL it was opened with, shown in its address bar.
+        url: String,
+    },
 }
 
 /// An editable field of the login form.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Field {
+    /// The plain text field.
     Username,
+    /// The password field (`password="true"` in dumps).
     Password,
 }
 
@@ -98,6 +115,7 @@ pub enum InputSource {
 /// One `input ...` invocation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InputCall {
+    /// How the driver delivered it.
     pub source: InputSource,
     /// `input`'s arguments, e.g. `["tap", "10", "20"]`.
     pub args: Vec<String>,
@@ -106,12 +124,19 @@ pub struct InputCall {
 /// The mutable state of the device.
 #[derive(Debug, Clone)]
 pub struct AppState {
+    /// What the foreground shows.
     pub screen: Screen,
+    /// Text of the username field.
     pub username: String,
+    /// Text of the password field, in clear (tests assert what arrived).
     pub password: String,
+    /// Whether the "remember me" checkbox is checked.
     pub remember: bool,
+    /// The field `input text` and key events go to, if any.
     pub focus: Option<Field>,
+    /// The login form's status line ("Please sign in", "Signed out", ...).
     pub status: String,
+    /// The username of the last successful sign-in, greeted on [`Screen::Home`].
     pub signed_in_as: String,
     /// The notifications setting of the home screen's row.
     pub notifications: bool,
@@ -121,9 +146,12 @@ pub struct AppState {
     pub dump_not_idle: u32,
     /// Bumped on every visible change; keys the screenshot caches.
     pub revision: u64,
+    /// Every `input` invocation, in order.
     pub inputs: Vec<InputCall>,
     /// Every other program run, as its argv.
     pub programs: Vec<Vec<String>>,
+    /// The device's files, by path: what `>file` redirections and
+    /// `uiautomator dump` wrote, for `cat` and `rm`.
     pub files: HashMap<String, Vec<u8>>,
 }
 
@@ -160,23 +188,23 @@ enum Tap {
 
 /// One laid-out view, as `uiautomator dump` reports it.
 #[derive(Debug, Clone, Default)]
-pub struct ViewNode {
-    pub class: &'static str,
-    pub resource_id: String,
-    pub text: String,
-    pub content_desc: String,
-    pub package: &'static str,
-    pub clickable: bool,
-    pub enabled: bool,
-    pub focusable: bool,
-    pub focused: bool,
-    pub password: bool,
-    pub checkable: bool,
-    pub checked: bool,
-    pub scrollable: bool,
-    pub visible: bool,
-    pub bounds: (u32, u32, u32, u32),
-    pub children: Vec<ViewNode>,
+pub(crate) struct ViewNode {
+    pub(crate) class: &'static str,
+    pub(crate) resource_id: String,
+    pub(crate) text: String,
+    pub(crate) content_desc: String,
+    pub(crate) package: &'static str,
+    pub(crate) clickable: bool,
+    pub(crate) enabled: bool,
+    pub(crate) focusable: bool,
+    pub(crate) focused: bool,
+    pub(crate) password: bool,
+    pub(crate) checkable: bool,
+    pub(crate) checked: bool,
+    pub(crate) scrollable: bool,
+    pub(crate) visible: bool,
+    pub(crate) bounds: (u32, u32, u32, u32),
+    pub(crate) children: Vec<ViewNode>,
     tap: Option<Tap>,
     color: [u8; 4],
 }
@@ -235,7 +263,7 @@ fn rect(w: u32, h: u32, x1: f64, y1: f64, x2: f64, y2: f64) -> (u32, u32, u32, u
 
 impl AppState {
     /// The foreground package.
-    pub fn package(&self) -> &'static str {
+    pub(crate) fn package(&self) -> &'static str {
         match self.screen {
             Screen::Launcher => LAUNCHER_PACKAGE,
             Screen::Login | Screen::Home => LOGIN_PACKAGE,
@@ -244,7 +272,7 @@ impl AppState {
     }
 
     /// The focused window, as `dumpsys window` names it.
-    pub fn activity(&self) -> String {
+    pub(crate) fn activity(&self) -> String {
         match self.screen {
             Screen::Launcher => format!("{LAUNCHER_PACKAGE}/{LAUNCHER_PACKAGE}.Launcher"),
             Screen::Login => format!("{LOGIN_PACKAGE}/.LoginActivity"),
@@ -268,7 +296,7 @@ impl AppState {
     }
 
     /// The view hierarchy of the current screen on a `w`×`h` display.
-    pub fn hierarchy(&self, w: u32, h: u32) -> ViewNode {
+    pub(crate) fn hierarchy(&self, w: u32, h: u32) -> ViewNode {
         let pkg = self.package();
         let r = |x1, y1, x2, y2| rect(w, h, x1, y1, x2, y2);
         let root = ViewNode::new("android.widget.FrameLayout", pkg, (0, 0, w, h));
@@ -414,7 +442,7 @@ impl AppState {
     }
 
     /// Applies a tap at screen pixel `(x, y)`.
-    pub fn tap(&mut self, w: u32, h: u32, x: u32, y: u32) {
+    pub(crate) fn tap(&mut self, w: u32, h: u32, x: u32, y: u32) {
         fn hit(node: &ViewNode, x: u32, y: u32) -> Option<Tap> {
             if !node.contains(x, y) {
                 return None;
@@ -485,7 +513,7 @@ impl AppState {
 /// `%s` becomes a space (scanning left to right, a `%` arms the escape for
 /// the next character). Returns `None` for characters the virtual
 /// keyboard's key map cannot produce (the real command then throws).
-pub fn decode_input_text(arg: &str) -> Option<String> {
+pub(crate) fn decode_input_text(arg: &str) -> Option<String> {
     let mut buf: Vec<char> = arg.chars().collect();
     let mut escape = false;
     let mut i = 0;
@@ -568,14 +596,17 @@ fn texture(px: &mut [u8], w: u32, h: u32, seed: u64) {
 /// The whole device: profile, state, screenshot caches.
 #[derive(Debug, Clone)]
 pub struct Device {
+    /// The static facts it was started with.
     pub profile: DeviceProfile,
+    /// The mutable state; change it to set a scene, and call
+    /// [`AppState::touch`] after visible changes.
     pub state: AppState,
     raw_cache: Option<(u64, std::sync::Arc<Vec<u8>>)>,
     png_cache: Option<(u64, std::sync::Arc<Vec<u8>>)>,
 }
 
 impl Device {
-    pub fn new(profile: DeviceProfile) -> Self {
+    pub(crate) fn new(profile: DeviceProfile) -> Self {
         Self {
             profile,
             state: AppState::default(),
@@ -585,7 +616,7 @@ impl Device {
     }
 
     /// `uiautomator dump` XML of the current screen.
-    pub fn dump_xml(&self) -> String {
+    pub(crate) fn dump_xml(&self) -> String {
         let (w, h) = self.profile.screen_size();
         let mut out = String::from(
             "<?xml version='1.0' encoding='UTF-8' standalone='yes' ?><hierarchy rotation=\"0\">",
@@ -636,7 +667,7 @@ impl Device {
     }
 
     /// RGBA pixels of the current screen.
-    pub fn render(&self) -> Vec<u8> {
+    pub(crate) fn render(&self) -> Vec<u8> {
         let (w, h) = self.profile.screen_size();
         let mut px = vec![0u8; (w as usize) * (h as usize) * 4];
         fn paint(node: &ViewNode, px: &mut [u8], w: u32, h: u32) {
@@ -663,7 +694,7 @@ impl Device {
     }
 
     /// `screencap` (no `-p`): header + RGBA_8888 pixels.
-    pub fn screencap_raw(&mut self) -> std::sync::Arc<Vec<u8>> {
+    pub(crate) fn screencap_raw(&mut self) -> std::sync::Arc<Vec<u8>> {
         let rev = self.state.revision;
         if let Some((r, data)) = &self.raw_cache
             && *r == rev
@@ -719,7 +750,7 @@ impl Device {
     }
 
     /// Runs `input` with `args`.
-    pub fn input(&mut self, source: InputSource, args: &[String]) -> Output {
+    pub(crate) fn input(&mut self, source: InputSource, args: &[String]) -> Output {
         self.state.inputs.push(InputCall {
             source,
             args: args.to_vec(),

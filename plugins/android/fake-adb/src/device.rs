@@ -51,7 +51,9 @@ pub enum Availability {
 /// Configuration of one fake device.
 #[derive(Debug, Clone)]
 pub struct FakeConfig {
+    /// The device's static facts (model, display, dump details).
     pub profile: DeviceProfile,
+    /// How it answers the server's connection.
     pub availability: Availability,
     /// Our `CNXN` version (`0x01000000` makes both sides checksum).
     pub version: u32,
@@ -189,6 +191,7 @@ impl FakeAdbDevice {
         Self::start(FakeConfig::default())
     }
 
+    /// The loopback TCP port it listens on (for `adb connect`).
     pub fn port(&self) -> u16 {
         self.addr.port()
     }

@@ -12,11 +12,11 @@
 //! the commands the driver sends and records everything it receives so
 //! tests can assert exact command lines and what arrived on stdin.
 
-pub mod app;
-pub mod device;
+mod app;
+mod device;
 pub mod packet;
 pub mod server;
-pub mod shell;
+mod shell;
 
 pub use app::{AppState, Device, DeviceProfile, Field, InputCall, InputSource, Screen};
 pub use device::{Availability, FakeAdbDevice, FakeConfig, ServiceCall};

@@ -4,55 +4,63 @@
 use std::io::{self, Read, Write};
 
 /// `CNXN(version, maxdata, "system-identity")`.
-pub const A_CNXN: u32 = u32::from_le_bytes(*b"CNXN");
+pub(crate) const A_CNXN: u32 = u32::from_le_bytes(*b"CNXN");
 /// `AUTH(type, 0, data)`.
-pub const A_AUTH: u32 = u32::from_le_bytes(*b"AUTH");
+pub(crate) const A_AUTH: u32 = u32::from_le_bytes(*b"AUTH");
 /// `OPEN(local-id, 0, "destination\0")`.
-pub const A_OPEN: u32 = u32::from_le_bytes(*b"OPEN");
+pub(crate) const A_OPEN: u32 = u32::from_le_bytes(*b"OPEN");
 /// `OKAY(local-id, remote-id)`.
-pub const A_OKAY: u32 = u32::from_le_bytes(*b"OKAY");
+pub(crate) const A_OKAY: u32 = u32::from_le_bytes(*b"OKAY");
 /// `CLSE(local-id, remote-id)`.
-pub const A_CLSE: u32 = u32::from_le_bytes(*b"CLSE");
+pub(crate) const A_CLSE: u32 = u32::from_le_bytes(*b"CLSE");
 /// `WRTE(local-id, remote-id, data)`.
-pub const A_WRTE: u32 = u32::from_le_bytes(*b"WRTE");
-/// `STLS(type, version)`.
-pub const A_STLS: u32 = u32::from_le_bytes(*b"STLS");
-/// `SYNC` (obsolete).
-pub const A_SYNC: u32 = u32::from_le_bytes(*b"SYNC");
+pub(crate) const A_WRTE: u32 = u32::from_le_bytes(*b"WRTE");
 
 /// The original protocol version: payloads carry a byte-sum checksum.
 pub const A_VERSION_MIN: u32 = 0x0100_0000;
 /// From this version on, receivers skip checksum verification.
 pub const A_VERSION_SKIP_CHECKSUM: u32 = 0x0100_0001;
 
-/// AUTH types.
-pub const AUTH_TOKEN: u32 = 1;
-pub const AUTH_SIGNATURE: u32 = 2;
-pub const AUTH_RSAPUBLICKEY: u32 = 3;
+/// AUTH type: the device's random token the host must sign.
+pub(crate) const AUTH_TOKEN: u32 = 1;
+/// AUTH type: the host's signature of the token.
+pub(crate) const AUTH_SIGNATURE: u32 = 2;
+/// AUTH type: the host's public key, offered when no signature was
+/// accepted.
+pub(crate) const AUTH_RSAPUBLICKEY: u32 = 3;
 
 /// The largest payload this fake ever accepts, whatever was negotiated.
-pub const HARD_PAYLOAD_LIMIT: usize = 1024 * 1024;
+pub(crate) const HARD_PAYLOAD_LIMIT: usize = 1024 * 1024;
 
 /// A malformed message.
 #[derive(Debug, thiserror::Error)]
-pub enum PacketError {
+pub(crate) enum PacketError {
+    /// Reading failed, or the peer closed the connection mid-message.
     #[error("i/o: {0}")]
     Io(#[from] io::Error),
+    /// The header's magic word is not the command's bitwise complement.
     #[error("bad magic {magic:#010x} for command {command:#010x}")]
     BadMagic { command: u32, magic: u32 },
+    /// The header announces a payload (bytes) above [`HARD_PAYLOAD_LIMIT`].
     #[error("payload of {0} bytes exceeds the limit")]
     TooLarge(usize),
+    /// The payload's byte sum differs from the header's (checked only
+    /// while the peer speaks [`A_VERSION_MIN`]).
     #[error("payload checksum {actual:#x} does not match header {expected:#x}")]
     BadChecksum { expected: u32, actual: u32 },
 }
 
 /// One ADB message.
 #[derive(Clone, PartialEq, Eq)]
-pub struct Packet {
-    pub command: u32,
-    pub arg0: u32,
-    pub arg1: u32,
-    pub payload: Vec<u8>,
+pub(crate) struct Packet {
+    /// One of the `A_*` commands.
+    pub(crate) command: u32,
+    /// The first argument (its meaning depends on the command).
+    pub(crate) arg0: u32,
+    /// The second argument.
+    pub(crate) arg1: u32,
+    /// The data; at most the negotiated maximum payload.
+    pub(crate) payload: Vec<u8>,
 }
 
 impl std::fmt::Debug for Packet {
@@ -69,7 +77,7 @@ impl std::fmt::Debug for Packet {
 }
 
 /// The four-letter name of a command.
-pub fn command_name(command: u32) -> String {
+pub(crate) fn command_name(command: u32) -> String {
     let bytes = command.to_le_bytes();
     if bytes.iter().all(u8::is_ascii_uppercase) {
         String::from_utf8_lossy(&bytes).into_owned()
@@ -79,14 +87,15 @@ pub fn command_name(command: u32) -> String {
 }
 
 /// The byte-sum checksum of the original protocol.
-pub fn checksum(payload: &[u8]) -> u32 {
+pub(crate) fn checksum(payload: &[u8]) -> u32 {
     payload
         .iter()
         .fold(0u32, |sum, b| sum.wrapping_add(u32::from(*b)))
 }
 
 impl Packet {
-    pub fn new(command: u32, arg0: u32, arg1: u32, payload: impl Into<Vec<u8>>) -> Self {
+    /// A message with the given header fields and payload.
+    pub(crate) fn new(command: u32, arg0: u32, arg1: u32, payload: impl Into<Vec<u8>>) -> Self {
         Self {
             command,
             arg0,
@@ -98,7 +107,7 @@ impl Packet {
     /// The header and payload as sent on the wire. The checksum is always
     /// filled in: peers of the original version verify it, newer ones
     /// ignore it.
-    pub fn encode(&self) -> Vec<u8> {
+    pub(crate) fn encode(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(24 + self.payload.len());
         let len = u32::try_from(self.payload.len()).unwrap_or(u32::MAX);
         for word in [
@@ -116,14 +125,14 @@ impl Packet {
     }
 
     /// Writes the message in one `write_all`.
-    pub fn write_to(&self, w: &mut impl Write) -> io::Result<()> {
+    pub(crate) fn write_to(&self, w: &mut impl Write) -> io::Result<()> {
         w.write_all(&self.encode())?;
         w.flush()
     }
 
     /// Reads one message. `verify_checksum` is true while the peer speaks
     /// the original protocol version.
-    pub fn read_from(r: &mut impl Read, verify_checksum: bool) -> Result<Self, PacketError> {
+    pub(crate) fn read_from(r: &mut impl Read, verify_checksum: bool) -> Result<Self, PacketError> {
         let mut header = [0u8; 24];
         r.read_exact(&mut header)?;
         let word = |i: usize| {

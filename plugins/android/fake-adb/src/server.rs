@@ -74,6 +74,7 @@ impl AdbServer {
         Err(last.unwrap_or_else(|| io::Error::other("adb server did not start")))
     }
 
+    /// The port the server listens on, on 127.0.0.1 (`adb -P`).
     pub fn port(&self) -> u16 {
         self.port
     }

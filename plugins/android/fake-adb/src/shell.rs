@@ -9,17 +9,21 @@ use std::collections::HashMap;
 
 /// What one command produced.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Output {
-    pub stdout: Vec<u8>,
-    pub stderr: Vec<u8>,
-    pub status: i32,
+pub(crate) struct Output {
+    /// What it wrote to standard output.
+    pub(crate) stdout: Vec<u8>,
+    /// What it wrote to standard error.
+    pub(crate) stderr: Vec<u8>,
+    /// Its exit status (0 for success).
+    pub(crate) status: i32,
     /// Both streams in the order commands wrote them, as a terminal or a
     /// raw `exec:` stream delivers them (filled by [`run`]).
-    pub merged: Vec<u8>,
+    pub(crate) merged: Vec<u8>,
 }
 
 impl Output {
-    pub fn ok(stdout: impl Into<Vec<u8>>) -> Self {
+    /// Success (status 0) with this standard output.
+    pub(crate) fn ok(stdout: impl Into<Vec<u8>>) -> Self {
         Self {
             stdout: stdout.into(),
             status: 0,
@@ -27,7 +31,8 @@ impl Output {
         }
     }
 
-    pub fn fail(status: i32, stderr: impl Into<Vec<u8>>) -> Self {
+    /// Failure with this status and standard error.
+    pub(crate) fn fail(status: i32, stderr: impl Into<Vec<u8>>) -> Self {
         Self {
             stderr: stderr.into(),
             status,
@@ -37,7 +42,7 @@ impl Output {
 }
 
 /// The commands behind the shell (the fake device's programs).
-pub trait Programs {
+pub(crate) trait Programs {
     /// Runs one simple command.
     fn run(&mut self, argv: &[String], stdin: &[u8]) -> Output;
     /// Writes a file (`> path`).
@@ -72,7 +77,7 @@ enum Token {
 /// A shell syntax error.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("sh: syntax error: {0}")]
-pub struct SyntaxError(pub String);
+pub(crate) struct SyntaxError(pub(crate) String);
 
 fn lex(line: &str) -> Result<Vec<Token>, SyntaxError> {
     let mut tokens = Vec::new();
@@ -307,9 +312,11 @@ fn parse(tokens: Vec<Token>) -> Result<Vec<(Joiner, Pipeline)>, SyntaxError> {
 
 /// Shell variables of one invocation.
 #[derive(Debug, Default)]
-pub struct Env {
-    pub status: i32,
-    pub vars: HashMap<String, String>,
+pub(crate) struct Env {
+    /// `$?`: the status of the last command.
+    pub(crate) status: i32,
+    /// Variables set by `name=value`, for `$name`.
+    pub(crate) vars: HashMap<String, String>,
 }
 
 impl Env {
@@ -376,7 +383,7 @@ fn run_simple(programs: &mut dyn Programs, env: &mut Env, cmd: &Simple, stdin: &
 
 /// Runs a command line as `sh -c` would, with `stdin` for its first
 /// command.
-pub fn run(programs: &mut dyn Programs, line: &str, stdin: &[u8]) -> Output {
+pub(crate) fn run(programs: &mut dyn Programs, line: &str, stdin: &[u8]) -> Output {
     let list = match lex(line).and_then(parse) {
         Ok(l) => l,
         Err(e) => {
@@ -413,18 +420,6 @@ pub fn run(programs: &mut dyn Programs, line: &str, stdin: &[u8]) -> Output {
     }
     total.status = env.status;
     total
-}
-
-/// Splits a command line into words the way `sh` would (no operators).
-pub fn split_words(line: &str) -> Result<Vec<String>, SyntaxError> {
-    let env = Env::default();
-    lex(line)?
-        .into_iter()
-        .map(|t| match t {
-            Token::Word(w) => Ok(env.expand(&w)),
-            _ => Err(SyntaxError("operator in a word list".into())),
-        })
-        .collect()
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 /// A private adb server; fails loudly when adb is missing (install the
 /// `adb` package), unless `DEVICERAIL_SKIP_ADB_TESTS=1`.
-pub fn server() -> Option<AdbServer> {
+pub(crate) fn server() -> Option<AdbServer> {
     if std::env::var("DEVICERAIL_SKIP_ADB_TESTS").is_ok_and(|v| v == "1") {
         eprintln!("DEVICERAIL_SKIP_ADB_TESTS=1: skipping a test that needs adb");
         return None;
@@ -25,7 +25,7 @@ pub fn server() -> Option<AdbServer> {
 }
 
 /// Loads the plugin pointed at `server`, with extra settings.
-pub fn plugin_with(server: &AdbServer, extra: Value) -> LoadedPlugin {
+pub(crate) fn plugin_with(server: &AdbServer, extra: Value) -> LoadedPlugin {
     let mut settings = json!({
         "adbServer": server.socket_spec(),
         "startServer": false,
@@ -41,13 +41,13 @@ pub fn plugin_with(server: &AdbServer, extra: Value) -> LoadedPlugin {
     )
 }
 
-pub fn plugin(server: &AdbServer) -> LoadedPlugin {
+pub(crate) fn plugin(server: &AdbServer) -> LoadedPlugin {
     plugin_with(server, json!({}))
 }
 
 /// Starts a fake and attaches it to the server in the state its
 /// availability implies.
-pub fn attach(server: &AdbServer, config: FakeConfig) -> (FakeAdbDevice, String) {
+pub(crate) fn attach(server: &AdbServer, config: FakeConfig) -> (FakeAdbDevice, String) {
     let availability = config.availability;
     let fake = FakeAdbDevice::start(config).expect("fake device starts");
     let serial = match availability {
@@ -71,11 +71,11 @@ pub fn attach(server: &AdbServer, config: FakeConfig) -> (FakeAdbDevice, String)
 }
 
 /// One online fake with the default profile.
-pub fn online(server: &AdbServer) -> (FakeAdbDevice, String) {
+pub(crate) fn online(server: &AdbServer) -> (FakeAdbDevice, String) {
     attach(server, FakeConfig::default())
 }
 
-pub fn ctx() -> CallContext {
+pub(crate) fn ctx() -> CallContext {
     CallContext::new(Some(
         std::time::Instant::now() + std::time::Duration::from_secs(30),
     ))

@@ -16,7 +16,7 @@
 //! These fakes must never be used by production code, and never listen on
 //! anything but 127.0.0.1.
 
-pub mod render;
+mod render;
 pub mod sim_state;
 pub mod wda;
 pub mod xcrun;
@@ -102,6 +102,8 @@ impl FakeSimulators {
         &self.state
     }
 
+    /// The scratch directory holding the state, the call log and the
+    /// `xcrun` link; removed when this value drops.
     pub fn dir(&self) -> &Path {
         self.dir.path()
     }

@@ -3,16 +3,21 @@
 
 /// A filled rectangle in pixels with a palette index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Fill {
-    pub x: u32,
-    pub y: u32,
-    pub width: u32,
-    pub height: u32,
-    pub color: u8,
+pub(crate) struct Fill {
+    /// Left edge, in pixels.
+    pub(crate) x: u32,
+    /// Top edge, in pixels.
+    pub(crate) y: u32,
+    /// Width in pixels (clipped to the picture).
+    pub(crate) width: u32,
+    /// Height in pixels (clipped to the picture).
+    pub(crate) height: u32,
+    /// Index into [`PALETTE`].
+    pub(crate) color: u8,
 }
 
 /// The palette every fake picture uses.
-pub const PALETTE: [[u8; 3]; 8] = [
+pub(crate) const PALETTE: [[u8; 3]; 8] = [
     [0xf2, 0xf2, 0xf7], // 0 background
     [0xff, 0xff, 0xff], // 1 field
     [0x00, 0x7a, 0xff], // 2 button
@@ -25,7 +30,7 @@ pub const PALETTE: [[u8; 3]; 8] = [
 
 /// Encodes `fills` (later ones on top) over the background as a PNG of
 /// `width` x `height` pixels.
-pub fn png(width: u32, height: u32, fills: &[Fill]) -> Vec<u8> {
+pub(crate) fn png(width: u32, height: u32, fills: &[Fill]) -> Vec<u8> {
     let (w, h) = (width.max(1) as usize, height.max(1) as usize);
     let mut pixels = vec![0u8; w * h];
     for f in fills {

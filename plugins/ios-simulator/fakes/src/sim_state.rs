@@ -5,15 +5,15 @@
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
 /// Environment variable naming the state file.
-pub const STATE_ENV: &str = "FAKE_XCRUN_STATE";
+pub(crate) const STATE_ENV: &str = "FAKE_XCRUN_STATE";
 /// File name the fake looks for next to the invoked `xcrun` path when
 /// [`STATE_ENV`] is not set (lets parallel tests use one symlink each).
-pub const SIBLING_STATE_FILE: &str = "fake-simctl-state.json";
+pub(crate) const SIBLING_STATE_FILE: &str = "fake-simctl-state.json";
 
 /// The booted iPhone SE every scenario test drives.
 pub const SE_UDID: &str = "6C1F3E0A-6B5E-4E0F-9A51-3D1E5B8C2A01";
@@ -34,7 +34,7 @@ pub const SETTINGS: &str = "com.apple.Preferences";
 pub const SPRINGBOARD: &str = "com.apple.springboard";
 
 /// Milliseconds since the Unix epoch.
-pub fn now_ms() -> u64 {
+pub(crate) fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
@@ -45,14 +45,19 @@ pub fn now_ms() -> u64 {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FakeSimDevice {
+    /// The simulator's UDID.
     pub udid: String,
+    /// Its display name (`iPhone SE (3rd generation)`).
     pub name: String,
     /// `com.apple.CoreSimulator.SimRuntime.iOS-17-4`.
     pub runtime: String,
+    /// Listed as `deviceTypeIdentifier`.
     pub device_type: String,
     /// `Booted`, `Booting`, `Shutdown`.
     pub state: String,
+    /// Listed as `isAvailable`; an unavailable simulator refuses to boot.
     pub is_available: bool,
+    /// Listed as `availabilityError` when set.
     #[serde(default)]
     pub availability_error: Option<String>,
     /// How long a boot takes.
@@ -60,12 +65,17 @@ pub struct FakeSimDevice {
     /// When a `Booting` simulator becomes `Booted` (Unix ms).
     #[serde(default)]
     pub boot_done_at_ms: Option<u64>,
-    /// Screen size in pixels.
+    /// Screen width in pixels (`simctl io screenshot`'s size).
     pub screen_width: u32,
+    /// Screen height in pixels.
     pub screen_height: u32,
+    /// Bundle ids `simctl launch` accepts; others fail like an app that is
+    /// not installed.
     pub installed_apps: Vec<String>,
+    /// Bundle id of the app in front, if any (SpringBoard after a boot).
     #[serde(default)]
     pub foreground_app: Option<String>,
+    /// The last URL `simctl openurl` opened (Safari shows it).
     #[serde(default)]
     pub last_url: Option<String>,
     /// Bumped on every change of what the screen shows.
@@ -75,7 +85,7 @@ pub struct FakeSimDevice {
 
 impl FakeSimDevice {
     /// Applies the passage of time: a finished boot becomes `Booted`.
-    pub fn settle(&mut self) {
+    pub(crate) fn settle(&mut self) {
         if self.state == "Booting" && self.boot_done_at_ms.is_some_and(|t| now_ms() >= t) {
             self.state = "Booted".into();
             self.boot_done_at_ms = None;
@@ -84,6 +94,7 @@ impl FakeSimDevice {
         }
     }
 
+    /// Whether the state is `Booted`.
     pub fn is_booted(&self) -> bool {
         self.state == "Booted"
     }
@@ -93,6 +104,7 @@ impl FakeSimDevice {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FakeSimState {
+    /// Every simulator, in `simctl list` order.
     pub devices: Vec<FakeSimDevice>,
     /// simctl subcommands that fail on purpose (`io`, `launch`, `list`, ...).
     #[serde(default)]
@@ -202,24 +214,26 @@ impl FakeSimState {
         Ok(out)
     }
 
+    /// The simulator with this UDID.
     pub fn device(&self, udid: &str) -> Option<&FakeSimDevice> {
         self.devices.iter().find(|d| d.udid == udid)
     }
 
+    /// The simulator with this UDID, to change it.
     pub fn device_mut(&mut self, udid: &str) -> Option<&mut FakeSimDevice> {
         self.devices.iter_mut().find(|d| d.udid == udid)
     }
 }
 
 /// The call log next to a state file.
-pub fn calls_path(state: &Path) -> PathBuf {
+pub(crate) fn calls_path(state: &Path) -> PathBuf {
     let mut name = state.file_name().unwrap_or_default().to_os_string();
     name.push(".calls");
     state.with_file_name(name)
 }
 
 /// Appends one invocation (its arguments) to the call log.
-pub fn record_call(state: &Path, args: &[String]) -> std::io::Result<()> {
+pub(crate) fn record_call(state: &Path, args: &[String]) -> std::io::Result<()> {
     let mut line = serde_json::to_vec(args)
         .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?;
     line.push(b'\n');
@@ -231,24 +245,10 @@ pub fn record_call(state: &Path, args: &[String]) -> std::io::Result<()> {
 }
 
 /// Every recorded invocation, oldest first.
-pub fn calls(state: &Path) -> Vec<Vec<String>> {
+pub(crate) fn calls(state: &Path) -> Vec<Vec<String>> {
     std::fs::read_to_string(calls_path(state))
         .unwrap_or_default()
         .lines()
         .filter_map(|l| serde_json::from_str(l).ok())
         .collect()
-}
-
-/// Polls until `f` holds for the state or `timeout` passes.
-pub fn wait_for(path: &Path, timeout: Duration, f: impl Fn(&FakeSimState) -> bool) -> bool {
-    let end = std::time::Instant::now() + timeout;
-    loop {
-        if FakeSimState::load(path).is_ok_and(|s| f(&s)) {
-            return true;
-        }
-        if std::time::Instant::now() >= end {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
 }

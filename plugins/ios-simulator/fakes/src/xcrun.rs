@@ -16,8 +16,12 @@ use crate::sim_state::{
 /// What one invocation produced.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Outcome {
+    /// The exit code (simctl's own codes, such as 148 for an unknown
+    /// device).
     pub code: i32,
+    /// What to write to standard output.
     pub stdout: Vec<u8>,
+    /// What to write to standard error.
     pub stderr: Vec<u8>,
 }
 
@@ -46,7 +50,7 @@ impl Outcome {
 
 /// The state file: `$FAKE_XCRUN_STATE`, else `fake-simctl-state.json`
 /// next to the path the fake was invoked as.
-pub fn state_path(argv0: &Path, env: Option<PathBuf>) -> PathBuf {
+pub(crate) fn state_path(argv0: &Path, env: Option<PathBuf>) -> PathBuf {
     env.unwrap_or_else(|| {
         argv0
             .parent()
@@ -92,7 +96,7 @@ fn find(state: &FakeSimState, udid: &str) -> Option<usize> {
 }
 
 /// Runs one invocation against the state file at `path`.
-pub fn run(path: &Path, args: &[String]) -> Outcome {
+pub(crate) fn run(path: &Path, args: &[String]) -> Outcome {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let Some((&"simctl", rest)) = args.split_first() else {
         return Outcome::fail(
@@ -310,7 +314,7 @@ fn shutdown(state: &mut FakeSimState, rest: &[&str]) -> Outcome {
 
 /// A picture of what the fake simulator shows: a status bar and a band
 /// whose colour depends on the app in front.
-pub fn screen_png(d: &FakeSimDevice) -> Vec<u8> {
+pub(crate) fn screen_png(d: &FakeSimDevice) -> Vec<u8> {
     let (w, h) = (d.screen_width, d.screen_height);
     let app_color = match d.foreground_app.as_deref() {
         Some(FAKE_APP) => 2,

@@ -19,8 +19,8 @@ use devicerail_ios_simulator_fakes::sim_state::SE_UDID;
 use devicerail_ios_simulator_fakes::{FakeSimulators, FakeWda, FakeWdaOptions};
 use serde_json::{Map, Value, json};
 
-pub const PACKAGE: &str = "devicerail-host-plugin-ios-simulator";
-pub const PLUGIN_ID: &str = "ios-simulator";
+pub(crate) const PACKAGE: &str = "devicerail-host-plugin-ios-simulator";
+pub(crate) const PLUGIN_ID: &str = "ios-simulator";
 
 static LOGS: Mutex<Vec<u8>> = Mutex::new(Vec::new());
 
@@ -40,7 +40,7 @@ impl Write for Capture {
 
 /// Installs a TRACE-level subscriber capturing everything (the host side
 /// of the plugin's log forwarding) before any plugin is loaded.
-pub fn init_logging() {
+pub(crate) fn init_logging() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         let _ = tracing_subscriber::fmt()
@@ -52,19 +52,19 @@ pub fn init_logging() {
 }
 
 /// Everything logged so far in this test process.
-pub fn logs() -> String {
+pub(crate) fn logs() -> String {
     String::from_utf8_lossy(&LOGS.lock().unwrap_or_else(|p| p.into_inner())).into_owned()
 }
 
 /// The plugin library, built once per test process.
-pub fn plugin_path() -> PathBuf {
+pub(crate) fn plugin_path() -> PathBuf {
     static PATH: OnceLock<PathBuf> = OnceLock::new();
     PATH.get_or_init(|| build_workspace_plugin(PACKAGE, PLUGIN_ID))
         .clone()
 }
 
 /// Loads a fresh driver instance from the real cdylib.
-pub fn load(settings: Value) -> LoadedPlugin {
+pub(crate) fn load(settings: Value) -> LoadedPlugin {
     init_logging();
     let settings: Map<String, Value> = match settings {
         Value::Object(m) => m,
@@ -75,19 +75,19 @@ pub fn load(settings: Value) -> LoadedPlugin {
 }
 
 /// Fake simulators, a fake WDA attached to the iPhone SE, and the plugin.
-pub struct Rig {
-    pub sims: FakeSimulators,
-    pub wda: FakeWda,
-    pub plugin: LoadedPlugin,
+pub(crate) struct Rig {
+    pub(crate) sims: FakeSimulators,
+    pub(crate) wda: FakeWda,
+    pub(crate) plugin: LoadedPlugin,
 }
 
 impl Rig {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::with(FakeWdaOptions::default(), json!({}))
     }
 
     /// `extra` settings are merged over the rig's own.
-    pub fn with(opts: FakeWdaOptions, extra: Value) -> Self {
+    pub(crate) fn with(opts: FakeWdaOptions, extra: Value) -> Self {
         init_logging();
         let sims = FakeSimulators::new().expect("fake simulators");
         let wda = sims.wda(SE_UDID, opts).expect("fake WDA");
@@ -102,28 +102,28 @@ impl Rig {
         Self { sims, wda, plugin }
     }
 
-    pub fn se() -> DeviceId {
+    pub(crate) fn se() -> DeviceId {
         DeviceId::new(SE_UDID)
     }
 
     /// Connects the iPhone SE.
-    pub fn connected() -> Self {
+    pub(crate) fn connected() -> Self {
         let rig = Self::new();
         rig.connect();
         rig
     }
 
-    pub fn connect(&self) {
+    pub(crate) fn connect(&self) {
         self.plugin
             .connect(&CallContext::unbounded(), &Self::se())
             .expect("the iPhone SE connects");
     }
 
-    pub fn exec(&self, name: &str, arguments: Value) -> DriverResult<ActionOutput> {
+    pub(crate) fn exec(&self, name: &str, arguments: Value) -> DriverResult<ActionOutput> {
         self.exec_ctx(&CallContext::unbounded(), name, arguments)
     }
 
-    pub fn exec_ctx(
+    pub(crate) fn exec_ctx(
         &self,
         ctx: &CallContext,
         name: &str,
@@ -133,12 +133,12 @@ impl Rig {
             .execute(ctx, &Self::se(), &call(name, arguments))
     }
 
-    pub fn ok(&self, name: &str, arguments: Value) -> ActionOutput {
+    pub(crate) fn ok(&self, name: &str, arguments: Value) -> ActionOutput {
         self.exec(name, arguments.clone())
             .unwrap_or_else(|e| panic!("{name} {arguments} failed: {e}"))
     }
 
-    pub fn observe(&self, screenshot: bool, ui_tree: bool) -> DriverObservation {
+    pub(crate) fn observe(&self, screenshot: bool, ui_tree: bool) -> DriverObservation {
         self.plugin
             .observe(
                 &CallContext::unbounded(),
@@ -153,6 +153,6 @@ impl Rig {
 }
 
 /// A context whose deadline is `ms` from now.
-pub fn within(ms: u64) -> CallContext {
+pub(crate) fn within(ms: u64) -> CallContext {
     CallContext::new(Some(Instant::now() + Duration::from_millis(ms)))
 }

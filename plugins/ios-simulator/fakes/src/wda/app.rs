@@ -10,47 +10,68 @@ use crate::sim_state::{FAKE_APP, SAFARI, SETTINGS, SPRINGBOARD};
 /// Which text field has keyboard focus.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Field {
+    /// The login app's username field.
     Username,
+    /// The login app's secure password field.
     Password,
+    /// Safari's address bar.
     Address,
 }
 
 /// What an element does when tapped.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Behavior {
+pub(crate) enum Behavior {
+    /// Inert.
     Nothing,
+    /// Gives the field keyboard focus.
     Focus(Field),
+    /// Signs in with the typed username, or shows "Missing credentials"
+    /// when a field is empty.
     SignIn,
+    /// Back to a fresh login screen.
     SignOut,
+    /// Flips the "remember me" switch.
     ToggleRemember,
+    /// Reveals the terms text (a new screen, so new element ids).
     ShowTerms,
+    /// Brings the app with this bundle id to the front.
     Open(&'static str),
 }
 
 /// One element of a view.
 #[derive(Debug, Clone, PartialEq)]
-pub struct El {
+pub(crate) struct El {
     /// Unique within the view; part of element ids.
-    pub key: String,
+    pub(crate) key: String,
     /// Short XCUIElement type (`Button`).
-    pub ty: &'static str,
-    pub identifier: Option<String>,
-    pub label: Option<String>,
-    pub value: Option<String>,
+    pub(crate) ty: &'static str,
+    /// The accessibility identifier (`rawIdentifier`).
+    pub(crate) identifier: Option<String>,
+    /// The accessibility label.
+    pub(crate) label: Option<String>,
+    /// The accessibility value (a field's text).
+    pub(crate) value: Option<String>,
     /// x, y, width, height in points.
-    pub rect: [f64; 4],
-    pub enabled: bool,
-    pub visible: bool,
-    pub accessible: bool,
-    pub focused: bool,
+    pub(crate) rect: [f64; 4],
+    /// `isEnabled`; taps on disabled elements do nothing.
+    pub(crate) enabled: bool,
+    /// `isVisible`.
+    pub(crate) visible: bool,
+    /// `isAccessible`.
+    pub(crate) accessible: bool,
+    /// `isFocused`: the field with keyboard focus.
+    pub(crate) focused: bool,
     /// Whether element queries find it (web content often is not).
-    pub queryable: bool,
-    pub on: Behavior,
-    pub children: Vec<El>,
+    pub(crate) queryable: bool,
+    /// What tapping it does.
+    pub(crate) on: Behavior,
+    /// Child elements, front to back.
+    pub(crate) children: Vec<El>,
 }
 
 impl El {
-    pub fn new(key: impl Into<String>, ty: &'static str, rect: [f64; 4]) -> Self {
+    /// An inert, enabled, visible element without texts or children.
+    pub(crate) fn new(key: impl Into<String>, ty: &'static str, rect: [f64; 4]) -> Self {
         Self {
             key: key.into(),
             ty,
@@ -95,17 +116,18 @@ impl El {
     }
 
     /// WDA's `name`: the identifier when set, else the label.
-    pub fn wda_name(&self) -> Option<&str> {
+    pub(crate) fn wda_name(&self) -> Option<&str> {
         self.identifier.as_deref().or(self.label.as_deref())
     }
 
-    pub fn contains(&self, x: f64, y: f64) -> bool {
+    /// Whether the point `(x, y)` (in points) is inside its frame.
+    pub(crate) fn contains(&self, x: f64, y: f64) -> bool {
         let [rx, ry, w, h] = self.rect;
         x >= rx && y >= ry && x < rx + w && y < ry + h
     }
 
     /// This element and its descendants, in preorder.
-    pub fn flatten(&self) -> Vec<&El> {
+    pub(crate) fn flatten(&self) -> Vec<&El> {
         let mut out = vec![self];
         for c in &self.children {
             out.extend(c.flatten());
@@ -114,7 +136,7 @@ impl El {
     }
 
     /// The WDA JSON of this subtree (`GET /source?format=json`).
-    pub fn to_json(&self, long_types: bool) -> Value {
+    pub(crate) fn to_json(&self, long_types: bool) -> Value {
         let flag = |b: bool| if b { "1" } else { "0" };
         let [x, y, w, h] = self.rect;
         let ty = if long_types {
@@ -155,20 +177,31 @@ impl El {
 /// The mutable state of the apps.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AppState {
+    /// Text typed into the username field.
     pub username: String,
+    /// Text typed into the password field, in clear (tests assert what
+    /// arrived).
     pub password: String,
+    /// Whether the "remember me" switch is on.
     pub remember: bool,
+    /// The field with keyboard focus, which typed text goes to.
     pub focus: Option<Field>,
+    /// Whether the login screen shows "Missing credentials" (a sign-in with
+    /// an empty field).
     pub error: bool,
+    /// The signed-in username; `Some` shows the welcome screen.
     pub signed_in: Option<String>,
+    /// Whether the terms text is shown on the login screen.
     pub terms: bool,
+    /// Text typed into Safari's address bar.
     pub address: String,
     /// Extra table rows on the login screen (large trees for benches).
     pub extra_rows: usize,
 }
 
 impl AppState {
-    pub fn new(extra_rows: usize) -> Self {
+    /// A fresh login screen with `extra_rows` table rows below the form.
+    pub(crate) fn new(extra_rows: usize) -> Self {
         Self {
             username: String::new(),
             password: String::new(),
@@ -184,7 +217,7 @@ impl AppState {
 
     /// A short name of what the app in `bundle` shows (changes mean new
     /// element ids).
-    pub fn screen(&self, bundle: &str) -> String {
+    pub(crate) fn screen(&self, bundle: &str) -> String {
         match bundle {
             FAKE_APP if self.signed_in.is_some() => "welcome".into(),
             FAKE_APP if self.terms => "login+terms".into(),
@@ -194,7 +227,7 @@ impl AppState {
     }
 
     /// The tree of the app in front.
-    pub fn view(&self, bundle: &str, window: (f64, f64), last_url: Option<&str>) -> El {
+    pub(crate) fn view(&self, bundle: &str, window: (f64, f64), last_url: Option<&str>) -> El {
         let (w, h) = window;
         let full = [0.0, 0.0, w, h];
         let (name, content) = match bundle {
@@ -392,7 +425,7 @@ fn settings(w: f64) -> Vec<El> {
 }
 
 /// The picture of a view at `scale` pixels per point.
-pub fn fills(root: &El, scale: f64) -> Vec<Fill> {
+pub(crate) fn fills(root: &El, scale: f64) -> Vec<Fill> {
     let px = |v: f64| (v * scale).max(0.0).round() as u32;
     root.flatten()
         .into_iter()

@@ -14,23 +14,28 @@ const MAX_BODY: usize = 16 * 1024 * 1024;
 
 /// One parsed request.
 #[derive(Debug, Clone)]
-pub struct Request {
-    pub method: String,
+pub(super) struct Request {
+    /// The HTTP method, as sent.
+    pub(super) method: String,
     /// The path without the query.
-    pub path: String,
-    pub query: String,
-    pub body: Vec<u8>,
+    pub(super) path: String,
+    /// The query string after `?` (empty without one).
+    pub(super) query: String,
+    /// The request body.
+    pub(super) body: Vec<u8>,
 }
 
 /// One response; `None` from a handler drops the connection unanswered.
 #[derive(Debug, Clone)]
-pub struct Response {
-    pub status: u16,
-    pub body: Vec<u8>,
+pub(super) struct Response {
+    /// The HTTP status code.
+    pub(super) status: u16,
+    /// The JSON body.
+    pub(super) body: Vec<u8>,
 }
 
 /// What serves requests.
-pub type Handler = Arc<dyn Fn(&Request) -> Option<Response> + Send + Sync>;
+pub(super) type Handler = Arc<dyn Fn(&Request) -> Option<Response> + Send + Sync>;
 
 fn reason(status: u16) -> &'static str {
     match status {
@@ -44,7 +49,7 @@ fn reason(status: u16) -> &'static str {
 }
 
 /// A running server.
-pub struct Server {
+pub(super) struct Server {
     addr: SocketAddr,
     stopped: Arc<AtomicBool>,
     connections: Arc<Mutex<Vec<TcpStream>>>,
@@ -53,7 +58,7 @@ pub struct Server {
 
 impl Server {
     /// Binds a random port on 127.0.0.1 and serves `handler`.
-    pub fn start(handler: Handler) -> std::io::Result<Self> {
+    pub(super) fn start(handler: Handler) -> std::io::Result<Self> {
         let listener = TcpListener::bind("127.0.0.1:0")?;
         let addr = listener.local_addr()?;
         let stopped = Arc::new(AtomicBool::new(false));
@@ -90,12 +95,12 @@ impl Server {
         })
     }
 
-    pub fn addr(&self) -> SocketAddr {
+    pub(super) fn addr(&self) -> SocketAddr {
         self.addr
     }
 
     /// Closes the port and every open connection; idempotent.
-    pub fn stop(&mut self) {
+    pub(super) fn stop(&mut self) {
         if self.stopped.swap(true, Ordering::AcqRel) {
             return;
         }

@@ -5,7 +5,7 @@
 //! records every request so tests can check what crossed the wire.
 
 pub mod app;
-pub mod http;
+mod http;
 
 use std::collections::{HashSet, VecDeque};
 use std::path::PathBuf;
@@ -20,7 +20,7 @@ use app::{AppState, Behavior, El, Field};
 use http::{Request, Response, Server};
 
 /// The W3C element reference key.
-pub const ELEMENT_KEY: &str = "element-6066-11e4-a52e-4f735466cecf";
+pub(crate) const ELEMENT_KEY: &str = "element-6066-11e4-a52e-4f735466cecf";
 /// Most requests kept in the log.
 const MAX_LOG: usize = 20_000;
 
@@ -65,9 +65,11 @@ impl Default for FakeWdaOptions {
 /// One request as it arrived.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Recorded {
+    /// The HTTP method (`GET`, `POST`, `DELETE`).
     pub method: String,
     /// Path and query.
     pub path: String,
+    /// The request body as text (lossy UTF-8).
     pub body: String,
 }
 
