@@ -9,6 +9,7 @@ pub mod events;
 pub mod evidence;
 pub mod execute;
 pub mod media;
+pub mod pool;
 pub mod request;
 pub mod routing;
 pub mod sessions;

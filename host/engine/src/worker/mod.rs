@@ -30,5 +30,5 @@ pub mod shared;
 pub mod spec;
 pub mod supervisor;
 
-pub use remote::RemoteDriver;
+pub use remote::{RemoteDriver, WorkerProbe};
 pub use spec::{Backoff, StartError, WorkerSpec};
