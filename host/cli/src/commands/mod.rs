@@ -15,6 +15,7 @@ use devicerail_host_engine::plugin_dir;
 pub(crate) mod attach;
 pub(crate) mod config;
 pub(crate) mod doctor;
+pub(crate) mod kube;
 pub(crate) mod mcp;
 pub(crate) mod plugins;
 pub(crate) mod report;

@@ -195,10 +195,23 @@ impl ClientHost {
     /// `devicerail attach` process the test owns (to kill it, as a client
     /// that dies).
     pub async fn attach_owned(socket: &Path, hello: HelloParams) -> Result<Self, ClientError> {
-        let config = SpawnConfig::new(env!("CARGO_BIN_EXE_devicerail"), hello)
+        Self::attach_with_env(socket, hello, &[]).await
+    }
+
+    /// [`ClientHost::attach_owned`] with `devicerail attach` given `env`
+    /// (a reservation token, say).
+    pub async fn attach_with_env(
+        socket: &Path,
+        hello: HelloParams,
+        env: &[(&str, &str)],
+    ) -> Result<Self, ClientError> {
+        let mut config = SpawnConfig::new(env!("CARGO_BIN_EXE_devicerail"), hello)
             .arg("attach")
             .arg("--socket")
             .arg(socket);
+        for (k, v) in env {
+            config = config.env(*k, *v);
+        }
         let (client, process) = spawn_owned(config).await?;
         Ok(Self {
             client,
