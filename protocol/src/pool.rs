@@ -193,15 +193,18 @@ mod tests {
     fn tokens_are_checked_and_never_printed() {
         let t = LeaseToken::new("a".repeat(32)).expect("valid");
         assert_eq!(format!("{t:?}"), "LeaseToken(<redacted>)");
-        assert_eq!(LeaseToken::new("short").unwrap_err(), TokenError::Length(5));
         assert_eq!(
-            LeaseToken::new(format!("{} x", "a".repeat(32))).unwrap_err(),
+            LeaseToken::new("short").expect_err("short"),
+            TokenError::Length(5)
+        );
+        assert_eq!(
+            LeaseToken::new(format!("{} x", "a".repeat(32))).expect_err("space"),
             TokenError::Charset
         );
         let e = serde_json::from_value::<PoolReleaseParams>(serde_json::json!({
             "deviceId": "d", "token": "secret-but-short"
         }))
-        .unwrap_err();
+        .expect_err("a short token");
         assert!(!e.to_string().contains("secret"), "{e}");
     }
 }

@@ -8,8 +8,9 @@
 //! `deploy/kubernetes/` checked offline with `kubernetes-validate`.
 //!
 //! Timings (registration to first device, health changes, re-registration)
-//! are printed (`--show-output`); they are measured properly by the
-//! `kube` bench.
+//! are printed (`--show-output`) and measured properly by the `kube`
+//! bench; the only bound asserted is the issue's: registered again within
+//! 5 s of a kubelet restart.
 
 mod support;
 
@@ -263,7 +264,6 @@ async fn registers_lists_the_devices_and_follows_their_health() {
         "kube: plugin worker killed -> Unhealthy in {:?}",
         unhealthy.saturating_duration_since(killed)
     );
-    assert!(unhealthy.saturating_duration_since(killed) < Duration::from_secs(2));
     // It stays unhealthy while the worker cannot start, then comes back.
     tokio::time::sleep(Duration::from_millis(1500)).await;
     assert_eq!(
@@ -302,8 +302,6 @@ async fn registers_lists_the_devices_and_follows_their_health() {
         taken.saturating_duration_since(connected),
         free.saturating_duration_since(released)
     );
-    assert!(taken.saturating_duration_since(connected) < Duration::from_secs(2));
-    assert!(free.saturating_duration_since(released) < Duration::from_secs(2));
     outside.close().await;
 }
 

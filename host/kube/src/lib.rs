@@ -436,6 +436,14 @@ mod tests {
         assert_eq!(c.envs["DEVICERAIL_SOCKET"], "/run/devicerail/host.sock");
         assert_eq!(c.envs["DEVICERAIL_DEVICE_ID"], "mock-1");
         let token = LeaseToken::new(c.envs["DEVICERAIL_LEASE_TOKEN"].clone()).expect("a token");
+        // The kubelet lists the pod from now on.
+        pods.set(vec![PodDevices {
+            namespace: "ci".into(),
+            pod: "job-1".into(),
+            container: "run".into(),
+            resource: "devicerail.dev/mock".into(),
+            device_ids: vec!["mock-1".into()],
+        }]);
         assert_eq!(pool.reserved("mock-1"), Some(token.clone()));
         assert_eq!(c.mounts[0].host_path, "/run/devicerail-node");
         assert_eq!(c.mounts[0].container_path, "/run/devicerail");
@@ -487,15 +495,8 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
 
-        // The pod runs, then ends: the reservation is released.
-        let pod = |ids: Vec<String>| PodDevices {
-            namespace: "ci".into(),
-            pod: "job-1".into(),
-            container: "run".into(),
-            resource: "devicerail.dev/mock".into(),
-            device_ids: ids,
-        };
-        pods.set(vec![pod(vec!["mock-1".into()])]);
+        // The pod runs (kept however long it runs), then ends: the
+        // reservation is released.
         tokio::time::sleep(Duration::from_millis(600)).await;
         assert!(pool.reserved("mock-1").is_some(), "in use: kept");
         pods.set(Vec::new());
