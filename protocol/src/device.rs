@@ -62,17 +62,22 @@ pub enum LeaseHolder {
     /// Another connection of the same host; it must disconnect (or close)
     /// before this one can connect the device or start a Session on it.
     AnotherConnection,
+    /// No connection, but a reservation of the host's device pool holds
+    /// it: only a connection presenting the reservation's token may take
+    /// it (see [`crate::pool`]).
+    Reservation,
 }
 
 /// A device's lease: a device connected (or used by a Session) through one
 /// connection belongs to that connection until it disconnects the device
-/// or closes.
+/// or closes. A reserved device no connection holds shows the reservation.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct DeviceLease {
     /// Who holds it.
     pub holder: LeaseHolder,
-    /// When the lease was taken, in Unix milliseconds.
+    /// When the lease (or the reservation) was taken, in Unix
+    /// milliseconds.
     pub since_ms: SafeU64,
 }
 
@@ -83,8 +88,8 @@ pub struct ListedDevice {
     /// The device as its driver describes it.
     #[serde(flatten)]
     pub device: DeviceInfo,
-    /// Present while a connection holds the device's lease. (An extension
-    /// of this host: clients that do not know it ignore it.)
+    /// Present while a connection or a reservation holds the device. (An
+    /// extension of this host: clients that do not know it ignore it.)
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lease: Option<DeviceLease>,
 }

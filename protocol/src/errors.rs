@@ -247,7 +247,7 @@ catalog! {
     StreamEventProtocolIncompatible = "stream_event_protocol_incompatible", -32013, false, Reference, ["selectedProtocol", "requiredProtocol", "sequence"], "An event needs a newer protocol minor than the stream negotiated.";
     // Device pool (-32014).
     DeviceLeaseActive = "device_lease_active", -32014, false, Reference, ["sessionId"], "The connection's active Session holds its device; the selection cannot change.";
-    DeviceInUse = "device_in_use", -32014, true, Reference, ["deviceId", "holderConnectionId", "holderClient", "leasedSinceMs"], "Another connection holds the device's lease.";
+    DeviceInUse = "device_in_use", -32014, true, Reference, ["deviceId", "holderConnectionId", "holderClient", "leasedSinceMs", "holderReservation"], "Another connection (or a device-pool reservation) holds the device's lease.";
     // Media streams (-32016).
     MediaStreamConflict = "media_stream_conflict", -32016, false, Reference, ["streamId"], "The stream id is in use with another kind, Session or device.";
     MediaStreamBusy = "media_stream_busy", -32016, true, Reference, ["streamId"], "Another capture of the stream is running.";
@@ -313,6 +313,11 @@ pub const DETAIL_EXTENSIONS: &[(ErrorCode, &str, &str)] = &[
         ErrorCode::EventStoreError,
         "cause",
         "`terminalNotRecorded` when a device.execute's Action ran (or may have) but its terminal event could not be written",
+    ),
+    (
+        ErrorCode::DeviceInUse,
+        "holderReservation",
+        "the device-pool reservation holding the device (its label and since when), or null",
     ),
     (
         ErrorCode::TooManyRequests,

@@ -29,6 +29,7 @@ pub mod media;
 pub mod methods;
 pub mod negotiation;
 pub mod observation;
+pub mod pool;
 pub mod session;
 pub mod stream;
 pub mod ui;

@@ -480,13 +480,14 @@ export type DeviceInfo = {
 /**
  * A device's lease: a device connected (or used by a Session) through one
  * connection belongs to that connection until it disconnects the device
- * or closes.
+ * or closes. A reserved device no connection holds shows the reservation.
  */
 export type DeviceLease = {
   /** Who holds it. */
   holder: LeaseHolder;
   /**
-   * When the lease was taken, in Unix milliseconds.
+   * When the lease (or the reservation) was taken, in Unix
+   * milliseconds.
    *
    * @minimum 0
    * @maximum 9007199254740991
@@ -1307,7 +1308,13 @@ export type LeaseHolder =
    * Another connection of the same host; it must disconnect (or close)
    * before this one can connect the device or start a Session on it.
    */
-  | "anotherConnection";
+  | "anotherConnection"
+  /**
+   * No connection, but a reservation of the host's device pool holds
+   * it: only a connection presenting the reservation's token may take
+   * it (see [`crate::pool`]).
+   */
+  | "reservation";
 
 /**
  * One entry of `devices.list`: the device, and its lease when one is held.
@@ -1321,8 +1328,8 @@ export type ListedDevice = {
   /** Driver-assigned id; `device.select` takes it. */
   id: string;
   /**
-   * Present while a connection holds the device's lease. (An extension
-   * of this host: clients that do not know it ignore it.)
+   * Present while a connection or a reservation holds the device. (An
+   * extension of this host: clients that do not know it ignore it.)
    */
   lease?: DeviceLease | null;
   /** Human-readable name for display only. */

@@ -40,6 +40,12 @@ pub(crate) enum Command {
     /// Serve the Model Context Protocol on stdin/stdout for agents: attaches
     /// to the shared host when one listens, else runs one in this process.
     Mcp(McpArgs),
+    /// Offer the shared host's devices to Kubernetes.
+    Kube {
+        /// What to run.
+        #[command(subcommand)]
+        command: KubeCommand,
+    },
     /// Manage driver plugins.
     Plugins {
         /// What to do with plugins.
@@ -263,6 +269,58 @@ pub(crate) enum BundleCommand {
         /// The bundle file.
         file: PathBuf,
     },
+}
+
+/// `kube …`.
+#[derive(Subcommand)]
+pub(crate) enum KubeCommand {
+    /// Run a kubelet device plugin: one extended resource per platform
+    /// (devicerail.dev/android, devicerail.dev/ios-simulator,
+    /// devicerail.dev/browser), the devices read from the shared host, each
+    /// allocation reserved on the host for the pod's container.
+    DevicePlugin(KubeDevicePluginArgs),
+}
+
+/// `kube device-plugin`.
+#[derive(Args)]
+pub(crate) struct KubeDevicePluginArgs {
+    /// The shared host's socket (default: $DEVICERAIL_SOCKET, else
+    /// $XDG_RUNTIME_DIR/devicerail/host.sock).
+    #[arg(long)]
+    pub(crate) socket: Option<PathBuf>,
+    /// The kubelet's registration socket; the plugin's sockets are served in its directory.
+    #[arg(long, default_value = devicerail_host_kube::config::DEFAULT_KUBELET_SOCKET)]
+    pub(crate) kubelet_socket: PathBuf,
+    /// The kubelet's PodResources socket, read to learn when a pod's allocation ended.
+    #[arg(long, default_value = devicerail_host_kube::config::DEFAULT_POD_RESOURCES_SOCKET)]
+    pub(crate) pod_resources_socket: PathBuf,
+    /// Never read PodResources: an allocation then ends only when the kubelet allocates its device again.
+    #[arg(long)]
+    pub(crate) no_pod_resources: bool,
+    /// PLATFORM=RESOURCE: offer the devices of a platform (`android`, `ios`, `web`, `mock`, …) as that extended resource, replacing the platform's default; `PLATFORM=` offers none (repeatable).
+    #[arg(long = "resource", value_name = "PLATFORM=RESOURCE")]
+    pub(crate) resources: Vec<String>,
+    /// Where allocations and their tokens are kept across restarts (default: kube/allocations.json in the data directory); never inside the socket directory.
+    #[arg(long)]
+    pub(crate) state_file: Option<PathBuf>,
+    /// The host's socket directory as the node sees it, mounted into pods (default: the socket's directory).
+    #[arg(long)]
+    pub(crate) node_socket_dir: Option<PathBuf>,
+    /// Where pods see the host's socket directory.
+    #[arg(long, default_value = devicerail_host_kube::config::DEFAULT_CONTAINER_SOCKET_DIR)]
+    pub(crate) container_socket_dir: PathBuf,
+    /// How often the host's devices are read, in milliseconds.
+    #[arg(long, default_value_t = 500)]
+    pub(crate) poll_ms: u64,
+    /// How often the kubelet's PodResources are read, in milliseconds.
+    #[arg(long, default_value_t = 2000)]
+    pub(crate) release_poll_ms: u64,
+    /// An allocation younger than this (milliseconds) is never released.
+    #[arg(long, default_value_t = 10_000)]
+    pub(crate) release_grace_ms: u64,
+    /// Diagnostics filter, RUST_LOG syntax (default: $RUST_LOG, else host.logFilter, else info).
+    #[arg(long)]
+    pub(crate) log_filter: Option<String>,
 }
 
 /// `plugins …`.

@@ -2,8 +2,12 @@
 //! host's control socket, so any client that spawns a stdio host works
 //! unchanged against the shared one. It announces itself with the
 //! [`ATTACH_PREAMBLE`] line before the client's first byte and then copies
-//! bytes both ways without reading them. It never serves the protocol
-//! itself and never writes anything but the host's bytes to stdout.
+//! bytes both ways without reading them. With `DEVICERAIL_LEASE_TOKEN` set
+//! (a Kubernetes device plugin puts it in a pod's environment), the
+//! preamble presents that reservation token, so the client may take the
+//! device reserved for it. It never serves the protocol itself, never
+//! writes anything but the host's bytes to stdout, and never prints the
+//! token.
 
 use std::io::{Read, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
@@ -12,7 +16,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use devicerail_host_core::transport::unix::ATTACH_PREAMBLE;
+use devicerail_host_core::transport::unix::{ATTACH_PREAMBLE, TOKEN_KEY};
+use devicerail_host_protocol::pool::{LeaseToken, TokenError};
+
+/// The environment variable that carries a reservation token.
+pub(crate) const LEASE_TOKEN_ENV: &str = "DEVICERAIL_LEASE_TOKEN";
 
 /// How long `--spawn` waits for the started host to listen.
 const SPAWN_WAIT: Duration = Duration::from_secs(15);
@@ -40,6 +48,28 @@ pub(crate) enum AttachError {
     Bridge(std::io::Error),
     #[error(transparent)]
     Paths(#[from] devicerail_host_config::paths::PathError),
+    #[error("${LEASE_TOKEN_ENV} is not a lease token: {0}")]
+    Token(TokenError),
+}
+
+/// The reservation token of `DEVICERAIL_LEASE_TOKEN`, if set (an empty
+/// value counts as unset).
+fn lease_token() -> Result<Option<LeaseToken>, AttachError> {
+    match std::env::var(LEASE_TOKEN_ENV) {
+        Ok(v) if !v.is_empty() => LeaseToken::new(v).map(Some).map_err(AttachError::Token),
+        Ok(_) | Err(std::env::VarError::NotPresent) => Ok(None),
+        Err(std::env::VarError::NotUnicode(_)) => Err(AttachError::Token(TokenError::Charset)),
+    }
+}
+
+/// The preamble line for this process, presenting `token` if any.
+fn preamble(token: Option<&LeaseToken>) -> String {
+    let mut line = format!("{ATTACH_PREAMBLE} pid={}", std::process::id());
+    if let Some(t) = token {
+        line.push_str(&format!(" {TOKEN_KEY}={}", t.expose()));
+    }
+    line.push('\n');
+    line
 }
 
 /// What `--spawn` passes to the host it starts.
@@ -136,19 +166,19 @@ pub(crate) fn attach(
     spawn: Option<SpawnOptions>,
 ) -> Result<(), AttachError> {
     let path = devicerail_host_config::paths::socket_path(socket)?;
+    let token = lease_token()?;
     let stream = match (connect(&path), spawn) {
         (Ok(s), _) => s,
         (Err(AttachError::NoHost { .. }), Some(opts)) => spawn_host(&path, &opts)?,
         (Err(e), _) => return Err(e),
     };
-    bridge(stream)
+    bridge(stream, token.as_ref())
 }
 
-fn bridge(stream: UnixStream) -> Result<(), AttachError> {
+fn bridge(stream: UnixStream, token: Option<&LeaseToken>) -> Result<(), AttachError> {
     let mut to_host = stream.try_clone().map_err(AttachError::Bridge)?;
-    let preamble = format!("{ATTACH_PREAMBLE} pid={}\n", std::process::id());
     to_host
-        .write_all(preamble.as_bytes())
+        .write_all(preamble(token).as_bytes())
         .map_err(AttachError::Bridge)?;
     // stdin → host on a thread; when the client closes stdin, the host
     // sees end of input and closes the connection (ending its Session).
@@ -186,5 +216,23 @@ fn bridge(stream: UnixStream) -> Result<(), AttachError> {
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) => return Err(AttachError::Bridge(e)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_preamble_presents_the_token_as_one_word() {
+        let token = LeaseToken::new("k".repeat(43)).expect("token");
+        let line = preamble(Some(&token));
+        assert!(line.starts_with(ATTACH_PREAMBLE) && line.ends_with('\n'));
+        let parsed = devicerail_host_core::transport::unix::parse_preamble(
+            &line.as_bytes()[ATTACH_PREAMBLE.len()..],
+        );
+        assert!(parsed.token.is_some());
+        assert!(!parsed.said.contains(token.expose()));
+        assert!(!preamble(None).contains(TOKEN_KEY));
     }
 }

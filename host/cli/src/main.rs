@@ -36,6 +36,7 @@ fn main() -> ExitCode {
         Command::Serve(a) => commands::serve::run(a, line),
         Command::Attach(a) => commands::attach::run(a),
         Command::Mcp(a) => commands::mcp::run(a, line),
+        Command::Kube { command } => commands::kube::run(command, line),
         Command::Plugins { command } => commands::plugins::run(command, line),
         Command::Config { command } => commands::config::run(command, line),
         Command::Devices(a) => commands::devices::run(a, line),

@@ -24,7 +24,10 @@ const HOST_LAYERS: &[(&str, u8)] = &[
     ("devicerail-host-engine", 3),
     ("devicerail-host-report", 3),
     ("devicerail-host-core", 4),
+    // Clients of the host over its protocol (the core only for the attach
+    // preamble and, for MCP, the in-process host).
     ("devicerail-host-mcp", 5),
+    ("devicerail-host-kube", 5),
     ("devicerail-host", 6),
 ];
 
@@ -43,8 +46,13 @@ const CONFINED: &[(&str, &[&str])] = &[
             "devicerail-host-mcp",
             "devicerail-host-testing",
             "devicerail-host-example-rust-client",
+            "devicerail-host-kube",
         ],
     ),
+    // gRPC (the kubelet's device-plugin API) serves `devicerail kube`.
+    ("tonic", &["devicerail-host-kube"]),
+    ("tonic-prost", &["devicerail-host-kube"]),
+    ("prost", &["devicerail-host-kube"]),
     // Bundles are tar archives.
     ("tar", &["devicerail-host-report"]),
 ];
@@ -271,6 +279,16 @@ fn the_rules_catch_what_they_are_for() {
             "host/engine/Cargo.toml",
             &["devicerail-host-store"],
         ),
+        pkg(
+            "devicerail-host-kube",
+            "host/kube/Cargo.toml",
+            &["devicerail-host-mcp", "tonic"],
+        ),
+        pkg(
+            "devicerail-host-report",
+            "host/report/Cargo.toml",
+            &["prost"],
+        ),
     ]
     .into_iter()
     .map(|p| (p.name.clone(), p))
@@ -279,12 +297,16 @@ fn the_rules_catch_what_they_are_for() {
         layer_breaches(&packages),
         [
             "devicerail-host-core (layer 4) depends on devicerail-host-mcp (layer 5)",
+            "devicerail-host-kube (layer 5) depends on devicerail-host-mcp (layer 5)",
             "devicerail-host-store (layer 2) depends on devicerail-host-engine (layer 3)",
         ]
     );
     assert_eq!(
         confinement_breaches(&packages),
-        ["devicerail-host-core depends on clap"]
+        [
+            "devicerail-host-core depends on clap",
+            "devicerail-host-report depends on prost",
+        ]
     );
     assert_eq!(
         driver_breaches(&packages),

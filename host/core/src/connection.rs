@@ -24,6 +24,9 @@ pub(crate) struct Negotiated {
     pub features: FeatureSet,
     pub client: PeerInfo,
     pub hello: HelloResult,
+    /// Whether the host's device-pool extension was negotiated
+    /// (`devicerail_host_protocol::pool::POOL_FEATURE`).
+    pub pool: bool,
 }
 
 impl Negotiated {
@@ -288,11 +291,31 @@ pub(crate) struct Connection {
     pub inflight: Inflight,
     /// Set for event-stream WebSocket connections.
     pub stream: Option<StreamState>,
+    /// The digest of the reservation token the client presented when it
+    /// attached (`devicerail attach` with `DEVICERAIL_LEASE_TOKEN`).
+    pub lease_token: Option<crate::leases::TokenDigest>,
 }
 
 impl Connection {
     pub(crate) fn new(transport: TransportInfo, out: OutputQueue) -> Arc<Self> {
-        Self::build(transport, out, None)
+        Self::build(transport, out, None, None)
+    }
+
+    /// A control connection whose client presented a reservation token.
+    pub(crate) fn with_lease_token(
+        transport: TransportInfo,
+        out: OutputQueue,
+        token: Option<crate::leases::TokenDigest>,
+    ) -> Arc<Self> {
+        Self::build(transport, out, None, token)
+    }
+
+    /// Who this connection is when it asks for a device.
+    pub(crate) fn claimant(&self) -> crate::leases::Claimant<'_> {
+        crate::leases::Claimant {
+            conn: self.id,
+            token: self.lease_token.as_ref(),
+        }
     }
 
     /// A WebSocket connection bound to the Session of a spent capability.
@@ -307,10 +330,15 @@ impl Connection {
             pump: Mutex::new(None),
             close_code: Arc::new(std::sync::atomic::AtomicU16::new(1000)),
         };
-        Self::build(transport, out, Some(stream))
+        Self::build(transport, out, Some(stream), None)
     }
 
-    fn build(transport: TransportInfo, out: OutputQueue, stream: Option<StreamState>) -> Arc<Self> {
+    fn build(
+        transport: TransportInfo,
+        out: OutputQueue,
+        stream: Option<StreamState>,
+        lease_token: Option<crate::leases::TokenDigest>,
+    ) -> Arc<Self> {
         Arc::new(Self {
             id: ConnectionId::new_v4(),
             transport,
@@ -320,6 +348,7 @@ impl Connection {
             session: Mutex::new(None),
             inflight: Inflight::default(),
             stream,
+            lease_token,
         })
     }
 

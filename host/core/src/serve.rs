@@ -205,9 +205,10 @@ pub(crate) fn load_plugins(config: &Config) -> Result<Arc<Registry>, ServeError>
         .into_iter()
         .filter_map(|f| {
             let devices = f.devices;
+            let worker = f.worker;
             let driver: Arc<dyn devicerail_host_plugin_api::Driver> = f.driver?;
             let id = f.manifest?.id;
-            Some((PluginSlot::new(id, driver), devices))
+            Some((PluginSlot::new(id, driver).with_worker(worker), devices))
         })
         .collect();
     Ok(Arc::new(Registry::new(slots)))

@@ -5,12 +5,13 @@
 //! plugin that hangs keeps its last known devices.
 
 use std::collections::HashMap;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use devicerail_host_plugin_api::{CallContext, Driver};
 
 use crate::executor::{Executor, Limits};
+use crate::worker::WorkerProbe;
 use devicerail_host_protocol::{DeviceId, DeviceInfo};
 
 /// How long one background listing of a plugin may take.
@@ -34,6 +35,8 @@ pub struct PluginSlot {
     pub permits: Arc<tokio::sync::Semaphore>,
     /// The threads its driver calls run on.
     pub executor: Executor,
+    /// Whether its worker is up, when it runs in one.
+    pub worker: Option<WorkerProbe>,
 }
 
 impl PluginSlot {
@@ -46,7 +49,14 @@ impl PluginSlot {
             driver,
             permits: Arc::new(tokio::sync::Semaphore::new(PLUGIN_CONCURRENCY)),
             executor,
+            worker: None,
         }
+    }
+
+    /// The same slot, its availability read from `worker`.
+    pub fn with_worker(mut self, worker: Option<WorkerProbe>) -> Self {
+        self.worker = worker;
+        self
     }
 }
 
@@ -84,6 +94,8 @@ struct Cache {
 pub struct Registry {
     plugins: Vec<PluginSlot>,
     cache: RwLock<Cache>,
+    /// When the cache was last installed.
+    refreshed: Mutex<Instant>,
 }
 
 impl Registry {
@@ -95,6 +107,7 @@ impl Registry {
         let registry = Self {
             plugins,
             cache: RwLock::new(Cache::default()),
+            refreshed: Mutex::new(Instant::now()),
         };
         registry.install(lists);
         registry
@@ -137,6 +150,27 @@ impl Registry {
             }
         }
         *cache = Cache { devices, owner };
+        drop(cache);
+        *self.refreshed.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
+    }
+
+    /// How long ago the device list was last refreshed.
+    pub fn age(&self) -> Duration {
+        self.refreshed
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .elapsed()
+    }
+
+    /// Whether the driver of `id` can serve it now: `None` for an unknown
+    /// device, `Some(Err(why))` while its plugin's worker is down.
+    pub fn availability(&self, id: &DeviceId) -> Option<Result<(), &'static str>> {
+        let cache = self.cache.read().unwrap_or_else(|p| p.into_inner());
+        let slot = &self.plugins[*cache.owner.get(id)?];
+        Some(match slot.worker.as_ref().and_then(WorkerProbe::down) {
+            None => Ok(()),
+            Some(why) => Err(why),
+        })
     }
 
     /// Re-lists every plugin concurrently, each on its own executor and

@@ -17,6 +17,7 @@ pub(crate) mod completions;
 pub(crate) mod config;
 pub(crate) mod devices;
 pub(crate) mod doctor;
+pub(crate) mod kube;
 pub(crate) mod mcp;
 pub(crate) mod plugins;
 pub(crate) mod report;

@@ -213,10 +213,23 @@ impl ClientHost {
         socket: &Path,
         hello: HelloParams,
     ) -> Result<Self, ClientError> {
-        let config = SpawnConfig::new(env!("CARGO_BIN_EXE_devicerail"), hello)
+        Self::attach_with_env(socket, hello, &[]).await
+    }
+
+    /// [`ClientHost::attach_owned`] with `devicerail attach` given `env`
+    /// (a reservation token, say).
+    pub(crate) async fn attach_with_env(
+        socket: &Path,
+        hello: HelloParams,
+        env: &[(&str, &str)],
+    ) -> Result<Self, ClientError> {
+        let mut config = SpawnConfig::new(env!("CARGO_BIN_EXE_devicerail"), hello)
             .arg("attach")
             .arg("--socket")
             .arg(socket);
+        for (k, v) in env {
+            config = config.env(*k, *v);
+        }
         let (client, process) = spawn_owned(config).await?;
         Ok(Self {
             client,

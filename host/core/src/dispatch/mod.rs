@@ -14,6 +14,7 @@ mod stream;
 
 use std::sync::Arc;
 
+use devicerail_host_protocol::pool::{POOL_METHODS, POOL_RESERVE, POOL_STATUS};
 use devicerail_host_protocol::{
     ErrorCode, Feature, MAX_FRAME_BYTES, MethodId, MethodSpec, RequestCancelParams,
     RequestCancelResult, RequestCancelStatus, RpcError, RpcId, RpcParams, RpcRequest, method_spec,
@@ -149,6 +150,14 @@ async fn handle_line(host: &Arc<Host>, conn: &Arc<Connection>, line: Vec<u8>) {
             conn.respond(&id, result).await;
         }
         Ok(Prepared::Call(call)) => run(call).await,
+        Ok(Prepared::Pool { method, params }) => {
+            use handlers::pool;
+            match method.as_str() {
+                POOL_STATUS => conn.respond(&id, Ok(pool::status(host).await)).await,
+                POOL_RESERVE => conn.respond(&id, pool::reserve(host, conn, params)).await,
+                _ => conn.respond(&id, pool::release(host, params)).await,
+            }
+        }
         Err(e) => conn.respond_error(Some(&id), e).await,
     }
 }
@@ -156,6 +165,11 @@ async fn handle_line(host: &Arc<Host>, conn: &Arc<Connection>, line: Vec<u8>) {
 enum Prepared {
     Hello(Option<RpcParams>),
     Call(Call),
+    /// A method of the host's pool extension (outside the method table).
+    Pool {
+        method: String,
+        params: Option<RpcParams>,
+    },
 }
 
 /// The methods that run concurrently and count against the in-flight bound.
@@ -198,6 +212,18 @@ fn prepare(
         return Err(handshake_required());
     };
     let web_socket = conn.transport.kind == "webSocket";
+    if spec.is_none() && neg.pool && POOL_METHODS.contains(&req.method.as_str()) {
+        if req.timeout_ms.is_some() {
+            if !neg.has(Feature::RequestControl) {
+                return Err(feature_not_negotiated("timeoutMs", Feature::RequestControl));
+            }
+            return Err(timeout_not_supported(&req.method));
+        }
+        return Ok(Prepared::Pool {
+            method: req.method,
+            params: req.params,
+        });
+    }
     let Some(spec) = spec else {
         return Err(MethodSpec::not_found_error(
             &req.method,

@@ -24,7 +24,7 @@ pub(crate) async fn connect(a: &Accepted) -> Result<DeviceInfo, RpcError> {
     let lease = a
         .host
         .leases
-        .acquire(&device, a.conn.id, Some(a.neg.client.clone()))?;
+        .acquire(&device, a.conn.claimant(), Some(a.neg.client.clone()))?;
     let info = match call_driver(a, a.context(ObservationId::new_v7()), move |d, ctx| {
         d.connect(ctx, &device)
     })
@@ -48,7 +48,7 @@ pub(crate) async fn connect(a: &Accepted) -> Result<DeviceInfo, RpcError> {
 /// `device.disconnect`: only by the lease's holder (or on a free device);
 /// ends the lease.
 pub(crate) async fn disconnect(a: &Accepted) -> Result<DeviceDisconnectResult, RpcError> {
-    a.host.leases.check(&a.route.device, a.conn.id)?;
+    a.host.leases.check(&a.route.device, a.conn.claimant())?;
     let device = a.route.device.clone();
     call_driver(a, a.context(ObservationId::new_v7()), move |d, ctx| {
         d.disconnect(ctx, &device)

@@ -9,6 +9,7 @@ pub(crate) mod events;
 pub(crate) mod evidence;
 pub(crate) mod execute;
 pub(crate) mod media;
+pub(crate) mod pool;
 pub(crate) mod request;
 pub(crate) mod routing;
 pub(crate) mod sessions;

@@ -36,7 +36,7 @@ pub(crate) async fn start(call: &mut Call) -> Result<SessionInfo, RpcError> {
     let lease = call
         .host
         .leases
-        .acquire(&route.device, call.conn.id, client)?;
+        .acquire(&route.device, call.conn.claimant(), client)?;
     let (info, _) = match call.host.store.start_session(Some(call.id.clone())).await {
         Ok(started) => started,
         Err(e) => {

@@ -7,9 +7,11 @@ use devicerail_host_protocol::methods::MethodId;
 use devicerail_host_protocol::negotiation::{
     available_features, negotiate_features, negotiate_version,
 };
+use devicerail_host_protocol::pool::POOL_FEATURE;
 use devicerail_host_protocol::{
-    ErrorCode, Feature, FeatureSelection, HelloParams, HelloResult, ProtocolSelection, RpcError,
-    RpcParams, SERVER_PROTOCOL_RANGES, SystemDescribeResult,
+    ErrorCode, Feature, FeatureOffer, FeatureSelection, HelloParams, HelloResult,
+    ProtocolSelection, RpcError, RpcParams, SERVER_PROTOCOL_RANGES, SystemDescribeResult,
+    UniqueStrings,
 };
 use serde_json::json;
 
@@ -50,9 +52,30 @@ pub(crate) fn hello(
     let version = negotiate_version(&params.protocol.ranges, server)
         .map_err(|e| e.to_rpc_error(&params.protocol.ranges, server))?;
     let transport_features = host.config.stdio_features;
-    let features = negotiate_features(&params.features, transport_features, version)
+    let (offer, pool) = without_pool(&params.features);
+    let features = negotiate_features(&offer, transport_features, version)
         .map_err(|e| e.to_rpc_error(available_features(transport_features, version)))?;
-    Ok(complete(conn, host, params, version, features))
+    Ok(complete(conn, host, params, version, features, pool))
+}
+
+/// The offer without the host's pool extension, and whether it was
+/// offered (required or optional): the protocol's negotiation only knows
+/// the protocol's features.
+fn without_pool(offer: &FeatureOffer) -> (FeatureOffer, bool) {
+    let keep = |list: &UniqueStrings| -> UniqueStrings {
+        list.iter()
+            .filter(|f| *f != POOL_FEATURE)
+            .map(str::to_owned)
+            .collect()
+    };
+    let offered = offer.required.contains(POOL_FEATURE) || offer.optional.contains(POOL_FEATURE);
+    (
+        FeatureOffer {
+            required: keep(&offer.required),
+            optional: keep(&offer.optional),
+        },
+        offered,
+    )
 }
 
 /// `system.hello` on an event-stream socket: versions 1.3–1.5 only, and
@@ -82,7 +105,7 @@ pub(crate) fn hello_stream(
         version,
     )
     .map_err(|e| e.to_stream_rpc_error())?;
-    Ok(complete(conn, host, params, version, features))
+    Ok(complete(conn, host, params, version, features, false))
 }
 
 /// Records a successful negotiation on `conn`.
@@ -92,15 +115,22 @@ pub(crate) fn complete(
     params: HelloParams,
     version: devicerail_host_protocol::ProtocolVersion,
     features: devicerail_host_protocol::FeatureSet,
+    pool: bool,
 ) -> HelloResult {
+    let enabled = if pool {
+        let mut names: Vec<String> = features.iter().map(|f| f.name().to_owned()).collect();
+        names.push(POOL_FEATURE.to_owned());
+        names.sort();
+        names.into_iter().collect()
+    } else {
+        features.names()
+    };
     let result = HelloResult {
         connection_id: conn.id,
         protocol: ProtocolSelection { selected: version },
         server: host.config.server.clone(),
         transport: conn.transport.clone(),
-        features: FeatureSelection {
-            enabled: features.names(),
-        },
+        features: FeatureSelection { enabled },
     };
     tracing::info!(
         connection = %conn.id,
@@ -109,6 +139,7 @@ pub(crate) fn complete(
         client_version = %params.client.version,
         protocol = %version,
         features = ?features,
+        pool,
         "handshake completed"
     );
     conn.set_ready(Negotiated {
@@ -116,6 +147,7 @@ pub(crate) fn complete(
         features,
         client: params.client,
         hello: result.clone(),
+        pool,
     });
     result
 }

@@ -3,8 +3,11 @@
 //!
 //! Security: the socket lives in a directory only the user can enter
 //! (created 0700; an existing one open to others is refused), the socket
-//! itself is 0600, and a peer whose uid is not ours is dropped before a
-//! byte of it is read. A lock file beside the socket tells a live host
+//! itself is 0600, and a peer whose uid is neither ours nor root's is
+//! dropped before a byte of it is read. (Root can read the host's memory
+//! anyway; admitting it lets a root-run agent, such as the Kubernetes
+//! device plugin that must write into the kubelet's directory, use a
+//! host that runs as an ordinary user.) A lock file beside the socket tells a live host
 //! from a stale socket file: the live one is never replaced, a stale one
 //! is. At most `max_connections` are served at once; one more is told so
 //! in one error frame and closed.
@@ -12,7 +15,9 @@
 //! A connection that starts with the [`ATTACH_PREAMBLE`] line comes from
 //! `devicerail attach` bridging a stdio client: it is reported to that
 //! client as a stdio transport (clients check the transport kind), and
-//! the log says where it came from.
+//! the log says where it came from. The preamble's words after it are
+//! `key=value` pairs; [`TOKEN_KEY`] carries a device-pool reservation
+//! token, which the connection keeps as a digest and the log never shows.
 
 use std::fs::{File, OpenOptions};
 
@@ -31,11 +36,53 @@ use tokio_util::task::TaskTracker;
 use super::stdio::{Frame, FrameReader};
 use crate::connection::Connection;
 use crate::dispatch::{Closing, Dispatcher};
+use crate::leases::TokenDigest;
 use crate::outbox::OutputQueue;
+use devicerail_host_protocol::pool::LeaseToken;
 
 /// The first line `devicerail attach` writes: never valid JSON, so it
 /// cannot be mistaken for a client's frame.
 pub const ATTACH_PREAMBLE: &str = "#devicerail-attach v1";
+
+/// The preamble word (`lease-token=TOKEN`) that presents a reservation
+/// token (see `devicerail_host_protocol::pool`).
+pub const TOKEN_KEY: &str = "lease-token";
+
+/// What the words after [`ATTACH_PREAMBLE`] said.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Preamble {
+    /// The words for the log, the token's value replaced.
+    pub said: String,
+    /// The presented token's digest (`None` if none, or an invalid one).
+    pub token: Option<TokenDigest>,
+    /// Why a presented token was refused.
+    pub token_refused: Option<devicerail_host_protocol::pool::TokenError>,
+}
+
+/// Reads the words after [`ATTACH_PREAMBLE`].
+pub fn parse_preamble(rest: &[u8]) -> Preamble {
+    let text = String::from_utf8_lossy(rest);
+    let mut said = Vec::new();
+    let mut token = None;
+    let mut token_refused = None;
+    for word in text.split_whitespace() {
+        match word.split_once('=') {
+            Some((key, value)) if key == TOKEN_KEY => {
+                said.push(format!("{TOKEN_KEY}=<redacted>"));
+                match LeaseToken::new(value) {
+                    Ok(t) => token = Some(TokenDigest::of(&t)),
+                    Err(e) => token_refused = Some(e),
+                }
+            }
+            _ => said.push(word.to_owned()),
+        }
+    }
+    Preamble {
+        said: said.join(" "),
+        token,
+        token_refused,
+    }
+}
 
 /// Output queue of one socket connection (frames, bytes).
 const OUTPUT_FRAMES: usize = 4096;
@@ -224,7 +271,7 @@ pub(crate) async fn serve(
                 continue;
             }
         };
-        if peer.uid() != uid {
+        if peer.uid() != uid && peer.uid() != 0 {
             tracing::warn!(
                 peer_uid = peer.uid(),
                 peer_pid = ?peer.pid(),
@@ -279,13 +326,19 @@ pub(crate) async fn connection(
         _ = stop.cancelled() => return,
         f = reader.next() => f,
     };
-    let (transport, first, via) = match first {
+    let (transport, first, via, token) = match first {
         Ok(Frame::Line(line)) if line.starts_with(ATTACH_PREAMBLE.as_bytes()) => {
-            let said = String::from_utf8_lossy(&line[ATTACH_PREAMBLE.len()..]).into_owned();
-            tracing::debug!(?peer_pid, attach = %said.trim(), "a stdio client attached");
-            (TransportInfo::stdio(), None, "attach")
+            let preamble = parse_preamble(&line[ATTACH_PREAMBLE.len()..]);
+            tracing::debug!(?peer_pid, attach = %preamble.said, "a stdio client attached");
+            if let Some(e) = &preamble.token_refused {
+                tracing::warn!(
+                    ?peer_pid,
+                    "ignored the lease token of an attached client: {e}"
+                );
+            }
+            (TransportInfo::stdio(), None, "attach", preamble.token)
         }
-        Ok(frame) => (TransportInfo::unix(), Some(frame), "socket"),
+        Ok(frame) => (TransportInfo::unix(), Some(frame), "socket", None),
         Err(e) => {
             tracing::debug!("socket connection failed before its first frame: {e}");
             return;
@@ -293,8 +346,9 @@ pub(crate) async fn connection(
     };
     let (out, rx) = OutputQueue::bounded(OUTPUT_FRAMES, OUTPUT_BYTES);
     let writer = tokio::spawn(write_frames(write, rx));
-    let conn = Connection::new(transport, out);
-    tracing::info!(connection = %conn.id, ?peer_pid, via, "socket connection opened");
+    let presented = token.is_some();
+    let conn = Connection::with_lease_token(transport, out, token);
+    tracing::info!(connection = %conn.id, ?peer_pid, via, lease_token = presented, "socket connection opened");
     let mut pending = first;
     let closed_by = loop {
         let frame = match pending.take() {
@@ -356,4 +410,25 @@ async fn write_line<W: tokio::io::AsyncWrite + Unpin>(
 ) -> std::io::Result<()> {
     w.write_all(frame).await?;
     w.write_all(b"\n").await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_preamble_token_is_kept_as_a_digest_and_never_logged() {
+        let token = "Ab-_0123456789abcdefghijklmnopqrstuv";
+        let p = parse_preamble(format!(" pid=7 {TOKEN_KEY}={token}").as_bytes());
+        assert_eq!(p.said, format!("pid=7 {TOKEN_KEY}=<redacted>"));
+        let expected = TokenDigest::of(&LeaseToken::new(token).expect("valid"));
+        assert_eq!(p.token, Some(expected));
+        assert!(p.token_refused.is_none());
+        let p = parse_preamble(format!(" {TOKEN_KEY}=short").as_bytes());
+        assert!(!p.said.contains("short"));
+        assert!(p.token.is_none());
+        assert!(p.token_refused.is_some());
+        let p = parse_preamble(b" mcp pid=3");
+        assert_eq!((p.said.as_str(), p.token), ("mcp pid=3", None));
+    }
 }

@@ -21,7 +21,7 @@ use devicerail_host_plugin_api::loader::{self, LoadError, LoadedPlugin};
 use devicerail_host_plugin_api::{CallContext, Driver, LoadPurpose, PluginManifest};
 use devicerail_host_protocol::DeviceInfo;
 
-use crate::worker::{Backoff, RemoteDriver, StartError, WorkerSpec};
+use crate::worker::{Backoff, RemoteDriver, StartError, WorkerProbe, WorkerSpec};
 use devicerail_host_config::{ConfigFile, Isolation};
 
 /// How long a plugin may take to list its devices while loading.
@@ -57,6 +57,8 @@ pub struct PluginFile {
     pub driver: Option<Arc<dyn Driver>>,
     /// How the plugin is (or would be, when serving) isolated.
     pub isolation: Isolation,
+    /// Whether its worker is up, when it runs in one.
+    pub worker: Option<WorkerProbe>,
 }
 
 impl std::fmt::Debug for PluginFile {
@@ -79,6 +81,7 @@ impl PluginFile {
             plugin: None,
             driver: None,
             isolation: Isolation::default(),
+            worker: None,
         }
     }
 
@@ -384,6 +387,7 @@ pub fn load_file(file: &Path, opts: LoadOptions<'_>) -> PluginFile {
         isolation,
         ..refused(reason)
     };
+    let mut worker = None;
     let (plugin, driver): (Option<Arc<LoadedPlugin>>, Arc<dyn Driver>) =
         match (opts.workers, isolation, opts.purpose) {
             (Some(workers), Isolation::Process, LoadPurpose::Serve) => {
@@ -398,7 +402,10 @@ pub fn load_file(file: &Path, opts: LoadOptions<'_>) -> PluginFile {
                     grace: workers.grace,
                 };
                 match RemoteDriver::start(spec) {
-                    Ok(d) => (None, Arc::new(d)),
+                    Ok(d) => {
+                        worker = Some(d.probe());
+                        (None, Arc::new(d))
+                    }
                     Err(StartError::Init {
                         message,
                         setting: Some(setting),
@@ -429,6 +436,7 @@ pub fn load_file(file: &Path, opts: LoadOptions<'_>) -> PluginFile {
         plugin: plugin.clone(),
         driver: Some(driver.clone()),
         isolation,
+        worker: worker.clone(),
     };
     match opts.listing {
         Listing::Skip => loaded(Vec::new(), DeviceStatus::NotListed),

@@ -44,6 +44,22 @@ pub(super) enum WorkerDown {
     Killed(String),
 }
 
+impl WorkerDown {
+    /// What happened, in a few words without the worker's output (for
+    /// listings that must stay short).
+    pub(super) fn summary(&self) -> &'static str {
+        match self {
+            WorkerDown::Starting => "its worker is starting",
+            WorkerDown::Restarting => "its worker is restarting",
+            WorkerDown::ShuttingDown => "the host is shutting down",
+            WorkerDown::RestartFailed(_) => "its worker could not be restarted",
+            WorkerDown::Died(_) => "its worker died",
+            WorkerDown::ChannelClosed => "its worker's channel closed",
+            WorkerDown::Killed(_) => "its worker was killed",
+        }
+    }
+}
+
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }

@@ -30,5 +30,5 @@ mod shared;
 mod spec;
 mod supervisor;
 
-pub use remote::RemoteDriver;
+pub use remote::{RemoteDriver, WorkerProbe};
 pub use spec::{Backoff, StartError, WorkerSpec};

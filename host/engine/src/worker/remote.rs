@@ -70,6 +70,31 @@ impl RemoteDriver {
     pub fn restarts(&self) -> u64 {
         self.shared.restarts()
     }
+
+    /// A handle that tells whether the worker is up, for the registry.
+    pub fn probe(&self) -> WorkerProbe {
+        WorkerProbe(self.shared.clone())
+    }
+}
+
+/// Whether a plugin's worker is up right now (cheap: no call is made).
+#[derive(Clone)]
+pub struct WorkerProbe(Arc<Shared>);
+
+impl WorkerProbe {
+    /// `None` while the worker is up, else why it is not, in a few words.
+    pub fn down(&self) -> Option<&'static str> {
+        self.0.current().err().map(|d| d.summary())
+    }
+}
+
+impl std::fmt::Debug for WorkerProbe {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WorkerProbe")
+            .field("plugin", &self.0.spec().plugin_id)
+            .field("down", &self.down())
+            .finish()
+    }
 }
 
 fn png(bytes: Vec<u8>) -> Option<Vec<u8>> {

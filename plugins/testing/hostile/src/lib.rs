@@ -18,6 +18,9 @@
 //! (isolation `inline`).
 //!
 //! With `DEVICERAIL_HOSTILE_OBSERVE=hang`, `observe` never returns either.
+//! The setting `init_fails_while = "PATH"` makes the driver refuse to
+//! start while that file exists, so a worker killed meanwhile stays down
+//! (its restarts fail) until the file is removed.
 //! The setting `screen = "WxH"` makes the screen that size, with a
 //! screenshot as large as a busy phone screen's (for transport benches).
 //! Never install or ship it.
@@ -240,6 +243,16 @@ impl Driver for Hostile {
 }
 
 fn construct(config: &PluginConfig) -> Result<Hostile, PluginInitError> {
+    if let Some(path) = config
+        .settings
+        .get("init_fails_while")
+        .and_then(Value::as_str)
+        && std::path::Path::new(path).exists()
+    {
+        return Err(PluginInitError::other(format!(
+            "refusing to start while {path} exists"
+        )));
+    }
     let screen = match config.settings.get("screen").and_then(Value::as_str) {
         None => None,
         Some(text) => {

@@ -1,0 +1,333 @@
+//! [`HostPool`]: the [`Pool`] of a shared host, reached over its control
+//! socket the way `devicerail attach` reaches it (the attach preamble,
+//! then the protocol). Two connections:
+//!
+//! * the protocol's own `devices.list` goes through the official Rust
+//!   client (`devicerail-client`), like every tool of this project;
+//! * the host's pool extension (`devicerailHost.pool.*`, which the official
+//!   client cannot express: its method set is closed) goes over a second
+//!   connection with a minimal request/response codec, typed with the
+//!   host's own protocol crate.
+//!
+//! A broken connection is dropped and both are made again on the next
+//! call. Tokens travel only inside requests on these private sockets;
+//! errors and logs never carry them.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use devicerail_client::methods::{DevicesList, NoParams};
+use devicerail_client::protocol::Platform;
+use devicerail_client::{
+    CallOptions, ClientError, ClientOptions, ControlTransportKind, DeviceRailClient, default_hello,
+};
+use devicerail_host_core::transport::unix::ATTACH_PREAMBLE;
+use devicerail_host_protocol::DeviceId;
+use devicerail_host_protocol::pool::{
+    LeaseToken, POOL_FEATURE, POOL_RELEASE, POOL_RESERVE, POOL_STATUS, PoolReleaseParams,
+    PoolReleaseResult, PoolReserveParams, PoolStatusResult,
+};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::net::UnixStream;
+use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
+
+use crate::pool::{Holder, HostView, Pool, PoolError, ViewDevice};
+
+/// How long one call to the host may take.
+const CALL_TIMEOUT: Duration = Duration::from_secs(10);
+/// The client name the host's log and listings show.
+const CLIENT_NAME: &str = "devicerail-kube-device-plugin";
+
+/// The platform kind a resource is chosen by (`devices.list`'s
+/// `platform.kind`; a platform outside the list by its name).
+pub fn platform_key(p: &Platform) -> String {
+    match p {
+        Platform::Web => "web".into(),
+        Platform::Android => "android".into(),
+        Platform::Ios => "ios".into(),
+        Platform::HarmonyOs => "harmonyOs".into(),
+        Platform::MacOs => "macOs".into(),
+        Platform::Windows => "windows".into(),
+        Platform::Linux => "linux".into(),
+        Platform::Rdp => "rdp".into(),
+        Platform::Mock => "mock".into(),
+        Platform::Other(name) => name.clone(),
+    }
+}
+
+fn unreachable(e: impl std::fmt::Display) -> PoolError {
+    PoolError::Unreachable(e.to_string())
+}
+
+/// The pool extension's connection: NDJSON requests answered in order.
+struct ExtConn {
+    read: BufReader<OwnedReadHalf>,
+    write: OwnedWriteHalf,
+    next_id: u64,
+}
+
+impl ExtConn {
+    async fn open(socket: &Path) -> Result<Self, PoolError> {
+        let mut stream = UnixStream::connect(socket).await.map_err(unreachable)?;
+        let preamble = format!(
+            "{ATTACH_PREAMBLE} kube-device-plugin pool pid={}\n",
+            std::process::id()
+        );
+        stream
+            .write_all(preamble.as_bytes())
+            .await
+            .map_err(unreachable)?;
+        let (read, write) = stream.into_split();
+        let mut conn = Self {
+            read: BufReader::new(read),
+            write,
+            next_id: 1,
+        };
+        let hello = conn
+            .request::<Value>(
+                "system.hello",
+                json!({
+                    "client": { "name": CLIENT_NAME, "version": env!("CARGO_PKG_VERSION") },
+                    "protocol": { "ranges": [{ "major": 1, "minMinor": 0, "maxMinor": 5 }] },
+                    "features": { "required": [POOL_FEATURE], "optional": [] },
+                }),
+            )
+            .await?;
+        let enabled = hello["features"]["enabled"]
+            .as_array()
+            .is_some_and(|a| a.iter().any(|f| f == POOL_FEATURE));
+        if !enabled {
+            return Err(PoolError::Refused {
+                code: "required_feature_unsupported".into(),
+                message: format!("the host does not offer {POOL_FEATURE}"),
+            });
+        }
+        Ok(conn)
+    }
+
+    async fn request<R: DeserializeOwned>(
+        &mut self,
+        method: &str,
+        params: impl Serialize,
+    ) -> Result<R, PoolError> {
+        let id = self.next_id;
+        self.next_id += 1;
+        let mut frame = serde_json::to_vec(&json!({
+            "jsonrpc": "2.0", "id": id, "method": method, "params": params,
+        }))
+        .map_err(unreachable)?;
+        frame.push(b'\n');
+        let exchange = async {
+            self.write.write_all(&frame).await.map_err(unreachable)?;
+            let mut line = String::new();
+            loop {
+                line.clear();
+                if self.read.read_line(&mut line).await.map_err(unreachable)? == 0 {
+                    return Err(unreachable("the host closed the connection"));
+                }
+                let v: Value = serde_json::from_str(&line).map_err(unreachable)?;
+                // Notifications (no id) are not ours to read.
+                if v["id"] != json!(id) {
+                    continue;
+                }
+                return Ok(v);
+            }
+        };
+        let v = tokio::time::timeout(CALL_TIMEOUT, exchange)
+            .await
+            .map_err(|_| unreachable(format!("{method} got no answer in time")))??;
+        if let Some(e) = v.get("error") {
+            return Err(PoolError::Refused {
+                code: e["data"]["code"]
+                    .as_str()
+                    .map(str::to_owned)
+                    .unwrap_or_else(|| e["code"].to_string()),
+                message: e["message"].as_str().unwrap_or("").to_owned(),
+            });
+        }
+        serde_json::from_value(v["result"].clone()).map_err(unreachable)
+    }
+}
+
+/// Both connections.
+struct Links {
+    client: DeviceRailClient,
+    ext: ExtConn,
+}
+
+impl Links {
+    async fn open(socket: &Path) -> Result<Self, PoolError> {
+        let mut stream = UnixStream::connect(socket).await.map_err(unreachable)?;
+        let preamble = format!(
+            "{ATTACH_PREAMBLE} kube-device-plugin pid={}\n",
+            std::process::id()
+        );
+        stream
+            .write_all(preamble.as_bytes())
+            .await
+            .map_err(unreachable)?;
+        let (read, write) = stream.into_split();
+        let mut hello = default_hello();
+        hello.client.name = CLIENT_NAME.into();
+        hello.client.version = env!("CARGO_PKG_VERSION").into();
+        let client = tokio::time::timeout(
+            CALL_TIMEOUT,
+            DeviceRailClient::attach(
+                read,
+                write,
+                ControlTransportKind::Stdio,
+                hello,
+                ClientOptions::default(),
+            ),
+        )
+        .await
+        .map_err(|_| unreachable("the host did not answer hello in time"))?
+        .map_err(client_error)?;
+        let ext = ExtConn::open(socket).await?;
+        Ok(Self { client, ext })
+    }
+}
+
+fn client_error(e: ClientError) -> PoolError {
+    match e {
+        ClientError::RemoteRpc { error, .. } => {
+            let v = serde_json::to_value(&error).unwrap_or(Value::Null);
+            PoolError::Refused {
+                code: v["data"]["code"].as_str().unwrap_or("").to_owned(),
+                message: v["message"].as_str().unwrap_or("").to_owned(),
+            }
+        }
+        other => unreachable(other),
+    }
+}
+
+/// A shared host's pool over its control socket.
+pub struct HostPool {
+    socket: PathBuf,
+    links: tokio::sync::Mutex<Option<Links>>,
+}
+
+impl HostPool {
+    /// The host listening on `socket` (connected on first use).
+    pub fn new(socket: &Path) -> Self {
+        Self {
+            socket: socket.to_path_buf(),
+            links: tokio::sync::Mutex::new(None),
+        }
+    }
+
+    /// Runs `f` on the connections, opening them first if needed; a
+    /// failure that is not the host's answer drops them.
+    async fn with<T>(
+        &self,
+        f: impl AsyncFnOnce(&mut Links) -> Result<T, PoolError>,
+    ) -> Result<T, PoolError> {
+        let mut guard = self.links.lock().await;
+        if guard.is_none() {
+            *guard = Some(Links::open(&self.socket).await?);
+        }
+        let Some(links) = guard.as_mut() else {
+            return Err(unreachable("no connection"));
+        };
+        let r = f(links).await;
+        if matches!(r, Err(PoolError::Unreachable(_))) {
+            *guard = None;
+        }
+        r
+    }
+}
+
+fn merge(
+    list: devicerail_client::protocol::DevicesListResult,
+    status: PoolStatusResult,
+) -> HostView {
+    let devices = list
+        .devices
+        .into_iter()
+        .map(|d| {
+            let id = d.id.0;
+            let s = status.devices.iter().find(|s| s.device_id.as_str() == id);
+            let holder = match s {
+                Some(s) => match (&s.reservation, &s.lease) {
+                    (Some(r), lease) => Holder::Reserved {
+                        label: r.label.clone(),
+                        taken: lease.as_ref().is_some_and(|l| l.by_reservation),
+                    },
+                    (None, Some(l)) => Holder::Connection {
+                        client: l
+                            .client
+                            .as_ref()
+                            .map(|c| format!("{} {}", c.name, c.version)),
+                    },
+                    (None, None) => Holder::Free,
+                },
+                // Listed between the two calls: not offered until the
+                // next poll shows it.
+                None => Holder::Connection { client: None },
+            };
+            ViewDevice {
+                platform: platform_key(&d.platform),
+                available: s.is_some_and(|s| s.available),
+                unavailable_reason: s.and_then(|s| s.unavailable_reason.clone()),
+                holder,
+                id,
+            }
+        })
+        .collect();
+    HostView { devices }
+}
+
+impl Pool for HostPool {
+    async fn view(&self) -> Result<HostView, PoolError> {
+        self.with(async |l: &mut Links| {
+            let list = tokio::time::timeout(
+                CALL_TIMEOUT,
+                l.client
+                    .call::<DevicesList>(NoParams, CallOptions::default()),
+            )
+            .await
+            .map_err(|_| unreachable("devices.list got no answer in time"))?
+            .map_err(client_error)?;
+            let status: PoolStatusResult = l.ext.request(POOL_STATUS, json!({})).await?;
+            Ok(merge(list, status))
+        })
+        .await
+    }
+
+    async fn reserve(
+        &self,
+        device: &str,
+        token: &LeaseToken,
+        label: &str,
+    ) -> Result<(), PoolError> {
+        let params = PoolReserveParams {
+            device_id: DeviceId::from(device),
+            token: token.clone(),
+            label: label.to_owned(),
+        };
+        self.with(async |l: &mut Links| {
+            l.ext
+                .request::<Value>(POOL_RESERVE, &params)
+                .await
+                .map(|_| ())
+        })
+        .await
+    }
+
+    async fn release(&self, device: &str, token: &LeaseToken) -> Result<bool, PoolError> {
+        let params = PoolReleaseParams {
+            device_id: DeviceId::from(device),
+            token: token.clone(),
+        };
+        self.with(async |l: &mut Links| {
+            l.ext
+                .request::<PoolReleaseResult>(POOL_RELEASE, &params)
+                .await
+                .map(|r| r.released)
+        })
+        .await
+    }
+}
