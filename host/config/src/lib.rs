@@ -553,9 +553,21 @@ mod tests {
         assert_eq!(c.file.path.as_deref(), Some(current.as_path()));
         assert_eq!(c.log_filter.value, "warn");
         assert!(c.file.notice().is_none());
-        // XDG_CONFIG_HOME moves it.
+        // XDG_CONFIG_HOME moves where it belongs (the old file is still
+        // read until it is moved there).
         let xdg = home.path().join("xdg");
         let x = xdg.display().to_string();
+        let c = Config::load_with(
+            &CommandLine::default(),
+            &env_of(&[("HOME", &h), ("XDG_CONFIG_HOME", &x)]),
+            "info",
+        )
+        .expect("xdg");
+        assert_eq!(
+            c.file.move_to.as_deref(),
+            Some(xdg.join("devicerail/config.toml").as_path())
+        );
+        std::fs::remove_file(&old).expect("rm old");
         let c = Config::load_with(
             &CommandLine::default(),
             &env_of(&[("HOME", &h), ("XDG_CONFIG_HOME", &x)]),
@@ -566,6 +578,7 @@ mod tests {
             c.file.path.as_deref(),
             Some(xdg.join("devicerail/config.toml").as_path())
         );
+        assert!(c.file.move_to.is_none());
     }
 
     #[test]
