@@ -62,6 +62,18 @@ fn unreachable(e: impl std::fmt::Display) -> PoolError {
     PoolError::Unreachable(e.to_string())
 }
 
+/// A connection to the shared host's socket, introduced as `who` (with
+/// this process's id) by the attach preamble, split for reading and writing.
+async fn attach(socket: &Path, who: &str) -> Result<(OwnedReadHalf, OwnedWriteHalf), PoolError> {
+    let mut stream = UnixStream::connect(socket).await.map_err(unreachable)?;
+    let preamble = format!("{ATTACH_PREAMBLE} {who} pid={}\n", std::process::id());
+    stream
+        .write_all(preamble.as_bytes())
+        .await
+        .map_err(unreachable)?;
+    Ok(stream.into_split())
+}
+
 /// The pool extension's connection: NDJSON requests answered in order.
 struct ExtConn {
     read: BufReader<OwnedReadHalf>,
@@ -71,16 +83,7 @@ struct ExtConn {
 
 impl ExtConn {
     async fn open(socket: &Path) -> Result<Self, PoolError> {
-        let mut stream = UnixStream::connect(socket).await.map_err(unreachable)?;
-        let preamble = format!(
-            "{ATTACH_PREAMBLE} kube-device-plugin pool pid={}\n",
-            std::process::id()
-        );
-        stream
-            .write_all(preamble.as_bytes())
-            .await
-            .map_err(unreachable)?;
-        let (read, write) = stream.into_split();
+        let (read, write) = attach(socket, "kube-device-plugin pool").await?;
         let mut conn = Self {
             read: BufReader::new(read),
             write,
@@ -160,16 +163,7 @@ struct Links {
 
 impl Links {
     async fn open(socket: &Path) -> Result<Self, PoolError> {
-        let mut stream = UnixStream::connect(socket).await.map_err(unreachable)?;
-        let preamble = format!(
-            "{ATTACH_PREAMBLE} kube-device-plugin pid={}\n",
-            std::process::id()
-        );
-        stream
-            .write_all(preamble.as_bytes())
-            .await
-            .map_err(unreachable)?;
-        let (read, write) = stream.into_split();
+        let (read, write) = attach(socket, "kube-device-plugin").await?;
         let mut hello = default_hello();
         hello.client.name = CLIENT_NAME.into();
         hello.client.version = env!("CARGO_PKG_VERSION").into();
