@@ -2,8 +2,9 @@
 //! worker (or why there is none), the devices to connect again after a
 //! restart, and sending one call and waiting for its reply, forwarding
 //! cancellation and killing a worker that stays silent past the deadline
-//! (or the cancellation) plus grace. Callers are executor threads, never
-//! async workers.
+//! (or the cancellation) plus grace. Blocking callers (executor threads)
+//! use [`Shared::call`]; async callers (the serving runtime's tasks, no
+//! thread hop) use [`Shared::start_async`] and [`AsyncCall`].
 
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -13,10 +14,12 @@ use std::time::{Duration, Instant};
 
 use devicerail_host_plugin_api::{CallContext, DriverError, DriverResult};
 use devicerail_host_protocol::DeviceId;
-use serde_json::Value;
+use serde_json::value::RawValue;
+
+use tokio::sync::oneshot;
 
 use super::frame::Kind;
-use super::link::{Delivery, Link, WorkerDown};
+use super::link::{Delivery, Link, Waiter, WorkerDown};
 use super::message::{Call, Cancel, Method, Outcome};
 use super::spec::WorkerSpec;
 
@@ -110,17 +113,14 @@ impl Shared {
     }
 
     /// Sends one call and waits for its reply (see the module docs).
-    pub(super) fn call(&self, ctx: &CallContext, method: Method) -> DriverResult<(Value, Vec<u8>)> {
+    /// Blocking: for executor threads.
+    pub(super) fn call(
+        &self,
+        ctx: &CallContext,
+        method: Method,
+    ) -> DriverResult<(Box<RawValue>, Vec<Vec<u8>>)> {
         let plugin = self.spec.plugin_id.as_str();
-        let device = match &method {
-            Method::Connect { device }
-            | Method::Disconnect { device }
-            | Method::Health { device }
-            | Method::Capabilities { device }
-            | Method::Observe { device, .. }
-            | Method::Execute { device, .. } => Some(device.clone()),
-            Method::ListDevices | Method::Doctor => None,
-        };
+        let device = method.device().cloned();
         let name = method.name();
         let link = self
             .current()
@@ -128,7 +128,7 @@ impl Shared {
         ctx.check()?;
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = mpsc::sync_channel::<Delivery>(1);
-        if !link.register(id, tx) {
+        if !link.register(id, Waiter::Sync(tx)) {
             return Err(self.down(device.as_ref(), "its worker is restarting"));
         }
         let header = Call {
@@ -180,11 +180,51 @@ impl Shared {
                 };
             }
         };
-        match delivered {
-            Ok((Outcome::Ok(v), bytes)) => Ok((v, bytes)),
-            Ok((Outcome::Err(e), _)) => Err(e),
-            Err(reason) => Err(DriverError::crashed(plugin, reason.to_string())),
+        outcome(plugin, delivered)
+    }
+
+    /// Registers and sends one call for an async caller; the reply comes
+    /// through the returned [`AsyncCall`].
+    pub(super) async fn start_async(
+        &self,
+        ctx: &CallContext,
+        method: Method,
+    ) -> DriverResult<AsyncCall> {
+        let device = method.device().cloned();
+        let name = method.name();
+        let link = self
+            .current()
+            .map_err(|reason| self.down(device.as_ref(), &reason.to_string()))?;
+        ctx.check()?;
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        if !link.register(id, Waiter::Async(tx)) {
+            return Err(self.down(device.as_ref(), "its worker is restarting"));
         }
+        let header = Call {
+            id,
+            budget_us: ctx
+                .remaining()
+                .map(|d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX)),
+            observation_id: ctx.observation_id(),
+            request_id: ctx.request_id().to_owned(),
+            method,
+        };
+        if let Err(e) = link.send_async(Kind::Call, &header).await {
+            link.unregister(id);
+            let why = format!("the call could not be sent: {e}");
+            link.kill(&why);
+            return Err(DriverError::crashed(&self.spec.plugin_id, why));
+        }
+        Ok(AsyncCall {
+            link,
+            id,
+            name,
+            plugin: self.spec.plugin_id.clone(),
+            grace: self.spec.grace,
+            deadline: ctx.deadline(),
+            rx: Some(rx),
+        })
     }
 
     /// A restarted worker is up: count it and connect again, in the
@@ -209,6 +249,114 @@ impl Shared {
             });
         if let Err(e) = spawned {
             tracing::warn!("cannot reconnect devices after a worker restart: {e}");
+        }
+    }
+}
+
+/// A delivery as the driver's result (`plugin` names a crashed worker).
+pub(crate) fn outcome(
+    plugin: &str,
+    delivered: Delivery,
+) -> DriverResult<(Box<RawValue>, Vec<Vec<u8>>)> {
+    match delivered {
+        Ok((Outcome::Ok(v), parts)) => Ok((v, parts)),
+        Ok((Outcome::Err(e), _)) => Err(e),
+        Err(reason) => Err(DriverError::crashed(plugin, reason.to_string())),
+    }
+}
+
+/// A call an async caller sent, waiting for its reply. If the caller
+/// stops waiting ([`AsyncCall::interrupt`], or dropping it before the
+/// reply), the worker is told to cancel and is killed if it stays silent
+/// past the grace, as for blocking callers.
+#[derive(Debug)]
+pub(crate) struct AsyncCall {
+    link: Arc<Link>,
+    id: u64,
+    name: &'static str,
+    plugin: String,
+    grace: Duration,
+    deadline: Option<Instant>,
+    rx: Option<oneshot::Receiver<Delivery>>,
+}
+
+impl AsyncCall {
+    /// The plugin's id (for errors).
+    pub(crate) fn plugin(&self) -> &str {
+        &self.plugin
+    }
+
+    /// Waits for the reply (cancellation-safe: dropping this future keeps
+    /// the call waiting).
+    pub(crate) async fn reply(&mut self) -> Delivery {
+        let Some(rx) = self.rx.as_mut() else {
+            return Err(WorkerDown::ChannelClosed);
+        };
+        let delivered = rx.await.unwrap_or(Err(WorkerDown::ChannelClosed));
+        self.rx = None;
+        delivered
+    }
+
+    /// The caller stopped waiting: the worker is told to cancel the call
+    /// and killed unless it answers within the grace. The eventual
+    /// delivery (the reply, or why there is none) comes on the returned
+    /// receiver.
+    pub(crate) fn interrupt(mut self) -> oneshot::Receiver<Delivery> {
+        let now = Instant::now();
+        let by = now + self.grace;
+        let kill_at = self.deadline.map_or(by, |d| (d + self.grace).min(by));
+        self.watch(Some(kill_at), true)
+    }
+
+    fn watch(&mut self, kill_at: Option<Instant>, cancel: bool) -> oneshot::Receiver<Delivery> {
+        let (tx, out) = oneshot::channel();
+        let Some(mut rx) = self.rx.take() else {
+            return out;
+        };
+        if cancel {
+            // Best effort: the kill below does not depend on it.
+            let _ = self.link.try_send(Kind::Cancel, &Cancel { id: self.id });
+        }
+        let Ok(rt) = tokio::runtime::Handle::try_current() else {
+            return out;
+        };
+        let (link, name, grace) = (self.link.clone(), self.name, self.grace);
+        let plugin = self.plugin.clone();
+        rt.spawn(async move {
+            let delivered = match kill_at {
+                None => (&mut rx).await.unwrap_or(Err(WorkerDown::ChannelClosed)),
+                Some(at) => match tokio::time::timeout_at(at.into(), &mut rx).await {
+                    Ok(d) => d.unwrap_or(Err(WorkerDown::ChannelClosed)),
+                    Err(_) => {
+                        let why = format!(
+                            "{name} did not return within its deadline (or cancellation) plus {}ms",
+                            grace.as_millis()
+                        );
+                        tracing::error!(plugin = %plugin, "{why}; killing the worker");
+                        link.kill(&why);
+                        match tokio::time::timeout(KILL_REPORT_WAIT, &mut rx).await {
+                            Ok(d) => d.unwrap_or(Err(WorkerDown::Killed(why))),
+                            Err(_) => Err(WorkerDown::Killed(why)),
+                        }
+                    }
+                },
+            };
+            let _ = tx.send(delivered);
+        });
+        out
+    }
+}
+
+impl Drop for AsyncCall {
+    fn drop(&mut self) {
+        if self.rx.is_none() {
+            return;
+        }
+        match self.deadline {
+            // Nobody waits: the worker may still not outlive its deadline
+            // plus grace with this call.
+            Some(d) => drop(self.watch(Some(d + self.grace), false)),
+            None => self.link.unregister(self.id),
         }
     }
 }
