@@ -216,7 +216,12 @@ impl Host {
 
     /// Pipelines `n` requests built by `make`, keeping at most `window` in
     /// flight, and returns the elapsed time.
-    pub(crate) fn pipeline(&mut self, n: usize, window: usize, make: impl Fn(usize) -> Value) -> Duration {
+    pub(crate) fn pipeline(
+        &mut self,
+        n: usize,
+        window: usize,
+        make: impl Fn(usize) -> Value,
+    ) -> Duration {
         let lines: Vec<Vec<u8>> = (0..n)
             .map(|i| {
                 let mut l = serde_json::to_vec(&make(i)).expect("encode");

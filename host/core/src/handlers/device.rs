@@ -9,8 +9,8 @@ use devicerail_host_protocol::{
 };
 
 use crate::handlers::request::{
-    Accepted, call_driver, capabilities, fetch_capabilities, interrupt_error, observe_device,
-    require_connected, shot, visible,
+    Accepted, call_driver, capabilities, interrupt_error, observe_device, require_connected, shot,
+    visible,
 };
 use crate::handlers::{session_required, store_error};
 use crate::leases::Acquired;
@@ -62,8 +62,11 @@ pub(crate) async fn disconnect(a: &Accepted) -> Result<DeviceDisconnectResult, R
     Ok(DeviceDisconnectResult { disconnected: true })
 }
 
+/// `device.capabilities`: the Actions this connection may call, from the
+/// capabilities cached for the device's current connection (fetched from
+/// the driver once per connection, on first use).
 pub(crate) async fn capabilities_method(a: &Accepted) -> Result<Vec<ActionDefinition>, RpcError> {
-    let caps = fetch_capabilities(a).await?;
+    let caps = capabilities(a).await?;
     Ok(caps
         .actions
         .iter()

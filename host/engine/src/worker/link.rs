@@ -175,6 +175,11 @@ impl Link {
     }
 
     /// Forgets call `id` (its caller stopped waiting).
+    /// How many calls wait for a reply on this worker.
+    pub(super) fn in_flight(&self) -> usize {
+        lock(&self.pending).as_ref().map_or(0, HashMap::len)
+    }
+
     pub(super) fn unregister(&self, id: u64) {
         if let Some(map) = lock(&self.pending).as_mut() {
             map.remove(&id);

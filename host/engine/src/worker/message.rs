@@ -101,6 +101,23 @@ impl Method {
         }
     }
 
+    /// A small index per method (for per-method reply-time estimates).
+    pub(super) fn slot(&self) -> usize {
+        match self {
+            Self::ListDevices => 0,
+            Self::Connect { .. } => 1,
+            Self::Disconnect { .. } => 2,
+            Self::Health { .. } => 3,
+            Self::Capabilities { .. } => 4,
+            Self::Observe { .. } => 5,
+            Self::Execute { .. } => 6,
+            Self::Doctor => 7,
+        }
+    }
+
+    /// How many distinct [`Method::slot`]s there are.
+    pub(super) const SLOTS: usize = 8;
+
     /// The method's name, for logs and errors.
     pub(super) fn name(&self) -> &'static str {
         match self {

@@ -29,6 +29,49 @@ const POLL: Duration = Duration::from_millis(20);
 const KILL_REPORT_WAIT: Duration = Duration::from_secs(5);
 /// Deadline of the connects replayed on a restarted worker.
 const RECONNECT_TIMEOUT: Duration = Duration::from_secs(15);
+/// The longest a blocking call spins for its reply before it parks.
+const SPIN_MAX: Duration = Duration::from_micros(50);
+/// A method whose replies usually take longer than this is never spun for:
+/// its caller parks at once (a park and wake costs about this much).
+const SPIN_WORTH: Duration = Duration::from_micros(30);
+
+/// When a blocking call spins for its reply before parking: only where the
+/// reply is expected within microseconds (the method's recent replies were
+/// that fast), the machine has a second core for the worker to answer on,
+/// and no other call is waiting on the same worker. The spin then lasts at
+/// most twice the method's usual reply time, and never past [`SPIN_MAX`].
+/// Everything else parks at once (plain blocking).
+pub(super) fn spin_budget(usual: Duration, cores: usize, in_flight: usize) -> Option<Duration> {
+    (cores >= 2 && in_flight <= 1 && !usual.is_zero() && usual < SPIN_WORTH)
+        .then(|| (usual * 2).min(SPIN_MAX))
+}
+
+/// Reply times per method, as an exponentially weighted moving average in
+/// nanoseconds (0: none seen yet).
+struct ReplyTimes([AtomicU64; Method::SLOTS]);
+
+impl ReplyTimes {
+    fn new() -> Self {
+        Self(std::array::from_fn(|_| AtomicU64::new(0)))
+    }
+
+    fn usual(&self, slot: usize) -> Duration {
+        Duration::from_nanos(self.0[slot].load(Ordering::Relaxed))
+    }
+
+    /// Folds one reply time in (weight 1/8; racing updates may lose one
+    /// sample, which an estimate tolerates).
+    fn note(&self, slot: usize, took: Duration) {
+        let took = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);
+        let old = self.0[slot].load(Ordering::Relaxed);
+        let new = if old == 0 {
+            took
+        } else {
+            old - old / 8 + took / 8
+        };
+        self.0[slot].store(new, Ordering::Relaxed);
+    }
+}
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
@@ -45,6 +88,10 @@ pub(super) struct Shared {
     connected: Mutex<BTreeSet<DeviceId>>,
     stopping: AtomicBool,
     restarts: AtomicU64,
+    /// How long each method's replies usually take (blocking calls).
+    reply_times: ReplyTimes,
+    /// Cores this process may run on (a spin needs a second one).
+    cores: usize,
 }
 
 impl Shared {
@@ -57,6 +104,8 @@ impl Shared {
             connected: Mutex::new(BTreeSet::new()),
             stopping: AtomicBool::new(false),
             restarts: AtomicU64::new(0),
+            reply_times: ReplyTimes::new(),
+            cores: std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
         }
     }
 
@@ -147,39 +196,50 @@ impl Shared {
             link.kill(&why);
             return Err(DriverError::crashed(plugin, why));
         }
+        let slot = header.method.slot();
+        let sent = Instant::now();
         let grace = self.spec.grace;
         let mut kill_at = ctx.deadline().map(|d| d + grace);
         let mut cancel_sent = false;
-        let delivered = loop {
-            let wait = kill_at.map_or(POLL, |k| {
-                k.saturating_duration_since(Instant::now()).min(POLL)
-            });
-            match rx.recv_timeout(wait) {
-                Ok(d) => break d,
-                Err(RecvTimeoutError::Disconnected) => {
-                    break Err(WorkerDown::ChannelClosed);
+        let spun = spin_budget(self.reply_times.usual(slot), self.cores, link.in_flight())
+            .and_then(|budget| spin_for(&rx, sent + budget));
+        let delivered = if let Some(d) = spun {
+            d
+        } else {
+            loop {
+                let wait = kill_at.map_or(POLL, |k| {
+                    k.saturating_duration_since(Instant::now()).min(POLL)
+                });
+                match rx.recv_timeout(wait) {
+                    Ok(d) => break d,
+                    Err(RecvTimeoutError::Disconnected) => {
+                        break Err(WorkerDown::ChannelClosed);
+                    }
+                    Err(RecvTimeoutError::Timeout) => {}
                 }
-                Err(RecvTimeoutError::Timeout) => {}
-            }
-            if !cancel_sent && ctx.is_cancelled() {
-                cancel_sent = true;
-                let _ = link.send(Kind::Cancel, &Cancel { id });
-                let by = Instant::now() + grace;
-                kill_at = Some(kill_at.map_or(by, |k| k.min(by)));
-            }
-            if kill_at.is_some_and(|k| Instant::now() >= k) {
-                let why = format!(
-                    "{name} did not return within its deadline (or cancellation) plus {}ms",
-                    grace.as_millis()
-                );
-                tracing::error!(plugin, "{why}; killing the worker");
-                link.kill(&why);
-                break match rx.recv_timeout(KILL_REPORT_WAIT) {
-                    Ok(d) => d,
-                    Err(_) => Err(WorkerDown::Killed(why)),
-                };
+                if !cancel_sent && ctx.is_cancelled() {
+                    cancel_sent = true;
+                    let _ = link.send(Kind::Cancel, &Cancel { id });
+                    let by = Instant::now() + grace;
+                    kill_at = Some(kill_at.map_or(by, |k| k.min(by)));
+                }
+                if kill_at.is_some_and(|k| Instant::now() >= k) {
+                    let why = format!(
+                        "{name} did not return within its deadline (or cancellation) plus {}ms",
+                        grace.as_millis()
+                    );
+                    tracing::error!(plugin, "{why}; killing the worker");
+                    link.kill(&why);
+                    break match rx.recv_timeout(KILL_REPORT_WAIT) {
+                        Ok(d) => d,
+                        Err(_) => Err(WorkerDown::Killed(why)),
+                    };
+                }
             }
         };
+        if delivered.is_ok() {
+            self.reply_times.note(slot, sent.elapsed());
+        }
         outcome(plugin, delivered)
     }
 
@@ -250,6 +310,22 @@ impl Shared {
         if let Err(e) = spawned {
             tracing::warn!("cannot reconnect devices after a worker restart: {e}");
         }
+    }
+}
+
+/// Polls `rx` until `until`; the delivery if it came (or the channel
+/// closed), `None` to park instead.
+fn spin_for(rx: &mpsc::Receiver<Delivery>, until: Instant) -> Option<Delivery> {
+    loop {
+        match rx.try_recv() {
+            Ok(d) => return Some(d),
+            Err(mpsc::TryRecvError::Disconnected) => return Some(Err(WorkerDown::ChannelClosed)),
+            Err(mpsc::TryRecvError::Empty) => {}
+        }
+        if Instant::now() >= until {
+            return None;
+        }
+        std::hint::spin_loop();
     }
 }
 
@@ -358,5 +434,61 @@ impl Drop for AsyncCall {
             Some(d) => drop(self.watch(Some(d + self.grace), false)),
             None => self.link.unregister(self.id),
         }
+    }
+}
+
+#[cfg(test)]
+mod spin_tests {
+    use super::*;
+
+    #[test]
+    fn spins_only_for_fast_methods_on_two_cores_with_nothing_else_waiting() {
+        let fast = Duration::from_micros(12);
+        assert_eq!(spin_budget(fast, 2, 1), Some(Duration::from_micros(24)));
+        assert_eq!(
+            spin_budget(fast, 1, 1),
+            None,
+            "one core: the worker needs it"
+        );
+        assert_eq!(spin_budget(fast, 2, 2), None, "another call waits too");
+        assert_eq!(spin_budget(Duration::ZERO, 2, 1), None, "nothing known yet");
+        assert_eq!(
+            spin_budget(Duration::from_micros(400), 2, 1),
+            None,
+            "slow method"
+        );
+        assert_eq!(
+            spin_budget(Duration::from_micros(29), 2, 0),
+            Some(SPIN_MAX.min(Duration::from_micros(58)))
+        );
+    }
+
+    #[test]
+    fn reply_times_start_at_the_first_sample_and_move_by_an_eighth() {
+        let t = ReplyTimes::new();
+        assert_eq!(t.usual(3), Duration::ZERO);
+        t.note(3, Duration::from_micros(80));
+        assert_eq!(t.usual(3), Duration::from_micros(80));
+        t.note(3, Duration::from_micros(0));
+        assert_eq!(t.usual(3), Duration::from_micros(70));
+        assert_eq!(t.usual(4), Duration::ZERO, "per method");
+    }
+
+    #[test]
+    fn a_spin_returns_a_reply_that_is_there_and_gives_up_in_time() {
+        let (tx, rx) = mpsc::sync_channel::<Delivery>(1);
+        let start = Instant::now();
+        assert!(spin_for(&rx, start + Duration::from_micros(50)).is_none());
+        assert!(start.elapsed() < Duration::from_millis(50));
+        tx.send(Err(WorkerDown::Starting)).expect("send");
+        assert!(matches!(
+            spin_for(&rx, Instant::now()),
+            Some(Err(WorkerDown::Starting))
+        ));
+        drop(tx);
+        assert!(matches!(
+            spin_for(&rx, Instant::now()),
+            Some(Err(WorkerDown::ChannelClosed))
+        ));
     }
 }
