@@ -1,17 +1,24 @@
-//! Throughput of the real `devicerail serve` over pipes with the mock
-//! plugin (release build): pipelined `devices.list`, durable
-//! `device.observe` with a captured screenshot, with and without a UI
-//! snapshot, one at a time and 16 in flight, a 1,000-node tree, host CPU
-//! per request, and peak RSS after 100,000 recorded events.
+//! Throughput of the real `devicerail serve` over pipes (release build):
+//! pipelined `devices.list`; durable `device.observe` with a captured
+//! screenshot, with and without a UI snapshot, one at a time and 16 in
+//! flight; a 1,000-node tree; a 1080×2400 PNG; CPU per request; and peak
+//! RSS after 100,000 recorded events.
+//!
+//! Every observation scenario runs twice in the same run, side by side:
+//! the plugin loaded in the host (`isolation = "inline"`) and in its
+//! supervised worker process (`isolation = "process"`, the default). CPU
+//! is the host's plus its workers' (user + system), so both modes count
+//! the plugin's own work. With `rounds=N` each scenario is repeated N times
+//! alternating the modes, and the best round of each mode is kept (the
+//! machine is shared; the best round is the least disturbed one).
 //!
 //! Run: `cargo bench -p devicerail-host --bench serve` (add `-- quick` for
-//! a shorter run). Host CPU is the host process's user + system time, so
-//! it includes the in-process mock driver's rendering and tree building.
+//! a shorter run, `-- quick rounds=3` to repeat).
 
 mod support;
 
 use serde_json::json;
-use support::Host;
+use support::{Host, Setup};
 
 const BASE_FEATURES: [&str; 3] = [
     "events.snapshot.v1",
@@ -26,7 +33,13 @@ const UI_FEATURES: [&str; 4] = [
     "observation.uiSnapshot.v1",
 ];
 
+const HOSTILE: (&str, &str) = ("devicerail-host-test-plugin-hostile", "test-hostile");
+
+/// The two isolations, in the order each round runs them.
+const MODES: [&str; 2] = ["inline", "process"];
+
 /// One measured run of pipelined observations.
+#[derive(Debug, Clone, Copy)]
 struct ObserveRun {
     per_second: f64,
     cpu_us: f64,
@@ -40,13 +53,13 @@ fn observe(h: &mut Host, n: usize, window: usize, tag: &str) -> ObserveRun {
         window,
         |i| json!({"jsonrpc":"2.0","id":format!("w{tag}{i}"),"method":"device.observe"}),
     );
-    let cpu0 = h.cpu_seconds();
+    let cpu0 = h.cpu_seconds_with_workers();
     let t = h.pipeline(
         n,
         window,
         |i| json!({"jsonrpc":"2.0","id":format!("{tag}{i}"),"method":"device.observe"}),
     );
-    let cpu = h.cpu_seconds() - cpu0;
+    let cpu = h.cpu_seconds_with_workers() - cpu0;
     ObserveRun {
         per_second: n as f64 / t.as_secs_f64(),
         cpu_us: cpu * 1e6 / n as f64,
@@ -54,11 +67,50 @@ fn observe(h: &mut Host, n: usize, window: usize, tag: &str) -> ObserveRun {
     }
 }
 
-fn report(label: &str, n: usize, r: &ObserveRun) {
+fn report(label: &str, mode: &str, n: usize, r: &ObserveRun) {
     println!(
-        "{label}: {n} in {:.0} us each = {:.0} obs/s; host CPU {:.0} us/observe",
+        "{label} [{mode}]: {n} in {:.0} us each = {:.0} obs/s; host+worker CPU {:.0} us/observe",
         r.wall_us, r.per_second, r.cpu_us
     );
+}
+
+/// The configuration text for `plugin` in `mode`, plus `extra` lines of
+/// its table.
+fn config(plugin: &str, mode: &str, extra: &str) -> String {
+    format!("[plugins.{plugin}]\nisolation = \"{mode}\"\n{extra}")
+}
+
+/// A row of the side-by-side table: the best run of each mode.
+struct Row {
+    label: String,
+    inline: ObserveRun,
+    process: ObserveRun,
+}
+
+impl Row {
+    fn print(&self) {
+        let (i, p) = (&self.inline, &self.process);
+        println!(
+            "| {} | {:.0}/s, {:.0} us, {:.0} us CPU | {:.0}/s, {:.0} us, {:.0} us CPU | {:.0} % | {:.2}x |",
+            self.label,
+            i.per_second,
+            i.wall_us,
+            i.cpu_us,
+            p.per_second,
+            p.wall_us,
+            p.cpu_us,
+            100.0 * p.per_second / i.per_second,
+            p.cpu_us / i.cpu_us
+        );
+    }
+}
+
+/// Keeps the better of two runs (higher throughput).
+fn best(a: Option<ObserveRun>, b: ObserveRun) -> Option<ObserveRun> {
+    Some(match a {
+        Some(a) if a.per_second >= b.per_second => a,
+        _ => b,
+    })
 }
 
 fn cheap_requests(scale: usize) {
@@ -80,51 +132,142 @@ fn cheap_requests(scale: usize) {
     println!("  peak RSS after devices.list: {:.1} MB", h.peak_rss_mb());
 }
 
-fn observations(scale: usize) {
+/// Screenshot, and screenshot + UI snapshot, 1 and 16 in flight, both
+/// modes.
+fn observations(scale: usize, rounds: usize, rows: &mut Vec<Row>) {
     for (label, features) in [
         ("screenshot", &BASE_FEATURES[..]),
         ("screenshot + UI snapshot", &UI_FEATURES[..]),
     ] {
-        let mut h = Host::start(features);
-        h.call(json!({"jsonrpc":"2.0","id":"c","method":"device.connect"}));
-        h.call(json!({"jsonrpc":"2.0","id":"s","method":"session.start"}));
         for window in [1, 16] {
-            let n = if window == 1 { 5_000 } else { 20_000 } / scale;
-            let r = observe(&mut h, n, window, &format!("{window}-"));
-            report(
-                &format!("device.observe ({label}, durable), {window} in flight"),
-                n,
-                &r,
-            );
+            let n = if window == 1 { 10_000 } else { 40_000 } / scale;
+            let mut got: [Option<ObserveRun>; 2] = [None, None];
+            for _ in 0..rounds {
+                for (m, mode) in MODES.iter().enumerate() {
+                    let text = config("mock", mode, "");
+                    let mut h = Host::start_with(&Setup {
+                        features,
+                        config: &text,
+                        ..Setup::default()
+                    });
+                    h.call(json!({"jsonrpc":"2.0","id":"c","method":"device.connect"}));
+                    h.call(json!({"jsonrpc":"2.0","id":"s","method":"session.start"}));
+                    let r = observe(&mut h, n, window, &format!("{window}-"));
+                    report(
+                        &format!("device.observe ({label}, durable), {window} in flight"),
+                        mode,
+                        n,
+                        &r,
+                    );
+                    got[m] = best(got[m], r);
+                    drop(h.stdin);
+                    let _ = h.child.wait();
+                }
+            }
+            if let [Some(inline), Some(process)] = got {
+                rows.push(Row {
+                    label: format!("{label}, {window} in flight"),
+                    inline,
+                    process,
+                });
+            }
         }
-        drop(h.stdin);
-        let _ = h.child.wait();
     }
 }
 
-fn large_tree(scale: usize) {
+/// What 1,000 more UI nodes add to one observation, both modes.
+fn large_tree(scale: usize, rounds: usize, rows: &mut Vec<Row>) {
     let n = 2_000 / scale;
-    let mut runs = Vec::new();
-    for rows in ["0", "1000"] {
-        let mut h = Host::start_with_env(&UI_FEATURES, &[("DEVICERAIL_MOCK_FEED_ROWS", rows)]);
-        h.call(json!({"jsonrpc":"2.0","id":"c","method":"device.connect"}));
-        h.call(json!({"jsonrpc":"2.0","id":"s","method":"session.start"}));
-        h.sign_in();
-        let r = observe(&mut h, n, 1, "t");
-        report(
-            &format!("device.observe (UI snapshot, home screen + {rows} feed rows), 1 in flight"),
-            n,
-            &r,
-        );
-        runs.push(r);
-        drop(h.stdin);
-        let _ = h.child.wait();
+    let mut added: [Option<(f64, f64)>; 2] = [None, None];
+    let mut big: [Option<ObserveRun>; 2] = [None, None];
+    for _ in 0..rounds {
+        for (m, mode) in MODES.iter().enumerate() {
+            let mut runs = Vec::new();
+            for rows in ["0", "1000"] {
+                let text = config("mock", mode, "");
+                let mut h = Host::start_with(&Setup {
+                    features: &UI_FEATURES,
+                    env: &[("DEVICERAIL_MOCK_FEED_ROWS", rows)],
+                    config: &text,
+                    ..Setup::default()
+                });
+                h.call(json!({"jsonrpc":"2.0","id":"c","method":"device.connect"}));
+                h.call(json!({"jsonrpc":"2.0","id":"s","method":"session.start"}));
+                h.sign_in();
+                let r = observe(&mut h, n, 1, "t");
+                report(
+                    &format!(
+                        "device.observe (UI snapshot, home screen + {rows} feed rows), 1 in flight"
+                    ),
+                    mode,
+                    n,
+                    &r,
+                );
+                runs.push(r);
+                drop(h.stdin);
+                let _ = h.child.wait();
+            }
+            let wall = (runs[1].wall_us - runs[0].wall_us) / 1000.0;
+            let cpu = (runs[1].cpu_us - runs[0].cpu_us) / 1000.0;
+            println!(
+                "  [{mode}] 1,000 more nodes add {wall:.2} ms per observation ({cpu:.2} ms host+worker CPU, mock included)"
+            );
+            if added[m].is_none_or(|(w, _)| wall < w) {
+                added[m] = Some((wall, cpu));
+            }
+            big[m] = best(big[m], runs[1]);
+        }
     }
-    println!(
-        "  1,000 more nodes add {:.2} ms per observation ({:.2} ms host CPU, mock included)",
-        (runs[1].wall_us - runs[0].wall_us) / 1000.0,
-        (runs[1].cpu_us - runs[0].cpu_us) / 1000.0
-    );
+    if let [Some(inline), Some(process)] = big {
+        rows.push(Row {
+            label: "screenshot + 1,000-node UI snapshot, 1 in flight".into(),
+            inline,
+            process,
+        });
+    }
+    if let [Some((wi, ci)), Some((wp, cp))] = added {
+        println!(
+            "1,000 more nodes: inline +{wi:.2} ms ({ci:.2} ms CPU), process +{wp:.2} ms ({cp:.2} ms CPU); process - inline = {:.2} ms",
+            wp - wi
+        );
+    }
+}
+
+/// A 1080×2400 screenshot (3.7 MB PNG, the hostile plugin's `screen`
+/// setting) per observation, 1 in flight, both modes.
+fn large_png(scale: usize, rounds: usize, rows: &mut Vec<Row>) {
+    let n = 1_000 / scale;
+    let mut got: [Option<ObserveRun>; 2] = [None, None];
+    for _ in 0..rounds {
+        for (m, mode) in MODES.iter().enumerate() {
+            let text = config("test-hostile", mode, "screen = \"1080x2400\"\n");
+            let mut h = Host::start_with(&Setup {
+                features: &BASE_FEATURES,
+                plugins: &[HOSTILE],
+                config: &text,
+                ..Setup::default()
+            });
+            h.call(json!({"jsonrpc":"2.0","id":"c","method":"device.connect"}));
+            h.call(json!({"jsonrpc":"2.0","id":"s","method":"session.start"}));
+            let r = observe(&mut h, n, 1, "png");
+            report(
+                "device.observe (1080x2400 PNG, durable), 1 in flight",
+                mode,
+                n,
+                &r,
+            );
+            got[m] = best(got[m], r);
+            drop(h.stdin);
+            let _ = h.child.wait();
+        }
+    }
+    if let [Some(inline), Some(process)] = got {
+        rows.push(Row {
+            label: "1080x2400 PNG (3.7 MB), 1 in flight".into(),
+            inline,
+            process,
+        });
+    }
 }
 
 fn recorded_events(scale: usize) {
@@ -147,11 +290,56 @@ fn recorded_events(scale: usize) {
     let _ = h.child.wait();
 }
 
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .unwrap_or_default()
+        .split_whitespace()
+        .take(3)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 fn main() {
-    let quick = std::env::args().any(|a| a == "quick");
+    let args: Vec<String> = std::env::args().collect();
+    let quick = args.iter().any(|a| a == "quick");
+    let rounds = args
+        .iter()
+        .find_map(|a| a.strip_prefix("rounds=")?.parse().ok())
+        .unwrap_or(1usize)
+        .max(1);
+    // Only the named scenarios, if any are named (`only=observe,tree`).
+    let only: Option<Vec<String>> = args
+        .iter()
+        .find_map(|a| a.strip_prefix("only="))
+        .map(|s| s.split(',').map(str::to_owned).collect());
+    let wanted = |name: &str| only.as_ref().is_none_or(|o| o.iter().any(|x| x == name));
     let scale = if quick { 10 } else { 1 };
-    cheap_requests(scale);
-    observations(scale);
-    large_tree(scale);
-    recorded_events(scale);
+    println!("load average at start: {}", load_average());
+    let mut rows = Vec::new();
+    if wanted("list") {
+        cheap_requests(scale);
+    }
+    if wanted("observe") {
+        observations(scale, rounds, &mut rows);
+    }
+    if wanted("tree") {
+        large_tree(scale, rounds, &mut rows);
+    }
+    if wanted("png") {
+        large_png(scale, rounds, &mut rows);
+    }
+    if wanted("rss") {
+        recorded_events(scale);
+    }
+    println!("load average at end: {}", load_average());
+    if !rows.is_empty() {
+        println!();
+        println!(
+            "| observe, durable (best of {rounds}) | inline | process | process/inline throughput | CPU process/inline |"
+        );
+        println!("| --- | --- | --- | --- | --- |");
+        for row in &rows {
+            row.print();
+        }
+    }
 }

@@ -1,21 +1,27 @@
 //! What process isolation adds to a driver call: the same calls on the
 //! same release cdylibs loaded in process (`inline`, `LoadedPlugin`) and
-//! served by a worker process (`process`, `RemoteDriver` over the
-//! socketpair): an idle `disconnect` and `execute tap` on the mock, and an
-//! `observe` returning a 1080×2400 PNG from the hostile test plugin (its
-//! `screen` setting). Also the time a crashed worker takes to answer again
-//! (first back-off step included).
+//! served by a worker process (`process`, `RemoteDriver`): an idle
+//! `disconnect` and `execute tap` on the mock, and, in the form the host
+//! stores observations (`Backend::observe`: the UI tree encoded as snapshot
+//! bytes where the driver runs), an `observe` with
+//! screenshot and UI tree on the mock (its login screen, and its home
+//! screen with 1,000 feed rows), and an `observe` returning a 1080×2400 PNG
+//! from the hostile test plugin (its `screen` setting). Each row also
+//! prints the CPU per call of this process plus the worker. Also the time a
+//! crashed worker takes to answer again (first back-off step included).
 //!
 //! ```text
 //! cargo bench -p devicerail-host --bench worker
 //! ```
 
+use std::cell::Cell;
 use std::hint::black_box;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_main};
+use devicerail_host_engine::registry::Backend;
 use devicerail_host_engine::worker::{Backoff, RemoteDriver, WorkerSpec};
 use devicerail_host_plugin_api::driver::ObserveRequest;
 use devicerail_host_plugin_api::loader;
@@ -31,8 +37,10 @@ fn settings(pairs: &[(&str, &str)]) -> Map<String, Value> {
         .collect()
 }
 
-fn inline(file: &Path, settings: &Map<String, Value>) -> Arc<dyn Driver> {
-    Arc::new(loader::load(file, settings).expect("load in process"))
+fn inline(file: &Path, settings: &Map<String, Value>) -> Backend {
+    Backend::Inline(Arc::new(
+        loader::load(file, settings).expect("load in process"),
+    ))
 }
 
 fn process(file: &Path, id: &str, settings: &Map<String, Value>) -> Arc<RemoteDriver> {
@@ -45,9 +53,85 @@ fn process(file: &Path, id: &str, settings: &Map<String, Value>) -> Arc<RemoteDr
             log_filter: "warn".into(),
             backoff: Backoff::default(),
             grace: Duration::from_secs(2),
+            runtime: None,
         })
         .expect("start the worker"),
     )
+}
+
+fn ticks_per_second() -> f64 {
+    // SAFETY: sysconf has no preconditions.
+    let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if t > 0 { t as f64 } else { 100.0 }
+}
+
+/// CPU seconds (user + system, every thread) of process `pid`.
+fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let after = stat.rsplit(')').next().unwrap_or("");
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    let utime: f64 = fields.get(11).and_then(|s| s.parse().ok()).unwrap_or(0.0);
+    let stime: f64 = fields.get(12).and_then(|s| s.parse().ok()).unwrap_or(0.0);
+    (utime + stime) / ticks_per_second()
+}
+
+/// CPU of this process plus `worker` (if any), summed over the measured
+/// iterations of one row.
+#[derive(Default)]
+struct CpuMeter {
+    seconds: Cell<f64>,
+    iterations: Cell<u64>,
+}
+
+impl CpuMeter {
+    /// Runs `iters` calls of `f`, timing them and counting their CPU.
+    fn measure(&self, worker: Option<u32>, iters: u64, mut f: impl FnMut()) -> Duration {
+        let cpu = || cpu_seconds(std::process::id()) + worker.map_or(0.0, cpu_seconds);
+        let c0 = cpu();
+        let t = Instant::now();
+        for _ in 0..iters {
+            f();
+        }
+        let elapsed = t.elapsed();
+        self.seconds.set(self.seconds.get() + cpu() - c0);
+        self.iterations.set(self.iterations.get() + iters);
+        elapsed
+    }
+
+    fn report(&self, row: &str) {
+        let n = self.iterations.get().max(1);
+        println!(
+            "worker bench: {row}: {:.1} us CPU per call (this process + worker, {n} calls)",
+            self.seconds.get() * 1e6 / n as f64
+        );
+    }
+}
+
+/// One bench row with its CPU per call.
+fn row(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    name: &str,
+    worker: Option<u32>,
+    mut f: impl FnMut(),
+) {
+    let meter = CpuMeter::default();
+    group.bench_function(name, |b| {
+        b.iter_custom(|iters| meter.measure(worker, iters, &mut f))
+    });
+    meter.report(name);
+}
+
+/// Signs in on the mock's login screen (its home screen has the feed).
+fn sign_in(d: &dyn Driver, ctx: &CallContext, device: &DeviceId) {
+    for (name, args) in [
+        ("tap", json!({"x": 100, "y": 300})),
+        ("inputText", json!({"text": "ada"})),
+        ("tap", json!({"x": 100, "y": 440})),
+        ("inputText", json!({"text": "pw"})),
+        ("tap", json!({"x": 100, "y": 600})),
+    ] {
+        d.execute(ctx, device, &call(name, args)).expect("sign in");
+    }
 }
 
 fn calls(c: &mut Criterion) {
@@ -63,16 +147,34 @@ fn calls(c: &mut Criterion) {
         screenshot: true,
         ui_tree: false,
     };
-    let mocks: [(&str, Arc<dyn Driver>); 2] = [
-        ("inline", inline(&mock, &none)),
-        ("process", process(&mock, "mock", &none)),
+    let both = ObserveRequest {
+        screenshot: true,
+        ui_tree: true,
+    };
+    let feed = {
+        let mut m = Map::new();
+        m.insert("feedRows".into(), json!(1000));
+        m
+    };
+    let remote_mock = process(&mock, "mock", &none);
+    let remote_feed = process(&mock, "mock", &feed);
+    let remote_screen = process(&hostile, "test-hostile", &screen);
+    let worker = |r: &Arc<RemoteDriver>| (Backend::Worker(r.clone()), r.worker_pid());
+    let mocks: [(&str, (Backend, Option<u32>)); 2] = [
+        ("inline", (inline(&mock, &none), None)),
+        ("process", worker(&remote_mock)),
     ];
-    let screens: [(&str, Arc<dyn Driver>); 2] = [
-        ("inline", inline(&hostile, &screen)),
-        ("process", process(&hostile, "test-hostile", &screen)),
+    let feeds: [(&str, (Backend, Option<u32>)); 2] = [
+        ("inline", (inline(&mock, &feed), None)),
+        ("process", worker(&remote_feed)),
+    ];
+    let screens: [(&str, (Backend, Option<u32>)); 2] = [
+        ("inline", (inline(&hostile, &screen), None)),
+        ("process", worker(&remote_screen)),
     ];
     let png_bytes = screens[0]
         .1
+        .0
         .observe(&ctx, &hostile_device, &shot)
         .expect("observe")
         .png
@@ -80,8 +182,9 @@ fn calls(c: &mut Criterion) {
     println!("worker bench: the 1080x2400 PNG is {png_bytes} bytes");
     let mut group = c.benchmark_group("worker");
     group
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(3));
+        .sample_size(20)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2));
     // The floor under any worker call on this machine: one byte there and
     // back over a socketpair to another thread (two wake-ups).
     {
@@ -103,29 +206,67 @@ fn calls(c: &mut Criterion) {
             })
         });
     }
-    for (mode, d) in &mocks {
+    for (mode, (b, worker)) in &mocks {
+        let d = b.driver();
         d.connect(&ctx, &mock_device).expect("connect");
-        group.bench_function(format!("disconnect/{mode}"), |b| {
-            b.iter(|| {
-                d.disconnect(black_box(&ctx), &mock_device)
-                    .expect("disconnect")
-            })
+        row(&mut group, &format!("disconnect/{mode}"), *worker, || {
+            d.disconnect(black_box(&ctx), &mock_device)
+                .expect("disconnect")
         });
         d.connect(&ctx, &mock_device).expect("connect");
-        group.bench_function(format!("execute tap/{mode}"), |b| {
-            b.iter(|| {
+        row(&mut group, &format!("execute tap/{mode}"), *worker, || {
+            black_box(
                 d.execute(black_box(&ctx), &mock_device, black_box(&tap))
-                    .expect("tap")
-            })
+                    .expect("tap"),
+            );
         });
+        row(
+            &mut group,
+            &format!("observe screenshot + UI (mock)/{mode}"),
+            *worker,
+            || {
+                black_box(
+                    b.observe(black_box(&ctx), &mock_device, &both)
+                        .expect("observe"),
+                );
+            },
+        );
     }
-    for (mode, d) in &screens {
-        group.bench_function(format!("observe 1080x2400 png/{mode}"), |b| {
-            b.iter(|| {
-                d.observe(black_box(&ctx), &hostile_device, &shot)
-                    .expect("observe")
-            })
-        });
+    for (mode, (b, worker)) in &feeds {
+        let d = b.driver();
+        d.connect(&ctx, &mock_device).expect("connect");
+        sign_in(d.as_ref(), &ctx, &mock_device);
+        let nodes = b
+            .observe(&ctx, &mock_device, &both)
+            .expect("observe")
+            .ui
+            .and_then(Result::ok)
+            .map_or(0, |t| t.node_count);
+        println!("worker bench: the mock's home screen with its feed has {nodes} nodes");
+        row(
+            &mut group,
+            &format!("observe 1,000-node tree (mock)/{mode}"),
+            *worker,
+            || {
+                black_box(
+                    b.observe(black_box(&ctx), &mock_device, &both)
+                        .expect("observe"),
+                );
+            },
+        );
+    }
+    for (mode, (b, worker)) in &screens {
+        row(
+            &mut group,
+            &format!("observe 1080x2400 png/{mode}"),
+            *worker,
+            || {
+                black_box(
+                    b.observe(black_box(&ctx), &hostile_device, &shot)
+                        .expect("observe"),
+                );
+            },
+        );
     }
     group.finish();
 

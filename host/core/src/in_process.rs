@@ -43,7 +43,7 @@ impl InProcessHost {
     /// `config`. Must run inside the Tokio runtime that will serve it.
     pub fn start(config: &Config) -> Result<Self, ServeError> {
         let stores = serve::open_stores(config)?;
-        let registry = serve::load_plugins(config)?;
+        let registry = serve::load_plugins(config, tokio::runtime::Handle::current())?;
         let host = Host::new(
             HostConfig::new(config.screenshot_policy.value),
             registry,

@@ -1,14 +1,15 @@
 //! Turns what a driver saw into a protocol Observation: stores the PNG and
-//! the UI tree as content-addressed Evidence and applies the screenshot
-//! policy and omission reasons.
+//! the UI snapshot as content-addressed Evidence and applies the screenshot
+//! policy and omission reasons. The snapshot arrives already validated and
+//! serialized where the driver ran (`devicerail_host_engine::observation`):
+//! the recorder hashes and packs its bytes, never parses them.
 
 use std::sync::Arc;
 
-use devicerail_host_plugin_api::DriverObservation;
+use devicerail_host_engine::observation::{EncodedUi, HostObservation};
 use devicerail_host_protocol::{
-    AssetRef, Bounded, BoundedVec, DeviceId, ErrorCode, Observation, ObservationId, PNG_MEDIA_TYPE,
-    RpcError, ScreenshotOmissionReason, UI_TREE_MEDIA_TYPE, UiSnapshot, UiSnapshotOmissionReason,
-    UiSnapshotRef,
+    AssetRef, Bounded, DeviceId, ErrorCode, Observation, ObservationId, PNG_MEDIA_TYPE, RpcError,
+    ScreenshotOmissionReason, UI_TREE_MEDIA_TYPE, UiSnapshotOmissionReason, UiSnapshotRef,
 };
 
 use crate::state::Host;
@@ -74,15 +75,15 @@ pub(crate) async fn capture(
     host: &Arc<Host>,
     id: ObservationId,
     device: &DeviceId,
-    obs: DriverObservation,
+    obs: HostObservation,
     shot: Shot,
     tree: Tree,
 ) -> Result<Captured, RpcError> {
     let captured_at_ms = now_ms();
-    let DriverObservation {
+    let HostObservation {
         viewport,
         png,
-        ui_tree,
+        ui,
         metadata,
     } = obs;
     let png = match (shot, png) {
@@ -104,25 +105,9 @@ pub(crate) async fn capture(
         (Shot::Wanted, None) => return Err(violation("no screenshot although one was requested")),
         _ => None,
     };
-    let snapshot = match (tree, ui_tree) {
-        (Tree::Wanted, Some(t)) => {
-            let roots = BoundedVec::new(t.root_stable_node_ids)
-                .map_err(|e| violation(format!("a UI tree: {e}")))?;
-            let nodes =
-                BoundedVec::new(t.nodes).map_err(|e| violation(format!("a UI tree: {e}")))?;
-            let s = UiSnapshot {
-                format_version: Bounded::MIN,
-                observation_id: id,
-                context: t.context,
-                root_stable_node_ids: roots,
-                nodes,
-            };
-            let bytes = s
-                .encode()
-                .map_err(|e| violation(format!("an invalid UI tree: {e}")))?;
-            Some((s, bytes))
-        }
-        (Tree::Wanted, None) => None,
+    let snapshot = match (tree, ui) {
+        (Tree::Wanted, Some(Ok(ui))) => Some(ui),
+        (Tree::Wanted, Some(Err(e))) => return Err(violation(e)),
         _ => None,
     };
     let ui_omission = match (tree, &snapshot) {
@@ -136,7 +121,11 @@ pub(crate) async fn capture(
         None => None,
     };
     let ui = match snapshot {
-        Some((s, bytes)) => {
+        Some(EncodedUi {
+            context,
+            node_count,
+            bytes,
+        }) => {
             let len = bytes.len();
             // A snapshot names its Observation, so its bytes are new every
             // time: no need to look for them among recent digests.
@@ -154,7 +143,7 @@ pub(crate) async fn capture(
             } else {
                 store_evidence(host, bytes, UI_TREE_MEDIA_TYPE, &mut blobs).await?
             };
-            Some((s, len, asset))
+            Some((context, node_count, len, asset))
         }
         None => None,
     };
@@ -163,12 +152,12 @@ pub(crate) async fn capture(
         evidence.push(a.clone());
     }
     let ui_ref = match ui {
-        Some((s, len, asset)) => {
+        Some((context, node_count, len, asset)) => {
             evidence.push(asset.clone());
             Some(UiSnapshotRef {
                 format_version: Bounded::MIN,
-                context: s.context.clone(),
-                node_count: Bounded::try_new(s.nodes.len() as u64).map_err(violation)?,
+                context,
+                node_count: Bounded::try_new(node_count as u64).map_err(violation)?,
                 byte_length: Bounded::try_new(len as u64).map_err(violation)?,
                 evidence: asset,
             })

@@ -159,14 +159,19 @@ pub(crate) fn open_stores(config: &Config) -> Result<Stores, ServeError> {
 
 /// Loads the plugins of `config` (each with its table of the
 /// configuration file) into a registry; plugins isolated in processes
-/// run in workers of this binary.
-pub(crate) fn load_plugins(config: &Config) -> Result<Arc<Registry>, ServeError> {
+/// run in workers of this binary, their replies read and awaited on
+/// `runtime`.
+pub(crate) fn load_plugins(
+    config: &Config,
+    runtime: tokio::runtime::Handle,
+) -> Result<Arc<Registry>, ServeError> {
     let plugins_dir = config.plugins_dir.value.clone();
-    let workers =
-        plugin_dir::Workers::current_exe(&worker_log_filter()).map_err(ServeError::WorkerBinary)?;
+    let workers = plugin_dir::Workers::current_exe(&worker_log_filter())
+        .map_err(ServeError::WorkerBinary)?
+        .on_runtime(runtime);
     let files = plugin_dir::scan(
         &plugins_dir,
-        LoadOptions::serve(config.parsed.as_ref(), Some(&workers)),
+        LoadOptions::serve(config.parsed.as_ref(), &workers),
     )?;
     let loaded = files.iter().filter(|f| f.is_loaded()).count();
     tracing::info!(
@@ -206,9 +211,9 @@ pub(crate) fn load_plugins(config: &Config) -> Result<Arc<Registry>, ServeError>
         .filter_map(|f| {
             let devices = f.devices;
             let worker = f.worker;
-            let driver: Arc<dyn devicerail_host_plugin_api::Driver> = f.driver?;
+            let backend = f.backend?;
             let id = f.manifest?.id;
-            Some((PluginSlot::new(id, driver).with_worker(worker), devices))
+            Some((PluginSlot::new(id, backend).with_worker(worker), devices))
         })
         .collect();
     Ok(Arc::new(Registry::new(slots)))
@@ -228,9 +233,9 @@ pub fn serve(config: &Config, listen: Option<Listen>) -> Result<(), ServeError> 
     let proto_out = take_stdout()?;
     let stores = open_stores(config)?;
     let socket = listen.as_ref().map(|l| unix::bind(&l.path)).transpose()?;
-    let registry = load_plugins(config)?;
-    let host_config = HostConfig::new(config.screenshot_policy.value);
     let rt = runtime()?;
+    let registry = load_plugins(config, rt.handle().clone())?;
+    let host_config = HostConfig::new(config.screenshot_policy.value);
     let host = Host::new(host_config, registry, stores.store, stores.evidence);
     let listen = socket.zip(listen.map(|l| l.max_connections));
     let result = rt.block_on(run(host, proto_out, listen));

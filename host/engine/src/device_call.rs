@@ -5,10 +5,15 @@
 
 use std::time::Duration;
 
-use devicerail_host_plugin_api::{CallContext, Driver, DriverError, DriverResult};
+use devicerail_host_plugin_api::{CallContext, Driver, DriverError, DriverResult, ObserveRequest};
+use devicerail_host_protocol::ActionCall;
+use serde_json::value::RawValue;
 
 use crate::executor::Ticket;
-use crate::registry::Route;
+use crate::observation::{HostActionOutput, HostObservation};
+use crate::registry::{Backend, Route};
+use crate::worker::message::Method;
+use crate::worker::{RemoteDriver, remote, shared};
 use tokio::sync::oneshot;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -173,6 +178,100 @@ pub async fn run<T: Send + 'static>(
         why = stop.wait() => {
             flag.cancel();
             Err(Interrupted { why, rx: Some(rx), ticket: Some(ticket) })
+        }
+    }
+}
+
+/// Observes the route's device, in the form the host stores observations
+/// (see [`crate::observation`]): on the plugin's executor for an inline
+/// plugin, straight from this task for a worker (no thread of the host
+/// involved), bounded by `stop` as [`run`] is.
+pub async fn observe(
+    route: &Route,
+    ctx: CallContext,
+    stop: &Stop,
+    request: ObserveRequest,
+) -> Result<DriverResult<HostObservation>, Interrupted<HostObservation>> {
+    let device = route.device.clone();
+    match &route.backend {
+        Backend::Worker(r) => {
+            let method = Method::Observe { device, request };
+            on_worker(r, ctx, stop, method, remote::observation).await
+        }
+        Backend::Inline(_) => {
+            let backend = route.backend.clone();
+            run(route, ctx, stop, move |_, ctx| {
+                backend.observe(ctx, &device, &request)
+            })
+            .await
+        }
+    }
+}
+
+/// Executes one Action on the route's device, its resolved observation in
+/// the form the host stores it, as [`observe`] does.
+pub async fn execute(
+    route: &Route,
+    ctx: CallContext,
+    stop: &Stop,
+    call: ActionCall,
+) -> Result<DriverResult<HostActionOutput>, Interrupted<HostActionOutput>> {
+    let device = route.device.clone();
+    match &route.backend {
+        Backend::Worker(r) => {
+            let method = Method::Execute { device, call };
+            on_worker(r, ctx, stop, method, remote::action_output).await
+        }
+        Backend::Inline(_) => {
+            let backend = route.backend.clone();
+            run(route, ctx, stop, move |_, ctx| {
+                backend.execute(ctx, &device, &call)
+            })
+            .await
+        }
+    }
+}
+
+/// One call to a worker from this task: sent on the channel, its reply
+/// awaited here (the reply reader completes it), bounded by `stop`. On an
+/// interrupt the worker is told to cancel and killed if it stays silent
+/// past the grace; the interrupted call can still be settled.
+async fn on_worker<T: Send + 'static>(
+    remote: &RemoteDriver,
+    ctx: CallContext,
+    stop: &Stop,
+    method: Method,
+    decode: fn(&RawValue, Vec<Vec<u8>>) -> DriverResult<T>,
+) -> Result<DriverResult<T>, Interrupted<T>> {
+    if let Some(why) = stop.fired() {
+        ctx.cancel();
+        return Err(Interrupted {
+            why,
+            rx: None,
+            ticket: None,
+        });
+    }
+    let mut call = match remote.start_async(&ctx, method).await {
+        Ok(c) => c,
+        Err(e) => return Ok(Err(e)),
+    };
+    let plugin = call.plugin().to_owned();
+    tokio::select! {
+        delivered = call.reply() => {
+            Ok(shared::outcome(&plugin, delivered).and_then(|(v, parts)| decode(&v, parts)))
+        }
+        why = stop.wait() => {
+            ctx.cancel();
+            let eventual = call.interrupt();
+            let (tx, rx) = oneshot::channel();
+            tokio::spawn(async move {
+                if let Ok(delivered) = eventual.await {
+                    let _ = tx.send(
+                        shared::outcome(&plugin, delivered).and_then(|(v, parts)| decode(&v, parts)),
+                    );
+                }
+            });
+            Err(Interrupted { why, rx: Some(rx), ticket: None })
         }
     }
 }

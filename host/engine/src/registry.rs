@@ -8,11 +8,12 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
-use devicerail_host_plugin_api::{CallContext, Driver};
+use devicerail_host_plugin_api::{CallContext, Driver, DriverResult, ObserveRequest};
 
 use crate::executor::{Executor, Limits};
-use crate::worker::WorkerProbe;
-use devicerail_host_protocol::{DeviceId, DeviceInfo};
+use crate::observation::{HostActionOutput, HostObservation};
+use crate::worker::{RemoteDriver, WorkerProbe};
+use devicerail_host_protocol::{ActionCall, DeviceId, DeviceInfo};
 
 /// How long one background listing of a plugin may take.
 const REFRESH_TIMEOUT: Duration = Duration::from_secs(10);
@@ -23,12 +24,76 @@ const REFRESH_GRACE: Duration = Duration::from_secs(2);
 /// a client pipelines thousands of device requests.
 pub(crate) const PLUGIN_CONCURRENCY: usize = 16;
 
+/// A plugin's driver as the host holds it: loaded in this process, or
+/// served by its supervised worker.
+#[derive(Clone)]
+pub enum Backend {
+    /// Loaded in this process (`inline`).
+    Inline(Arc<dyn Driver>),
+    /// Served by a worker process (`process`).
+    Worker(Arc<RemoteDriver>),
+}
+
+impl std::fmt::Debug for Backend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Inline(_) => f.write_str("Inline"),
+            Self::Worker(r) => f.debug_tuple("Worker").field(r).finish(),
+        }
+    }
+}
+
+impl Backend {
+    /// The driver, for any call.
+    pub fn driver(&self) -> Arc<dyn Driver> {
+        match self {
+            Self::Inline(d) => d.clone(),
+            Self::Worker(r) => r.clone(),
+        }
+    }
+
+    /// Observes `device` in the form the host stores observations (the
+    /// tree encoded as Observation `ctx.observation_id()`). Blocking: run
+    /// it on the plugin's executor.
+    pub fn observe(
+        &self,
+        ctx: &CallContext,
+        device: &DeviceId,
+        request: &ObserveRequest,
+    ) -> DriverResult<HostObservation> {
+        match self {
+            Self::Inline(d) => d
+                .observe(ctx, device, request)
+                .map(|o| HostObservation::encode(o, ctx.observation_id(), request.ui_tree)),
+            Self::Worker(r) => r.observe_host(ctx, device, request),
+        }
+    }
+
+    /// Executes one Action, its resolved observation in the form the host
+    /// stores it. Blocking: run it on the plugin's executor.
+    pub fn execute(
+        &self,
+        ctx: &CallContext,
+        device: &DeviceId,
+        call: &ActionCall,
+    ) -> DriverResult<HostActionOutput> {
+        match self {
+            Self::Inline(d) => d
+                .execute(ctx, device, call)
+                .map(|o| HostActionOutput::encode(o, ctx.observation_id())),
+            Self::Worker(r) => r.execute_host(ctx, device, call),
+        }
+    }
+}
+
 /// One loaded driver.
 pub struct PluginSlot {
     /// The plugin's id, as its manifest declares it.
     pub id: String,
-    /// Its driver: loaded in this process, or a worker's
-    /// [`RemoteDriver`](crate::worker::RemoteDriver).
+    /// How the plugin is held: loaded in this process, or served by its
+    /// worker ([`RemoteDriver`](crate::worker::RemoteDriver)).
+    pub backend: Backend,
+    /// `backend`'s driver, for any call.
     pub driver: Arc<dyn Driver>,
     /// Driver calls it may have running at once (`PLUGIN_CONCURRENCY`
     /// permits); further calls wait for one.
@@ -40,13 +105,14 @@ pub struct PluginSlot {
 }
 
 impl PluginSlot {
-    /// A slot for `driver` with its own executor and a fresh set of call
+    /// A slot for `backend` with its own executor and a fresh set of call
     /// permits.
-    pub fn new(id: String, driver: Arc<dyn Driver>) -> Self {
+    pub fn new(id: String, backend: Backend) -> Self {
         let executor = Executor::new(&id, Limits::default());
         Self {
             id,
-            driver,
+            driver: backend.driver(),
+            backend,
             permits: Arc::new(tokio::sync::Semaphore::new(PLUGIN_CONCURRENCY)),
             executor,
             worker: None,
@@ -69,6 +135,9 @@ pub struct Route {
     pub plugin: String,
     /// The owning plugin's driver.
     pub driver: Arc<dyn Driver>,
+    /// How the owning plugin is held (observations and Actions go through
+    /// it).
+    pub backend: Backend,
     /// The owning plugin's request permits.
     pub permits: Arc<tokio::sync::Semaphore>,
     /// The owning plugin's threads.
@@ -271,6 +340,7 @@ impl Registry {
             device: id.clone(),
             plugin: self.plugins[i].id.clone(),
             driver: self.plugins[i].driver.clone(),
+            backend: self.plugins[i].backend.clone(),
             permits: self.plugins[i].permits.clone(),
             executor: self.plugins[i].executor.clone(),
         })

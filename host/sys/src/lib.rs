@@ -2,15 +2,19 @@
 //!
 //! Every operating-system call of the host that the standard library does
 //! not wrap: advisory file locks, the effective user id, the protocol's
-//! standard output, the open-files limit, signalling a child, and the hooks
-//! that run in a child between `fork` and `exec`.
+//! standard output, the open-files limit, signalling a child, the hooks
+//! that run in a child between `fork` and `exec`, packet sockets with
+//! descriptor passing ([`packet`]) and memory shared with a worker process
+//! ([`shm`]).
 //!
 //! The calls go through `rustix`, which wraps them without `unsafe`. What
-//! `unsafe` remains is of two kinds, each argued where it stands: turning
+//! `unsafe` remains is of four kinds, each argued where it stands: turning
 //! an inherited descriptor number into a handle (the parent handed it over;
-//! it is checked open first), and `CommandExt::pre_exec` hooks, which may
-//! only make async-signal-safe calls: every hook here makes only raw system
-//! calls (no allocation, no locks).
+//! it is checked open first), `CommandExt::pre_exec` hooks, which may
+//! only make async-signal-safe calls (every hook here makes only raw system
+//! calls: no allocation, no locks), mapping a sealed memory file, and
+//! copying into, out of and atomically updating that mapping (bounds
+//! checked; no reference to shared bytes ever leaves [`shm`]).
 //!
 //! What it must never do: hold state, log, or know anything about the
 //! protocol. It is a thin, testable layer so that every other host crate can
@@ -22,6 +26,9 @@ use std::os::fd::{AsFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::net::UnixStream;
 use std::os::unix::process::CommandExt;
 use std::process::Command;
+
+pub mod packet;
+pub mod shm;
 
 use rustix::fs::FlockOperation;
 use rustix::io::FdFlags;

@@ -8,9 +8,32 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+/// What a bench host is started with.
+pub(crate) struct Setup<'a> {
+    /// Optional protocol features the client asks for.
+    pub(crate) features: &'a [&'a str],
+    /// Extra environment of the host (and its plugins).
+    pub(crate) env: &'a [(&'a str, &'a str)],
+    /// Workspace plugins installed: (package, plugin id).
+    pub(crate) plugins: &'a [(&'a str, &'a str)],
+    /// The configuration file's text.
+    pub(crate) config: &'a str,
+}
+
+impl Default for Setup<'_> {
+    fn default() -> Self {
+        Self {
+            features: &[],
+            env: &[],
+            plugins: &[("devicerail-host-plugin-mock", "mock")],
+            config: "",
+        }
+    }
+}
+
 pub(crate) struct Host {
-    pub child: Child,
-    pub stdin: ChildStdin,
+    pub(crate) child: Child,
+    pub(crate) stdin: ChildStdin,
     rx: Receiver<Vec<u8>>,
     _tmp: tempfile::TempDir,
 }
@@ -21,28 +44,53 @@ fn ticks_per_second() -> f64 {
     if t > 0 { t as f64 } else { 100.0 }
 }
 
+/// CPU seconds (user + system, every thread) process `pid` has used.
+pub(crate) fn process_cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let after = stat.rsplit(')').next().unwrap_or("");
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    let utime: f64 = fields.get(11).and_then(|s| s.parse().ok()).unwrap_or(0.0);
+    let stime: f64 = fields.get(12).and_then(|s| s.parse().ok()).unwrap_or(0.0);
+    (utime + stime) / ticks_per_second()
+}
+
 impl Host {
     pub(crate) fn start(features: &[&str]) -> Self {
         Self::start_with_env(features, &[])
     }
 
-    /// A host whose process (and so its in-process plugins) also sees
-    /// `env`.
+    /// A host whose process (and so its plugins) also sees `env`.
     pub(crate) fn start_with_env(features: &[&str], env: &[(&str, &str)]) -> Self {
+        Self::start_with(&Setup {
+            features,
+            env,
+            ..Setup::default()
+        })
+    }
+
+    /// A host as `setup` says.
+    pub(crate) fn start_with(setup: &Setup<'_>) -> Self {
         let tmp = tempfile::tempdir().expect("tempdir");
         let plugins = tmp.path().join("plugins");
         std::fs::create_dir_all(&plugins).expect("mkdir");
-        let lib =
-            devicerail_host_testing::build_workspace_plugin("devicerail-host-plugin-mock", "mock");
-        std::fs::copy(lib, plugins.join("libdevicerail_plugin_mock.so")).expect("copy");
+        for (package, id) in setup.plugins {
+            let lib = devicerail_host_testing::build_workspace_plugin(package, id);
+            let name = format!("libdevicerail_plugin_{}.so", id.replace('-', "_"));
+            std::fs::copy(lib, plugins.join(name)).expect("copy");
+        }
+        let config = tmp.path().join("config.toml");
+        std::fs::write(&config, setup.config).expect("config");
+        let features = setup.features;
         let mut child = Command::new(env!("CARGO_BIN_EXE_devicerail"))
             .arg("serve")
+            .arg("--config")
+            .arg(&config)
             .arg("--plugins-dir")
             .arg(&plugins)
             .arg("--data-dir")
             .arg(tmp.path().join("data"))
             .env("RUST_LOG", "warn")
-            .envs(env.iter().copied())
+            .envs(setup.env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -114,13 +162,34 @@ impl Host {
 
     /// CPU seconds (user + system) the host has used so far.
     pub(crate) fn cpu_seconds(&self) -> f64 {
-        let stat =
-            std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).unwrap_or_default();
-        let after = stat.rsplit(')').next().unwrap_or("");
-        let fields: Vec<&str> = after.split_whitespace().collect();
-        let utime: f64 = fields.get(11).and_then(|s| s.parse().ok()).unwrap_or(0.0);
-        let stime: f64 = fields.get(12).and_then(|s| s.parse().ok()).unwrap_or(0.0);
-        (utime + stime) / ticks_per_second()
+        process_cpu_seconds(self.child.id())
+    }
+
+    /// The host's live child processes (its plugin workers).
+    pub(crate) fn children(&self) -> Vec<u32> {
+        let mut out = Vec::new();
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{}/task", self.child.id())) else {
+            return out;
+        };
+        for task in tasks.flatten() {
+            let text = std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
+            out.extend(
+                text.split_whitespace()
+                    .filter_map(|p| p.parse::<u32>().ok()),
+            );
+        }
+        out
+    }
+
+    /// CPU seconds the host and its live children (plugin workers) have
+    /// used so far.
+    pub(crate) fn cpu_seconds_with_workers(&self) -> f64 {
+        self.cpu_seconds()
+            + self
+                .children()
+                .into_iter()
+                .map(process_cpu_seconds)
+                .sum::<f64>()
     }
 
     pub(crate) fn threads(&self) -> usize {

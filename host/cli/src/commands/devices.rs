@@ -3,22 +3,22 @@
 //!
 //! A shared host listening on the control socket knows the leases, so it is
 //! asked first (through the official client, as any client would). Without
-//! one, the installed plugins are loaded to inspect (no server started, as
-//! for `plugins list`) and asked for their devices; nothing holds a lease
-//! then.
+//! one, the installed plugins are inspected, each in a short-lived worker
+//! (no server started, as for `plugins list`), and asked for their devices;
+//! nothing holds a lease then.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use devicerail_host_config::{CommandLine, Config, paths};
-use devicerail_host_engine::plugin_dir::{DeviceStatus, Listing, Status};
+use devicerail_host_engine::plugin_dir::{DeviceStatus, Status};
 use devicerail_host_protocol::{DeviceInfo, Platform};
 use serde::Serialize;
 use serde_json::json;
 
 use super::CommandError;
-use super::plugins::inspect;
+use super::plugins::inspect_dir;
 use crate::args::DevicesArgs;
 use crate::logging;
 use devicerail_host_engine::plugin_dir::shipped::no_plugins_line;
@@ -46,7 +46,7 @@ struct Listed {
 enum From {
     /// The shared host on this socket.
     SharedHost { socket: PathBuf },
-    /// The plugins of this directory, loaded to inspect.
+    /// The plugins of this directory, inspected.
     Plugins { dir: PathBuf },
 }
 
@@ -101,9 +101,9 @@ fn from_shared_host(socket: &Path) -> Option<Result<Vec<Listed>, CommandError>> 
     }))
 }
 
-/// The installed plugins' devices, loaded to inspect.
+/// The installed plugins' devices, each plugin inspected in a worker.
 fn from_plugins(config: &Config) -> Result<(Vec<Listed>, Vec<Problem>, usize), CommandError> {
-    let files = inspect(&config.plugins_dir.value, config, Listing::Report)?;
+    let files = inspect_dir(&config.plugins_dir.value, |o| o.with_devices(), config)?;
     let mut devices = Vec::new();
     let mut problems = Vec::new();
     let name = |f: &Path| {

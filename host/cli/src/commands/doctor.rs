@@ -6,12 +6,12 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use devicerail_host_config::{self as config, CommandLine, Config, ConfigError};
-use devicerail_host_engine::plugin_dir::{self, DeviceStatus, Listing, Status};
-use devicerail_host_plugin_api::{CheckStatus, DoctorCheck, Driver};
+use devicerail_host_engine::plugin_dir::{self, DeviceStatus, InspectOptions, Status};
+use devicerail_host_plugin_api::{CheckStatus, DoctorCheck};
 use serde_json::json;
 
 use super::CommandError;
-use super::plugins::inspect;
+use super::plugins::{inspect_dir, inspectors};
 use crate::args::DoctorArgs;
 use crate::logging;
 
@@ -123,7 +123,16 @@ pub(crate) fn doctor(
         ))),
     }
     // A directory-level error was already reported by the check above.
-    let files = inspect(&plugins_dir, &config, Listing::Report).unwrap_or_default();
+    // Each plugin is inspected in its own short-lived worker: one that
+    // crashes while loading is a failed check, not the end of doctor.
+    let files = match inspect_dir(&plugins_dir, |o| o.with_devices().with_doctor(), &config) {
+        Ok(files) => files,
+        Err(CommandError::Dir(_)) => Vec::new(),
+        Err(e) => {
+            checks.push(host(DoctorCheck::fail("plugins", e.to_string())));
+            Vec::new()
+        }
+    };
     let dir_ok = plugin_dir::check_dir(&plugins_dir).is_ok();
     if files.is_empty() && dir_ok {
         checks.push(host(DoctorCheck::warn(
@@ -137,27 +146,27 @@ pub(crate) fn doctor(
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        match (&f.status, &f.plugin) {
-            (Status::Loaded, Some(p)) => {
-                let own = p.doctor();
+        match (&f.status, &f.manifest) {
+            (Status::Loaded, Some(m)) => {
+                let own = f.doctor.clone();
                 if let Some(why) = cannot_apply(&own) {
                     checks.push(host(DoctorCheck::skip(
-                        format!("plugin {}", p.id()),
+                        format!("plugin {}", m.id),
                         format!("{name} loaded, but cannot work on this host: {why}"),
                     )));
-                    checks.extend(own.into_iter().map(|c| (p.id().to_owned(), c)));
+                    checks.extend(own.into_iter().map(|c| (m.id.clone(), c)));
                     continue;
                 }
                 checks.push(host(match &f.device_status {
                     DeviceStatus::Failed(reason) => DoctorCheck::warn(
-                        format!("plugin {}", p.id()),
+                        format!("plugin {}", m.id),
                         format!(
                             "{name} loaded; devices unavailable: {reason} (isolation {})",
                             f.isolation
                         ),
                     ),
                     _ => DoctorCheck::ok(
-                        format!("plugin {}", p.id()),
+                        format!("plugin {}", m.id),
                         format!(
                             "{name} loaded, {} device(s), isolation {}",
                             f.devices.len(),
@@ -165,7 +174,7 @@ pub(crate) fn doctor(
                         ),
                     ),
                 }));
-                checks.extend(own.into_iter().map(|c| (p.id().to_owned(), c)));
+                checks.extend(own.into_iter().map(|c| (m.id.clone(), c)));
             }
             (Status::Refused(reason), _) => checks.push(host(DoctorCheck::fail(
                 format!("plugin file {name}"),
@@ -221,20 +230,35 @@ fn cannot_apply(own: &[DoctorCheck]) -> Option<String> {
 /// what it would need, never a failure (nobody asked for it yet).
 fn not_installed(config: &Config, installed: &[String]) -> Vec<DoctorCheck> {
     let (_, shipped) = plugin_dir::shipped::shipped();
+    let missing: Vec<_> = shipped
+        .iter()
+        .filter(|s| !installed.contains(&s.name))
+        .collect();
+    if missing.is_empty() {
+        return Vec::new();
+    }
+    // Each shipped library is inspected in its own short-lived worker,
+    // never in this process.
+    let workers = inspectors(config);
     let mut out = Vec::new();
-    for s in shipped.iter().filter(|s| !installed.contains(&s.name)) {
+    for s in missing {
         let name = format!("plugin {} (not installed)", s.name);
-        let candidate = plugin_dir::load_file(
-            &s.file,
-            plugin_dir::LoadOptions::inspect(config.parsed.as_ref(), Listing::Skip),
-        );
-        let detail = match (&candidate.status, &candidate.plugin) {
-            (Status::Loaded, Some(p)) => match cannot_apply(&p.doctor()) {
+        let candidate = match &workers {
+            Ok(w) => plugin_dir::inspect(
+                &s.file,
+                InspectOptions::manifest(config.parsed.as_ref(), w).with_doctor(),
+            ),
+            Err(e) => {
+                out.push(DoctorCheck::skip(name, format!("shipped, but {e}")));
+                continue;
+            }
+        };
+        let detail = match &candidate.status {
+            Status::Loaded => match cannot_apply(&candidate.doctor) {
                 Some(why) => why,
                 None => format!("available: devicerail plugins install {}", s.name),
             },
-            (Status::Refused(reason), _) => format!("shipped, but refused: {reason}"),
-            _ => format!("available: devicerail plugins install {}", s.name),
+            Status::Refused(reason) => format!("shipped, but refused: {reason}"),
         };
         out.push(DoctorCheck::skip(name, detail));
     }

@@ -35,6 +35,8 @@ pub(crate) enum CommandError {
     Dir(#[from] plugin_dir::DirError),
     #[error("{0}")]
     Refused(String),
+    #[error("cannot find the devicerail binary to inspect plugins with: {0}")]
+    Inspector(std::io::Error),
     #[error(transparent)]
     Report(#[from] devicerail_host_report::report::ReportError),
     #[error(transparent)]

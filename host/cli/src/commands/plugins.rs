@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use devicerail_host_config::{CommandLine, Config, paths};
 use devicerail_host_engine::plugin_dir::shipped::{Shipped, install_hint, shipped};
 use devicerail_host_engine::plugin_dir::{
-    self, DeviceStatus, Listing, LoadOptions, PluginFile, Status,
+    self, DeviceStatus, InspectOptions, PluginFile, Status, Workers,
 };
 use devicerail_host_plugin_api::library_file_name;
 use serde::Serialize;
@@ -68,22 +68,27 @@ fn listed(f: &PluginFile) -> ListedPlugin {
     }
 }
 
-/// The plugins of `dir`, loaded to be inspected.
-pub(crate) fn inspect(
+/// How plugins are inspected: each in a short-lived worker of this very
+/// binary, never in this process.
+pub(crate) fn inspectors(config: &Config) -> Result<Workers, CommandError> {
+    Workers::current_exe(&config.log_filter.value).map_err(CommandError::Inspector)
+}
+
+/// The plugins of `dir`, inspected as `how` says (each in its own worker).
+pub(crate) fn inspect_dir(
     dir: &Path,
+    how: impl FnOnce(InspectOptions<'_>) -> InspectOptions<'_>,
     config: &Config,
-    listing: Listing,
 ) -> Result<Vec<PluginFile>, CommandError> {
-    Ok(plugin_dir::scan(
-        dir,
-        LoadOptions::inspect(config.parsed.as_ref(), listing),
-    )?)
+    let workers = inspectors(config)?;
+    let opts = how(InspectOptions::manifest(config.parsed.as_ref(), &workers));
+    Ok(plugin_dir::inspect_dir(dir, opts)?)
 }
 
 /// `plugins list`.
 pub(crate) fn list(config: &Config, as_json: bool) -> Result<(), CommandError> {
     let dir = config.plugins_dir.value.clone();
-    let files = inspect(&dir, config, Listing::Report)?;
+    let files = inspect_dir(&dir, |o| o.with_devices(), config)?;
     let plugins: Vec<ListedPlugin> = files.iter().map(listed).collect();
     let mut out = std::io::stdout().lock();
     if as_json {
@@ -135,16 +140,17 @@ pub(crate) fn list(config: &Config, as_json: bool) -> Result<(), CommandError> {
     Ok(())
 }
 
-/// `plugins install`: loads the file first (layout, ABI, manifest, init with
-/// its settings, to inspect: no devices listed, no server started), then
-/// copies it atomically as `lib devicerail_plugin_<id>` into the plugins
-/// directory.
+/// `plugins install`: inspects the file first in a short-lived worker
+/// (layout, ABI, manifest, init with its settings, to inspect: no devices
+/// listed, no server started), then copies it atomically as
+/// `lib devicerail_plugin_<id>` into the plugins directory.
 pub(crate) fn install(file: &Path, config: &Config, force: bool) -> Result<PathBuf, CommandError> {
     let dir = config.plugins_dir.value.clone();
     let file = paths::absolute(file)?;
-    let candidate = plugin_dir::load_file(
+    let workers = inspectors(config)?;
+    let candidate = plugin_dir::inspect(
         &file,
-        LoadOptions::inspect(config.parsed.as_ref(), Listing::Skip),
+        InspectOptions::init(config.parsed.as_ref(), &workers),
     );
     let manifest = match (&candidate.status, &candidate.manifest) {
         (Status::Loaded, Some(m)) => m.clone(),
@@ -169,7 +175,7 @@ pub(crate) fn install(file: &Path, config: &Config, force: bool) -> Result<PathB
     }
     let target = dir.join(library_file_name(&manifest.id));
     // Files already providing this id (under any name), or at the target.
-    let existing: Vec<PathBuf> = inspect(&dir, config, Listing::Skip)?
+    let existing: Vec<PathBuf> = inspect_dir(&dir, |o| o, config)?
         .into_iter()
         .filter(|f| f.manifest.as_ref().is_some_and(|m| m.id == manifest.id) || f.file == target)
         .map(|f| f.file)
@@ -211,7 +217,7 @@ pub(crate) fn remove(id: &str, config: &Config) -> Result<Vec<PathBuf>, CommandE
     let dir = config.plugins_dir.value.clone();
     let conventional = dir.join(library_file_name(id));
     let mut removed = Vec::new();
-    for f in inspect(&dir, config, Listing::Skip)? {
+    for f in inspect_dir(&dir, |o| o, config)? {
         if f.manifest.as_ref().is_some_and(|m| m.id == id) || f.file == conventional {
             fs::remove_file(&f.file).map_err(io("cannot remove", &f.file))?;
             removed.push(f.file);

@@ -9,8 +9,8 @@ use devicerail_host_protocol::{
 };
 
 use crate::handlers::request::{
-    Accepted, call_driver, capabilities, fetch_capabilities, interrupt_error, require_connected,
-    shot, visible,
+    Accepted, call_driver, capabilities, interrupt_error, observe_device, require_connected, shot,
+    visible,
 };
 use crate::handlers::{session_required, store_error};
 use crate::leases::Acquired;
@@ -62,8 +62,11 @@ pub(crate) async fn disconnect(a: &Accepted) -> Result<DeviceDisconnectResult, R
     Ok(DeviceDisconnectResult { disconnected: true })
 }
 
+/// `device.capabilities`: the Actions this connection may call, from the
+/// capabilities cached for the device's current connection (fetched from
+/// the driver once per connection, on first use).
 pub(crate) async fn capabilities_method(a: &Accepted) -> Result<Vec<ActionDefinition>, RpcError> {
-    let caps = fetch_capabilities(a).await?;
+    let caps = capabilities(a).await?;
     Ok(caps
         .actions
         .iter()
@@ -92,11 +95,7 @@ pub(crate) async fn observe(a: &Accepted) -> Result<Observation, RpcError> {
         ui_tree: tree == Tree::Wanted,
     };
     let observation_id = ObservationId::new_v7();
-    let device = a.route.device.clone();
-    let obs = call_driver(a, a.context(observation_id), move |d, ctx| {
-        d.observe(ctx, &device, &request)
-    })
-    .await?;
+    let obs = observe_device(a, a.context(observation_id), request).await?;
     let captured =
         recorder::capture(&a.host, observation_id, &a.route.device, obs, shot, tree).await?;
     if let Some(why) = a.stop.fired() {

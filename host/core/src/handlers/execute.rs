@@ -9,7 +9,7 @@
 
 use std::time::Duration;
 
-use devicerail_host_plugin_api::{ActionOutput, DriverError, ObserveRequest};
+use devicerail_host_plugin_api::{DriverError, ObserveRequest};
 use devicerail_host_protocol::{
     ActionCall, ActionOutcome, ActionResult, AssetRef, ClearElementResult, DeviceExecuteParams,
     ErrorCode, ErrorInfo, Feature, FindElementResult, ObservationId, RecordedActionCall, RpcError,
@@ -28,6 +28,7 @@ use crate::handlers::request::{
 use crate::handlers::{driver_error_info, driver_rpc, session_required, store_error};
 use crate::recorder::{self, Captured, Shot, Tree};
 use devicerail_host_engine::device_call::{self, Interrupt};
+use devicerail_host_engine::observation::{HostActionOutput, HostObservation};
 use devicerail_host_store::event_store::{MAX_EVENT_BYTES, StoreError, now_ms};
 use devicerail_host_store::evidence::Blob;
 
@@ -40,7 +41,7 @@ enum Budget {
 
 /// How the driver call ended.
 enum Terminal {
-    Succeeded(ActionOutput),
+    Succeeded(HostActionOutput),
     Failed(DriverError),
     TimedOut(Budget),
     Cancelled(Interrupt),
@@ -202,13 +203,7 @@ async fn drive(
         .context()
         .with_observation_id(st.observation_id)
         .with_request_id(a.id.to_string());
-    let device = a.route.device.clone();
-    let driver_call = ad.call.clone();
-    let terminal = match device_call::run(&a.route, ctx, &stop, move |d, ctx| {
-        d.execute(ctx, &device, &driver_call)
-    })
-    .await
-    {
+    let terminal = match device_call::execute(&a.route, ctx, &stop, ad.call.clone()).await {
         Ok(Ok(out)) => Terminal::Succeeded(out),
         Ok(Err(e)) if e.is_deadline() => Terminal::TimedOut(budget),
         Ok(Err(e)) if e.is_cancellation() => match stop.fired() {
@@ -418,7 +413,7 @@ async fn record(
 /// node references must point at the resolved observation.
 fn check_semantic_output(
     name: &str,
-    out: &ActionOutput,
+    out: &HostActionOutput,
     observation: ObservationId,
 ) -> Result<(), DriverError> {
     let violation = |msg: String| DriverError::new(ErrorCode::ProtocolError, msg);
@@ -446,12 +441,7 @@ fn check_semantic_output(
                 el.observation_id
             )));
         }
-        if out
-            .resolved
-            .as_ref()
-            .and_then(|o| o.ui_tree.as_ref())
-            .is_none()
-        {
+        if !out.resolved.as_ref().is_some_and(HostObservation::has_ui) {
             return Err(violation(format!(
                 "{name} returned a node reference without the UI tree it resolved against"
             )));
@@ -472,12 +462,12 @@ type Success = (ActionResult, Vec<AssetRef>, Vec<Blob>);
 async fn finish_success(
     a: &Accepted,
     call: &ActionCall,
-    out: ActionOutput,
+    out: HostActionOutput,
     observation_id: ObservationId,
     started_at_ms: SafeU64,
     redact: bool,
 ) -> Result<Success, RpcError> {
-    let ActionOutput {
+    let HostActionOutput {
         output,
         execution,
         resolved,
@@ -494,7 +484,7 @@ async fn finish_success(
                 ),
                 (None, _) => Shot::NotRequested,
             };
-            let tree = if obs.ui_tree.is_some() {
+            let tree = if obs.has_ui() {
                 Tree::Wanted
             } else {
                 Tree::NotRequested
@@ -552,12 +542,7 @@ async fn after_observation(a: &Accepted, redact: bool) -> Option<Captured> {
         .context()
         .with_observation_id(observation_id)
         .with_request_id(a.id.to_string());
-    let device = a.route.device.clone();
-    let obs = match device_call::run(&a.route, ctx, &stop, move |d, ctx| {
-        d.observe(ctx, &device, &request)
-    })
-    .await
-    {
+    let obs = match device_call::observe(&a.route, ctx, &stop, request).await {
         Ok(Ok(o)) => o,
         Ok(Err(e)) => {
             tracing::warn!(request = %a.id, "after-action observation failed: {e}");

@@ -16,7 +16,7 @@ use serde_json::json;
 
 use crate::connection::{ActiveSession, Connection};
 use crate::handlers::call::Call;
-use crate::handlers::request::{Accepted, call_driver, interrupt_error, require_connected};
+use crate::handlers::request::{Accepted, interrupt_error, observe_device, require_connected};
 use crate::handlers::{routing, session_required, store_error};
 use crate::media::{MediaStream, Progress};
 use crate::state::Host;
@@ -236,15 +236,11 @@ pub(crate) async fn capture(
         ));
     }
     require_connected(a)?;
-    let device = stream.route.device.clone();
     let request = ObserveRequest {
         screenshot: true,
         ui_tree: false,
     };
-    let obs = call_driver(a, a.context(ObservationId::new_v7()), move |d, ctx| {
-        d.observe(ctx, &device, &request)
-    })
-    .await?;
+    let obs = observe_device(a, a.context(ObservationId::new_v7()), request).await?;
     let png = obs.png.ok_or_else(|| {
         ErrorCode::MediaCaptureUnavailable.rpc(
             "the device returned no screenshot for the frame",

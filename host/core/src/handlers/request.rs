@@ -18,6 +18,7 @@ use crate::state::Host;
 use crate::wire_errors::driver_error;
 use devicerail_host_config::ScreenshotPolicy;
 use devicerail_host_engine::device_call::{self, Interrupt, Stop};
+use devicerail_host_engine::observation::HostObservation;
 use devicerail_host_engine::registry::Route;
 use devicerail_host_store::event_store::NewEvent;
 
@@ -117,6 +118,31 @@ pub(crate) fn require_connected(a: &Accepted) -> Result<(), RpcError> {
     }
 }
 
+/// Maps how a driver call ended for an accepted request.
+pub(crate) fn settled<T: Send + 'static>(
+    a: &Accepted,
+    r: Result<Result<T, DriverError>, device_call::Interrupted<T>>,
+) -> Result<T, RpcError> {
+    match r {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) => Err(failed_call(a, e)),
+        Err(interrupted) => Err(interrupt_error(interrupted.why, a.timeout_ms)),
+    }
+}
+
+/// Observes the device for an accepted request (the observation in the
+/// form the host stores it) and maps every failure.
+pub(crate) async fn observe_device(
+    a: &Accepted,
+    ctx: devicerail_host_plugin_api::CallContext,
+    request: devicerail_host_plugin_api::ObserveRequest,
+) -> Result<HostObservation, RpcError> {
+    settled(
+        a,
+        device_call::observe(&a.route, ctx, &a.stop, request).await,
+    )
+}
+
 /// Runs one driver call for an accepted request and maps every failure.
 pub(crate) async fn call_driver<T: Send + 'static>(
     a: &Accepted,
@@ -128,11 +154,7 @@ pub(crate) async fn call_driver<T: Send + 'static>(
     + Send
     + 'static,
 ) -> Result<T, RpcError> {
-    match device_call::run(&a.route, ctx, &a.stop, f).await {
-        Ok(Ok(v)) => Ok(v),
-        Ok(Err(e)) => Err(failed_call(a, e)),
-        Err(interrupted) => Err(interrupt_error(interrupted.why, a.timeout_ms)),
-    }
+    settled(a, device_call::run(&a.route, ctx, &a.stop, f).await)
 }
 
 /// Fetches (and caches) the device's capabilities, keeping only what the

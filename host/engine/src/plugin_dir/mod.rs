@@ -1,12 +1,17 @@
 //! Scanning a plugins directory: which files are candidates, which are
 //! refused before they are ever opened (permissions, symlinks), and the
 //! outcome of loading each one with its settings (its table of the
-//! configuration file) for a purpose (serve, or inspect: then drivers
-//! start no external server). A bad file, or a bad table, never stops the
-//! others. To serve, a plugin whose isolation is `process` (the default)
-//! is started in a supervised worker process (`crate::worker`); the host
-//! opens its library only to check it and read its manifest, and never
-//! constructs or calls its driver. Inspecting always loads in process.
+//! configuration file) to serve ([`scan`], [`load_file`]) or to inspect it
+//! for the command line ([`inspect`], [`inspect_dir`]: then drivers start
+//! no external server). A bad file, or a bad table, never stops the others.
+//!
+//! Every library is first opened by a worker process of this binary
+//! (`crate::worker`), which reports its manifest: a library whose
+//! load-time code crashes or hangs is refused with that reason and costs
+//! only the worker. To serve, a plugin whose isolation is `process` (the
+//! default) is then served by that same worker, supervised; the host never
+//! opens its library. Only an `inline` plugin is then loaded in the host
+//! itself. Inspecting never loads a library in the host.
 
 pub mod shipped;
 
@@ -17,15 +22,22 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use devicerail_host_plugin_api::loader::{self, LoadError, LoadedPlugin};
-use devicerail_host_plugin_api::{CallContext, Driver, LoadPurpose, PluginManifest};
+use devicerail_host_plugin_api::loader::{self, LoadError};
+use devicerail_host_plugin_api::{CallContext, DoctorCheck, Driver, LoadPurpose, PluginManifest};
 use devicerail_host_protocol::DeviceInfo;
+use serde_json::{Map, Value};
 
-use crate::worker::{Backoff, RemoteDriver, StartError, WorkerProbe, WorkerSpec};
+use crate::registry::Backend;
+use crate::worker::message::Method;
+use crate::worker::{
+    Backoff, InspectError, Inspection, Opening, RemoteDriver, StartError, WorkerProbe, WorkerSpec,
+};
 use devicerail_host_config::{ConfigFile, Isolation};
 
 /// How long a plugin may take to list its devices while loading.
 pub(crate) const LIST_TIMEOUT: Duration = Duration::from_secs(15);
+/// How long a plugin's doctor checks may take when inspected.
+pub(crate) const DOCTOR_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The outcome for one file.
 #[derive(Debug, Clone)]
@@ -51,10 +63,11 @@ pub struct PluginFile {
     pub devices: Vec<DeviceInfo>,
     /// Whether its devices were listed, and how that went.
     pub device_status: DeviceStatus,
-    /// The plugin loaded in this process (inline, or to inspect).
-    pub plugin: Option<Arc<LoadedPlugin>>,
-    /// The driver to serve with: `plugin`, or the plugin's worker.
-    pub driver: Option<Arc<dyn Driver>>,
+    /// The plugin's own doctor checks (when inspected with them).
+    pub doctor: Vec<DoctorCheck>,
+    /// The driver to serve with (serving only): the plugin's worker, or the
+    /// plugin loaded in this process (`inline`).
+    pub backend: Option<Backend>,
     /// How the plugin is (or would be, when serving) isolated.
     pub isolation: Isolation,
     /// Whether its worker is up, when it runs in one.
@@ -78,8 +91,8 @@ impl PluginFile {
             manifest: None,
             devices: Vec::new(),
             device_status: DeviceStatus::NotListed,
-            plugin: None,
-            driver: None,
+            doctor: Vec::new(),
+            backend: None,
             isolation: Isolation::default(),
             worker: None,
         }
@@ -285,6 +298,9 @@ pub struct Workers {
     pub backoff: Backoff,
     /// How long past a call's deadline a silent worker is killed.
     pub grace: Duration,
+    /// The serving runtime: workers' replies are read by its reactor and
+    /// awaited by its tasks (see [`WorkerSpec::runtime`]).
+    pub runtime: Option<tokio::runtime::Handle>,
 }
 
 /// How long past its deadline (or cancellation) a call may stay
@@ -299,46 +315,95 @@ impl Workers {
             log_filter: log_filter.to_owned(),
             backoff: Backoff::default(),
             grace: WORKER_GRACE,
+            runtime: None,
         })
+    }
+
+    /// The same, serving on `runtime`.
+    #[must_use]
+    pub fn on_runtime(self, runtime: tokio::runtime::Handle) -> Self {
+        Self {
+            runtime: Some(runtime),
+            ..self
+        }
     }
 }
 
-/// How to load the plugins of a directory.
+/// How to load the plugins of a directory to serve.
 #[derive(Debug, Clone, Copy)]
 pub struct LoadOptions<'a> {
-    /// How `process` plugins are started when serving (`None`: every
-    /// plugin loads in this process).
-    pub workers: Option<&'a Workers>,
+    /// How workers are started (every library is opened by one first).
+    pub workers: &'a Workers,
     /// The configuration file, whose `[plugins.<id>]` tables are the
     /// plugins' settings.
     pub config: Option<&'a ConfigFile>,
-    /// Serve, or only inspect (then drivers start no external server).
-    pub purpose: LoadPurpose,
-    /// Whether devices are listed, and what a failure means.
-    pub listing: Listing,
 }
 
 impl LoadOptions<'_> {
     /// Loading to serve: devices must list.
-    pub fn serve<'a>(
+    pub fn serve<'a>(config: Option<&'a ConfigFile>, workers: &'a Workers) -> LoadOptions<'a> {
+        LoadOptions { workers, config }
+    }
+}
+
+/// What inspecting a plugin asks of it beyond its manifest.
+#[derive(Debug, Clone, Copy)]
+pub struct InspectOptions<'a> {
+    /// The binary the inspecting worker runs, and its log filter.
+    pub workers: &'a Workers,
+    /// The configuration file (the plugins' settings and isolation).
+    pub config: Option<&'a ConfigFile>,
+    /// Construct the driver (to inspect) with its settings; implied by
+    /// listing devices or running doctor checks.
+    pub init: bool,
+    /// Whether devices are listed ([`Listing::Require`] reads as
+    /// [`Listing::Report`]: inspecting refuses no plugin for its devices).
+    pub listing: Listing,
+    /// Run the plugin's doctor checks.
+    pub doctor: bool,
+}
+
+impl InspectOptions<'_> {
+    /// The manifest only (the driver is not constructed).
+    pub fn manifest<'a>(
         config: Option<&'a ConfigFile>,
-        workers: Option<&'a Workers>,
-    ) -> LoadOptions<'a> {
-        LoadOptions {
+        workers: &'a Workers,
+    ) -> InspectOptions<'a> {
+        InspectOptions {
             workers,
             config,
-            purpose: LoadPurpose::Serve,
-            listing: Listing::Require,
+            init: false,
+            listing: Listing::Skip,
+            doctor: false,
         }
     }
 
-    /// Loading to inspect, with `listing`.
-    pub fn inspect(config: Option<&ConfigFile>, listing: Listing) -> LoadOptions<'_> {
-        LoadOptions {
-            workers: None,
-            config,
-            purpose: LoadPurpose::Inspect,
-            listing,
+    /// The manifest and the driver constructed with its settings
+    /// (`plugins install`).
+    pub fn init<'a>(config: Option<&'a ConfigFile>, workers: &'a Workers) -> InspectOptions<'a> {
+        InspectOptions {
+            init: true,
+            ..InspectOptions::manifest(config, workers)
+        }
+    }
+
+    /// Also the devices (`plugins list`).
+    #[must_use]
+    pub fn with_devices(self) -> Self {
+        Self {
+            init: true,
+            listing: Listing::Report,
+            ..self
+        }
+    }
+
+    /// Also the plugin's doctor checks (`doctor`).
+    #[must_use]
+    pub fn with_doctor(self) -> Self {
+        Self {
+            init: true,
+            doctor: true,
+            ..self
         }
     }
 }
@@ -360,114 +425,241 @@ fn init_refusal(e: &LoadError, id: &str, config: Option<&ConfigFile>) -> String 
     }
 }
 
-/// Opens one file (already checked), initializes it with its settings
-/// from `opts.config`, and lists its devices as `opts.listing` says.
-pub fn load_file(file: &Path, opts: LoadOptions<'_>) -> PluginFile {
-    let opened = match loader::open(file) {
-        Ok(p) => p,
-        Err(e) => return PluginFile::refused(file.to_path_buf(), e.to_string()),
-    };
-    let manifest = opened.manifest().clone();
-    let refused = |reason: String| PluginFile {
-        manifest: Some(manifest.clone()),
-        ..PluginFile::refused(file.to_path_buf(), reason)
-    };
-    let settings = match opts.config.and_then(|c| c.plugins.get(&manifest.id)) {
-        None => serde_json::Map::new(),
-        Some(table) => match &table.settings {
-            Ok(s) => s.clone(),
-            Err(e) => return refused(format!("bad configuration table: {e}")),
-        },
-    };
-    let isolation = opts
-        .config
-        .map(|c| c.isolation(&manifest.id))
-        .unwrap_or_default();
-    let refused = |reason: String| PluginFile {
-        isolation,
-        ..refused(reason)
-    };
-    let mut worker = None;
-    let (plugin, driver): (Option<Arc<LoadedPlugin>>, Arc<dyn Driver>) =
-        match (opts.workers, isolation, opts.purpose) {
-            (Some(workers), Isolation::Process, LoadPurpose::Serve) => {
-                drop(opened);
-                let spec = WorkerSpec {
-                    exe: workers.exe.clone(),
-                    plugin_file: file.to_path_buf(),
-                    plugin_id: manifest.id.clone(),
-                    settings,
-                    log_filter: workers.log_filter.clone(),
-                    backoff: workers.backoff,
-                    grace: workers.grace,
-                };
-                match RemoteDriver::start(spec) {
-                    Ok(d) => {
-                        worker = Some(d.probe());
-                        (None, Arc::new(d))
-                    }
-                    Err(StartError::Init {
-                        message,
-                        setting: Some(setting),
-                    }) => {
-                        let e = LoadError::SettingRefused { setting, message };
-                        return refused(init_refusal(&e, &manifest.id, opts.config));
-                    }
-                    Err(StartError::Init { message, .. }) => {
-                        return refused(LoadError::InitFailed(message).to_string());
-                    }
-                    Err(e) => return refused(e.to_string()),
-                }
-            }
-            _ => match opened.init(&settings, opts.purpose) {
-                Ok(p) => {
-                    let p = Arc::new(p);
-                    (Some(p.clone()), p)
-                }
-                Err(e) => return refused(init_refusal(&e, &manifest.id, opts.config)),
-            },
-        };
-    let loaded = |devices, device_status| PluginFile {
-        file: file.to_path_buf(),
-        status: Status::Loaded,
-        manifest: Some(manifest.clone()),
-        devices,
-        device_status,
-        plugin: plugin.clone(),
-        driver: Some(driver.clone()),
-        isolation,
-        worker: worker.clone(),
-    };
-    match opts.listing {
-        Listing::Skip => loaded(Vec::new(), DeviceStatus::NotListed),
-        Listing::Report => match list_devices_bounded(&manifest.id, &driver) {
-            Ok(devices) => loaded(devices, DeviceStatus::Listed),
-            Err(reason) => loaded(Vec::new(), DeviceStatus::Failed(reason.to_string())),
-        },
-        Listing::Require => match list_devices_bounded(&manifest.id, &driver) {
-            Ok(devices) => loaded(devices, DeviceStatus::Listed),
-            Err(reason) => refused(reason.to_string()),
-        },
+/// Why a worker's driver could not be constructed, as a refusal.
+fn start_refusal(e: StartError, id: &str, config: Option<&ConfigFile>) -> String {
+    match e {
+        StartError::Init {
+            message,
+            setting: Some(setting),
+        } => init_refusal(&LoadError::SettingRefused { setting, message }, id, config),
+        // The worker's loader error, already in its words.
+        StartError::Init { message, .. } => message,
+        other => other.to_string(),
     }
 }
 
-/// Scans `dir`: every candidate ends `loaded` or `refused: <reason>`.
-/// Plugin ids and device ids must be unique; later files lose.
+/// The plugin's settings (its table of the configuration file) and
+/// isolation, or why its table is unusable.
+fn settings_for(
+    id: &str,
+    config: Option<&ConfigFile>,
+) -> (Result<Map<String, Value>, String>, Isolation) {
+    let isolation = config.map(|c| c.isolation(id)).unwrap_or_default();
+    let settings = match config.and_then(|c| c.plugins.get(id)) {
+        None => Ok(Map::new()),
+        Some(table) => match &table.settings {
+            Ok(s) => Ok(s.clone()),
+            Err(e) => Err(format!("bad configuration table: {e}")),
+        },
+    };
+    (settings, isolation)
+}
+
+/// Loads one file (already checked) to serve: a worker opens it and
+/// reports its manifest; the plugin is then served by that worker
+/// (isolation `process`) or loaded in this process (`inline`), initialized
+/// with its settings from `opts.config`, and must list its devices.
+pub fn load_file(file: &Path, opts: LoadOptions<'_>) -> PluginFile {
+    let workers = opts.workers;
+    let opening = match Opening::open(&workers.exe, file, &workers.log_filter) {
+        Ok(o) => o,
+        Err(e) => return PluginFile::refused(file.to_path_buf(), e.to_string()),
+    };
+    let manifest = opening.manifest().clone();
+    let (settings, isolation) = settings_for(&manifest.id, opts.config);
+    let refused = |reason: String| PluginFile {
+        manifest: Some(manifest.clone()),
+        isolation,
+        ..PluginFile::refused(file.to_path_buf(), reason)
+    };
+    let settings = match settings {
+        Ok(s) => s,
+        Err(reason) => return refused(reason),
+    };
+    let backend = match isolation {
+        Isolation::Process => {
+            let spec = WorkerSpec {
+                exe: workers.exe.clone(),
+                plugin_file: file.to_path_buf(),
+                plugin_id: manifest.id.clone(),
+                settings,
+                log_filter: workers.log_filter.clone(),
+                backoff: workers.backoff,
+                grace: workers.grace,
+                runtime: workers.runtime.clone(),
+            };
+            match RemoteDriver::serve(opening, spec) {
+                Ok(d) => Backend::Worker(Arc::new(d)),
+                Err(e) => return refused(start_refusal(e, &manifest.id, opts.config)),
+            }
+        }
+        Isolation::Inline => {
+            // The worker loaded the library without crashing; now this
+            // process loads it too, as configured.
+            drop(opening);
+            match loader::open(file).and_then(|o| o.init(&settings, LoadPurpose::Serve)) {
+                Ok(p) => Backend::Inline(Arc::new(p)),
+                Err(e) => return refused(init_refusal(&e, &manifest.id, opts.config)),
+            }
+        }
+    };
+    let worker = match &backend {
+        Backend::Worker(remote) => Some(remote.probe()),
+        Backend::Inline(_) => None,
+    };
+    match list_devices_bounded(&manifest.id, &backend.driver()) {
+        Ok(devices) => PluginFile {
+            file: file.to_path_buf(),
+            status: Status::Loaded,
+            manifest: Some(manifest),
+            devices,
+            device_status: DeviceStatus::Listed,
+            doctor: Vec::new(),
+            backend: Some(backend),
+            isolation,
+            worker,
+        },
+        Err(reason) => refused(reason.to_string()),
+    }
+}
+
+/// Inspects one file in a short-lived worker (the host never loads it):
+/// its manifest, and as `opts` asks, its driver constructed to inspect with
+/// its settings, its devices and its doctor checks. A library the loader
+/// refuses, or that crashes or hangs while loading or constructing its
+/// driver, is refused with that reason; a failure listing devices or
+/// running doctor checks is reported, not a refusal.
+pub fn inspect(file: &Path, opts: InspectOptions<'_>) -> PluginFile {
+    let workers = opts.workers;
+    let mut worker = match Inspection::open(&workers.exe, file, &workers.log_filter) {
+        Ok(w) => w,
+        Err(e) => return PluginFile::refused(file.to_path_buf(), e.to_string()),
+    };
+    let manifest = worker.manifest().clone();
+    let (settings, isolation) = settings_for(&manifest.id, opts.config);
+    let mut entry = PluginFile {
+        status: Status::Loaded,
+        manifest: Some(manifest.clone()),
+        isolation,
+        ..PluginFile::refused(file.to_path_buf(), String::new())
+    };
+    let settings = match settings {
+        Ok(s) => s,
+        Err(reason) => {
+            entry.status = Status::Refused(reason);
+            return entry;
+        }
+    };
+    let listing = opts.listing != Listing::Skip;
+    if !(opts.init || listing || opts.doctor) {
+        return entry;
+    }
+    if let Err(e) = worker.init(&settings) {
+        entry.status = Status::Refused(start_refusal(e, &manifest.id, opts.config));
+        return entry;
+    }
+    if listing {
+        match worker.call::<Vec<DeviceInfo>>(Method::ListDevices, LIST_TIMEOUT) {
+            Ok(devices) => {
+                entry.devices = devices;
+                entry.device_status = DeviceStatus::Listed;
+            }
+            Err(InspectError::Driver(e)) => {
+                entry.device_status = DeviceStatus::Failed(ListError::Failed(e).to_string());
+            }
+            Err(e) => entry.device_status = DeviceStatus::Failed(e.to_string()),
+        }
+    }
+    if opts.doctor {
+        entry.doctor = match worker.call::<Vec<DoctorCheck>>(Method::Doctor, DOCTOR_TIMEOUT) {
+            Ok(checks) => checks,
+            Err(e) => vec![DoctorCheck::fail(
+                format!("{} doctor", manifest.id),
+                e.to_string(),
+            )],
+        };
+    }
+    entry
+}
+
+/// A candidate file with the path to open, or why it is refused unopened.
+type Checked = (PathBuf, Result<PathBuf, FileRefusal>);
+
+/// The checked candidates of `dir`: each file's path to open, or why it is
+/// refused unopened.
+fn checked_candidates(dir: &Path) -> Result<Vec<Checked>, DirError> {
+    Ok(candidates(dir)?
+        .into_iter()
+        .map(|file| {
+            let checked = check_file(dir, &file);
+            (file, checked)
+        })
+        .collect())
+}
+
+/// Scans `dir` to serve: every candidate ends `loaded` or `refused:
+/// <reason>`. Plugin ids and device ids must be unique; later files lose.
 pub fn scan(dir: &Path, opts: LoadOptions<'_>) -> Result<Vec<PluginFile>, DirError> {
-    let mut out = Vec::new();
+    let entries = checked_candidates(dir)?
+        .into_iter()
+        .map(|(file, checked)| match checked {
+            Ok(path) => PluginFile {
+                file: file.clone(),
+                ..load_file(&path, opts)
+            },
+            Err(reason) => PluginFile::refused(file, reason.to_string()),
+        })
+        .collect();
+    Ok(settle(entries))
+}
+
+/// Inspects every candidate of `dir` (each in its own short-lived worker,
+/// all at once), as [`inspect`] does; duplicates are refused as in
+/// [`scan`].
+pub fn inspect_dir(dir: &Path, opts: InspectOptions<'_>) -> Result<Vec<PluginFile>, DirError> {
+    let candidates = checked_candidates(dir)?;
+    let entries = std::thread::scope(|scope| {
+        let running: Vec<_> = candidates
+            .into_iter()
+            .map(|(file, checked)| match checked {
+                Ok(path) => {
+                    // Each worker lives and dies with the thread that
+                    // started it (its parent-death signal).
+                    let spawned = std::thread::Builder::new()
+                        .name("inspect-plugin".into())
+                        .spawn_scoped(scope, move || inspect(&path, opts));
+                    (file, Ok(spawned))
+                }
+                Err(reason) => (file, Err(reason)),
+            })
+            .collect();
+        running
+            .into_iter()
+            .map(|(file, outcome)| match outcome {
+                Ok(Ok(handle)) => match handle.join() {
+                    Ok(entry) => PluginFile {
+                        file: file.clone(),
+                        ..entry
+                    },
+                    Err(_) => PluginFile::refused(file, "inspecting it failed on the host side"),
+                },
+                Ok(Err(e)) => {
+                    PluginFile::refused(file, format!("cannot start a thread to inspect it: {e}"))
+                }
+                Err(reason) => PluginFile::refused(file, reason.to_string()),
+            })
+            .collect()
+    });
+    Ok(settle(entries))
+}
+
+/// Refuses later duplicates (plugin id, device id) and logs each outcome.
+fn settle(entries: Vec<PluginFile>) -> Vec<PluginFile> {
+    let mut out = Vec::with_capacity(entries.len());
     let mut ids: HashMap<String, PathBuf> = HashMap::new();
     let mut device_owner: HashMap<String, String> = HashMap::new();
-    for file in candidates(dir)? {
-        let checked = match check_file(dir, &file) {
-            Ok(p) => p,
-            Err(reason) => {
-                tracing::warn!(file = %file.display(), "plugin refused: {reason}");
-                out.push(PluginFile::refused(file, reason.to_string()));
-                continue;
-            }
-        };
-        let mut entry = load_file(&checked, opts);
-        entry.file = file.clone();
+    for mut entry in entries {
+        let file = entry.file.clone();
         if let (Status::Loaded, Some(m)) = (&entry.status, &entry.manifest) {
             if let Some(first) = ids.get(&m.id) {
                 entry = PluginFile {
@@ -514,7 +706,7 @@ pub fn scan(dir: &Path, opts: LoadOptions<'_>) -> Result<Vec<PluginFile>, DirErr
         }
         out.push(entry);
     }
-    Ok(out)
+    out
 }
 
 #[cfg(test)]

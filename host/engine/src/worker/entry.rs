@@ -1,29 +1,34 @@
 //! Inside the worker process (`devicerail plugin-worker`, hidden): arm the
-//! parent-death signal, take the channel descriptor, load one plugin
-//! through the stable-ABI loader with the settings of the first frame,
-//! then serve calls (threads take turns reading; each runs the call it
-//! read) until the host closes the channel. The worker never writes to its
+//! parent-death signal, take the channel descriptor, open one plugin
+//! library through the stable-ABI loader and report its manifest (or why
+//! it was refused), initialize it with the settings the host then sends,
+//! and serve calls until the host closes the channel: every idle thread
+//! blocks in `recvmsg` on the packet socket (each message wakes exactly
+//! one), runs the call it received and sends the reply itself, large parts
+//! through the arena the host passed. The worker never writes to its
 //! stdout (plugin code may; the host forwards it to its log) and never
 //! touches any other descriptor of the host's.
 
 use std::collections::HashMap;
-use std::io::BufReader;
 use std::os::fd::RawFd;
-use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use devicerail_host_plugin_api::loader::{self, LoadError, LoadedPlugin};
-use devicerail_host_plugin_api::{
-    CallContext, Driver, DriverError, DriverResult, LoadPurpose, ObservationWire,
-};
+use devicerail_host_plugin_api::{CallContext, Driver, DriverError, DriverResult, LoadPurpose};
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::value::RawValue;
 
-use super::frame::{FrameError, Kind, read_frame, write_frame};
-use super::message::{Call, Cancel, Init, Method, Outcome, Ready, Reply, split_output};
+use devicerail_host_sys::packet::PacketSocket;
+
+use super::channel::{self, Outgoing, WorkerArena};
+use super::frame::{Frame, FrameError, Kind};
+use super::message::{
+    ActedWire, Call, Cancel, Init, Method, ObservedWire, Opened, Outcome, Ready, Reply,
+};
+use crate::observation::{HostActionOutput, HostObservation};
 
 /// The worker's command line.
 #[derive(Debug, Clone)]
@@ -81,42 +86,61 @@ fn tie_to_parent(parent: u32) -> Result<(), WorkerError> {
 
 /// The channel on `fd`, made close-on-exec so processes the plugin starts
 /// do not inherit it.
-fn channel(fd: RawFd) -> Result<UnixStream, WorkerError> {
-    devicerail_host_sys::inherited_socket(fd).map_err(|_| WorkerError::NotASocket(fd))
+fn channel(fd: RawFd) -> Result<PacketSocket, WorkerError> {
+    PacketSocket::inherit(fd).map_err(|_| WorkerError::NotASocket(fd))
 }
 
-type Writer = Arc<Mutex<UnixStream>>;
-
-fn send<T: Serialize>(w: &Writer, kind: Kind, header: &T, bytes: &[u8]) -> Result<(), FrameError> {
+/// Sends one frame (blocking until there is room).
+fn send<T: Serialize>(
+    socket: &PacketSocket,
+    arena: Option<&WorkerArena>,
+    kind: Kind,
+    header: &T,
+    parts: &[&[u8]],
+) -> Result<(), FrameError> {
     let json = serde_json::to_vec(header)
         .map_err(|_| FrameError::Malformed("the header does not serialize"))?;
-    let mut w = lock(w);
-    write_frame(&mut *w, kind, &json, bytes)
+    Outgoing::new(kind, &json, parts, arena, Vec::new())?.send(socket)
 }
 
-/// The serving threads' shared state. Threads take turns reading the
-/// channel (leader/follower): the one that reads a call hands the reader to
-/// the next thread and runs the call itself, so a call costs no extra
-/// thread hand-off and never waits for another call.
+/// Receives one frame (blocking).
+fn receive(socket: &PacketSocket, buf: &mut [u8]) -> Result<Frame, FrameError> {
+    channel::receive(socket, buf, None, None)
+}
+
+/// Threads serving calls at most.
+const MAX_THREADS: usize = 64;
+
+/// The serving threads' shared state. Every idle thread waits in
+/// `recvmsg`; the kernel wakes one per message, and that thread runs the
+/// call and replies itself, so a call costs no thread hand-off and never
+/// waits for another call.
 struct Server {
-    reader: Mutex<BufReader<UnixStream>>,
-    writer: Writer,
+    socket: PacketSocket,
+    arena: Option<WorkerArena>,
     driver: Arc<LoadedPlugin>,
     /// Contexts of running calls, for `cancel`.
     flags: Mutex<HashMap<u64, CallContext>>,
-    /// Threads not running a call (reading, or waiting to read).
-    readers: AtomicUsize,
+    /// Threads not running a call.
+    idle: AtomicUsize,
+    /// Serving threads.
+    threads: AtomicUsize,
 }
 
-/// Starts one more serving thread.
+/// Starts one more serving thread (up to [`MAX_THREADS`]).
 fn spawn_server(server: &Arc<Server>) {
-    server.readers.fetch_add(1, Ordering::AcqRel);
+    if server.threads.fetch_add(1, Ordering::AcqRel) >= MAX_THREADS {
+        server.threads.fetch_sub(1, Ordering::AcqRel);
+        return;
+    }
+    server.idle.fetch_add(1, Ordering::AcqRel);
     let s = server.clone();
     let spawned = std::thread::Builder::new()
         .name("plugin-call".into())
         .spawn(move || serve_loop(&s));
     if let Err(e) = spawned {
-        server.readers.fetch_sub(1, Ordering::AcqRel);
+        server.idle.fetch_sub(1, Ordering::AcqRel);
+        server.threads.fetch_sub(1, Ordering::AcqRel);
         tracing::error!("cannot start a thread for calls: {e}");
     }
 }
@@ -133,9 +157,9 @@ fn finish(result: Result<(), WorkerError>) -> ! {
 }
 
 fn serve_loop(server: &Arc<Server>) -> ! {
+    let mut buf = channel::buffer();
     loop {
-        let read = read_frame(&mut *lock(&server.reader));
-        let frame = match read {
+        let frame = match receive(&server.socket, &mut buf) {
             Ok(f) => f,
             Err(FrameError::Closed) => finish(Ok(())),
             Err(e) => finish(Err(e.into())),
@@ -156,20 +180,28 @@ fn serve_loop(server: &Arc<Server>) -> ! {
                     .with_observation_id(call.observation_id)
                     .with_request_id(call.request_id);
                 lock(&server.flags).insert(call.id, ctx.clone());
-                // Someone must keep reading while this thread is busy.
-                if server.readers.fetch_sub(1, Ordering::AcqRel) == 1 {
+                // Someone must keep receiving while this thread is busy.
+                if server.idle.fetch_sub(1, Ordering::AcqRel) == 1 {
                     spawn_server(server);
                 }
-                let (outcome, bytes) = serve_call(&server.driver, &ctx, call.method);
+                let (outcome, parts) = serve_call(&server.driver, &ctx, call.method);
                 lock(&server.flags).remove(&call.id);
                 let reply = Reply {
                     id: call.id,
                     outcome,
                 };
-                if let Err(e) = send(&server.writer, Kind::Reply, &reply, &bytes) {
+                let parts: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
+                let sent = send(
+                    &server.socket,
+                    server.arena.as_ref(),
+                    Kind::Reply,
+                    &reply,
+                    &parts,
+                );
+                if let Err(e) = sent {
                     tracing::warn!("cannot send a reply to the host: {e}");
                 }
-                server.readers.fetch_add(1, Ordering::AcqRel);
+                server.idle.fetch_add(1, Ordering::AcqRel);
             }
             Kind::Cancel => {
                 let cancel: Cancel = match serde_json::from_slice(&frame.header) {
@@ -188,38 +220,36 @@ fn serve_loop(server: &Arc<Server>) -> ! {
     }
 }
 
-fn to_value<T: Serialize>(v: &T) -> DriverResult<Value> {
-    serde_json::to_value(v)
+/// `v` as JSON text, typed straight to text (no `Value` tree).
+fn to_raw<T: Serialize>(v: &T) -> DriverResult<Box<RawValue>> {
+    serde_json::value::to_raw_value(v)
         .map_err(|e| DriverError::failure(format!("could not serialize driver output: {e}")))
 }
 
-/// Runs one call on the driver.
-fn serve_call(driver: &LoadedPlugin, ctx: &CallContext, method: Method) -> (Outcome, Vec<u8>) {
-    let result: DriverResult<(Value, Option<Vec<u8>>)> = (|| {
-        Ok(match method {
-            Method::ListDevices => (to_value(&driver.list_devices(ctx)?)?, None),
-            Method::Connect { device } => (to_value(&driver.connect(ctx, &device)?)?, None),
-            Method::Disconnect { device } => {
-                driver.disconnect(ctx, &device)?;
-                (Value::Null, None)
-            }
-            Method::Health { device } => (to_value(&driver.health(ctx, &device)?)?, None),
-            Method::Capabilities { device } => {
-                (to_value(&driver.capabilities(ctx, &device)?)?, None)
-            }
-            Method::Observe { device, request } => {
-                let (json, png) = ObservationWire::split(driver.observe(ctx, &device, &request)?);
-                (to_value(&json)?, png)
-            }
-            Method::Execute { device, call } => {
-                let (json, png) = split_output(driver.execute(ctx, &device, &call)?);
-                (to_value(&json)?, png)
-            }
-            Method::Doctor => (to_value(&driver.doctor())?, None),
-        })
+/// Runs one call on the driver: the result's JSON and the byte parts it
+/// refers to. Observations are encoded as the host stores them, here.
+fn serve_call(driver: &LoadedPlugin, ctx: &CallContext, method: Method) -> (Outcome, Vec<Vec<u8>>) {
+    let mut parts = Vec::new();
+    let result: DriverResult<Box<RawValue>> = (|| match method {
+        Method::ListDevices => to_raw(&driver.list_devices(ctx)?),
+        Method::Connect { device } => to_raw(&driver.connect(ctx, &device)?),
+        Method::Disconnect { device } => to_raw(&driver.disconnect(ctx, &device)?),
+        Method::Health { device } => to_raw(&driver.health(ctx, &device)?),
+        Method::Capabilities { device } => to_raw(&driver.capabilities(ctx, &device)?),
+        Method::Observe { device, request } => {
+            let obs = driver.observe(ctx, &device, &request)?;
+            let obs = HostObservation::encode(obs, ctx.observation_id(), request.ui_tree);
+            to_raw(&ObservedWire::split(obs, &mut parts))
+        }
+        Method::Execute { device, call } => {
+            let out = driver.execute(ctx, &device, &call)?;
+            let out = HostActionOutput::encode(out, ctx.observation_id());
+            to_raw(&ActedWire::split(out, &mut parts))
+        }
+        Method::Doctor => to_raw(&driver.doctor()),
     })();
     match result {
-        Ok((v, png)) => (Outcome::Ok(v), png.unwrap_or_default()),
+        Ok(v) => (Outcome::Ok(v), parts),
         Err(e) => (Outcome::Err(e), Vec::new()),
     }
 }
@@ -237,41 +267,66 @@ fn ready_failure(e: &LoadError) -> Ready {
     }
 }
 
-/// Serves until the host closes the channel (then the process exits).
+/// Opens the plugin library (its load-time code runs here, never in the
+/// host), reports its manifest, then initializes it with the settings the
+/// host sends and serves until the host closes the channel (then the
+/// process exits). A host that only wanted the manifest closes the channel
+/// right after [`Opened`]; the worker then exits without initializing.
 pub fn run(args: &WorkerArgs) -> Result<(), WorkerError> {
     tie_to_parent(args.parent)?;
-    let stream = channel(args.fd)?;
-    let mut reader = BufReader::new(stream.try_clone()?);
-    let writer: Writer = Arc::new(Mutex::new(stream));
-    let frame = read_frame(&mut reader)?;
+    let socket = channel(args.fd)?;
+    let opened = match loader::open(&args.plugin) {
+        Ok(o) => o,
+        Err(e) => {
+            let refused = Opened::Refused {
+                reason: e.to_string(),
+            };
+            send(&socket, None, Kind::Opened, &refused, &[])?;
+            return Ok(());
+        }
+    };
+    let manifest = opened.manifest().clone();
+    send(&socket, None, Kind::Opened, &Opened::Ok { manifest }, &[])?;
+    let mut buf = channel::buffer();
+    let frame = match receive(&socket, &mut buf) {
+        Ok(f) => f,
+        // The host wanted the manifest only.
+        Err(FrameError::Closed) => return Ok(()),
+        Err(e) => return Err(e.into()),
+    };
     if frame.kind != Kind::Init {
-        return Err(FrameError::Malformed("the first frame is not init").into());
+        return Err(FrameError::Malformed("init was expected").into());
     }
     let init: Init =
         serde_json::from_slice(&frame.header).map_err(|source| WorkerError::BadHeader {
             what: "init",
             source,
         })?;
+    // The arena the host created for this worker's large reply parts.
+    let arena = match frame.fds.into_iter().next() {
+        Some(fd) => Some(WorkerArena::map(fd)?),
+        None => None,
+    };
     let purpose = LoadPurpose::from_ffi(&init.purpose);
-    let loaded = loader::open(&args.plugin).and_then(|opened| {
-        if opened.manifest().id != init.plugin_id {
-            return Err(LoadError::BadManifest(format!(
-                "the library now declares plugin id {:?}, not {:?}",
-                opened.manifest().id,
-                init.plugin_id
-            )));
-        }
+    let loaded = if opened.manifest().id == init.plugin_id {
         opened.init(&init.settings, purpose)
-    });
+    } else {
+        Err(LoadError::BadManifest(format!(
+            "the library declares plugin id {:?}, not {:?}",
+            opened.manifest().id,
+            init.plugin_id
+        )))
+    };
     let driver = match loaded {
         Ok(d) => Arc::new(d),
         Err(e) => {
-            send(&writer, Kind::Ready, &ready_failure(&e), &[])?;
+            send(&socket, None, Kind::Ready, &ready_failure(&e), &[])?;
             return Ok(());
         }
     };
     send(
-        &writer,
+        &socket,
+        None,
         Kind::Ready,
         &Ready::Ok {
             pid: std::process::id(),
@@ -279,11 +334,12 @@ pub fn run(args: &WorkerArgs) -> Result<(), WorkerError> {
         &[],
     )?;
     let server = Arc::new(Server {
-        reader: Mutex::new(reader),
-        writer,
+        socket,
+        arena,
         driver,
         flags: Mutex::new(HashMap::new()),
-        readers: AtomicUsize::new(1),
+        idle: AtomicUsize::new(1),
+        threads: AtomicUsize::new(1),
     });
     serve_loop(&server)
 }

@@ -1,18 +1,32 @@
-//! The framing of the worker channel: one frame is a little-endian `u32`
-//! length of the rest, a `u8` kind, a little-endian `u32` length of the
-//! JSON header, the header, then raw bytes (a PNG) up to the end. This
-//! module only moves frames; it never interprets a header.
+//! The layout of one message of the worker channel (a `SOCK_SEQPACKET`
+//! socket, so one message is one frame, whole): a `u8` kind, a `u8`
+//! number of parts, then per part a `u8` place and two little-endian
+//! `u64`s, then the bytes of the parts placed inline, in order. Part 0 is
+//! the JSON header; the others are raw bytes (a PNG, a UI snapshot). A part
+//! is placed inline, in the shared arena (offset and length), or in a
+//! sealed memory file passed with the message (descriptor index and
+//! length). This module only lays messages out and checks them; it never
+//! interprets a header and does no I/O.
 
-use std::io::{self, Read, Write};
+use std::io;
 
-/// The largest frame either side accepts (a screenshot plus its header).
-pub(super) const MAX_FRAME: usize = 256 << 20;
+/// The largest message either side sends or accepts.
+pub(super) const MAX_MESSAGE: usize = 64 << 10;
+/// The largest part (a screenshot) either side accepts.
+pub(super) const MAX_PART: usize = 256 << 20;
+/// The most parts one frame carries (header included).
+pub(super) const MAX_PARTS: usize = 8;
+/// Bytes of one part's place.
+const PLACE_BYTES: usize = 17;
 
 /// What a frame carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
 pub(super) enum Kind {
-    /// Host → worker, first frame: the plugin's settings.
+    /// Worker → host, first frame: the library's manifest, or why it was
+    /// refused.
+    Opened = 6,
+    /// Host → worker: the plugin's settings (and the arena's descriptor).
     Init = 1,
     /// Worker → host: the driver is constructed, or why not.
     Ready = 2,
@@ -32,25 +46,49 @@ impl Kind {
             3 => Self::Call,
             4 => Self::Cancel,
             5 => Self::Reply,
+            6 => Self::Opened,
             _ => return None,
         })
     }
 }
 
-/// One frame as read.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Where one part's bytes are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Place {
+    /// In the message, after the places.
+    Inline { len: usize },
+    /// In the shared arena.
+    Arena { offset: usize, len: usize },
+    /// In the sealed memory file passed as descriptor `index`.
+    File { index: usize, len: usize },
+}
+
+impl Place {
+    /// The part's length.
+    pub(super) fn len(&self) -> usize {
+        match *self {
+            Self::Inline { len } | Self::Arena { len, .. } | Self::File { len, .. } => len,
+        }
+    }
+}
+
+/// One frame as received: every part's bytes in this process's memory.
+#[derive(Debug)]
 pub(super) struct Frame {
     pub kind: Kind,
     /// The JSON header.
     pub header: Vec<u8>,
-    /// Raw bytes after the header (empty: none).
-    pub bytes: Vec<u8>,
+    /// Byte parts after the header, in order.
+    pub parts: Vec<Vec<u8>>,
+    /// Descriptors that came with the frame and are not parts (the arena,
+    /// with `Init`).
+    pub fds: Vec<std::os::fd::OwnedFd>,
 }
 
 /// Why a frame could not be read or written.
 #[derive(Debug, thiserror::Error)]
 pub enum FrameError {
-    /// The peer closed the channel between frames.
+    /// The peer closed the channel.
     #[error("the channel is closed")]
     Closed,
     /// Reading or writing the socket failed (a read timeout included).
@@ -59,73 +97,89 @@ pub enum FrameError {
     /// The bytes are not a frame (bad kind, bad lengths, out of order).
     #[error("malformed frame: {0}")]
     Malformed(&'static str),
-    /// The frame's announced length is over [`MAX_FRAME`]: nothing is
-    /// allocated for it.
-    #[error("a frame of {0} bytes exceeds the limit of {MAX_FRAME} bytes")]
+    #[error("a part of {0} bytes exceeds the limit of {MAX_PART} bytes")]
     TooLarge(usize),
 }
 
-/// Writes one frame (two writes at most: prefix and header, then bytes).
-/// Callers serialize writers themselves.
-pub(super) fn write_frame(
-    w: &mut impl Write,
-    kind: Kind,
-    header: &[u8],
-    bytes: &[u8],
-) -> Result<(), FrameError> {
-    let rest = 1 + 4 + header.len() + bytes.len();
-    if rest > MAX_FRAME {
-        return Err(FrameError::TooLarge(rest));
+impl FrameError {
+    /// Whether this is a non-blocking call that would have waited.
+    pub fn would_block(&self) -> bool {
+        matches!(self, Self::Io(e) if e.kind() == io::ErrorKind::WouldBlock)
     }
-    let len = u32::try_from(rest).map_err(|_| FrameError::TooLarge(rest))?;
-    let header_len = u32::try_from(header.len()).map_err(|_| FrameError::TooLarge(rest))?;
-    let mut head = Vec::with_capacity(9 + header.len());
-    head.extend_from_slice(&len.to_le_bytes());
-    head.push(kind as u8);
-    head.extend_from_slice(&header_len.to_le_bytes());
-    head.extend_from_slice(header);
-    w.write_all(&head)?;
-    if !bytes.is_empty() {
-        w.write_all(bytes)?;
-    }
-    w.flush()?;
-    Ok(())
 }
 
-/// Reads one frame; [`FrameError::Closed`] on a clean end between frames.
-pub(super) fn read_frame(r: &mut impl Read) -> Result<Frame, FrameError> {
-    let mut len = [0u8; 4];
-    match r.read_exact(&mut len) {
-        Ok(()) => {}
-        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Err(FrameError::Closed),
-        Err(e) => return Err(e.into()),
+/// The prefix of a message: kind, count and places.
+pub(super) fn prefix(kind: Kind, places: &[Place]) -> Result<Vec<u8>, FrameError> {
+    if places.is_empty() || places.len() > MAX_PARTS {
+        return Err(FrameError::Malformed("bad part count"));
     }
-    let rest = u32::from_le_bytes(len) as usize;
-    if rest > MAX_FRAME {
-        return Err(FrameError::TooLarge(rest));
+    let mut out = Vec::with_capacity(2 + PLACE_BYTES * places.len());
+    out.push(kind as u8);
+    out.push(places.len() as u8);
+    for p in places {
+        if p.len() > MAX_PART {
+            return Err(FrameError::TooLarge(p.len()));
+        }
+        let (tag, a, b) = match *p {
+            Place::Inline { len } => (0u8, len, 0),
+            Place::Arena { offset, len } => (1, offset, len),
+            Place::File { index, len } => (2, index, len),
+        };
+        out.push(tag);
+        out.extend_from_slice(&(a as u64).to_le_bytes());
+        out.extend_from_slice(&(b as u64).to_le_bytes());
     }
-    if rest < 5 {
+    Ok(out)
+}
+
+fn u64_at(b: &[u8], at: usize) -> usize {
+    let mut w = [0u8; 8];
+    w.copy_from_slice(&b[at..at + 8]);
+    usize::try_from(u64::from_le_bytes(w)).unwrap_or(usize::MAX)
+}
+
+/// A message's kind, its places and the inline bytes (checked: every
+/// inline part fits exactly, no part exceeds [`MAX_PART`]).
+pub(super) fn parse(msg: &[u8]) -> Result<(Kind, Vec<Place>, &[u8]), FrameError> {
+    if msg.len() < 2 {
         return Err(FrameError::Malformed(
-            "shorter than its kind and header length",
+            "shorter than its kind and part count",
         ));
     }
-    let mut prefix = [0u8; 5];
-    r.read_exact(&mut prefix)?;
-    let kind = Kind::from_u8(prefix[0]).ok_or(FrameError::Malformed("unknown kind"))?;
-    let header_len = u32::from_le_bytes([prefix[1], prefix[2], prefix[3], prefix[4]]) as usize;
-    let body = rest - 5;
-    if header_len > body {
-        return Err(FrameError::Malformed("header longer than the frame"));
+    let kind = Kind::from_u8(msg[0]).ok_or(FrameError::Malformed("unknown kind"))?;
+    let count = msg[1] as usize;
+    if count == 0 || count > MAX_PARTS || msg.len() < 2 + PLACE_BYTES * count {
+        return Err(FrameError::Malformed("bad part count"));
     }
-    let mut header = vec![0u8; header_len];
-    r.read_exact(&mut header)?;
-    let mut bytes = vec![0u8; body - header_len];
-    r.read_exact(&mut bytes)?;
-    Ok(Frame {
-        kind,
-        header,
-        bytes,
-    })
+    let mut places = Vec::with_capacity(count);
+    for i in 0..count {
+        let at = 2 + PLACE_BYTES * i;
+        let (a, b) = (u64_at(msg, at + 1), u64_at(msg, at + 9));
+        let place = match msg[at] {
+            0 => Place::Inline { len: a },
+            1 => Place::Arena { offset: a, len: b },
+            2 => Place::File { index: a, len: b },
+            _ => return Err(FrameError::Malformed("unknown part place")),
+        };
+        if place.len() > MAX_PART {
+            return Err(FrameError::TooLarge(place.len()));
+        }
+        places.push(place);
+    }
+    let inline = &msg[2 + PLACE_BYTES * count..];
+    let want = places
+        .iter()
+        .filter_map(|p| match p {
+            Place::Inline { len } => Some(*len),
+            _ => None,
+        })
+        .try_fold(0usize, usize::checked_add);
+    if want != Some(inline.len()) {
+        return Err(FrameError::Malformed(
+            "inline parts do not add up to the message",
+        ));
+    }
+    Ok((kind, places, inline))
 }
 
 #[cfg(test)]
@@ -133,43 +187,50 @@ mod tests {
     use super::*;
 
     #[test]
-    fn frames_round_trip_back_to_back() {
-        let mut buf = Vec::new();
-        write_frame(&mut buf, Kind::Call, br#"{"id":1}"#, &[]).expect("write");
-        write_frame(&mut buf, Kind::Reply, br#"{"id":1}"#, b"\x89PNG").expect("write");
-        let mut r = buf.as_slice();
-        let a = read_frame(&mut r).expect("first");
+    fn places_round_trip() {
+        let places = [
+            Place::Inline { len: 3 },
+            Place::Arena {
+                offset: 65536,
+                len: 40_000,
+            },
+            Place::File { index: 0, len: 7 },
+            Place::Inline { len: 2 },
+        ];
+        let mut msg = prefix(Kind::Reply, &places).expect("prefix");
+        msg.extend_from_slice(b"{}!ok");
+        let (kind, back, inline) = parse(&msg).expect("parse");
         assert_eq!(
-            (a.kind, a.header.as_slice(), a.bytes.len()),
-            (Kind::Call, &br#"{"id":1}"#[..], 0)
+            (kind, back.as_slice(), inline),
+            (Kind::Reply, &places[..], &b"{}!ok"[..])
         );
-        let b = read_frame(&mut r).expect("second");
-        assert_eq!((b.kind, b.bytes.as_slice()), (Kind::Reply, &b"\x89PNG"[..]));
-        assert!(matches!(read_frame(&mut r), Err(FrameError::Closed)));
     }
 
     #[test]
-    fn malformed_and_truncated_frames_are_refused() {
-        let mut buf = Vec::new();
-        write_frame(&mut buf, Kind::Cancel, b"{}", &[]).expect("write");
-        let mut bad = buf.clone();
-        bad[4] = 99;
+    fn malformed_messages_are_refused() {
+        let mut msg = prefix(Kind::Call, &[Place::Inline { len: 2 }]).expect("prefix");
+        msg.extend_from_slice(b"{}");
+        assert!(parse(&msg).is_ok());
         assert!(matches!(
-            read_frame(&mut bad.as_slice()),
-            Err(FrameError::Malformed("unknown kind"))
-        ));
-        let mut long_header = buf.clone();
-        long_header[5] = 200;
-        assert!(matches!(
-            read_frame(&mut long_header.as_slice()),
+            parse(&msg[..msg.len() - 1]),
             Err(FrameError::Malformed(_))
         ));
-        let cut = &buf[..buf.len() - 1];
-        assert!(matches!(read_frame(&mut &cut[..]), Err(FrameError::Io(_))));
-        let huge = (u32::MAX).to_le_bytes();
+        let mut bad = msg.clone();
+        bad[0] = 99;
         assert!(matches!(
-            read_frame(&mut &huge[..]),
-            Err(FrameError::TooLarge(_))
+            parse(&bad),
+            Err(FrameError::Malformed("unknown kind"))
         ));
+        let mut bad = msg.clone();
+        bad[1] = 200;
+        assert!(matches!(parse(&bad), Err(FrameError::Malformed(_))));
+        let mut bad = msg.clone();
+        bad[2] = 7;
+        assert!(matches!(parse(&bad), Err(FrameError::Malformed(_))));
+        let mut huge = prefix(Kind::Call, &[Place::Inline { len: 0 }]).expect("prefix");
+        huge[3..11].copy_from_slice(&u64::MAX.to_le_bytes());
+        assert!(matches!(parse(&huge), Err(FrameError::TooLarge(_))));
+        assert!(parse(&[5]).is_err());
+        assert!(prefix(Kind::Call, &[]).is_err());
     }
 }

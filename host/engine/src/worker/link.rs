@@ -1,25 +1,38 @@
-//! One live worker as the host's callers see it: the channel's writer,
-//! the calls waiting for a reply, and the worker's process id for a kill.
-//! Once the worker is gone every waiting call is told why, exactly once;
-//! a link is never revived (a restarted worker gets a new one).
+//! One live worker as the host's callers see it: the channel (sends from
+//! any thread or task, one message each, no lock), the calls waiting for a
+//! reply, the arena replies come through, and the worker's process id for
+//! a kill. Once the worker is gone every waiting call is told why, exactly
+//! once; a link is never revived (a restarted worker gets a new one).
+//!
+//! Replies are read by [`Link::read_replies`] (a thread) or
+//! [`Link::read_replies_async`] (a task on the host's runtime, woken by its
+//! reactor: no thread of its own and no hand-off to the waiting task,
+//! which runs on the same thread next).
 
 use std::collections::HashMap;
-use std::os::unix::net::UnixStream;
 use std::sync::mpsc::SyncSender;
 use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
 
+use devicerail_host_sys::packet::PacketSocket;
 use serde::Serialize;
+use tokio::io::unix::AsyncFd;
+use tokio::sync::oneshot;
 
-use super::frame::{FrameError, Kind, write_frame};
-use super::message::Outcome;
+use super::channel::{self, HostArena, Outgoing};
+use super::frame::{Frame, FrameError, Kind};
+use super::message::{Outcome, Reply};
 
-/// What a waiting call receives: the reply and its raw bytes, or why the
+/// What a waiting call receives: the reply and its byte parts, or why the
 /// worker is gone.
-pub(super) type Delivery = Result<(Outcome, Vec<u8>), WorkerDown>;
+pub(crate) type Delivery = Result<(Outcome, Vec<Vec<u8>>), WorkerDown>;
+
+/// How long one send to a worker may wait for room.
+pub(crate) const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Why no worker answers a call.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub(super) enum WorkerDown {
+pub(crate) enum WorkerDown {
     /// The first worker has not answered its handshake yet.
     #[error("its worker is starting")]
     Starting,
@@ -60,41 +73,101 @@ impl WorkerDown {
     }
 }
 
+/// Where a waiting call wants its reply.
+#[derive(Debug)]
+pub(crate) enum Waiter {
+    /// A blocking caller (an executor thread).
+    Sync(SyncSender<Delivery>),
+    /// An async caller (a task).
+    Async(oneshot::Sender<Delivery>),
+}
+
+impl Waiter {
+    fn give(self, d: Delivery) {
+        match self {
+            Self::Sync(tx) => {
+                let _ = tx.try_send(d);
+            }
+            Self::Async(tx) => {
+                let _ = tx.send(d);
+            }
+        }
+    }
+}
+
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The channel, registered with the host's runtime when it has one.
+#[derive(Debug)]
+enum Socket {
+    Plain(PacketSocket),
+    Async(AsyncFd<PacketSocket>),
+}
+
+impl Socket {
+    fn get(&self) -> &PacketSocket {
+        match self {
+            Self::Plain(s) => s,
+            Self::Async(a) => a.get_ref(),
+        }
+    }
 }
 
 /// A worker that answered its handshake.
 #[derive(Debug)]
 pub(super) struct Link {
     pid: u32,
-    writer: Mutex<UnixStream>,
+    socket: Socket,
+    arena: HostArena,
     /// Waiting calls; `None` once the worker is gone.
-    pending: Mutex<Option<HashMap<u64, SyncSender<Delivery>>>>,
+    pending: Mutex<Option<HashMap<u64, Waiter>>>,
     /// Whether the process may still be signalled (not yet reaped), and
     /// why the host killed it, if it did.
     alive: Mutex<(bool, Option<String>)>,
 }
 
 impl Link {
-    pub(super) fn new(pid: u32, writer: UnixStream) -> Self {
-        Self {
+    /// A link over `socket` (non-blocking), registered with `runtime`'s
+    /// reactor when there is one.
+    pub(super) fn new(
+        pid: u32,
+        socket: PacketSocket,
+        arena: HostArena,
+        runtime: Option<&tokio::runtime::Handle>,
+    ) -> std::io::Result<Self> {
+        socket.set_nonblocking(true)?;
+        let socket = match runtime {
+            Some(rt) => {
+                let _entered = rt.enter();
+                Socket::Async(devicerail_host_sys::packet::register(socket)?)
+            }
+            None => Socket::Plain(socket),
+        };
+        Ok(Self {
             pid,
-            writer: Mutex::new(writer),
+            socket,
+            arena,
             pending: Mutex::new(Some(HashMap::new())),
             alive: Mutex::new((true, None)),
-        }
+        })
     }
 
     pub(super) fn pid(&self) -> u32 {
         self.pid
     }
 
+    /// Whether replies are read by a task on the host's runtime.
+    pub(super) fn is_async(&self) -> bool {
+        matches!(self.socket, Socket::Async(_))
+    }
+
     /// Registers call `id`; false when the worker is already gone.
-    pub(super) fn register(&self, id: u64, tx: SyncSender<Delivery>) -> bool {
+    pub(super) fn register(&self, id: u64, waiter: Waiter) -> bool {
         match lock(&self.pending).as_mut() {
             Some(map) => {
-                map.insert(id, tx);
+                map.insert(id, waiter);
                 true
             }
             None => false,
@@ -102,6 +175,11 @@ impl Link {
     }
 
     /// Forgets call `id` (its caller stopped waiting).
+    /// How many calls wait for a reply on this worker.
+    pub(super) fn in_flight(&self) -> usize {
+        lock(&self.pending).as_ref().map_or(0, HashMap::len)
+    }
+
     pub(super) fn unregister(&self, id: u64) {
         if let Some(map) = lock(&self.pending).as_mut() {
             map.remove(&id);
@@ -109,10 +187,10 @@ impl Link {
     }
 
     /// Hands a reply to its waiting call, if it still waits.
-    pub(super) fn deliver(&self, id: u64, outcome: Outcome, bytes: Vec<u8>) {
-        let tx = lock(&self.pending).as_mut().and_then(|m| m.remove(&id));
-        if let Some(tx) = tx {
-            let _ = tx.try_send(Ok((outcome, bytes)));
+    pub(super) fn deliver(&self, id: u64, outcome: Outcome, parts: Vec<Vec<u8>>) {
+        let waiter = lock(&self.pending).as_mut().and_then(|m| m.remove(&id));
+        if let Some(w) = waiter {
+            w.give(Ok((outcome, parts)));
         }
     }
 
@@ -121,18 +199,151 @@ impl Link {
     pub(super) fn fail_all(&self, reason: &WorkerDown) -> usize {
         let waiting = lock(&self.pending).take().unwrap_or_default();
         let n = waiting.len();
-        for (_, tx) in waiting {
-            let _ = tx.try_send(Err(reason.clone()));
+        for (_, w) in waiting {
+            w.give(Err(reason.clone()));
         }
         n
     }
 
-    /// Writes one frame with a JSON header.
-    pub(super) fn send<T: Serialize>(&self, kind: Kind, header: &T) -> Result<(), FrameError> {
-        let json = serde_json::to_vec(header)
+    fn outgoing<'a, T: Serialize>(
+        kind: Kind,
+        header: &T,
+        json: &'a mut Vec<u8>,
+    ) -> Result<Outgoing<'a>, FrameError> {
+        *json = serde_json::to_vec(header)
             .map_err(|_| FrameError::Malformed("the header does not serialize"))?;
-        let mut w = lock(&self.writer);
-        write_frame(&mut *w, kind, &json, &[])
+        let json: &'a Vec<u8> = json;
+        Outgoing::new(kind, json, &[], None, Vec::new())
+    }
+
+    /// Sends one frame with a JSON header, waiting at most
+    /// [`WRITE_TIMEOUT`] for room (a blocking caller).
+    pub(super) fn send<T: Serialize>(&self, kind: Kind, header: &T) -> Result<(), FrameError> {
+        let mut json = Vec::new();
+        let out = Self::outgoing(kind, header, &mut json)?;
+        channel::send_within(self.socket.get(), &out, WRITE_TIMEOUT)
+    }
+
+    /// Sends one frame with a JSON header if there is room right now (a
+    /// best-effort notice, such as a cancellation).
+    pub(super) fn try_send<T: Serialize>(&self, kind: Kind, header: &T) -> Result<(), FrameError> {
+        let mut json = Vec::new();
+        Self::outgoing(kind, header, &mut json)?.send(self.socket.get())
+    }
+
+    /// [`Link::send`] for an async caller: waits for room on the runtime.
+    pub(super) async fn send_async<T: Serialize>(
+        &self,
+        kind: Kind,
+        header: &T,
+    ) -> Result<(), FrameError> {
+        let mut json = Vec::new();
+        let out = Self::outgoing(kind, header, &mut json)?;
+        match &self.socket {
+            Socket::Plain(s) => channel::send_within(s, &out, WRITE_TIMEOUT),
+            Socket::Async(a) => {
+                let wait = async {
+                    loop {
+                        match out.send(a.get_ref()) {
+                            Err(e) if e.would_block() => {
+                                let mut ready = a.writable().await?;
+                                ready.clear_ready();
+                            }
+                            other => return other,
+                        }
+                    }
+                };
+                tokio::time::timeout(WRITE_TIMEOUT, wait)
+                    .await
+                    .unwrap_or_else(|_| Err(FrameError::Io(std::io::ErrorKind::TimedOut.into())))
+            }
+        }
+    }
+
+    /// Handles one frame from the worker; `false` when the worker broke
+    /// the protocol (it was killed).
+    fn handle(&self, frame: Frame, plugin: &str) -> bool {
+        if frame.kind != Kind::Reply {
+            tracing::error!(plugin, "the worker sent a frame out of turn; killing it");
+            self.kill("it sent a frame out of turn");
+            return false;
+        }
+        match serde_json::from_slice::<Reply>(&frame.header) {
+            Ok(reply) => {
+                self.deliver(reply.id, reply.outcome, frame.parts);
+                true
+            }
+            Err(e) => {
+                tracing::error!(
+                    plugin,
+                    "the worker sent an unreadable reply ({e}); killing it"
+                );
+                self.kill("it sent an unreadable reply");
+                false
+            }
+        }
+    }
+
+    fn ended(&self, e: FrameError) -> String {
+        match e {
+            FrameError::Closed => "its channel closed".into(),
+            e => {
+                self.kill("its channel broke");
+                e.to_string()
+            }
+        }
+    }
+
+    /// Reads replies on this thread until the worker's channel ends;
+    /// returns why it ended.
+    pub(super) fn read_replies(&self, plugin: &str) -> String {
+        let mut buf = channel::buffer();
+        loop {
+            match channel::receive(self.socket.get(), &mut buf, Some(&self.arena), None) {
+                Ok(frame) => {
+                    if !self.handle(frame, plugin) {
+                        return "it broke the protocol".into();
+                    }
+                }
+                Err(e) => return self.ended(e),
+            }
+        }
+    }
+
+    /// Reads replies as a task on the host's runtime until the worker's
+    /// channel ends (each wake drains every queued reply); returns why it
+    /// ended. A link without a runtime reads on the calling thread.
+    pub(super) async fn read_replies_async(&self, plugin: &str) -> String {
+        let Socket::Async(a) = &self.socket else {
+            return self.read_replies(plugin);
+        };
+        let mut buf = channel::buffer();
+        loop {
+            let mut ready = match a.readable().await {
+                Ok(r) => r,
+                Err(e) => return self.ended(FrameError::Io(e)),
+            };
+            loop {
+                match channel::recv(a.get_ref(), &mut buf) {
+                    Ok(r) => {
+                        let frame = channel::decode(&buf[..r.len], r, Some(&self.arena));
+                        match frame {
+                            Ok(f) => {
+                                if !self.handle(f, plugin) {
+                                    return "it broke the protocol".into();
+                                }
+                            }
+                            Err(e) => return self.ended(e),
+                        }
+                    }
+                    Err(e) if e.would_block() => {
+                        ready.clear_ready();
+                        break;
+                    }
+                    Err(e) => return self.ended(e),
+                }
+            }
+        }
     }
 
     /// Kills the worker (SIGKILL) unless it was already reaped; `why` is

@@ -1,14 +1,36 @@
 //! The JSON headers of the worker channel and how driver values cross it:
-//! observations travel as JSON with their PNG as the frame's raw bytes
-//! (never base64). Both ends use these types; nothing here does I/O.
+//! results as typed JSON text (never an intermediate `Value` tree), and
+//! observations in the form the host stores them (`crate::observation`):
+//! their PNG and UI snapshot bytes travel as the frame's parts (never
+//! base64, never re-encoded). Both ends use these types; nothing here does
+//! I/O.
 
-use devicerail_host_plugin_api::ObservationWire;
-use devicerail_host_plugin_api::driver::{ActionOutput, DriverError, ObserveRequest};
-use devicerail_host_protocol::{ActionCall, ActionExecution, DeviceId, ObservationId};
+use devicerail_host_plugin_api::PluginManifest;
+use devicerail_host_plugin_api::driver::{DriverError, ObserveRequest};
+use devicerail_host_protocol::{
+    ActionCall, ActionExecution, DeviceId, ObservationId, UiContextRef, Viewport,
+};
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-/// Host → worker, the first frame: the plugin's own settings (its table
+use crate::observation::{EncodedUi, HostActionOutput, HostObservation, UiViolation};
+
+/// Worker → host, the first frame: the worker opened the plugin library
+/// (running its load-time code, in the worker) and checked it, or why not.
+/// The host chooses settings and isolation by the manifest's id; a host
+/// that only wanted the manifest closes the channel instead of sending
+/// [`Init`].
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) enum Opened {
+    /// The library passed every check before init.
+    Ok { manifest: PluginManifest },
+    /// The loader refused the library (the refusal, as text).
+    Refused { reason: String },
+}
+
+/// Host → worker, after [`Opened`]: the plugin's own settings (its table
 /// of the configuration file, nothing else) and the load purpose.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -40,7 +62,7 @@ pub(super) enum Ready {
 /// One driver method with its arguments.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "method", rename_all = "camelCase")]
-pub(super) enum Method {
+pub(crate) enum Method {
     ListDevices,
     Connect {
         device: DeviceId,
@@ -66,6 +88,36 @@ pub(super) enum Method {
 }
 
 impl Method {
+    /// The device the call is about, if any.
+    pub(crate) fn device(&self) -> Option<&DeviceId> {
+        match self {
+            Self::Connect { device }
+            | Self::Disconnect { device }
+            | Self::Health { device }
+            | Self::Capabilities { device }
+            | Self::Observe { device, .. }
+            | Self::Execute { device, .. } => Some(device),
+            Self::ListDevices | Self::Doctor => None,
+        }
+    }
+
+    /// A small index per method (for per-method reply-time estimates).
+    pub(super) fn slot(&self) -> usize {
+        match self {
+            Self::ListDevices => 0,
+            Self::Connect { .. } => 1,
+            Self::Disconnect { .. } => 2,
+            Self::Health { .. } => 3,
+            Self::Capabilities { .. } => 4,
+            Self::Observe { .. } => 5,
+            Self::Execute { .. } => 6,
+            Self::Doctor => 7,
+        }
+    }
+
+    /// How many distinct [`Method::slot`]s there are.
+    pub(super) const SLOTS: usize = 8;
+
     /// The method's name, for logs and errors.
     pub(super) fn name(&self) -> &'static str {
         match self {
@@ -101,65 +153,160 @@ pub(super) struct Cancel {
     pub id: u64,
 }
 
-/// Worker → host: the outcome of call `id`. The frame's bytes are the PNG
-/// of the observation in `ok`, if it has one.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// Worker → host: the outcome of call `id`. The frame's parts are the
+/// bytes the outcome's JSON refers to (an observation's PNG and UI
+/// snapshot), in order.
+#[derive(Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct Reply {
     pub id: u64,
     pub outcome: Outcome,
 }
 
-/// A call's JSON result, or the driver's typed error.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// A call's result as JSON text (its type is the method's), or the
+/// driver's typed error.
+#[derive(Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub(super) enum Outcome {
-    Ok(Value),
+pub(crate) enum Outcome {
+    Ok(Box<RawValue>),
     Err(DriverError),
 }
 
-/// An Action's result, its resolved observation's PNG in the frame bytes.
+/// How an observation's UI tree crosses: as its snapshot bytes (the next
+/// frame part), or why it cannot be stored.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub(super) struct OutputJson {
+#[serde(rename_all = "camelCase")]
+pub(crate) enum UiWire {
+    Encoded {
+        context: UiContextRef,
+        node_count: usize,
+    },
+    Invalid {
+        message: String,
+    },
+}
+
+/// The JSON of an observation; its PNG (when `png`) and then its UI
+/// snapshot (when `ui` is `Encoded`) are the frame's next parts.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ObservedWire {
+    pub viewport: Viewport,
+    #[serde(default)]
+    pub metadata: Map<String, Value>,
+    #[serde(default)]
+    pub png: bool,
+    #[serde(default)]
+    pub ui: Option<UiWire>,
+}
+
+/// The JSON of an Action's result; its resolved observation's parts are
+/// the frame's parts.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ActedWire {
     pub output: Value,
     #[serde(default)]
     pub execution: Option<ActionExecution>,
     #[serde(default)]
-    pub resolved: Option<ObservationWire>,
+    pub resolved: Option<ObservedWire>,
 }
 
-/// Splits an Action's output into its JSON and the resolved PNG.
-pub(super) fn split_output(out: ActionOutput) -> (OutputJson, Option<Vec<u8>>) {
-    let (resolved, png) = match out.resolved.map(ObservationWire::split) {
-        Some((json, png)) => (Some(json), png),
-        None => (None, None),
-    };
-    (
-        OutputJson {
+/// Why a reply's parts do not match its JSON.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the reply's byte parts do not match its observation")]
+pub(crate) struct PartsMismatch;
+
+impl ObservedWire {
+    /// Splits `obs` into its JSON and its parts (appended to `parts`).
+    pub(crate) fn split(obs: HostObservation, parts: &mut Vec<Vec<u8>>) -> Self {
+        let png = match obs.png {
+            Some(bytes) => {
+                parts.push(bytes);
+                true
+            }
+            None => false,
+        };
+        let ui = obs.ui.map(|ui| match ui {
+            Ok(EncodedUi {
+                context,
+                node_count,
+                bytes,
+            }) => {
+                parts.push(bytes);
+                UiWire::Encoded {
+                    context,
+                    node_count,
+                }
+            }
+            Err(UiViolation(message)) => UiWire::Invalid { message },
+        });
+        Self {
+            viewport: obs.viewport,
+            metadata: obs.metadata,
+            png,
+            ui,
+        }
+    }
+
+    /// Joins the JSON with its parts, taken in order from `parts`.
+    pub(crate) fn join(
+        self,
+        parts: &mut impl Iterator<Item = Vec<u8>>,
+    ) -> Result<HostObservation, PartsMismatch> {
+        let png = if self.png {
+            Some(parts.next().ok_or(PartsMismatch)?)
+        } else {
+            None
+        };
+        let ui = match self.ui {
+            None => None,
+            Some(UiWire::Encoded {
+                context,
+                node_count,
+            }) => Some(Ok(EncodedUi {
+                context,
+                node_count,
+                bytes: parts.next().ok_or(PartsMismatch)?,
+            })),
+            Some(UiWire::Invalid { message }) => Some(Err(UiViolation(message))),
+        };
+        Ok(HostObservation {
+            viewport: self.viewport,
+            png,
+            ui,
+            metadata: self.metadata,
+        })
+    }
+}
+
+impl ActedWire {
+    /// Splits `out` into its JSON and its parts (appended to `parts`).
+    pub(crate) fn split(out: HostActionOutput, parts: &mut Vec<Vec<u8>>) -> Self {
+        Self {
             output: out.output,
             execution: out.execution,
-            resolved,
-        },
-        png,
-    )
-}
+            resolved: out.resolved.map(|o| ObservedWire::split(o, parts)),
+        }
+    }
 
-/// Joins an Action's output JSON and the resolved PNG.
-pub(super) fn join_output(json: OutputJson, png: Option<Vec<u8>>) -> ActionOutput {
-    ActionOutput {
-        output: json.output,
-        execution: json.execution,
-        resolved: json.resolved.map(|r| r.into_observation(png)),
+    /// Joins the JSON with its parts, taken in order from `parts`.
+    pub(crate) fn join(
+        self,
+        parts: &mut impl Iterator<Item = Vec<u8>>,
+    ) -> Result<HostActionOutput, PartsMismatch> {
+        Ok(HostActionOutput {
+            output: self.output,
+            execution: self.execution,
+            resolved: self.resolved.map(|r| r.join(parts)).transpose()?,
+        })
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use devicerail_host_plugin_api::DriverObservation;
     use devicerail_host_protocol::CallId;
-    use devicerail_host_protocol::Viewport;
     use serde_json::json;
 
     #[test]
@@ -192,21 +339,38 @@ mod tests {
             Outcome::Err(e) => assert_eq!(e.code_str(), "driver_crashed"),
             Outcome::Ok(v) => panic!("unexpected {v}"),
         }
+        let ok = Reply {
+            id: 8,
+            outcome: Outcome::Ok(RawValue::from_string("[1,2]".into()).expect("raw")),
+        };
+        let back: Reply =
+            serde_json::from_slice(&serde_json::to_vec(&ok).expect("json")).expect("parse");
+        match back.outcome {
+            Outcome::Ok(v) => assert_eq!(v.get(), "[1,2]"),
+            Outcome::Err(e) => panic!("unexpected {e}"),
+        }
     }
 
     #[test]
-    fn observations_keep_their_png_apart() {
-        let mut obs = DriverObservation::new(Viewport {
-            width: 2,
-            height: 3,
-            scale_factor: 1.0,
-        });
-        obs.png = Some(vec![1, 2, 3]);
-        obs.metadata.insert("k".into(), json!(1));
-        let (j, png) = ObservationWire::split(obs.clone());
-        let text = serde_json::to_string(&j).expect("json");
-        assert!(!text.contains("png"), "{text}");
-        let j: ObservationWire = serde_json::from_str(&text).expect("parse");
-        assert_eq!(j.into_observation(png), obs);
+    fn observations_keep_their_bytes_apart() {
+        let obs = HostObservation {
+            viewport: Viewport {
+                width: 2,
+                height: 3,
+                scale_factor: 1.0,
+            },
+            png: Some(vec![1, 2, 3]),
+            ui: Some(Err(UiViolation("a UI tree: bad".into()))),
+            metadata: Map::from_iter([("k".to_owned(), json!(1))]),
+        };
+        let mut parts = Vec::new();
+        let wire = ObservedWire::split(obs.clone(), &mut parts);
+        let text = serde_json::to_string(&wire).expect("json");
+        assert!(!text.contains("[1,2,3]"), "{text}");
+        assert_eq!(parts, [vec![1, 2, 3]]);
+        let wire: ObservedWire = serde_json::from_str(&text).expect("parse");
+        let mut it = parts.clone().into_iter();
+        assert_eq!(wire.clone().join(&mut it).expect("join"), obs);
+        assert_eq!(wire.join(&mut std::iter::empty()), Err(PartsMismatch));
     }
 }

@@ -5,7 +5,9 @@
 //! cancellation) plus grace. While the worker is down, calls fail at once
 //! with retryable errors (`device_unavailable`, or `driver_crashed` for a
 //! call the dead worker had). This module never blocks an async worker:
-//! callers run on the plugin's executor threads.
+//! blocking callers run on the plugin's executor threads, async callers
+//! (observations and Actions on the serving path) use
+//! [`RemoteDriver::start_async`].
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -13,15 +15,16 @@ use std::time::{Duration, Instant};
 use devicerail_host_plugin_api::driver::{
     ActionOutput, DeviceCapabilities, DeviceHealth, DoctorCheck, DriverObservation, ObserveRequest,
 };
-use devicerail_host_plugin_api::{CallContext, Driver, DriverError, DriverResult, ObservationWire};
+use devicerail_host_plugin_api::{CallContext, Driver, DriverError, DriverResult};
 use devicerail_host_protocol::{ActionCall, DeviceId, DeviceInfo, ErrorCode};
 use serde::de::DeserializeOwned;
-use serde_json::Value;
+use serde_json::value::RawValue;
 
-use super::message::{Method, OutputJson};
-use super::shared::Shared;
+use super::message::{ActedWire, Method, ObservedWire, PartsMismatch};
+use super::shared::{AsyncCall, Shared};
 use super::spec::{StartError, WorkerSpec};
-use super::supervisor;
+use super::supervisor::Opening;
+use crate::observation::{HostActionOutput, HostObservation, UiViolation};
 
 /// A plugin's driver served by a supervised worker process.
 pub struct RemoteDriver {
@@ -43,16 +46,33 @@ fn violation(what: &str, e: impl std::fmt::Display) -> DriverError {
     )
 }
 
-fn decode<T: DeserializeOwned>(what: &str, v: Value) -> DriverResult<T> {
-    serde_json::from_value(v).map_err(|e| violation(what, e))
+fn decode<T: DeserializeOwned>(what: &str, v: &RawValue) -> DriverResult<T> {
+    serde_json::from_str(v.get()).map_err(|e| violation(what, e))
+}
+
+fn mismatch(what: &str, e: PartsMismatch) -> DriverError {
+    violation(what, e)
+}
+
+/// A UI tree the plain `Driver` interface cannot return.
+fn ui_violation(e: UiViolation) -> DriverError {
+    DriverError::new(ErrorCode::ProtocolError, format!("the driver returned {e}"))
 }
 
 impl RemoteDriver {
     /// Starts the plugin's worker and waits until its driver is
     /// constructed.
     pub fn start(spec: WorkerSpec) -> Result<Self, StartError> {
+        let opening = Opening::open(&spec.exe, &spec.plugin_file, &spec.log_filter)?;
+        Self::serve(opening, spec)
+    }
+
+    /// Serves `spec` with the worker that already opened its library (the
+    /// host read the manifest from it to choose `spec`'s settings), and
+    /// waits until its driver is constructed.
+    pub fn serve(opening: Opening, spec: WorkerSpec) -> Result<Self, StartError> {
         let shared = Arc::new(Shared::new(spec));
-        supervisor::start(shared.clone())?;
+        opening.serve(shared.clone())?;
         Ok(Self { shared })
     }
 
@@ -69,6 +89,52 @@ impl RemoteDriver {
     /// How often the worker was restarted.
     pub fn restarts(&self) -> u64 {
         self.shared.restarts()
+    }
+
+    /// Observes `device` as the host stores observations: the worker
+    /// encodes the UI tree as snapshot bytes (with `ctx`'s observation id)
+    /// and the bytes cross as they are.
+    pub fn observe_host(
+        &self,
+        ctx: &CallContext,
+        device: &DeviceId,
+        request: &ObserveRequest,
+    ) -> DriverResult<HostObservation> {
+        let (v, parts) = self.shared.call(
+            ctx,
+            Method::Observe {
+                device: device.clone(),
+                request: *request,
+            },
+        )?;
+        observation(&v, parts)
+    }
+
+    /// Executes one Action, its resolved observation as the host stores
+    /// it.
+    pub fn execute_host(
+        &self,
+        ctx: &CallContext,
+        device: &DeviceId,
+        call: &ActionCall,
+    ) -> DriverResult<HostActionOutput> {
+        let (v, parts) = self.shared.call(
+            ctx,
+            Method::Execute {
+                device: device.clone(),
+                call: call.clone(),
+            },
+        )?;
+        action_output(&v, parts)
+    }
+
+    /// Sends one call for an async caller (see [`AsyncCall`]).
+    pub(crate) async fn start_async(
+        &self,
+        ctx: &CallContext,
+        method: Method,
+    ) -> DriverResult<AsyncCall> {
+        self.shared.start_async(ctx, method).await
     }
 
     /// A handle that tells whether the worker is up, for the registry.
@@ -97,14 +163,24 @@ impl std::fmt::Debug for WorkerProbe {
     }
 }
 
-fn png(bytes: Vec<u8>) -> Option<Vec<u8>> {
-    (!bytes.is_empty()).then_some(bytes)
+/// An observation reply as the host stores it.
+pub(crate) fn observation(v: &RawValue, parts: Vec<Vec<u8>>) -> DriverResult<HostObservation> {
+    let wire: ObservedWire = decode("observation", v)?;
+    wire.join(&mut parts.into_iter())
+        .map_err(|e| mismatch("observation", e))
+}
+
+/// An Action's reply, its resolved observation as the host stores it.
+pub(crate) fn action_output(v: &RawValue, parts: Vec<Vec<u8>>) -> DriverResult<HostActionOutput> {
+    let wire: ActedWire = decode("action output", v)?;
+    wire.join(&mut parts.into_iter())
+        .map_err(|e| mismatch("action output", e))
 }
 
 impl Driver for RemoteDriver {
     fn list_devices(&self, ctx: &CallContext) -> DriverResult<Vec<DeviceInfo>> {
         let (v, _) = self.shared.call(ctx, Method::ListDevices)?;
-        decode("device list", v)
+        decode("device list", &v)
     }
 
     fn connect(&self, ctx: &CallContext, device: &DeviceId) -> DriverResult<DeviceInfo> {
@@ -114,7 +190,7 @@ impl Driver for RemoteDriver {
                 device: device.clone(),
             },
         )?;
-        let info: DeviceInfo = decode("device info", v)?;
+        let info: DeviceInfo = decode("device info", &v)?;
         self.shared.note_connected(device, true);
         Ok(info)
     }
@@ -137,7 +213,7 @@ impl Driver for RemoteDriver {
                 device: device.clone(),
             },
         )?;
-        decode("health report", v)
+        decode("health report", &v)
     }
 
     fn capabilities(
@@ -151,7 +227,7 @@ impl Driver for RemoteDriver {
                 device: device.clone(),
             },
         )?;
-        decode("capabilities", v)
+        decode("capabilities", &v)
     }
 
     fn observe(
@@ -160,15 +236,9 @@ impl Driver for RemoteDriver {
         device: &DeviceId,
         request: &ObserveRequest,
     ) -> DriverResult<DriverObservation> {
-        let (v, bytes) = self.shared.call(
-            ctx,
-            Method::Observe {
-                device: device.clone(),
-                request: *request,
-            },
-        )?;
-        let json: ObservationWire = decode("observation", v)?;
-        Ok(json.into_observation(png(bytes)))
+        self.observe_host(ctx, device, request)?
+            .into_driver_observation()
+            .map_err(ui_violation)
     }
 
     fn execute(
@@ -177,15 +247,9 @@ impl Driver for RemoteDriver {
         device: &DeviceId,
         call: &ActionCall,
     ) -> DriverResult<ActionOutput> {
-        let (v, bytes) = self.shared.call(
-            ctx,
-            Method::Execute {
-                device: device.clone(),
-                call: call.clone(),
-            },
-        )?;
-        let json: OutputJson = decode("action output", v)?;
-        Ok(super::message::join_output(json, png(bytes)))
+        self.execute_host(ctx, device, call)?
+            .into_action_output()
+            .map_err(ui_violation)
     }
 
     fn doctor(&self) -> Vec<DoctorCheck> {
@@ -193,7 +257,7 @@ impl Driver for RemoteDriver {
         match self
             .shared
             .call(&ctx, Method::Doctor)
-            .and_then(|(v, _)| decode::<Vec<DoctorCheck>>("doctor report", v))
+            .and_then(|(v, _)| decode::<Vec<DoctorCheck>>("doctor report", &v))
         {
             Ok(checks) => checks,
             Err(e) => vec![DoctorCheck::fail(

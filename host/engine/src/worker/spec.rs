@@ -52,6 +52,10 @@ pub struct WorkerSpec {
     /// How long past a call's deadline (or cancellation) the worker may
     /// stay silent before it is killed.
     pub grace: Duration,
+    /// The host's runtime: replies are read by a task on it (woken by its
+    /// reactor) instead of a thread, and async callers wait on it. `None`:
+    /// a reader thread, blocking callers only.
+    pub runtime: Option<tokio::runtime::Handle>,
 }
 
 /// Why a worker could not be started.
@@ -61,8 +65,20 @@ pub enum StartError {
     /// which system call failed.
     #[error("cannot start the worker process: {0}")]
     Spawn(String),
-    /// The worker exited, broke the handshake or timed out before it was
-    /// ready; the text includes the last lines it wrote.
+    /// The loader refused the library (its reason, as the loader says it).
+    #[error("{0}")]
+    Refused(String),
+    /// The worker died while opening the library (its load-time code
+    /// crashed): how it ended, with its last output lines.
+    #[error("the plugin crashed while loading; its worker ended: {0}")]
+    Crashed(String),
+    /// The worker did not report the manifest in time (and was killed).
+    #[error("the plugin did not load within {secs} s (its worker was killed)")]
+    OpenTimeout {
+        /// The limit it missed, in seconds.
+        secs: u64,
+    },
+    /// The worker process failed before it was ready (how it ended).
     #[error("the worker process failed before it was ready: {0}")]
     Died(String),
     /// The driver's constructor refused (`setting`: the key at fault).

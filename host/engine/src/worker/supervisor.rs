@@ -1,6 +1,9 @@
-//! Starting and supervising one plugin's worker process: the socketpair on
-//! a dedicated descriptor, the parent-death signal, the handshake, then
-//! reading replies until the worker dies; a dead worker is reaped,
+//! Starting and supervising one plugin's worker process: the packet socket
+//! pair on a dedicated descriptor, the parent-death signal, the handshake
+//! (the worker opens the library and reports its manifest, the host sends
+//! the settings and the arena, the worker reports its driver constructed),
+//! then reading replies (a task on the host's runtime when it has one, else
+//! this thread) until the worker dies; a dead worker is reaped,
 //! reported (signal or exit code, last output lines), every call it had
 //! fails, and it is restarted with exponential back-off.
 //!
@@ -9,28 +12,32 @@
 //! This module never reads or writes the host's protocol descriptors; the
 //! worker's stdin is null and its stdout and stderr are pipes to the log.
 
-use std::io::BufReader;
 use std::os::fd::AsRawFd;
-use std::os::unix::net::UnixStream;
 use std::os::unix::process::ExitStatusExt;
+use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::Arc;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use super::frame::{FrameError, Kind, read_frame, write_frame};
-use super::link::{Link, WorkerDown};
-use super::message::{Init, Ready, Reply};
+use devicerail_host_plugin_api::{LoadPurpose, PluginManifest};
+use devicerail_host_sys::packet::PacketSocket;
+
+use super::channel::{self, HostArena, Outgoing};
+use super::frame::{FrameError, Kind};
+use super::link::{Link, WRITE_TIMEOUT, WorkerDown};
+use super::message::{Init, Opened, Ready};
 use super::output::{self, Tail};
 use super::shared::Shared;
 use super::spec::{StartError, WorkerSpec};
 
 /// The worker's descriptor of its end of the channel.
 pub(super) const WORKER_FD: i32 = 3;
+/// How long a worker may take to open its plugin library and report the
+/// manifest (the library's load-time code runs meanwhile).
+pub(super) const OPEN_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a worker may take to construct its driver.
 const INIT_TIMEOUT: Duration = Duration::from_secs(30);
-/// How long one write to a worker may block.
-const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a worker that closed its channel may take to exit.
 const EXIT_WAIT: Duration = Duration::from_secs(2);
 
@@ -38,7 +45,6 @@ const EXIT_WAIT: Duration = Duration::from_secs(2);
 pub(super) struct Running {
     pub child: Child,
     pub link: Arc<Link>,
-    pub reader: BufReader<UnixStream>,
     pub tail: Tail,
 }
 
@@ -85,22 +91,91 @@ fn with_tail(reason: &str, tail: &Tail) -> String {
     }
 }
 
-/// Spawns a worker and completes its handshake.
-pub(super) fn spawn(spec: &WorkerSpec) -> Result<Running, StartError> {
-    let (host_end, child_end) =
-        UnixStream::pair().map_err(|e| StartError::Spawn(format!("socketpair: {e}")))?;
+/// A worker that opened its plugin library (its load-time code ran there)
+/// and reported the manifest; it waits for its settings.
+pub(super) struct Launched {
+    pub child: Child,
+    /// The host's end of the channel (non-blocking).
+    pub channel: PacketSocket,
+    pub tail: Tail,
+    pub manifest: PluginManifest,
+}
+
+impl std::fmt::Debug for Launched {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Launched")
+            .field("pid", &self.child.id())
+            .field("plugin", &self.manifest.id)
+            .finish()
+    }
+}
+
+impl Launched {
+    /// Closes the channel (a worker that was not sent its settings exits)
+    /// and reaps the process.
+    pub(super) fn discard(self) {
+        let Self {
+            mut child, channel, ..
+        } = self;
+        drop(channel);
+        let _ = reap(&mut child);
+    }
+
+    /// Kills and reaps the worker; how it ended, with its last output.
+    pub(super) fn abandon(self) -> String {
+        let Self {
+            mut child, tail, ..
+        } = self;
+        let _ = child.kill();
+        ended(&mut child, &tail)
+    }
+}
+
+/// Reaps `child` (killing it if it does not exit within [`EXIT_WAIT`]) and
+/// says how it ended, with its last output lines.
+fn ended(child: &mut Child, tail: &Tail) -> String {
+    let status = reap(child);
+    // Give the forwarders a moment to keep the last lines.
+    std::thread::sleep(Duration::from_millis(20));
+    with_tail(&status, tail)
+}
+
+/// Whether a read failed because its timeout passed.
+pub(super) fn timed_out(e: &FrameError) -> bool {
+    matches!(e, FrameError::Io(io) if matches!(io.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut))
+}
+
+/// Starts a worker for the plugin library `file` and waits until it has
+/// opened the library and reported its manifest. `label` names the worker
+/// in the log. The library's own code runs only in the worker: a library
+/// that crashes or hangs while loading costs the worker, never the host.
+pub(super) fn launch(
+    exe: &Path,
+    file: &Path,
+    log_filter: &str,
+    label: &str,
+) -> Result<Launched, StartError> {
+    let (host_end, child_end) = devicerail_host_sys::packet::pair()
+        .map_err(|e| StartError::Spawn(format!("socketpair: {e}")))?;
+    let buffers = [&host_end, &child_end]
+        .iter()
+        .try_for_each(|s| s.set_send_buffer(channel::SEND_BUFFER).map(drop))
+        .and_then(|()| host_end.set_nonblocking(true));
+    if let Err(e) = buffers {
+        return Err(StartError::Spawn(format!("channel setup: {e}")));
+    }
     let child_fd = child_end.as_raw_fd();
     let parent = std::process::id();
-    let mut cmd = Command::new(&spec.exe);
+    let mut cmd = Command::new(exe);
     cmd.arg("plugin-worker")
         .arg("--fd")
         .arg(WORKER_FD.to_string())
         .arg("--plugin")
-        .arg(&spec.plugin_file)
+        .arg(file)
         .arg("--parent")
         .arg(parent.to_string())
         .arg("--log-filter")
-        .arg(&spec.log_filter)
+        .arg(log_filter)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -109,64 +184,164 @@ pub(super) fn spawn(spec: &WorkerSpec) -> Result<Running, StartError> {
     devicerail_host_sys::spawn_tied(&mut cmd, Some((child_fd, WORKER_FD)));
     let mut child = cmd
         .spawn()
-        .map_err(|e| StartError::Spawn(format!("{}: {e}", spec.exe.display())))?;
+        .map_err(|e| StartError::Spawn(format!("{}: {e}", exe.display())))?;
     drop(child_end);
     let tail = Tail::default();
     if let Some(out) = child.stdout.take() {
-        output::forward(&spec.plugin_id, "stdout", out, &tail);
+        output::forward(label, "stdout", out, &tail);
     }
     if let Some(err) = child.stderr.take() {
-        output::forward(&spec.plugin_id, "stderr", err, &tail);
+        output::forward(label, "stderr", err, &tail);
     }
-    match handshake(spec, &host_end) {
-        Ok(()) => {}
+    let mut buf = channel::buffer();
+    let opened = channel::receive(&host_end, &mut buf, None, Some(OPEN_TIMEOUT));
+    let frame = match opened {
+        Ok(f) => f,
         Err(e) => {
+            let hung = timed_out(&e);
             let _ = child.kill();
-            let status = reap(&mut child);
-            // Give the forwarders a moment to keep the last lines.
-            std::thread::sleep(Duration::from_millis(20));
-            return Err(match e {
-                StartError::Died(why) => {
-                    StartError::Died(with_tail(&format!("{why}; the worker {status}"), &tail))
+            let how = ended(&mut child, &tail);
+            return Err(if hung {
+                StartError::OpenTimeout {
+                    secs: OPEN_TIMEOUT.as_secs(),
                 }
-                other => other,
+            } else {
+                StartError::Crashed(how)
             });
         }
+    };
+    let opened = (frame.kind == Kind::Opened)
+        .then(|| serde_json::from_slice::<Opened>(&frame.header).ok())
+        .flatten();
+    match opened {
+        Some(Opened::Ok { manifest }) => Ok(Launched {
+            child,
+            channel: host_end,
+            tail,
+            manifest,
+        }),
+        Some(Opened::Refused { reason }) => {
+            drop(host_end);
+            let _ = reap(&mut child);
+            Err(StartError::Refused(reason))
+        }
+        None => {
+            let _ = child.kill();
+            let how = ended(&mut child, &tail);
+            Err(StartError::Died(format!(
+                "it did not report its plugin's manifest; the worker {how}"
+            )))
+        }
     }
-    // A worker that stops reading (stopped, wedged) must not block the
-    // host's callers on the writer lock forever.
-    host_end
-        .set_write_timeout(Some(WRITE_TIMEOUT))
-        .map_err(|e| StartError::Spawn(e.to_string()))?;
-    let writer = host_end
-        .try_clone()
-        .map_err(|e| StartError::Spawn(format!("cannot clone the channel: {e}")))?;
-    Ok(Running {
-        link: Arc::new(Link::new(child.id(), writer)),
-        child,
-        reader: BufReader::new(host_end),
-        tail,
-    })
 }
 
-fn handshake(spec: &WorkerSpec, channel: &UnixStream) -> Result<(), StartError> {
+/// Sends a launched worker its settings for `purpose` (and `arena`, the
+/// memory its large reply parts come through) and waits until its driver
+/// is constructed. On failure the worker is reaped.
+pub(super) fn init(
+    mut launched: Launched,
+    plugin_id: &str,
+    settings: &serde_json::Map<String, serde_json::Value>,
+    purpose: LoadPurpose,
+    arena: Option<&HostArena>,
+) -> Result<Launched, StartError> {
+    match handshake(&launched.channel, plugin_id, settings, purpose, arena) {
+        Ok(()) => Ok(launched),
+        Err(e @ StartError::Init { .. }) => {
+            launched.discard();
+            Err(e)
+        }
+        Err(StartError::Died(why)) => {
+            let how = launched.abandon();
+            Err(StartError::Died(format!("{why}; the worker {how}")))
+        }
+        Err(other) => {
+            // Make sure the worker does not outlive the failed start.
+            let _ = launched.child.kill();
+            launched.discard();
+            Err(other)
+        }
+    }
+}
+
+/// Spawns a worker for `spec` and completes its handshake.
+pub(super) fn spawn(spec: &WorkerSpec) -> Result<Running, StartError> {
+    let launched = launch(
+        &spec.exe,
+        &spec.plugin_file,
+        &spec.log_filter,
+        &spec.plugin_id,
+    )?;
+    running(launched, spec)
+}
+
+/// Completes the handshake of a worker that opened `spec`'s library.
+fn running(launched: Launched, spec: &WorkerSpec) -> Result<Running, StartError> {
+    let arena = match HostArena::create() {
+        Ok(a) => a,
+        Err(e) => {
+            launched.abandon();
+            return Err(StartError::Spawn(format!("cannot create the arena: {e}")));
+        }
+    };
+    let launched = init(
+        launched,
+        &spec.plugin_id,
+        &spec.settings,
+        LoadPurpose::Serve,
+        Some(&arena),
+    )?;
+    let Launched {
+        mut child,
+        channel: host_end,
+        tail,
+        ..
+    } = launched;
+    match Link::new(child.id(), host_end, arena, spec.runtime.as_ref()) {
+        Ok(link) => Ok(Running {
+            link: Arc::new(link),
+            child,
+            tail,
+        }),
+        Err(e) => {
+            let _ = child.kill();
+            let _ = reap(&mut child);
+            Err(StartError::Spawn(format!("cannot set up the channel: {e}")))
+        }
+    }
+}
+
+fn handshake(
+    channel: &PacketSocket,
+    plugin_id: &str,
+    settings: &serde_json::Map<String, serde_json::Value>,
+    purpose: LoadPurpose,
+    arena: Option<&HostArena>,
+) -> Result<(), StartError> {
     let died = |e: FrameError| StartError::Died(e.to_string());
     let init = Init {
-        plugin_id: spec.plugin_id.clone(),
-        settings: spec.settings.clone(),
-        purpose: "serve".into(),
+        plugin_id: plugin_id.to_owned(),
+        settings: settings.clone(),
+        purpose: purpose.to_ffi().to_owned(),
     };
     let header = serde_json::to_vec(&init).map_err(|e| StartError::Spawn(e.to_string()))?;
-    let mut w = channel;
-    write_frame(&mut w, Kind::Init, &header, &[]).map_err(died)?;
-    channel
-        .set_read_timeout(Some(INIT_TIMEOUT))
-        .map_err(|e| StartError::Spawn(e.to_string()))?;
-    let mut r = channel;
-    let frame = read_frame(&mut r).map_err(died)?;
-    channel
-        .set_read_timeout(None)
-        .map_err(|e| StartError::Spawn(e.to_string()))?;
+    let extra = match arena.map(|a| a.fd().try_clone_to_owned()).transpose() {
+        Ok(fd) => fd.into_iter().collect(),
+        Err(e) => return Err(StartError::Spawn(format!("cannot pass the arena: {e}"))),
+    };
+    let out = Outgoing::new(Kind::Init, &header, &[], None, extra).map_err(died)?;
+    channel::send_within(channel, &out, WRITE_TIMEOUT).map_err(died)?;
+    let mut buf = channel::buffer();
+    let frame = channel::receive(channel, &mut buf, None, Some(INIT_TIMEOUT)).map_err(|e| {
+        if timed_out(&e) {
+            StartError::Died(format!(
+                "the driver was not constructed within {} s",
+                INIT_TIMEOUT.as_secs()
+            ))
+        } else {
+            died(e)
+        }
+    })?;
     if frame.kind != Kind::Ready {
         return Err(StartError::Died("the worker answered out of turn".into()));
     }
@@ -177,32 +352,23 @@ fn handshake(spec: &WorkerSpec, channel: &UnixStream) -> Result<(), StartError> 
     }
 }
 
-/// Reads replies until the worker's channel ends; returns why it ended.
-fn read_replies(link: &Link, reader: &mut BufReader<UnixStream>, plugin: &str) -> String {
-    loop {
-        match read_frame(reader) {
-            Ok(frame) if frame.kind == Kind::Reply => {
-                match serde_json::from_slice::<Reply>(&frame.header) {
-                    Ok(reply) => link.deliver(reply.id, reply.outcome, frame.bytes),
-                    Err(e) => {
-                        tracing::error!(
-                            plugin,
-                            "the worker sent an unreadable reply ({e}); killing it"
-                        );
-                        link.kill("it sent an unreadable reply");
-                    }
-                }
-            }
-            Ok(_) => {
-                tracing::error!(plugin, "the worker sent a frame out of turn; killing it");
-                link.kill("it sent a frame out of turn");
-            }
-            Err(FrameError::Closed) => return "its channel closed".into(),
-            Err(e) => {
-                link.kill("its channel broke");
-                return e.to_string();
-            }
+/// Reads `link`'s replies until its channel ends: as a task on the host's
+/// runtime when the link is registered with one (this thread waits for
+/// it), else on this thread. Returns why the channel ended.
+fn read_replies(link: &Arc<Link>, spec: &WorkerSpec) -> String {
+    let plugin = spec.plugin_id.clone();
+    match (&spec.runtime, link.is_async()) {
+        (Some(rt), true) => {
+            let (tx, rx) = mpsc::channel();
+            let reader = link.clone();
+            rt.spawn(async move {
+                let why = reader.read_replies_async(&plugin).await;
+                let _ = tx.send(why);
+            });
+            rx.recv()
+                .unwrap_or_else(|_| "the host's runtime stopped".into())
         }
+        _ => link.read_replies(&plugin),
     }
 }
 
@@ -232,7 +398,6 @@ pub(super) fn supervise(shared: Arc<Shared>, first: Running) {
         let Running {
             mut child,
             link,
-            mut reader,
             tail,
         } = running;
         let started = Instant::now();
@@ -241,7 +406,7 @@ pub(super) fn supervise(shared: Arc<Shared>, first: Running) {
             tracing::info!(plugin = %plugin, pid = link.pid(), "plugin worker restarted");
             shared.after_restart();
         }
-        let ended = read_replies(&link, &mut reader, &plugin);
+        let ended = read_replies(&link, spec);
         shared.set_down(WorkerDown::Restarting);
         let killed_for = link.mark_reaped();
         let status = reap(&mut child);
@@ -276,31 +441,101 @@ pub(super) fn supervise(shared: Arc<Shared>, first: Running) {
     }
 }
 
-/// Starts the first worker on a new supervisor thread (which spawns every
-/// later one too) and waits for its handshake.
-pub(super) fn start(shared: Arc<Shared>) -> Result<(), StartError> {
-    let (tx, rx) = mpsc::channel();
-    let plugin = shared.spec().plugin_id.clone();
-    std::thread::Builder::new()
-        .name(format!("worker-supervisor-{plugin}"))
-        .spawn(move || match spawn(shared.spec()) {
-            Ok(running) => {
-                shared.set_up(running.link.clone());
-                let _ = tx.send(Ok(running.link.pid()));
-                supervise(shared, running);
-            }
-            Err(e) => {
-                let _ = tx.send(Err(e));
-            }
-        })
-        .map_err(|e| StartError::Spawn(format!("cannot start the supervisor thread: {e}")))?;
-    match rx.recv() {
-        Ok(Ok(pid)) => {
-            tracing::debug!(plugin = %plugin, pid, "plugin worker ready");
-            Ok(())
+/// A plugin library opened by a worker on its own supervisor thread (the
+/// parent-death signal is tied to the thread that forks, so the thread
+/// that starts a worker supervises it for the host's lifetime). The host
+/// reads the manifest, then either serves the plugin with that worker
+/// ([`Opening::serve`]) or drops the opening, which ends the worker.
+pub struct Opening {
+    manifest: PluginManifest,
+    decide: mpsc::Sender<Arc<Shared>>,
+    started: mpsc::Receiver<Result<u32, StartError>>,
+}
+
+impl std::fmt::Debug for Opening {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Opening")
+            .field("plugin", &self.manifest.id)
+            .finish()
+    }
+}
+
+impl Opening {
+    /// Starts a supervisor thread whose worker opens `file`, and waits for
+    /// the manifest (or why the library was refused, crashed or hung).
+    pub fn open(exe: &Path, file: &Path, log_filter: &str) -> Result<Self, StartError> {
+        let (opened_tx, opened_rx) = mpsc::channel();
+        let (decide, decided) = mpsc::channel::<Arc<Shared>>();
+        let (started_tx, started) = mpsc::channel();
+        let label = file
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let (exe, file, log_filter) =
+            (exe.to_path_buf(), file.to_path_buf(), log_filter.to_owned());
+        std::thread::Builder::new()
+            .name(format!("worker-supervisor-{label}"))
+            .spawn(move || {
+                let launched = match launch(&exe, &file, &log_filter, &label) {
+                    Ok(l) => l,
+                    Err(e) => {
+                        let _ = opened_tx.send(Err(e));
+                        return;
+                    }
+                };
+                if opened_tx.send(Ok(launched.manifest.clone())).is_err() {
+                    launched.discard();
+                    return;
+                }
+                let Ok(shared) = decided.recv() else {
+                    // The host only wanted the manifest.
+                    launched.discard();
+                    return;
+                };
+                match running(launched, shared.spec()) {
+                    Ok(running) => {
+                        shared.set_up(running.link.clone());
+                        let _ = started_tx.send(Ok(running.link.pid()));
+                        supervise(shared, running);
+                    }
+                    Err(e) => {
+                        let _ = started_tx.send(Err(e));
+                    }
+                }
+            })
+            .map_err(|e| StartError::Spawn(format!("cannot start the supervisor thread: {e}")))?;
+        match opened_rx.recv() {
+            Ok(Ok(manifest)) => Ok(Self {
+                manifest,
+                decide,
+                started,
+            }),
+            Ok(Err(e)) => Err(e),
+            Err(_) => Err(StartError::Spawn("the supervisor thread ended".into())),
         }
-        Ok(Err(e)) => Err(e),
-        Err(_) => Err(StartError::Spawn("the supervisor thread ended".into())),
+    }
+
+    /// The manifest the worker read from the library.
+    pub fn manifest(&self) -> &PluginManifest {
+        &self.manifest
+    }
+
+    /// Serves the plugin with this worker: sends `shared`'s settings and
+    /// waits until its driver is constructed; the thread then supervises
+    /// the worker (and its restarts).
+    pub(super) fn serve(self, shared: Arc<Shared>) -> Result<(), StartError> {
+        let plugin = shared.spec().plugin_id.clone();
+        self.decide
+            .send(shared)
+            .map_err(|_| StartError::Spawn("the supervisor thread ended".into()))?;
+        match self.started.recv() {
+            Ok(Ok(pid)) => {
+                tracing::debug!(plugin = %plugin, pid, "plugin worker ready");
+                Ok(())
+            }
+            Ok(Err(e)) => Err(e),
+            Err(_) => Err(StartError::Spawn("the supervisor thread ended".into())),
+        }
     }
 }
 

@@ -1,0 +1,223 @@
+//! What a driver saw, in the form the host stores it: the PNG as bytes and
+//! the UI tree already validated and serialized as the UI snapshot
+//! Evidence (`UiSnapshot::encode`, with its Observation id), so the host
+//! never parses or re-encodes a tree. The encoding happens where the
+//! driver runs: on the plugin's executor thread for an `inline` plugin, in
+//! the worker process for an isolated one, and the bytes are identical.
+//!
+//! Nothing here does I/O or knows about the event store.
+
+use devicerail_host_plugin_api::{ActionOutput, DriverObservation, UiTree};
+use devicerail_host_protocol::{
+    ActionExecution, Bounded, BoundedVec, ObservationId, UiContextRef, UiSnapshot, Viewport,
+};
+use serde_json::{Map, Value};
+
+/// A UI tree as UI snapshot Evidence bytes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EncodedUi {
+    /// The context the tree describes.
+    pub context: UiContextRef,
+    /// Its number of nodes.
+    pub node_count: usize,
+    /// `UiSnapshot::encode()` of the snapshot: what the host stores.
+    pub bytes: Vec<u8>,
+}
+
+/// Why a driver's UI tree cannot be stored, worded as what the driver
+/// returned ("a UI tree: …", "an invalid UI tree: …").
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct UiViolation(pub String);
+
+impl EncodedUi {
+    /// Validates and serializes `tree` as the snapshot of Observation `id`.
+    pub fn encode(tree: UiTree, id: ObservationId) -> Result<Self, UiViolation> {
+        let roots = BoundedVec::new(tree.root_stable_node_ids)
+            .map_err(|e| UiViolation(format!("a UI tree: {e}")))?;
+        let nodes =
+            BoundedVec::new(tree.nodes).map_err(|e| UiViolation(format!("a UI tree: {e}")))?;
+        let snapshot = UiSnapshot {
+            format_version: Bounded::MIN,
+            observation_id: id,
+            context: tree.context,
+            root_stable_node_ids: roots,
+            nodes,
+        };
+        let bytes = snapshot
+            .encode()
+            .map_err(|e| UiViolation(format!("an invalid UI tree: {e}")))?;
+        Ok(Self {
+            node_count: snapshot.nodes.len(),
+            context: snapshot.context,
+            bytes,
+        })
+    }
+
+    /// The tree again, from the snapshot bytes (for callers of the plain
+    /// `Driver` interface).
+    pub fn decode(&self) -> Result<UiTree, UiViolation> {
+        let s: UiSnapshot = serde_json::from_slice(&self.bytes)
+            .map_err(|e| UiViolation(format!("an unreadable UI snapshot: {e}")))?;
+        Ok(UiTree {
+            context: s.context,
+            root_stable_node_ids: s.root_stable_node_ids.into_vec(),
+            nodes: s.nodes.into_vec(),
+        })
+    }
+}
+
+/// What a driver saw, ready to store.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostObservation {
+    /// Size and scale of the screen, in screenshot pixels.
+    pub viewport: Viewport,
+    /// PNG bytes, when the driver returned a screenshot.
+    pub png: Option<Vec<u8>>,
+    /// The UI tree as snapshot bytes, or why it cannot be stored; `None`
+    /// when none was requested or returned.
+    pub ui: Option<Result<EncodedUi, UiViolation>>,
+    /// Driver-specific facts about the device state.
+    pub metadata: Map<String, Value>,
+}
+
+impl HostObservation {
+    /// Encodes `obs` as Observation `id`; its tree only when `ui_tree`
+    /// (a tree nobody asked for is dropped, as the host would ignore it).
+    pub fn encode(obs: DriverObservation, id: ObservationId, ui_tree: bool) -> Self {
+        Self {
+            viewport: obs.viewport,
+            png: obs.png,
+            ui: obs
+                .ui_tree
+                .filter(|_| ui_tree)
+                .map(|t| EncodedUi::encode(t, id)),
+            metadata: obs.metadata,
+        }
+    }
+
+    /// Whether a UI tree came with it (valid or not).
+    pub fn has_ui(&self) -> bool {
+        self.ui.is_some()
+    }
+
+    /// The plain driver observation again (the tree decoded from its
+    /// snapshot bytes).
+    pub fn into_driver_observation(self) -> Result<DriverObservation, UiViolation> {
+        let ui_tree = match self.ui {
+            Some(Ok(ui)) => Some(ui.decode()?),
+            Some(Err(e)) => return Err(e),
+            None => None,
+        };
+        Ok(DriverObservation {
+            viewport: self.viewport,
+            png: self.png,
+            ui_tree,
+            metadata: self.metadata,
+        })
+    }
+}
+
+/// An Action's result, its resolved observation ready to store.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostActionOutput {
+    /// The Action's output JSON.
+    pub output: Value,
+    /// How a semantic Action was carried out.
+    pub execution: Option<ActionExecution>,
+    /// The UI state a semantic Action resolved its target against, as
+    /// Observation `CallContext::observation_id`.
+    pub resolved: Option<HostObservation>,
+}
+
+impl HostActionOutput {
+    /// Encodes `out`, its resolved observation as Observation `id`.
+    pub fn encode(out: ActionOutput, id: ObservationId) -> Self {
+        Self {
+            output: out.output,
+            execution: out.execution,
+            resolved: out.resolved.map(|o| HostObservation::encode(o, id, true)),
+        }
+    }
+
+    /// The plain action output again.
+    pub fn into_action_output(self) -> Result<ActionOutput, UiViolation> {
+        Ok(ActionOutput {
+            output: self.output,
+            execution: self.execution,
+            resolved: self
+                .resolved
+                .map(HostObservation::into_driver_observation)
+                .transpose()?,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use devicerail_host_protocol::{UiContextKind, UiNode};
+
+    fn tree(nodes: usize) -> UiTree {
+        let ids: Vec<String> = (0..nodes).map(|i| format!("n{i}")).collect();
+        let nodes: Vec<UiNode> = ids
+            .iter()
+            .map(|id| {
+                serde_json::from_value(serde_json::json!({
+                    "stableNodeId": id,
+                    "role": "text",
+                }))
+                .expect("node")
+            })
+            .collect();
+        UiTree {
+            context: UiContextRef {
+                context_kind: UiContextKind::Native,
+                context_id: "app".try_into().expect("id"),
+                document_epoch: "1".try_into().expect("epoch"),
+            },
+            root_stable_node_ids: ids,
+            nodes,
+        }
+    }
+
+    #[test]
+    fn a_tree_encodes_as_its_snapshot_and_decodes_back() {
+        let id = ObservationId::new_v7();
+        let t = tree(3);
+        let ui = EncodedUi::encode(t.clone(), id).expect("valid");
+        assert_eq!(ui.node_count, 3);
+        let s: UiSnapshot = serde_json::from_slice(&ui.bytes).expect("snapshot");
+        assert_eq!(s.observation_id, id);
+        assert_eq!(s.encode().expect("encode"), ui.bytes);
+        assert_eq!(ui.decode().expect("decode"), t);
+    }
+
+    #[test]
+    fn a_bad_tree_is_a_violation_in_the_recorders_words() {
+        let mut t = tree(2);
+        t.nodes[1] = t.nodes[0].clone();
+        let e = EncodedUi::encode(t, ObservationId::new_v7()).expect_err("duplicate");
+        assert!(e.0.starts_with("an invalid UI tree: "), "{e}");
+        let mut t = tree(1);
+        t.nodes.clear();
+        t.root_stable_node_ids.clear();
+        let e = EncodedUi::encode(t, ObservationId::new_v7()).expect_err("empty");
+        assert!(e.0.starts_with("a UI tree: "), "{e}");
+    }
+
+    #[test]
+    fn an_unrequested_tree_is_dropped() {
+        let mut obs = DriverObservation::new(Viewport {
+            width: 1,
+            height: 1,
+            scale_factor: 1.0,
+        });
+        obs.ui_tree = Some(tree(1));
+        let id = ObservationId::new_v7();
+        assert!(!HostObservation::encode(obs.clone(), id, false).has_ui());
+        let host = HostObservation::encode(obs.clone(), id, true);
+        assert!(host.has_ui());
+        assert_eq!(host.into_driver_observation().expect("back"), obs);
+    }
+}
