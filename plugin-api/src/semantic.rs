@@ -492,10 +492,7 @@ fn live_matches<'t>(
 }
 
 /// Exactly one node of a live search, or the typed error.
-fn live_one<'t>(
-    selector: &ElementSelector,
-    live: &'t LiveResult,
-) -> DriverResult<&'t UiNode> {
+fn live_one<'t>(selector: &ElementSelector, live: &'t LiveResult) -> DriverResult<&'t UiNode> {
     let (found, total) = live_matches(selector, live)?;
     match (found.as_slice(), total) {
         ([one], 1) => Ok(one),
@@ -540,11 +537,9 @@ fn live_target(
     };
     let id = match target {
         ElementTarget::Selector { selector } => live_one(selector, &live)?.stable_node_id.clone(),
-        ElementTarget::Node { node } => {
-            resolve_ref(node, tree_of(&live.observation)?)?
-                .stable_node_id
-                .clone()
-        }
+        ElementTarget::Node { node } => resolve_ref(node, tree_of(&live.observation)?)?
+            .stable_node_id
+            .clone(),
     };
     Ok(Some((live.observation, id.as_str().to_owned())))
 }
@@ -714,7 +709,11 @@ fn wait(
                 // The same nodes, borrowed from `obs`.
                 found
                     .iter()
-                    .filter_map(|n| tree.nodes.iter().find(|m| m.stable_node_id == n.stable_node_id))
+                    .filter_map(|n| {
+                        tree.nodes
+                            .iter()
+                            .find(|m| m.stable_node_id == n.stable_node_id)
+                    })
                     .collect()
             }
             None => matching(backend, ctx, &args.selector, tree)?,

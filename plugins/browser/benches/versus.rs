@@ -185,7 +185,9 @@ fn main() {
     let mut pw = Playwright::start(&dir);
     let load_before = load_average();
 
-    println!("| page | our observe (ms) | Playwright screenshot + ariaSnapshot (ms) | ratio | our tree nodes | aria chars |");
+    println!(
+        "| page | our observe (ms) | Playwright screenshot + ariaSnapshot (ms) | ratio | our tree nodes | aria chars |"
+    );
     println!("| --- | --- | --- | --- | --- | --- |");
     for page in ["/login", "/table", "/article", "/frames"] {
         let url = web.url(page);
@@ -196,7 +198,9 @@ fn main() {
         }
         // Warm both.
         let (_, nodes) = ours.observe();
-        let chars = pw.ask(json!({ "op": "observe" }))["chars"].as_u64().unwrap_or(0);
+        let chars = pw.ask(json!({ "op": "observe" }))["chars"]
+            .as_u64()
+            .unwrap_or(0);
         let (mut a, mut b) = (Vec::new(), Vec::new());
         for _ in 0..rounds {
             for _ in 0..block {
@@ -243,7 +247,9 @@ fn main() {
     }
     let (ma, mb) = (median(&mut a), median(&mut b));
     println!();
-    println!("| click | ours: tapElement + after screenshot (ms) | Playwright page.click (ms) | ratio |");
+    println!(
+        "| click | ours: tapElement + after screenshot (ms) | Playwright page.click (ms) | ratio |"
+    );
     println!("| --- | --- | --- | --- |");
     println!("| #sign-in | {ma:.1} | {mb:.1} | {:.2} |", ma / mb);
 
@@ -276,7 +282,11 @@ fn main() {
         ) {
             our_taps += 1;
         }
-        if pw.ask(json!({ "op": "click", "sel": css })).get("ms").is_some() {
+        if pw
+            .ask(json!({ "op": "click", "sel": css }))
+            .get("ms")
+            .is_some()
+        {
             pw_taps += 1;
         }
     }
@@ -316,15 +326,17 @@ fn main() {
     println!();
     println!("| reachability | ours | Playwright |");
     println!("| --- | --- | --- |");
-    println!("| table rows found (of {ROWS}) | {our_rows} (queryElements) | {pw_rows} (locator count) |");
+    println!(
+        "| table rows found (of {ROWS}) | {our_rows} (queryElements) | {pw_rows} (locator count) |"
+    );
     println!(
         "| every 10th row by findElement {{role: cell, name}} | {our_found}/{} | - |",
         ROWS / 10
     );
+    println!("| rows 1, 500, 888, 999, 1000 tapped by css | {our_taps}/5 | {pw_taps}/5 |");
     println!(
-        "| rows 1, 500, 888, 999, 1000 tapped by css | {our_taps}/5 | {pw_taps}/5 |"
+        "| article links found (of {LINKS}) | {our_links} (queryElements) | {pw_links} (locator count) |"
     );
-    println!("| article links found (of {LINKS}) | {our_links} (queryElements) | {pw_links} (locator count) |");
     println!("| each link by findElement {{role: link, name}} | {our_link_found}/{LINKS} | - |");
     println!("| last link tapped | {our_link_tap} | {pw_link_tap} |");
     println!();

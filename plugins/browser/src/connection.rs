@@ -254,7 +254,11 @@ impl Connection {
     }
 
     /// Walks the page's frames with the in-page library.
-    pub(crate) async fn walk(&mut self, budget: Duration, ask: &Ask) -> Result<Vec<FrameWalk>, CdpError> {
+    pub(crate) async fn walk(
+        &mut self,
+        budget: Duration,
+        ask: &Ask,
+    ) -> Result<Vec<FrameWalk>, CdpError> {
         let page = self.page(budget);
         let browser = self.browser.with_timeout(Some(budget));
         let viewport = (

@@ -53,7 +53,10 @@ impl Ask {
                 limit,
                 within,
             } => match within {
-                None => (world::QUERY, json!({ "selector": selector, "limit": limit })),
+                None => (
+                    world::QUERY,
+                    json!({ "selector": selector, "limit": limit }),
+                ),
                 Some(w) if w.frame == key => match w.node {
                     NodeKey::World(id) => (
                         world::QUERY,

@@ -138,7 +138,11 @@ impl<'a> WebBackend<'a> {
 
     /// Runs a semantic Action (`None`: `call` names none), then starts
     /// the screenshot of the screen after it if it sent input.
-    pub(crate) fn execute(&self, ctx: &CallContext, call: &ActionCall) -> Option<DriverResult<ActionOutput>> {
+    pub(crate) fn execute(
+        &self,
+        ctx: &CallContext,
+        call: &ActionCall,
+    ) -> Option<DriverResult<ActionOutput>> {
         let result = semantic::execute(self, ctx, call)?;
         if result.is_ok() && self.shot_after_input.get() {
             let _guard = self.runtime.enter();
@@ -158,8 +162,10 @@ impl<'a> WebBackend<'a> {
         self.block(ctx, async {
             match conn.search(budget(ctx), ask, limit).await {
                 Ok(found) => Ok(Some(found)),
-                Err(CdpError::Protocol { message, code: 0, .. })
-                    if message.contains("SyntaxError") || message.contains("not a valid selector") =>
+                Err(CdpError::Protocol {
+                    message, code: 0, ..
+                }) if message.contains("SyntaxError")
+                    || message.contains("not a valid selector") =>
                 {
                     Err(DriverError::new(
                         ErrorCode::InvalidArguments,
@@ -180,7 +186,11 @@ impl<'a> WebBackend<'a> {
     /// `queryElements`: the nodes of the live page matching a selector
     /// (or under a node), with the partial tree as the observation it
     /// resolved against.
-    pub(crate) fn query_elements(&self, ctx: &CallContext, call: &ActionCall) -> DriverResult<ActionOutput> {
+    pub(crate) fn query_elements(
+        &self,
+        ctx: &CallContext,
+        call: &ActionCall,
+    ) -> DriverResult<ActionOutput> {
         let args: QueryElementsArguments = semantic::parse_arguments(call)?;
         let limit = args.limit.unwrap_or(DEFAULT_QUERY_LIMIT);
         if !(1..=MAX_QUERY_LIMIT).contains(&limit) {
@@ -199,8 +209,11 @@ impl<'a> WebBackend<'a> {
         let within = match &args.within {
             None => None,
             Some(id) => Some(NodeAddress::parse(id.as_str()).ok_or_else(|| {
-                DriverError::new(ErrorCode::ElementStale, "the node to search within is not in this page")
-                    .with_details(json!({ "within": id }))
+                DriverError::new(
+                    ErrorCode::ElementStale,
+                    "the node to search within is not in this page",
+                )
+                .with_details(json!({ "within": id }))
             })?),
         };
         let selector_json =
@@ -232,7 +245,10 @@ impl<'a> WebBackend<'a> {
                 let found: Vec<String> = if selector.is_empty() {
                     let root = args.within.as_ref().map(|w| w.as_str().to_owned());
                     let under = |n: &UiNode| {
-                        let mut at = n.parent_stable_node_id.as_ref().map(|p| p.as_str().to_owned());
+                        let mut at = n
+                            .parent_stable_node_id
+                            .as_ref()
+                            .map(|p| p.as_str().to_owned());
                         for _ in 0..tree.nodes.len() {
                             match at {
                                 Some(ref p) if Some(p) == root.as_ref() => return true,
@@ -249,7 +265,11 @@ impl<'a> WebBackend<'a> {
                         }
                         false
                     };
-                    tree.nodes.iter().filter(|n| under(n)).map(|n| n.stable_node_id.as_str().to_owned()).collect()
+                    tree.nodes
+                        .iter()
+                        .filter(|n| under(n))
+                        .map(|n| n.stable_node_id.as_str().to_owned())
+                        .collect()
                 } else {
                     semantic::matching(self, ctx, &selector, tree)?
                         .iter()
@@ -433,9 +453,7 @@ impl<'a> WebBackend<'a> {
             .map_err(|e| self.cdp(ctx, e))?;
         Ok(backends
             .into_iter()
-            .map(|backend| {
-                NodeAddress::backend(key, backend).stable_id()
-            })
+            .map(|backend| NodeAddress::backend(key, backend).stable_id())
             .collect())
     }
 }
@@ -559,10 +577,12 @@ impl UiBackend for WebBackend<'_> {
             // A node of an accessibility tree: resolved in a snapshot.
             return Ok(None);
         }
-        Ok(self.search(ctx, &Ask::Node(address), 1)?.map(|found| LiveResult {
-            observation: found.observation,
-            matches: found.matches,
-            total: found.total,
-        }))
+        Ok(self
+            .search(ctx, &Ask::Node(address), 1)?
+            .map(|found| LiveResult {
+                observation: found.observation,
+                matches: found.matches,
+                total: found.total,
+            }))
     }
 }

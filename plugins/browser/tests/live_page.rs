@@ -49,7 +49,10 @@ fn the_last_row_of_a_1000_row_table_is_found_scrolled_to_and_tapped_by_selector(
         tree.nodes.len()
     );
     let omitted = &obs.metadata["uiTreeOmitted"];
-    assert!(omitted["nodes"].as_u64().is_some_and(|n| n > 0), "{omitted}");
+    assert!(
+        omitted["nodes"].as_u64().is_some_and(|n| n > 0),
+        "{omitted}"
+    );
 
     // Found by selector all the same.
     let found = b.ok(
@@ -208,7 +211,10 @@ fn a_button_far_below_is_scrolled_into_view_and_tapped() {
         .unwrap_or_default();
     assert!(text.starts_with("tapped at "), "{text:?}");
     let scrolled: f64 = text["tapped at ".len()..].parse().expect("a number");
-    assert!(scrolled > 2_000.0, "the page scrolled to the button: {scrolled}");
+    assert!(
+        scrolled > 2_000.0,
+        "the page scrolled to the button: {scrolled}"
+    );
     let button = has(&after, |n| n.identifier.as_deref() == Some("far")).expect("the button");
     let r = button.bounds.expect("bounds");
     assert!(r.y >= 0.0 && r.y < 800.0, "on screen now: {r:?}");
@@ -258,10 +264,11 @@ fn the_snapshot_is_filled_by_priority_and_says_what_it_left_out() {
     let regions = omitted["regions"].as_array().expect("regions");
     assert!(!regions.is_empty());
     assert!(
-        regions.iter().all(|r| tree
-            .nodes
+        regions
             .iter()
-            .any(|n| n.stable_node_id.as_str() == r["stableNodeId"].as_str().unwrap_or_default())),
+            .all(|r| tree.nodes.iter().any(
+                |n| n.stable_node_id.as_str() == r["stableNodeId"].as_str().unwrap_or_default()
+            )),
         "regions name kept nodes"
     );
     // Within the protocol's bounds.
@@ -321,7 +328,11 @@ const KINDS: &str = r#"<!doctype html><html><head><title>Kinds</title></head><bo
 fn the_walk_and_the_accessibility_tree_agree_on_what_can_be_acted_on() {
     let _serial = common::serial();
     let other = TestServer::start(&[("/pay", &pages::pay())]);
-    let port = other.url("/").split(':').nth(2).map(|p| p.trim_end_matches('/').to_owned());
+    let port = other
+        .url("/")
+        .split(':')
+        .nth(2)
+        .map(|p| p.trim_end_matches('/').to_owned());
     let port = port.expect("a port");
     let frames = pages::frames(
         &format!("http://127.0.0.1:{port}/pay"),
@@ -369,7 +380,10 @@ fn the_walk_and_the_accessibility_tree_agree_on_what_can_be_acted_on() {
         assert!(
             has(tree, |n| n.identifier.as_deref() == Some(id)).is_some(),
             "{id} in {:#?}",
-            tree.nodes.iter().map(|n| (&n.stable_node_id, &n.role, &n.identifier)).collect::<Vec<_>>()
+            tree.nodes
+                .iter()
+                .map(|n| (&n.stable_node_id, &n.role, &n.identifier))
+                .collect::<Vec<_>>()
         );
     }
     let cards = tree

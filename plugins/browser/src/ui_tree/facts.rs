@@ -195,7 +195,8 @@ pub(crate) fn document(dom: &DomSnapshot, index: usize) -> Option<DocFacts> {
                     || tag.eq_ignore_ascii_case("textarea"),
                 addressable,
                 drawn,
-                href: href.map(|h| resolve_url(dom.string(doc.document_url).unwrap_or_default(), &h)),
+                href: href
+                    .map(|h| resolve_url(dom.string(doc.document_url).unwrap_or_default(), &h)),
             },
         );
         index_of.insert(*backend, i);
@@ -239,7 +240,10 @@ pub(crate) fn resolve_url(base: &str, href: &str) -> String {
     if href.starts_with('#') {
         return format!("{without_fragment}{href}");
     }
-    let without_query = without_fragment.split('?').next().unwrap_or(without_fragment);
+    let without_query = without_fragment
+        .split('?')
+        .next()
+        .unwrap_or(without_fragment);
     if href.starts_with('?') {
         return format!("{without_query}{href}");
     }
@@ -283,9 +287,18 @@ mod tests {
         assert_eq!(resolve_url(base, "mailto:a@b"), "mailto:a@b");
         assert_eq!(resolve_url(base, "//cdn.org/x"), "http://cdn.org/x");
         assert_eq!(resolve_url(base, "/root"), "http://127.0.0.1:8080/root");
-        assert_eq!(resolve_url(base, "#sec"), "http://127.0.0.1:8080/docs/page.html?x=1#sec");
-        assert_eq!(resolve_url(base, "?q=2"), "http://127.0.0.1:8080/docs/page.html?q=2");
-        assert_eq!(resolve_url(base, "other.html"), "http://127.0.0.1:8080/docs/other.html");
+        assert_eq!(
+            resolve_url(base, "#sec"),
+            "http://127.0.0.1:8080/docs/page.html?x=1#sec"
+        );
+        assert_eq!(
+            resolve_url(base, "?q=2"),
+            "http://127.0.0.1:8080/docs/page.html?q=2"
+        );
+        assert_eq!(
+            resolve_url(base, "other.html"),
+            "http://127.0.0.1:8080/docs/other.html"
+        );
         assert_eq!(resolve_url("http://h", "a"), "http://h/a");
     }
 }

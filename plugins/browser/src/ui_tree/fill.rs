@@ -93,7 +93,12 @@ pub(crate) fn fit(nodes: Vec<UiNode>, viewport: (f64, f64)) -> Fitted {
     )
 }
 
-fn fit_within(nodes: Vec<UiNode>, viewport: (f64, f64), max_nodes: usize, max_bytes: usize) -> Fitted {
+fn fit_within(
+    nodes: Vec<UiNode>,
+    viewport: (f64, f64),
+    max_nodes: usize,
+    max_bytes: usize,
+) -> Fitted {
     let sizes: Vec<usize> = nodes.iter().map(node_len).collect();
     let total: usize = sizes.iter().sum::<usize>() + 2;
     if nodes.len() <= max_nodes && total <= max_bytes {

@@ -174,7 +174,15 @@ fn emit(
         out.push((node, frame.key));
         if let Some(kids) = children.get(&(frame.key, i)) {
             for k in kids {
-                emit(*k, Some(here.clone()), frames, children, scale, emitted, out);
+                emit(
+                    *k,
+                    Some(here.clone()),
+                    frames,
+                    children,
+                    scale,
+                    emitted,
+                    out,
+                );
             }
         }
     }

@@ -13,7 +13,7 @@ const WORDS: [&str; 16] = [
 
 /// A sign-in form: email, password, remember-me, and `#sign-in`, which
 /// writes the outcome into `#status`.
-pub fn login() -> String {
+pub(crate) fn login() -> String {
     r#"<!doctype html><html><head><title>Sign in</title>
 <style>body { font: 16px sans-serif; margin: 40px } label { display: block; margin: 8px 0 }</style>
 </head><body>
@@ -31,14 +31,14 @@ pub fn login() -> String {
 }
 
 /// The name of row `i` of [`table`].
-pub fn person(i: usize) -> String {
+pub(crate) fn person(i: usize) -> String {
     format!("Person {i:04}")
 }
 
 /// A table of `rows` people (name, email, team, an Edit button); every
 /// tenth row has a `data-testid`. Edit writes "Editing <name>" into the
 /// fixed `#status` line.
-pub fn table(rows: usize) -> String {
+pub(crate) fn table(rows: usize) -> String {
     let mut body = String::from(
         r#"<!doctype html><html><head><title>People</title>
 <style>body { font: 14px sans-serif; margin: 0 } #status { position: fixed; top: 0; right: 0; background: #ffd; padding: 4px }
@@ -66,13 +66,13 @@ table { border-collapse: collapse; margin: 40px 8px } td, th { border: 1px solid
 }
 
 /// The title of link `i` of [`article`].
-pub fn link_title(i: usize) -> String {
+pub(crate) fn link_title(i: usize) -> String {
     format!("Reference {i:02}")
 }
 
 /// An article of about `words` words in sections with headings, and
 /// `links` links (`/doc/<i>`) spread through it.
-pub fn article(words: usize, links: usize) -> String {
+pub(crate) fn article(words: usize, links: usize) -> String {
     let mut body = String::from(
         r#"<!doctype html><html><head><title>The long article</title>
 <style>body { font: 16px/1.5 serif; margin: 0 auto; max-width: 720px }</style>
@@ -117,7 +117,7 @@ pub fn article(words: usize, links: usize) -> String {
 }
 
 /// The document of the same-origin frame.
-pub fn inner() -> String {
+pub(crate) fn inner() -> String {
     r#"<!doctype html><html><head><title>Inner</title></head><body style="margin:0">
 <div data-testid="inner-banner">Embedded login</div>
 <input id="user" data-testid="user-field" aria-label="User">
@@ -129,7 +129,7 @@ pub fn inner() -> String {
 
 /// The document of the cross-origin frames: a card form whose button
 /// writes into `pay-status`.
-pub fn pay() -> String {
+pub(crate) fn pay() -> String {
     r#"<!doctype html><html><head><title>Pay</title></head><body style="margin:0">
 <form onsubmit="event.preventDefault(); document.querySelector('[data-testid=pay-status]').textContent = 'paid'">
 <label for="card">Card number</label> <input id="card" data-testid="card">
@@ -144,7 +144,7 @@ pub fn pay() -> String {
 /// cross-origin URL of the same site: the page's process) and
 /// `other_site` (a cross-site URL: a process of its own), each showing
 /// [`inner`] or [`pay`].
-pub fn frames(other_origin: &str, other_site: &str) -> String {
+pub(crate) fn frames(other_origin: &str, other_site: &str) -> String {
     format!(
         r#"<!doctype html><html><head><title>Frames</title></head><body style="margin:0">
 <h1 style="margin:0;height:40px">Checkout</h1>
