@@ -102,25 +102,27 @@ impl FrameWalk {
 }
 
 /// The `<iframe>` elements already mapped to their frame ids, by (frame
-/// key, library id of the element).
+/// key, the parent's document, library id of the element). The document
+/// is part of the key: a new document numbers its elements from one
+/// again, and its frames have new ids.
 #[derive(Debug, Default)]
 pub(crate) struct OwnerCache {
-    frames: HashMap<(u32, u64), String>,
+    frames: HashMap<(u32, i64, u64), String>,
 }
 
 impl OwnerCache {
     /// Most elements remembered; the cache starts over past it.
     const MAX: usize = 4096;
 
-    fn get(&self, key: u32, id: u64) -> Option<&String> {
-        self.frames.get(&(key, id))
+    fn get(&self, key: u32, document: i64, id: u64) -> Option<&String> {
+        self.frames.get(&(key, document, id))
     }
 
-    fn put(&mut self, key: u32, id: u64, frame_id: String) {
+    fn put(&mut self, key: u32, document: i64, id: u64, frame_id: String) {
         if self.frames.len() >= Self::MAX {
             self.frames.clear();
         }
-        self.frames.insert((key, id), frame_id);
+        self.frames.insert((key, document, id), frame_id);
     }
 }
 
@@ -260,7 +262,10 @@ async fn walk_child(
         return Ok(None);
     };
     let parent_session = session_for(page, &parent.entry);
-    let frame_id = match state.owners.get(parent.entry.key, owner_id) {
+    let frame_id = match state
+        .owners
+        .get(parent.entry.key, parent.entry.document, owner_id)
+    {
         Some(f) => f.clone(),
         None => {
             let Some(context) = parent.entry.world else {
@@ -278,9 +283,12 @@ async fn walk_child(
             let Some(frame_id) = soft("describing its <iframe>", described)?.flatten() else {
                 return Ok(None);
             };
-            state
-                .owners
-                .put(parent.entry.key, owner_id, frame_id.clone());
+            state.owners.put(
+                parent.entry.key,
+                parent.entry.document,
+                owner_id,
+                frame_id.clone(),
+            );
             frame_id
         }
     };
