@@ -198,22 +198,24 @@ fn main() {
     let load_before = load_average();
 
     println!(
-        "| page | our observe (ms) | Playwright screenshot + ariaSnapshot (ms) | ratio | our tree nodes | aria chars |"
+        "| page | our observe, walk (ms) | our observe, AX tree (ms) | Playwright screenshot + ariaSnapshot (ms) | ratio walk / Playwright | our tree nodes | aria chars |"
     );
-    println!("| --- | --- | --- | --- | --- | --- |");
+    println!("| --- | --- | --- | --- | --- | --- | --- |");
     for page in ["/login", "/table", "/article", "/frames"] {
         let url = web.url(page);
         ours.goto(&url);
+        ours_ax.goto(&url);
         pw.ms(json!({ "op": "goto", "url": url }));
         if page == "/frames" {
             std::thread::sleep(std::time::Duration::from_millis(500));
         }
-        // Warm both.
+        // Warm all three.
         let (_, nodes) = ours.observe();
+        ours_ax.observe();
         let chars = pw.ask(json!({ "op": "observe" }))["chars"]
             .as_u64()
             .unwrap_or(0);
-        let (mut a, mut b) = (Vec::new(), Vec::new());
+        let (mut a, mut x, mut b) = (Vec::new(), Vec::new(), Vec::new());
         for _ in 0..rounds {
             for _ in 0..block {
                 a.push(ours.observe().0);
@@ -221,10 +223,13 @@ fn main() {
             for _ in 0..block {
                 b.push(pw.ms(json!({ "op": "observe" })));
             }
+            for _ in 0..block {
+                x.push(ours_ax.observe().0);
+            }
         }
-        let (ma, mb) = (median(&mut a), median(&mut b));
+        let (ma, mx, mb) = (median(&mut a), median(&mut x), median(&mut b));
         println!(
-            "| {page} | {ma:.1} | {mb:.1} | {:.2} | {nodes} | {chars} |",
+            "| {page} | {ma:.1} | {mx:.1} | {mb:.1} | {:.2} | {nodes} | {chars} |",
             ma / mb
         );
     }

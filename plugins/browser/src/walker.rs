@@ -304,9 +304,16 @@ async fn walk_child(
                 let session_id = match state.registry.session_of_target(&frame_id) {
                     Some(s) => s.to_owned(),
                     None => {
-                        let Some(s) =
-                            soft("attaching to it", browser.attach_to_target(&frame_id).await)?
-                        else {
+                        // Chromium makes out-of-process frames targets one
+                        // can attach to once targets were listed.
+                        let attached = match browser.attach_to_target(&frame_id).await {
+                            Err(CdpError::Protocol { .. }) => {
+                                let _listed = soft("listing targets", browser.get_targets().await)?;
+                                browser.attach_to_target(&frame_id).await
+                            }
+                            r => r,
+                        };
+                        let Some(s) = soft("attaching to it", attached)? else {
                             return Ok(None);
                         };
                         state.registry.attached(&frame_id, &s);
