@@ -359,13 +359,6 @@ fn same_origin_and_cross_origin_iframes_are_read_and_acted_in() {
     let field = node(&after, |n| n.identifier.as_deref() == Some("card"));
     let (x, y) = field.bounds.expect("bounds").center();
     assert!(y > 0.0 && y < 1600.0, "scrolled into view: {y}");
-    let owner_now = by_id(&after, other["iframeStableNodeId"].as_str().expect("owner"));
-    eprintln!(
-        "card {:?} in its iframe {:?}; frames {}",
-        field.bounds,
-        owner_now.bounds,
-        b.observe(false, true).metadata["frames"]
-    );
     b.ok("tap", json!({ "x": x, "y": y }));
     b.ok("pressKey", json!({ "key": "End" }));
     b.ok("inputText", json!({ "text": "9" }));
