@@ -229,7 +229,8 @@ pub fn serve(config: &Config, listen: Option<Listen>) -> Result<(), ServeError> 
     let stores = open_stores(config)?;
     let socket = listen.as_ref().map(|l| unix::bind(&l.path)).transpose()?;
     let registry = load_plugins(config)?;
-    let host_config = HostConfig::new(config.screenshot_policy.value);
+    let mut host_config = HostConfig::new(config.screenshot_policy.value);
+    host_config.after_action_tree = config.after_action_tree.value;
     let rt = runtime()?;
     let host = Host::new(host_config, registry, stores.store, stores.evidence);
     let listen = socket.zip(listen.map(|l| l.max_connections));
