@@ -29,7 +29,7 @@ async fn capabilities_hide_what_was_not_negotiated() {
         .await
         .expect("the host starts");
     let caps = h.ok("device.capabilities", None).await;
-    assert_eq!(names(&caps), ["tap", "inputText", "scroll"]);
+    assert_eq!(names(&caps), ["tap", "inputText", "scroll", "launchApp"]);
     let h = ClientHost::started().await;
     let caps = h.ok("device.capabilities", None).await;
     assert_eq!(
@@ -43,7 +43,8 @@ async fn capabilities_hide_what_was_not_negotiated() {
             "tapElement",
             "clearElement",
             "setElementValue",
-            "waitForElement"
+            "waitForElement",
+            "launchApp"
         ]
     );
     let secret = caps
