@@ -23,8 +23,14 @@ pub const DEFAULT_MAX_CHARS: usize = 6000;
 pub const MIN_MAX_CHARS: usize = 200;
 /// Longest text of one field, then the tighter clips tried in turn.
 pub const FIELD_CHARS: [usize; 3] = [400, 120, 80];
-/// Room kept for the footer saying what was left out.
+/// Room kept for the footer saying what was left out (at most a third of
+/// the budget, see [`footer_room`]).
 pub const FOOTER_ROOM: usize = 420;
+
+/// The footer's room within a budget of `max_chars`.
+pub fn footer_room(max_chars: usize) -> usize {
+    FOOTER_ROOM.min(max_chars / 3)
+}
 /// Containers the footer names.
 pub const FOOTER_REGIONS: usize = 3;
 
@@ -208,7 +214,7 @@ pub fn fill(k: &Keyed, b: &Budget, line: &dyn Fn(usize, usize) -> usize) -> Sele
             field_chars: FIELD_CHARS[0],
         };
     }
-    let room = b.max_chars.saturating_sub(FOOTER_ROOM);
+    let room = b.max_chars.saturating_sub(footer_room(b.max_chars));
     let mut best: Option<(Vec<bool>, usize)> = None;
     for fc in FIELD_CHARS {
         let picked = greedy(k, &in_scope, &sparent, room, fc, &cost);

@@ -86,7 +86,7 @@ pub struct Region {
     pub items: usize,
     /// Shown elements in them, themselves included.
     pub elements: usize,
-    /// The most common role among the items.
+    /// The items' role when they all share one, else empty.
     pub role: String,
 }
 
@@ -303,11 +303,16 @@ pub fn diff(prev: &Keyed, cur: &Keyed, m: &Matching) -> TreeDiff {
     }
     for parent in order {
         if let Some((items, elements, roles)) = regions.remove(&parent) {
-            let role = roles
-                .into_iter()
-                .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(a.0)))
-                .map(|(r, _)| r.to_owned())
-                .unwrap_or_default();
+            // Named by their role when they all share it.
+            let role = if roles.len() == 1 {
+                roles
+                    .into_keys()
+                    .next()
+                    .map(str::to_owned)
+                    .unwrap_or_default()
+            } else {
+                String::new()
+            };
             d.regions.push(Region {
                 parent,
                 items,

@@ -106,6 +106,23 @@ pub fn describe(k: &Keyed, i: usize, field_chars: usize) -> String {
     out
 }
 
+/// Node `i` named briefly, for a change line: role, label, `#id`.
+fn short(k: &Keyed, i: usize) -> String {
+    let n = &k.view.nodes[i];
+    let mut out = n.role.to_string();
+    if let Some(l) = k.view.label(i) {
+        out.push(' ');
+        out.push_str(&text(l, 80));
+    }
+    if k.tier[i] == Some(Tier::Id)
+        && let Some(id) = n.identifier.as_deref()
+    {
+        out.push_str(" #");
+        out.push_str(&clip(id.trim(), 80));
+    }
+    out
+}
+
 /// A rendered outline.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Outline {
@@ -147,7 +164,7 @@ fn plural(n: usize, word: &str) -> String {
     }
 }
 
-fn footer(k: &Keyed, o: &Omitted, refs: &mut RefOf<'_>) -> String {
+fn footer(k: &Keyed, o: &Omitted, room: usize, refs: &mut RefOf<'_>) -> String {
     let mut parts = Vec::new();
     if o.interactive > 0 {
         let roles: Vec<String> = o
@@ -186,7 +203,15 @@ fn footer(k: &Keyed, o: &Omitted, refs: &mut RefOf<'_>) -> String {
             refs(r.at)
         ));
     }
-    clip(&out, budget::FOOTER_ROOM)
+    // Whole lines only, within the room.
+    let mut kept = String::new();
+    for line in out.split_inclusive('\n') {
+        if kept.chars().count() + line.chars().count() > room {
+            break;
+        }
+        kept.push_str(line);
+    }
+    kept
 }
 
 /// The outline of `k` within `b`, refs from `refs`.
@@ -208,7 +233,12 @@ pub fn render_outline(k: &Keyed, b: &Budget, refs: &mut RefOf<'_>) -> Outline {
         out.push_str(&line);
     }
     if selection.omitted.total() > 0 {
-        let f = footer(k, &selection.omitted, refs);
+        let f = footer(
+            k,
+            &selection.omitted,
+            budget::footer_room(b.max_chars),
+            refs,
+        );
         if out.chars().count() + f.chars().count() <= b.max_chars {
             out.push_str(&f);
         }
@@ -241,7 +271,11 @@ pub fn render_diff(
     max_chars: usize,
 ) -> String {
     let mut lines: Vec<String> = Vec::new();
+    // Where an element without an identifier is (its innermost anchor).
     let anchor = |k: &Keyed, i: usize| {
+        if k.tier[i] == Some(Tier::Id) {
+            return String::new();
+        }
         k.identity(i)
             .and_then(|id| id.anchors.last().map(|a| format!(" (in {})", a.describe())))
             .unwrap_or_default()
@@ -250,7 +284,7 @@ pub fn render_diff(
         lines.push(format!(
             "~ {} {} {}: {} → {}{}",
             cur_ref(c.cur),
-            describe(cur, c.cur, 80),
+            short(cur, c.cur),
             c.field.as_str(),
             field_value(&c.before),
             field_value(&c.after),
@@ -368,12 +402,17 @@ pub fn render_diff(
             lines.push(format!("= {} more unchanged", plural(rest, "element")));
             break;
         }
+        let noun = if r.role.is_empty() {
+            "element"
+        } else {
+            r.role.as_str()
+        };
         let what = if r.items == r.elements {
-            plural(r.items, &r.role)
+            plural(r.items, noun)
         } else {
             format!(
                 "{} ({} in all)",
-                plural(r.items, &r.role),
+                plural(r.items, noun),
                 plural(r.elements, "element")
             )
         };
@@ -584,6 +623,24 @@ mod tests {
             o.text
         );
         assert!(o.text.contains("button \"Edit\""));
+    }
+
+    #[test]
+    fn a_tiny_budget_still_shows_elements_and_a_footer() {
+        let mut book = RefBook::new();
+        let k = identify(tree(table(1000)));
+        let b = Budget {
+            max_chars: 300,
+            ..Budget::default()
+        };
+        let o = render_outline(&k, &b, &mut book_refs(&mut book, &k));
+        assert!(o.text.chars().count() <= 300, "{}", o.text);
+        assert!(
+            o.text.starts_with("e1 table \"People\" #people\n"),
+            "{}",
+            o.text
+        );
+        assert!(o.text.contains("… not shown: "), "{}", o.text);
     }
 
     #[test]

@@ -5,7 +5,8 @@
 //! checked against its output schema, a scripted agent signing in through
 //! refs on the mock and in real Chromium, the 1,000-row outline budget,
 //! two agents sharing a host under leases, and the secret never in a tool
-//! result, the recorded Session, its report or the server's log.
+//! result, the recorded Session, its report or the server's log; stable
+//! refs, diffs, effects (`no visible change`) and `stale_ref`.
 //!
 //! Without the venv each test prints one line saying it was skipped and
 //! why, unless `DEVICERAIL_REQUIRE_PYTHON_CLIENT=1` (as CI sets), where a
@@ -76,6 +77,28 @@ fn the_mcp_sdk_lists_the_tools_and_an_agent_signs_in_on_the_mock() {
     );
     assert_eq!(ran(&out), 4, "{out}");
     assert!(out.contains("1,000 rows: outline"), "{out}");
+}
+
+/// Issue 29 through the SDK: refs stable across looks at an unchanged
+/// screen, diffs smaller than outlines, every no-op tap flagged (in the
+/// report too), and an element removed, replaced, duplicated or moved
+/// between observe and act: `stale_ref` or the same element where it is
+/// now, never another one.
+#[test]
+fn refs_diffs_effects_and_stale_refs_through_the_mcp_sdk() {
+    let Some(python) = venv_python() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let plugins = support::plugins_dir_with_mock(tmp.path());
+    let out = run_suite(
+        &python,
+        &["McpAgent"],
+        &[("DEVICERAIL_PLUGINS_DIR", &plugins)],
+    );
+    assert_eq!(ran(&out), 3, "{out}");
+    assert!(out.contains("0 wrong-element actions"), "{out}");
+    assert!(out.contains("no-op taps: 4 of 4 flagged"), "{out}");
 }
 
 #[test]
