@@ -35,8 +35,6 @@ const DIGESTS_KEPT: usize = 256;
 pub(crate) struct Seen {
     /// The Observation's id.
     pub(crate) observation_id: String,
-    /// The Observation as the host answered it.
-    pub(crate) observation: Value,
     /// Its UI tree, keyed; `None` when it has none.
     pub(crate) keyed: Option<Keyed>,
     /// Why there is no tree.
@@ -201,7 +199,6 @@ pub(crate) async fn seen_of(
     let idle = IdleHint::from_metadata(&obs["metadata"]);
     Ok(Arc::new(Seen {
         observation_id,
-        observation: obs,
         keyed,
         no_tree,
         screenshot,
@@ -213,7 +210,10 @@ pub(crate) async fn seen_of(
 }
 
 /// Observes the device now (`device.observe`, recorded in its Session).
-pub(crate) async fn observe_now(state: &State, client: &DeviceRailClient) -> Result<Arc<Seen>, ToolError> {
+pub(crate) async fn observe_now(
+    state: &State,
+    client: &DeviceRailClient,
+) -> Result<Arc<Seen>, ToolError> {
     let obs = call0::<DeviceObserve>(client, Some(OBSERVE_TIMEOUT_MS)).await?;
     seen_of(state, client, obs).await
 }

@@ -31,7 +31,8 @@ const TABLE_TOP: i64 = 200;
 /// Paragraphs of the article.
 pub(crate) const PARAGRAPHS: usize = 40;
 /// Links of the article.
-pub(crate) const LINKS: u32 = 70;
+#[cfg(test)]
+const LINKS: u32 = 70;
 /// Words per paragraph.
 const WORDS: usize = 75;
 /// Characters per rendered line of text (16 px glyphs in 600 px).
@@ -612,7 +613,7 @@ mod tests {
         s.launch("article");
         let els = s.elements();
         let links: Vec<_> = els.iter().filter(|e| e.role == "link").collect();
-        assert_eq!(links.len(), 70);
+        assert_eq!(links.len(), LINKS as usize);
         assert_eq!(links[56].name.as_deref(), Some("Reference 57"));
         assert_eq!(links[56].value.as_deref(), Some("mock://ref/57"));
         let words: usize = els
