@@ -70,6 +70,9 @@ pub struct OmittedRegion {
     pub role: String,
     /// Its direct children in scope, shown or not.
     pub of_items: usize,
+    /// The first left-out child with a label, in document order: an
+    /// example of what a `filter` would find.
+    pub first: Option<usize>,
 }
 
 /// What an outline left out.
@@ -300,7 +303,8 @@ fn omitted(k: &Keyed, in_scope: &[bool], picked: &[bool], sparent: &[Option<usiz
     let mut o = Omitted::default();
     let mut roles: HashMap<&str, usize> = HashMap::new();
     // Per shown container: (elements, items, item roles, items in scope).
-    let mut at_region: HashMap<usize, (usize, usize, HashMap<&str, usize>)> = HashMap::new();
+    type Acc<'a> = (usize, usize, HashMap<&'a str, usize>, Option<usize>);
+    let mut at_region: HashMap<usize, Acc<'_>> = HashMap::new();
     let mut children: HashMap<usize, usize> = HashMap::new();
     for i in 0..v.len() {
         if !in_scope[i] {
@@ -328,6 +332,9 @@ fn omitted(k: &Keyed, in_scope: &[bool], picked: &[bool], sparent: &[Option<usiz
                 if sparent[i] == Some(a) {
                     e.1 += 1;
                     *e.2.entry(v.nodes[i].role.as_str()).or_default() += 1;
+                    if e.3.is_none() && v.label(i).is_some() {
+                        e.3 = Some(i);
+                    }
                 }
                 break;
             }
@@ -340,7 +347,7 @@ fn omitted(k: &Keyed, in_scope: &[bool], picked: &[bool], sparent: &[Option<usiz
     o.interactive_roles = roles;
     let mut regions: Vec<OmittedRegion> = at_region
         .into_iter()
-        .map(|(at, (elements, items, r))| OmittedRegion {
+        .map(|(at, (elements, items, r, first))| OmittedRegion {
             at,
             elements,
             items,
@@ -350,6 +357,7 @@ fn omitted(k: &Keyed, in_scope: &[bool], picked: &[bool], sparent: &[Option<usiz
                 .map(|(r, _)| r.to_owned())
                 .unwrap_or_default(),
             of_items: children.get(&at).copied().unwrap_or(0),
+            first,
         })
         .collect();
     regions.sort_by(|a, b| b.elements.cmp(&a.elements).then(a.at.cmp(&b.at)));

@@ -206,7 +206,8 @@ pub fn diff(prev: &Keyed, cur: &Keyed, m: &Matching) -> TreeDiff {
                     to,
                     reparented,
                 });
-                dirty[c] = true;
+                // A move is listed on its own lines; it does not break up
+                // the unchanged regions (a scroll moves every element).
             }
         }
     }
@@ -299,7 +300,7 @@ pub fn diff(prev: &Keyed, cur: &Keyed, m: &Matching) -> TreeDiff {
         });
         entry.0 += 1;
         entry.1 += prefix[cv.end[c]] - prefix[c];
-        *entry.2.entry(cv.role[c].as_str()).or_default() += 1;
+        *entry.2.entry(cv.nodes[c].role.as_str()).or_default() += 1;
     }
     for parent in order {
         if let Some((items, elements, roles)) = regions.remove(&parent) {
@@ -409,5 +410,25 @@ mod tests {
         assert_eq!(d.moved.len(), 1);
         assert_eq!(d.moved[0].to, Some((60.0, 680.0)));
         let _ = with_value;
+    }
+
+    #[test]
+    fn a_scroll_moves_every_button_but_keeps_one_unchanged_region() {
+        let before = table(100);
+        let mut after = table(100);
+        for n in &mut after {
+            if let Some(b) = n.bounds.as_mut() {
+                b.y -= 3000.0;
+            }
+        }
+        let (_, _, d) = diff_of(before, after);
+        assert_eq!(d.moved.len(), 100, "every Edit button moved");
+        assert_eq!(d.changed_elements(), 0);
+        // Nothing but positions changed: the whole table is one region.
+        assert_eq!(d.regions.len(), 1, "{:?}", d.regions);
+        assert_eq!(
+            (d.regions[0].items, d.regions[0].elements),
+            (1, 1 + 100 * 3)
+        );
     }
 }

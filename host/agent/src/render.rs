@@ -196,8 +196,15 @@ fn footer(k: &Keyed, o: &Omitted, room: usize, refs: &mut RefOf<'_>) -> String {
         } else {
             format!("{} not shown", plural(r.elements, "element"))
         };
+        // An example filter: the label of the first element left out.
+        let example = r
+            .first
+            .and_then(|f| k.view.label(f))
+            .map(|l| clip(l.trim(), 30))
+            .filter(|l| !l.is_empty() && !l.contains('"'))
+            .unwrap_or_else(|| "…".to_owned());
         out.push_str(&format!(
-            "   {} {}: {what} → subtree={} or filter=\"…\"\n",
+            "   {} {}: {what} → subtree={} or filter=\"{example}\"\n",
             refs(r.at),
             describe(k, r.at, 40),
             refs(r.at)
@@ -619,6 +626,19 @@ mod tests {
         assert!(o.text.contains("… not shown: "), "{}", o.text);
         assert!(
             o.text.contains("of 1,000 rows not shown → subtree=e1"),
+            "{}",
+            o.text
+        );
+        // The example filter names a row that was left out.
+        let example = o
+            .text
+            .split("or filter=\"Person ")
+            .nth(1)
+            .and_then(|rest| rest.get(..4))
+            .expect("an example filter");
+        assert!(example.chars().all(|c| c.is_ascii_digit()), "{}", o.text);
+        assert!(
+            !o.text.contains(&format!("row \"Person {example}\"")),
             "{}",
             o.text
         );

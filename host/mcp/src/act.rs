@@ -42,7 +42,7 @@ use super::state::{State, ToolError};
 use super::tools::{ActArgs, ActKind, DEFAULT_WAIT_MS, MAX_TIMEOUT_MS, ShotMode, WaitArgs};
 
 /// Characters of an effect's text by default.
-pub(crate) const DEFAULT_EFFECT_CHARS: usize = 4000;
+pub(crate) const DEFAULT_EFFECT_CHARS: usize = 2000;
 
 /// Extra time a request gets over its Action's own deadline.
 const REQUEST_SLACK_MS: u64 = 5_000;

@@ -232,7 +232,7 @@ pub(crate) fn all() -> Vec<Tool> {
                     "screenshot": screenshot_arg("never", "auto: when only the pixels changed."),
                     "format": { "type": "string", "enum": ["jpeg", "png"], "default": "jpeg" },
                     "maxSide": { "type": "integer", "minimum": 64, "maximum": 4096, "default": 1280 },
-                    "maxChars": { "type": "integer", "minimum": 200, "maximum": 100000, "default": 4000, "description": "Budget of the effect's text, in characters." }
+                    "maxChars": { "type": "integer", "minimum": 200, "maximum": 100000, "default": 2000, "description": "Budget of the effect's text, in characters (a new screen shows its outline within it; observe for more)." }
                 },
                 "required": ["device", "action"],
                 "additionalProperties": false
