@@ -29,7 +29,7 @@ async fn capabilities_hide_what_was_not_negotiated() {
         .await
         .expect("the host starts");
     let caps = h.ok("device.capabilities", None).await;
-    assert_eq!(names(&caps), ["tap", "inputText", "scroll"]);
+    assert_eq!(names(&caps), ["tap", "inputText", "scroll", "launchApp"]);
     let h = ClientHost::started().await;
     let caps = h.ok("device.capabilities", None).await;
     assert_eq!(
@@ -43,7 +43,8 @@ async fn capabilities_hide_what_was_not_negotiated() {
             "tapElement",
             "clearElement",
             "setElementValue",
-            "waitForElement"
+            "waitForElement",
+            "launchApp"
         ]
     );
     let secret = caps
@@ -141,6 +142,56 @@ async fn observe_stores_content_addressed_evidence() {
     let ev = events(&h).await;
     assert_eq!(ev[1]["payload"]["type"], "observationCaptured");
     assert_eq!(ev[1]["payload"]["observation"], a);
+}
+
+/// The observation after an Action records the UI tree as well, so the
+/// Action's record holds what it changed (`afterActionTree`, on by
+/// default); the wire shape stays the protocol's `Observation`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_action_records_the_tree_after_it_unless_configured_off() {
+    let h = ClientHost::started().await;
+    ready(&h).await;
+    let r = h
+        .ok(
+            "device.execute",
+            Some(action("tap", json!({ "x": 100, "y": 300 }))),
+        )
+        .await;
+    let after = &r["after"];
+    assert!(after["screenshot"].is_object(), "{r}");
+    assert!(after["uiSnapshot"].is_object(), "{r}");
+    let tree = h
+        .ok(
+            "ui.snapshot.get",
+            Some(json!({ "observationId": after["id"] })),
+        )
+        .await;
+    assert_eq!(tree["observationId"], after["id"]);
+    let username = tree["nodes"]
+        .as_array()
+        .and_then(|n| n.iter().find(|n| n["stableNodeId"] == "username"))
+        .cloned()
+        .expect("the username field");
+    assert_eq!(username["role"], "textField");
+
+    let off = ClientHost::start(
+        Options {
+            config: Some("[host]\nafterActionTree = false\n".into()),
+            ..Options::default()
+        },
+        hello(),
+    )
+    .await
+    .expect("the host starts");
+    ready(&off).await;
+    let r = off
+        .ok(
+            "device.execute",
+            Some(action("tap", json!({ "x": 100, "y": 300 }))),
+        )
+        .await;
+    assert!(r["after"]["screenshot"].is_object(), "{r}");
+    assert_eq!(r["after"].get("uiSnapshot"), None, "{r}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

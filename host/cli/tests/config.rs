@@ -218,7 +218,7 @@ fn unknown_keys_wrong_types_and_bad_syntax_are_refused_at_start_with_file_line_a
         (
             "[host]\ndataDir = \"d\"\npluginDir = \"p\"\n",
             ":3: host.pluginDir: ",
-            "unknown field `pluginDir`, expected one of `dataDir`, `pluginsDir`, `screenshotPolicy`, `logFilter`",
+            "unknown field `pluginDir`, expected one of `dataDir`, `pluginsDir`, `screenshotPolicy`, `logFilter`, `afterActionTree`",
         ),
         (
             "[host]\n\nscreenshotPolicy = true\n",

@@ -5,7 +5,8 @@
 //! can only use what it declares. What it cannot refuse is a declaration
 //! that points the wrong way: the store depending on the plugin engine, the
 //! daemon core on the MCP server, a driver on the host, `clap` compiled
-//! into a library. Those rules are here.
+//! into a library, a runtime in the sans-I/O agent crate. Those rules are
+//! here.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -19,6 +20,9 @@ const HOST_LAYERS: &[(&str, u8)] = &[
     ("devicerail-host-protocol", 0),
     ("devicerail-host-plugin-api", 0),
     ("devicerail-host-sys", 1),
+    // Sans-I/O reading of UI trees for agents: the MCP server, the report
+    // and replay use it.
+    ("devicerail-host-agent", 1),
     ("devicerail-host-store", 2),
     ("devicerail-host-config", 2),
     ("devicerail-host-engine", 3),
@@ -56,6 +60,21 @@ const CONFINED: &[(&str, &[&str])] = &[
     // Bundles are tar archives.
     ("tar", &["devicerail-host-report"]),
 ];
+
+/// Crates that must stay sans-I/O, with every normal dependency they may
+/// have: no runtime, no store, no MCP SDK.
+const PURE: &[(&str, &[&str])] = &[(
+    "devicerail-host-agent",
+    &[
+        "devicerail-host-protocol",
+        "serde",
+        "serde_json",
+        "thiserror",
+        "sha2",
+        "image",
+        "unicode-normalization",
+    ],
+)];
 
 /// One workspace package as the rules see it.
 #[derive(Debug, Clone)]
@@ -160,6 +179,23 @@ fn confinement_breaches(packages: &BTreeMap<String, Package>) -> Vec<String> {
     out
 }
 
+/// Every dependency of a pure crate outside its allowance.
+fn purity_breaches(packages: &BTreeMap<String, Package>) -> Vec<String> {
+    let mut out = Vec::new();
+    for (name, allowed) in PURE {
+        let Some(p) = packages.get(*name) else {
+            out.push(format!("{name} is not a workspace member"));
+            continue;
+        };
+        for d in &p.deps {
+            if !allowed.contains(&d.as_str()) {
+                out.push(format!("{name} depends on {d}"));
+            }
+        }
+    }
+    out
+}
+
 /// Every driver or SDK crate that depends on a host crate.
 fn driver_breaches(packages: &BTreeMap<String, Package>) -> Vec<String> {
     let host: Vec<&str> = HOST_LAYERS
@@ -200,6 +236,12 @@ fn host_crates_depend_only_downwards() {
 #[test]
 fn heavy_dependencies_stay_with_the_crates_that_use_them() {
     let breaches = confinement_breaches(&packages_of(&metadata()));
+    assert!(breaches.is_empty(), "{}", breaches.join("\n"));
+}
+
+#[test]
+fn the_agent_crate_stays_sans_io() {
+    let breaches = purity_breaches(&packages_of(&metadata()));
     assert!(breaches.is_empty(), "{}", breaches.join("\n"));
 }
 
@@ -289,6 +331,11 @@ fn the_rules_catch_what_they_are_for() {
             "host/report/Cargo.toml",
             &["prost"],
         ),
+        pkg(
+            "devicerail-host-agent",
+            "host/agent/Cargo.toml",
+            &["devicerail-host-protocol", "tokio"],
+        ),
     ]
     .into_iter()
     .map(|p| (p.name.clone(), p))
@@ -307,6 +354,10 @@ fn the_rules_catch_what_they_are_for() {
             "devicerail-host-core depends on clap",
             "devicerail-host-report depends on prost",
         ]
+    );
+    assert_eq!(
+        purity_breaches(&packages),
+        ["devicerail-host-agent depends on tokio"]
     );
     assert_eq!(
         driver_breaches(&packages),

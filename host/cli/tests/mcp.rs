@@ -5,7 +5,8 @@
 //! checked against its output schema, a scripted agent signing in through
 //! refs on the mock and in real Chromium, the 1,000-row outline budget,
 //! two agents sharing a host under leases, and the secret never in a tool
-//! result, the recorded Session, its report or the server's log.
+//! result, the recorded Session, its report or the server's log; stable
+//! refs, diffs, effects (`no visible change`) and `stale_ref`.
 //!
 //! Without the venv each test prints one line saying it was skipped and
 //! why, unless `DEVICERAIL_REQUIRE_PYTHON_CLIENT=1` (as CI sets), where a
@@ -24,6 +25,8 @@ const INSTALL: &str = "python3 -m venv .ci/python-venv && .ci/python-venv/bin/pi
      --require-hashes -r .ci/python-client-requirements.txt -r .ci/python-mcp-requirements.txt";
 /// How long one suite run may take.
 const SUITE_WAIT: Duration = Duration::from_secs(600);
+/// How long the agent bench may take (20 MCP servers, half on Chromium).
+const BENCH_WAIT: Duration = Duration::from_secs(1500);
 
 fn venv_python() -> Option<PathBuf> {
     python::venv_python("mcp", "the MCP Python SDK", "mcp, jsonschema", INSTALL)
@@ -78,6 +81,28 @@ fn the_mcp_sdk_lists_the_tools_and_an_agent_signs_in_on_the_mock() {
     assert!(out.contains("1,000 rows: outline"), "{out}");
 }
 
+/// Issue 29 through the SDK: refs stable across looks at an unchanged
+/// screen, diffs smaller than outlines, every no-op tap flagged (in the
+/// report too), and an element removed, replaced, duplicated or moved
+/// between observe and act: `stale_ref` or the same element where it is
+/// now, never another one.
+#[test]
+fn refs_diffs_effects_and_stale_refs_through_the_mcp_sdk() {
+    let Some(python) = venv_python() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let plugins = support::plugins_dir_with_mock(tmp.path());
+    let out = run_suite(
+        &python,
+        &["McpAgent"],
+        &[("DEVICERAIL_PLUGINS_DIR", &plugins)],
+    );
+    assert_eq!(ran(&out), 3, "{out}");
+    assert!(out.contains("0 wrong-element actions"), "{out}");
+    assert!(out.contains("no-op taps: 4 of 4 flagged"), "{out}");
+}
+
 #[test]
 fn an_agent_signs_in_on_a_local_page_in_chromium() {
     let Some(python) = venv_python() else {
@@ -104,6 +129,57 @@ fn an_agent_signs_in_on_a_local_page_in_chromium() {
     );
     assert_eq!(ran(&out), 1, "{out}");
     assert!(out.contains("chromium: JPEG"), "{out}");
+}
+
+/// Issue 29's benchmark loop (`scripts/bench-agent` runs the same script
+/// on release builds), once, on the mock and in real Chromium: every task
+/// succeeds, no action lands on a wrong element, every no-op tap is
+/// flagged, a changed screen answers `stale_ref`, and over the whole loop
+/// the agent reads at least 60 % fewer characters than with full
+/// re-observation.
+#[test]
+fn the_agent_bench_meets_the_issue_29_targets() {
+    let Some(python) = venv_python() else {
+        return;
+    };
+    devicerail_plugin_browser::binary::find(None).expect(
+        "the bench drives a real Chromium (Debian: apt-get install -y chromium, or set CHROME_PATH)",
+    );
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let plugins = support::plugins_dir_with_mock(tmp.path());
+    let browser = devicerail_host_testing::build_workspace_plugin(
+        "devicerail-host-plugin-browser",
+        "browser",
+    );
+    std::fs::copy(&browser, plugins.join("libdevicerail_plugin_browser.so"))
+        .expect("copy the browser plugin");
+    let out_json = tmp.path().join("bench.json");
+    let mut cmd = Command::new(&python);
+    cmd.arg(python::workspace_root().join("host/cli/tests/python/agent_bench.py"))
+        .arg("--json")
+        .arg(&out_json)
+        .env("DEVICERAIL_BIN", env!("CARGO_BIN_EXE_devicerail"))
+        .env("DEVICERAIL_PLUGINS_DIR", &plugins);
+    let run = python::run_suite(cmd, BENCH_WAIT, "the agent bench");
+    let shown = format!("{}{}", run.out, run.err);
+    assert!(run.status.success(), "the agent bench failed:\n{shown}");
+    println!("{}", run.out);
+    let figures: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&out_json).expect("bench JSON")).expect("JSON");
+    let s = &figures["summary"];
+    assert_eq!(s["all_succeeded"], true, "{shown}");
+    assert_eq!(s["wrong_element"], 0, "{shown}");
+    assert_eq!(s["no_op_flagged"], s["no_op_taps"], "{shown}");
+    assert_eq!(s["no_op_taps"], 10, "one no-op tap per task and platform");
+    assert_eq!(s["stale_refs"], 6, "three changes per platform: {shown}");
+    for platform in ["mock", "chromium"] {
+        let reduction = s[platform]["reduction_text"].as_f64().expect("reduction");
+        assert!(
+            reduction >= 0.6,
+            "{platform}: {:.0} % fewer characters than full re-observation\n{shown}",
+            reduction * 100.0
+        );
+    }
 }
 
 #[test]

@@ -44,6 +44,9 @@ pub struct HostSection {
     pub screenshot_policy: Option<ScreenshotPolicy>,
     /// A `tracing` filter (`RUST_LOG` syntax), e.g. `info,devicerail_host=debug`.
     pub log_filter: Option<String>,
+    /// Whether the observation after each Action records the UI tree too
+    /// (default true), so an Action's effect can be read from its record.
+    pub after_action_tree: Option<bool>,
 }
 
 /// The whole file as serde sees it; plugin tables stay untyped (each

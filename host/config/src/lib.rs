@@ -196,6 +196,8 @@ pub struct Config {
     pub screenshot_policy: Sourced<ScreenshotPolicy>,
     /// The `tracing` filter of stderr diagnostics.
     pub log_filter: Sourced<String>,
+    /// Whether after-Action observations record the UI tree.
+    pub after_action_tree: Sourced<bool>,
 }
 
 /// The process environment (unset and empty are the same).
@@ -370,6 +372,16 @@ impl Config {
                 },
             });
         }
+        let after_action_tree = match (
+            section.and_then(|h| h.after_action_tree),
+            from_file("afterActionTree"),
+        ) {
+            (Some(v), Some(source)) => Sourced { value: v, source },
+            _ => Sourced {
+                value: true,
+                source: Source::Default,
+            },
+        };
         Ok(Self {
             file,
             parsed,
@@ -377,6 +389,7 @@ impl Config {
             data_dir,
             screenshot_policy,
             log_filter,
+            after_action_tree,
         })
     }
 

@@ -41,6 +41,11 @@ pub fn lines(config: &Config) -> Vec<Line> {
             value: config.log_filter.value.clone(),
             source: config.log_filter.source.clone(),
         },
+        Line {
+            key: "host.afterActionTree".into(),
+            value: config.after_action_tree.value.to_string(),
+            source: config.after_action_tree.source.clone(),
+        },
     ];
     if let Some(file) = &config.parsed {
         for (id, table) in &file.plugins {

@@ -44,12 +44,9 @@ impl InProcessHost {
     pub fn start(config: &Config) -> Result<Self, ServeError> {
         let stores = serve::open_stores(config)?;
         let registry = serve::load_plugins(config, tokio::runtime::Handle::current())?;
-        let host = Host::new(
-            HostConfig::new(config.screenshot_policy.value),
-            registry,
-            stores.store,
-            stores.evidence,
-        );
+        let mut host_config = HostConfig::new(config.screenshot_policy.value);
+        host_config.after_action_tree = config.after_action_tree.value;
+        let host = Host::new(host_config, registry, stores.store, stores.evidence);
         let dispatcher = Dispatcher::new(host.clone());
         host.streams
             .set_listener(event_socket::Listener::new(&host));

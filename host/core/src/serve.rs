@@ -235,7 +235,8 @@ pub fn serve(config: &Config, listen: Option<Listen>) -> Result<(), ServeError> 
     let socket = listen.as_ref().map(|l| unix::bind(&l.path)).transpose()?;
     let rt = runtime()?;
     let registry = load_plugins(config, rt.handle().clone())?;
-    let host_config = HostConfig::new(config.screenshot_policy.value);
+    let mut host_config = HostConfig::new(config.screenshot_policy.value);
+    host_config.after_action_tree = config.after_action_tree.value;
     let host = Host::new(host_config, registry, stores.store, stores.evidence);
     let listen = socket.zip(listen.map(|l| l.max_connections));
     let result = rt.block_on(run(host, proto_out, listen));

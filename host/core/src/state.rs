@@ -34,6 +34,9 @@ pub(crate) struct HostConfig {
     /// Budget of host-initiated driver calls without a request deadline
     /// (after-Action observations, capability lookups).
     pub internal_call_timeout: Duration,
+    /// Whether after-Action observations record the UI tree (when the
+    /// connection negotiated UI snapshots and the device has trees).
+    pub after_action_tree: bool,
     /// Features served on stdio connections.
     pub stdio_features: FeatureSet,
     pub server: PeerInfo,
@@ -46,6 +49,7 @@ impl HostConfig {
             max_inflight: 1024,
             cleanup_grace: devicerail_host_engine::device_call::CLEANUP_GRACE,
             internal_call_timeout: Duration::from_secs(30),
+            after_action_tree: true,
             stdio_features: FeatureSet::stdio(),
             server: PeerInfo {
                 name: "devicerail-host".into(),

@@ -4,6 +4,14 @@
 //! `clearElement`, `waitForElement`) where a target is an element, and
 //! run as `device.execute` in the device's Session.
 //!
+//! A ref is re-found in a fresh observation before anything is done: when
+//! its element is gone or no longer unique (or the driver finds it changed
+//! when acting) the call fails with `stale_ref` and candidates, and no
+//! Action targets another element. Every `act` answers with its effect,
+//! read from the Action's recorded before and after observations after the
+//! screen settled: the diff, the new screen's outline, or `⚠ no visible
+//! change`.
+//!
 //! Protected input: `type` with `secret` types the value of a named secret
 //! through the protected `inputSecret` Action. The value is never put in a
 //! result, an error or a log line (results are scrubbed of it besides).
@@ -11,14 +19,30 @@
 use std::time::Instant;
 
 use devicerail_client::methods::{DeviceCapabilities, DeviceExecute};
+use devicerail_host_agent::budget::{self, Budget};
+use devicerail_host_agent::diff::MOVE_SLACK_PX;
+use devicerail_host_agent::effect::{Verdict, effect};
+use devicerail_host_agent::identity::Tier;
+use devicerail_host_agent::matching::match_trees;
+use devicerail_host_agent::refs::{RefBook, RefRecord, StaleReason, StaleRef, candidates};
+use devicerail_host_agent::render;
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Value, json};
 
 use super::backend::{BackendError, call, call0};
+use super::present::{
+    self, diff_text, image_block, image_json, image_of, stale_error, wants_image,
+};
 use super::secrets::{self, Secret};
+use super::seen::{
+    self, DEFAULT_SETTLE_MAX_MS, Seen, observe_now, seen_of, settle_json, settle_text,
+};
 use super::sessions::ids;
 use super::state::{State, ToolError};
-use super::tools::{ActArgs, ActKind, DEFAULT_WAIT_MS, MAX_TIMEOUT_MS, WaitArgs};
+use super::tools::{ActArgs, ActKind, DEFAULT_WAIT_MS, MAX_TIMEOUT_MS, ShotMode, WaitArgs};
+
+/// Characters of an effect's text by default.
+pub(crate) const DEFAULT_EFFECT_CHARS: usize = 2000;
 
 /// Extra time a request gets over its Action's own deadline.
 const REQUEST_SLACK_MS: u64 = 5_000;
@@ -54,22 +78,9 @@ fn need<T: Clone>(v: &Option<T>, what: &str, action: &str) -> Result<T, ToolErro
         .ok_or_else(|| ToolError::Args(format!("{action} needs {what}")))
 }
 
-/// The element target of `args` (`ref` or `selector`), if any.
-fn target(state: &State, args: &ActArgs) -> Result<Option<Value>, ToolError> {
-    match (&args.reference, &args.selector) {
-        (Some(_), Some(_)) => Err(ToolError::Args("give ref or selector, not both".into())),
-        (Some(r), None) => Ok(Some(state.refs().resolve(r, &args.device)?.target())),
-        (None, Some(s)) if s.is_empty() => Err(ToolError::Args("the selector is empty".into())),
-        (None, Some(s)) => Ok(Some(
-            json!({ "kind": "selector", "selector": s.to_protocol() }),
-        )),
-        (None, None) => Ok(None),
-    }
-}
-
-/// The Actions `args` stands for, with the secret they type (if any).
-fn plan(state: &State, args: &ActArgs) -> Result<(Vec<Step>, Option<Secret>), ToolError> {
-    let t = target(state, args)?;
+/// The Actions `args` stands for, with the secret they type (if any);
+/// `t` is the element target (a re-found ref or a selector).
+fn plan(args: &ActArgs, t: Option<Value>) -> Result<(Vec<Step>, Option<Secret>), ToolError> {
     let point = match (args.x, args.y) {
         (Some(x), Some(y)) => Some((x, y)),
         (None, None) => None,
@@ -201,10 +212,105 @@ fn fit_to_device(steps: &mut [Step], caps: &Value) {
     }
 }
 
+/// A ref re-found in a fresh tree.
+struct Resolved {
+    reference: String,
+    identity: String,
+    record: RefRecord,
+    moved_from: Option<(f64, f64)>,
+}
+
+/// The element target of `args` (`ref` or `selector`), refs re-found in
+/// the fresh observation `fresh`: a ref whose element is gone or no longer
+/// unique is a `stale_ref` error, never another element.
+fn element_target(
+    state: &State,
+    args: &ActArgs,
+    fresh: &Seen,
+    seen_record: Option<RefRecord>,
+) -> Result<(Option<Value>, Option<Resolved>), ToolError> {
+    match (&args.reference, &args.selector) {
+        (Some(_), Some(_)) => Err(ToolError::Args("give ref or selector, not both".into())),
+        (Some(r), None) => {
+            let mut views = state.views();
+            let book = &mut views.book;
+            let rec = book.record(r, &args.device)?.clone();
+            let Some(k) = fresh.keyed.as_ref() else {
+                return Err(ToolError::Args(format!(
+                    "{r} cannot be re-found: the device gave no UI tree ({})",
+                    fresh.no_tree.as_deref().unwrap_or("none")
+                )));
+            };
+            let (i, _) = RefBook::refind(&rec, k)
+                .map_err(|stale| stale_error(book, &args.device, r, &rec, &stale, k))?;
+            let node = &k.view.nodes[i];
+            // An identifier the driver re-resolves itself; else the node of
+            // the fresh observation (the driver checks its epoch and id).
+            let target = match (k.tier[i], node.identifier.as_deref()) {
+                (Some(Tier::Id), Some(id)) => {
+                    json!({ "kind": "selector", "selector": { "identifier": id } })
+                }
+                _ => json!({
+                    "kind": "node",
+                    "node": {
+                        "observationId": fresh.observation_id,
+                        "context": serde_json::to_value(&k.view.context)?,
+                        "stableNodeId": node.stable_node_id,
+                    }
+                }),
+            };
+            let corner = |b: Option<devicerail_host_protocol::UiRect>| b.map(|b| (b.x, b.y));
+            let last_seen = seen_record.as_ref().unwrap_or(&rec).last_bounds;
+            let moved_from = match (corner(last_seen), corner(node.bounds)) {
+                (Some(a), Some(b)) if (a.0 - b.0).abs().max((a.1 - b.1).abs()) > MOVE_SLACK_PX => {
+                    Some(a)
+                }
+                _ => None,
+            };
+            let identity = render::describe(k, i, 80);
+            let n = book.reference(&args.device, k, i).unwrap_or(rec.number);
+            Ok((
+                Some(target),
+                Some(Resolved {
+                    reference: format!("e{n}"),
+                    identity,
+                    record: rec,
+                    moved_from,
+                }),
+            ))
+        }
+        (None, Some(s)) if s.is_empty() => Err(ToolError::Args("the selector is empty".into())),
+        (None, Some(s)) => Ok((
+            Some(json!({ "kind": "selector", "selector": s.to_protocol() })),
+            None,
+        )),
+        (None, None) => Ok((None, None)),
+    }
+}
+
+/// Driver refusals that mean the element changed between re-finding it
+/// and acting on it.
+fn element_changed(code: Option<&str>) -> bool {
+    matches!(
+        code,
+        Some("element_stale" | "element_not_found" | "element_ambiguous")
+    )
+}
+
 /// Runs `act`.
 pub(crate) async fn act(state: &State, args: ActArgs) -> Result<CallToolResult, ToolError> {
-    let (mut steps, secret) = plan(state, &args)?;
-    let scrub_with: Vec<Secret> = secret.into_iter().collect();
+    // The arguments are checked before anything is observed.
+    let probe = (args.reference.is_some() || args.selector.is_some()).then(|| json!({}));
+    plan(&args, probe)?;
+    let settle_asked = args.settle.unwrap_or(true);
+    let settle_max = args
+        .settle_max_ms
+        .unwrap_or(DEFAULT_SETTLE_MAX_MS)
+        .min(30_000);
+    let max_chars = args
+        .max_chars
+        .unwrap_or(DEFAULT_EFFECT_CHARS)
+        .clamp(budget::MIN_MAX_CHARS, 100_000);
     let timeout = args
         .timeout_ms
         .unwrap_or(DEFAULT_ACTION_MS)
@@ -214,6 +320,28 @@ pub(crate) async fn act(state: &State, args: ActArgs) -> Result<CallToolResult, 
     let (client, session) = slot
         .ensure(&state.backend, &state.leases, &args.device)
         .await?;
+    // A fresh look first: refs are re-found in it, and it is what the
+    // effect is measured from when the Action reports no tree of its own.
+    let before = observe_now(state, client).await?;
+    // The ref as the agent last saw it (for `movedFrom`), before the fresh
+    // look refreshes it.
+    let seen_record = match &args.reference {
+        Some(r) => Some(state.views().book.record(r, &args.device)?.clone()),
+        None => None,
+    };
+    {
+        let mut views = state.views();
+        let views = &mut *views;
+        let last = views.device(&args.device, &session).last.clone();
+        if let Some(bk) = before.keyed.as_ref() {
+            let lk = last.as_ref().and_then(|l| l.keyed.as_ref());
+            let m = lk.map(|lk| match_trees(lk, bk));
+            views.book.seen(&args.device, bk, lk.zip(m.as_ref()));
+        }
+    }
+    let (target, resolved) = element_target(state, &args, &before, seen_record)?;
+    let (mut steps, secret) = plan(&args, target)?;
+    let scrub_with: Vec<Secret> = secret.into_iter().collect();
     if steps
         .iter()
         .any(|s| matches!(s.name, "launchApp" | "navigate"))
@@ -222,6 +350,8 @@ pub(crate) async fn act(state: &State, args: ActArgs) -> Result<CallToolResult, 
         fit_to_device(&mut steps, &caps);
     }
     let mut done = Vec::new();
+    let mut first_result: Option<Value> = None;
+    let mut last_result: Option<Value> = None;
     for s in steps {
         let call_id = uuid::Uuid::new_v4().to_string();
         let params = json!({
@@ -230,55 +360,224 @@ pub(crate) async fn act(state: &State, args: ActArgs) -> Result<CallToolResult, 
             "arguments": s.arguments,
             "actionTimeoutMs": timeout,
         });
-        let result = call::<DeviceExecute>(client, params, Some(timeout + REQUEST_SLACK_MS))
-            .await
-            .map_err(|e| ToolError::Step {
-                step: s.name,
-                done: done.len(),
-                code: e.code().map(str::to_owned),
-                message: secrets::scrub(&e.to_string(), &scrub_with),
-            })?;
+        let result =
+            match call::<DeviceExecute>(client, params, Some(timeout + REQUEST_SLACK_MS)).await {
+                Ok(r) => r,
+                Err(e) => {
+                    if let (Some(r), Some(k)) = (&resolved, before.keyed.as_ref())
+                        && element_changed(e.code())
+                    {
+                        // It changed between re-finding and acting: stale.
+                        let stale = StaleRef {
+                            reason: if e.code() == Some("element_ambiguous") {
+                                StaleReason::Ambiguous { count: 2 }
+                            } else {
+                                StaleReason::Gone
+                            },
+                            candidates: candidates(&r.record, k),
+                        };
+                        let mut views = state.views();
+                        let reference = args.reference.clone().unwrap_or_default();
+                        return Err(stale_error(
+                            &mut views.book,
+                            &args.device,
+                            &reference,
+                            &r.record,
+                            &stale,
+                            k,
+                        ));
+                    }
+                    return Err(ToolError::Step {
+                        step: s.name,
+                        done: done.len(),
+                        code: e.code().map(str::to_owned),
+                        message: secrets::scrub(&e.to_string(), &scrub_with),
+                    });
+                }
+            };
         let output = if s.protected {
             Value::Null
         } else {
             result["output"].clone()
         };
         done.push(json!({ "name": s.name, "callId": call_id, "protected": s.protected, "output": output }));
+        if first_result.is_none() {
+            first_result = Some(result.clone());
+        }
+        last_result = Some(result);
     }
+    // After: the Action's own after observation when it has a tree, then
+    // settling.
+    let recorded_after = last_result
+        .as_ref()
+        .map(|r| r["after"].clone())
+        .filter(|a| a["uiSnapshot"].is_object());
+    let after0 = match recorded_after {
+        Some(a) => seen_of(state, client, a).await?,
+        None => observe_now(state, client).await?,
+    };
+    let (after, settled) = if settle_asked {
+        seen::settle(state, client, after0, settle_max).await?
+    } else {
+        (after0, seen::unsettled())
+    };
+    // Before: the Action's own before observation when it has a tree
+    // (a semantic Action's resolved tree), else the fresh look.
+    let recorded_before = first_result
+        .as_ref()
+        .map(|r| r["before"].clone())
+        .filter(|b| b["uiSnapshot"].is_object());
+    let before_tree = match recorded_before {
+        Some(b) => seen_of(state, client, b).await?,
+        None => before.clone(),
+    };
+    drop(slot);
+    let before_pixels = before_tree.pixels.clone().or(before.pixels.clone());
+    let pixels = match (&before_pixels, &after.pixels) {
+        (Some(a), Some(b)) => Some(a.compare(b)),
+        _ => None,
+    };
+    let eff = effect(before_tree.keyed.as_ref(), after.keyed.as_ref(), pixels);
+    let body = {
+        let mut views = state.views();
+        let views = &mut *views;
+        let book = &mut views.book;
+        if let Some(ak) = after.keyed.as_ref() {
+            let bk = before_tree.keyed.as_ref();
+            book.seen(&args.device, ak, bk.zip(eff.matching.as_ref()));
+        }
+        match (&eff.diff, before_tree.keyed.as_ref(), after.keyed.as_ref()) {
+            (_, _, Some(ak)) if eff.new_screen => {
+                let budget = Budget {
+                    max_chars,
+                    ..Budget::default()
+                };
+                present::outline(book, &args.device, ak, &budget).text
+            }
+            (Some(d), Some(bk), Some(ak)) if !d.is_empty() => {
+                diff_text(book, &args.device, bk, ak, d, max_chars)
+            }
+            _ => String::new(),
+        }
+    };
+    let mode = args.screenshot.unwrap_or(ShotMode::Never);
+    let mode = match mode {
+        ShotMode::Auto if eff.verdict != Verdict::PixelsOnly => ShotMode::Never,
+        ShotMode::Auto => ShotMode::Always,
+        m => m,
+    };
+    let mut image = None;
+    let mut note = None;
+    if wants_image(mode, &after, None) {
+        match image_of(state, &after, args.format, args.max_side).await {
+            Ok(e) => image = Some(e),
+            Err(why) => note = Some(why),
+        }
+    }
+    {
+        let mut views = state.views();
+        let dv = views.device(&args.device, &session);
+        if image.is_some() {
+            dv.last_image = after.pixels.clone();
+        }
+        dv.saw(after.clone());
+    }
+
+    let names: Vec<&str> = done.iter().filter_map(|s| s["name"].as_str()).collect();
+    let what = match (&resolved, args.x.zip(args.y)) {
+        (Some(r), _) => {
+            let moved = r
+                .moved_from
+                .map(|(x, y)| format!(" (moved from ({}, {}))", x.round(), y.round()))
+                .unwrap_or_default();
+            format!(" {} {}{moved}", r.reference, r.identity)
+        }
+        (None, Some((x, y))) => format!(" at ({x}, {y})"),
+        (None, None) => String::new(),
+    };
+    let mut text = format!(
+        "{}{what} on {}: done ({}) · {}\n{}",
+        action_name(args.action),
+        args.device,
+        names.join(" → "),
+        settle_text(&settled, settle_asked),
+        render::effect_summary(&eff),
+    );
+    if let Some(n) = &note {
+        text.push_str(&format!("; {n}"));
+    }
+    text.push('\n');
+    text.push_str(&body);
+    let share = eff
+        .pixels
+        .map(|p| if p.identical { 0.0 } else { p.share() });
+    let d = eff.diff.as_ref();
     let mut structured = ids(&args.device, &session);
     if let Some(m) = structured.as_object_mut() {
         m.insert("action".into(), json!(action_name(args.action)));
         m.insert("steps".into(), json!(done));
+        m.insert(
+            "target".into(),
+            resolved.as_ref().map_or(Value::Null, |r| {
+                json!({
+                    "ref": r.reference,
+                    "identity": r.identity,
+                    "movedFrom": r.moved_from.map(|(x, y)| vec![x, y]),
+                })
+            }),
+        );
+        m.insert(
+            "effect".into(),
+            json!({
+                "verdict": eff.verdict.as_str(),
+                "newScreen": eff.new_screen,
+                "added": d.map_or(0, |d| d.added.len()),
+                "removed": d.map_or(0, |d| d.removed.len()),
+                "changed": d.map_or(0, |d| d.changed_elements()),
+                "moved": d.map_or(0, |d| d.moved.len()),
+                "pixelsChanged": share,
+                "navigated": eff.navigated.as_ref().map(|(a, b)| json!({ "from": a, "to": b })),
+                "before": before_tree.observation_id,
+                "after": after.observation_id,
+            }),
+        );
+        m.insert("settle".into(), settle_json(&settled, settle_asked));
+        m.insert("image".into(), image_json(image.as_ref()));
     }
-    let text = secrets::scrub(&structured.to_string(), &scrub_with);
-    let structured: Value = serde_json::from_str(&text)?;
-    let names: Vec<&str> = structured["steps"]
-        .as_array()
-        .map(|a| a.iter().filter_map(|s| s["name"].as_str()).collect())
-        .unwrap_or_default();
-    let mut result = CallToolResult::structured(structured.clone());
-    result.content = vec![ContentBlock::text(format!(
-        "{} on {}: done ({}); observe to see the effect",
-        action_name(args.action),
-        args.device,
-        names.join(" → ")
-    ))];
+    let scrubbed = secrets::scrub(&structured.to_string(), &scrub_with);
+    let structured: Value = serde_json::from_str(&scrubbed)?;
+    let mut result = CallToolResult::structured(structured);
+    let mut content = vec![ContentBlock::text(secrets::scrub(&text, &scrub_with))];
+    if let Some(e) = &image {
+        content.push(image_block(e));
+    }
+    result.content = content;
     Ok(result)
 }
 
 /// Runs `wait_for`.
 pub(crate) async fn wait_for(state: &State, args: WaitArgs) -> Result<CallToolResult, ToolError> {
-    if args.selector.is_empty() {
-        return Err(ToolError::Args("the selector is empty".into()));
-    }
-    let condition = args.condition.clone().unwrap_or_else(|| "present".into());
-    if !["present", "visible", "enabled", "absent"].contains(&condition.as_str()) {
+    let condition = args.condition.clone().unwrap_or_else(|| {
+        if args.selector.is_some() {
+            "present".into()
+        } else {
+            "settled".into()
+        }
+    });
+    if !["present", "visible", "enabled", "absent", "settled"].contains(&condition.as_str()) {
         return Err(ToolError::Args(format!("unknown condition {condition:?}")));
     }
     let timeout = args
         .timeout_ms
         .unwrap_or(DEFAULT_WAIT_MS)
         .clamp(100, MAX_TIMEOUT_MS);
+    if condition == "settled" {
+        return wait_settled(state, &args, timeout).await;
+    }
+    let selector = match &args.selector {
+        Some(s) if !s.is_empty() => s,
+        _ => return Err(ToolError::Args(format!("{condition} needs a selector"))),
+    };
     let slot = state.slots.get(&args.device);
     let mut slot = slot.lock().await;
     let (client, session) = slot
@@ -288,7 +587,7 @@ pub(crate) async fn wait_for(state: &State, args: WaitArgs) -> Result<CallToolRe
     let params = json!({
         "id": uuid::Uuid::new_v4().to_string(),
         "name": "waitForElement",
-        "arguments": { "selector": args.selector.to_protocol(), "condition": condition },
+        "arguments": { "selector": selector.to_protocol(), "condition": condition },
         "actionTimeoutMs": timeout,
     });
     let matched =
@@ -314,6 +613,38 @@ pub(crate) async fn wait_for(state: &State, args: WaitArgs) -> Result<CallToolRe
     } else {
         format!("{condition}: not matched within {timeout} ms")
     })];
+    Ok(result)
+}
+
+/// `wait_for` with `settled`: observes until the screen is quiet.
+async fn wait_settled(
+    state: &State,
+    args: &WaitArgs,
+    timeout: u64,
+) -> Result<CallToolResult, ToolError> {
+    let slot = state.slots.get(&args.device);
+    let mut slot = slot.lock().await;
+    let (client, session) = slot
+        .ensure(&state.backend, &state.leases, &args.device)
+        .await?;
+    let first = observe_now(state, client).await?;
+    let max = u32::try_from(timeout).unwrap_or(u32::MAX);
+    let (_, r) = seen::settle(state, client, first, max).await?;
+    drop(slot);
+    let mut structured = ids(&args.device, &session);
+    if let Some(m) = structured.as_object_mut() {
+        m.insert("matched".into(), json!(r.settled));
+        m.insert("condition".into(), json!("settled"));
+        m.insert("elapsedMs".into(), json!(r.elapsed_ms));
+        m.insert("samples".into(), json!(r.samples));
+        m.insert("stillChanging".into(), json!(r.still_changing));
+    }
+    let mut result = CallToolResult::structured(structured);
+    result.content = vec![ContentBlock::text(format!(
+        "settled: {} ({} observations)",
+        settle_text(&r, true),
+        r.samples
+    ))];
     Ok(result)
 }
 

@@ -17,8 +17,10 @@
 //! * `server` — the rmcp handler, `devices` and `session`.
 //! * `observe`, `act` — the tools that touch a device.
 //! * `tools` — names, schemas and arguments.
-//! * `outline`, `image` — what an observation becomes for an agent.
-//! * `state`, `refs`, `sessions`, `secrets` — per-server state.
+//! * `seen` — observations as the server keeps them, and settling.
+//! * `present`, `image` — what an observation becomes for an agent
+//!   (outlines, diffs and effects come from `devicerail-host-agent`).
+//! * `state`, `sessions`, `secrets` — per-server state.
 //! * `backend` — the DeviceRail connections (shared or in-process host).
 
 #![forbid(unsafe_code)]
@@ -27,9 +29,9 @@ mod act;
 mod backend;
 mod image;
 mod observe;
-mod outline;
-mod refs;
+mod present;
 mod secrets;
+mod seen;
 mod server;
 mod sessions;
 mod state;

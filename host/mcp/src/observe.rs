@@ -1,187 +1,262 @@
-//! The `observe` tool: one DeviceRail Observation in the device's Session,
-//! its UI tree as a bounded outline with refs, and its screenshot read
-//! from the data directory's Evidence (checked against its sha256),
-//! downscaled and re-encoded.
+//! The `observe` tool: a DeviceRail Observation in the device's Session,
+//! settled by default (more observations until the UI tree and the
+//! screenshot are quiet, within a bound), then for the agent:
 //!
-//! It never sends the full tree or the full-size screenshot to the agent,
-//! and never fails an observation because the image could not be read
-//! (the outline comes back with a note instead).
+//! * the first look in a Session, `full`, `filter` or `subtree`: the
+//!   outline of the UI tree within `maxChars`, interactive elements first,
+//!   with what was left out;
+//! * later looks: the changes since the last one (or `since`), or the
+//!   whole outline headed `new screen` when little of the last one is left;
+//! * the screenshot, downscaled, when it changed visibly since the last
+//!   image sent (`auto`), always, or never.
+//!
+//! Refs come from the server's book: the same element keeps its ref across
+//! looks. The outline is never repeated in the structured result. It never
+//! fails an observation because the image could not be read (a note says
+//! why instead).
 
-use base64::Engine;
-use devicerail_client::methods::{DeviceObserve, UiSnapshotGet};
+use std::sync::Arc;
+
+use devicerail_host_agent::budget::{self, Budget};
+use devicerail_host_agent::diff::{diff, is_new_screen};
+use devicerail_host_agent::matching::match_trees;
+use devicerail_host_agent::refs::RefBook;
+use devicerail_host_agent::render;
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Value, json};
 
-use super::backend::{call, call0};
-use super::image::{self, Encoded};
-use super::outline::{self, Budget, Node};
-use super::refs::RefEntry;
+use super::present::{
+    self, diff_text, image_block, image_json, image_of, outline, stale_error, wants_image,
+};
+use super::seen::{self, DEFAULT_SETTLE_MAX_MS, Seen, observe_now, settle_json, settle_text};
 use super::sessions::ids;
 use super::state::{State, ToolError};
-use super::tools::ObserveArgs;
-use devicerail_host_store::event_store::ReadOnlyStore;
+use super::tools::{ObserveArgs, ShotMode};
 
-/// How long an observation may take.
-const OBSERVE_TIMEOUT_MS: u64 = 60_000;
+/// A rendered diff longer than this share of the outline is shown as a
+/// new screen instead.
+const DIFF_OVER_OUTLINE: f64 = 0.8;
+
+/// What the text of an observation holds.
+struct Body {
+    mode: &'static str,
+    text: String,
+    counts: Value,
+    nodes: usize,
+    shown: usize,
+    omitted: (usize, usize, usize),
+    summary: String,
+}
 
 /// Runs `observe`.
 pub(crate) async fn observe(state: &State, args: ObserveArgs) -> Result<CallToolResult, ToolError> {
-    let subtree = match &args.subtree {
-        Some(r) => Some(state.refs().resolve(r, &args.device)?.stable_node_id),
-        None => None,
-    };
+    let max_chars = args
+        .max_chars
+        .unwrap_or(budget::DEFAULT_MAX_CHARS)
+        .clamp(budget::MIN_MAX_CHARS, 100_000);
+    let settle_asked = args.settle.unwrap_or(true);
+    let settle_max = args
+        .settle_max_ms
+        .unwrap_or(DEFAULT_SETTLE_MAX_MS)
+        .min(30_000);
     let slot = state.slots.get(&args.device);
     let mut slot = slot.lock().await;
     let (client, session) = slot
         .ensure(&state.backend, &state.leases, &args.device)
         .await?;
-    let obs = call0::<DeviceObserve>(client, Some(OBSERVE_TIMEOUT_MS)).await?;
-    let observation_id = obs["id"].as_str().unwrap_or_default().to_owned();
-    let mut notes = Vec::new();
-    let (nodes, context) = if obs["uiSnapshot"].is_object() {
-        let snap = call::<UiSnapshotGet>(
-            client,
-            json!({ "observationId": observation_id }),
-            Some(OBSERVE_TIMEOUT_MS),
-        )
-        .await?;
-        let nodes: Vec<Node> = serde_json::from_value(snap["nodes"].clone())?;
-        (nodes, snap["context"].clone())
+    state.views().device(&args.device, &session);
+    let first = observe_now(state, client).await?;
+    let (cur, settled) = if settle_asked {
+        seen::settle(state, client, first, settle_max).await?
     } else {
-        notes.push(format!(
-            "no UI tree: {}",
-            obs["uiSnapshotOmission"]
-                .as_str()
-                .unwrap_or("the device gave none")
-        ));
-        (Vec::new(), Value::Null)
+        (first, seen::unsettled())
     };
     drop(slot);
 
-    let budget = Budget {
-        max_nodes: args
-            .max_nodes
-            .unwrap_or(outline::DEFAULT_MAX_NODES)
-            .clamp(1, 2000),
-        max_chars: args
-            .max_chars
-            .unwrap_or(outline::DEFAULT_MAX_CHARS)
-            .clamp(200, 100_000),
-        filter: args.filter.clone(),
-        subtree,
-    };
-    let built = {
-        let mut refs = state.refs();
-        let built = outline::build(&nodes, &budget, refs.next_number())?;
-        refs.record(
-            built
-                .refs
-                .iter()
-                .map(|(r, id)| {
-                    let entry = RefEntry {
-                        device: args.device.clone(),
-                        observation_id: observation_id.clone(),
-                        context: context.clone(),
-                        stable_node_id: id.clone(),
-                    };
-                    (r.clone(), entry)
-                })
-                .collect(),
+    let mut notes = Vec::new();
+    if let Some(why) = &cur.no_tree {
+        notes.push(format!("no UI tree: {why}"));
+    }
+    let (body, since, image_wanted) = {
+        let mut views = state.views();
+        let views = &mut *views;
+        let dv = views.device(&args.device, &session);
+        let last = dv.last.clone();
+        let since = match &args.since {
+            Some(id) => Some(dv.recent(id).ok_or_else(|| {
+                ToolError::Args(format!(
+                    "since: {id} is not one of this device's last {} observations in this Session",
+                    super::state::KEPT_OBSERVATIONS
+                ))
+            })?),
+            None => None,
+        };
+        let image_wanted = wants_image(
+            args.screenshot.unwrap_or(ShotMode::Auto),
+            &cur,
+            dv.last_image.as_ref(),
         );
-        built
+        let body = body(&mut views.book, &args, &cur, last, since.clone(), max_chars)?;
+        (body, since, image_wanted)
     };
 
-    let mut image: Option<Encoded> = None;
-    if args.screenshot.unwrap_or(true) {
-        match obs["screenshot"]["sha256"].as_str() {
-            Some(sha) => match read_screenshot(state, sha, args.format, args.max_side).await {
-                Ok(e) => image = Some(e),
-                Err(why) => notes.push(format!("no image: {why}")),
-            },
-            None => notes.push(format!(
-                "no screenshot: {}",
-                obs["screenshotOmission"]
-                    .as_str()
-                    .unwrap_or("the device gave none")
-            )),
+    let mut image = None;
+    if image_wanted {
+        match image_of(state, &cur, args.format, args.max_side).await {
+            Ok(e) => image = Some(e),
+            Err(why) => notes.push(why),
         }
+    }
+    {
+        let mut views = state.views();
+        let dv = views.device(&args.device, &session);
+        if image.is_some() {
+            dv.last_image = cur.pixels.clone();
+        }
+        dv.saw(cur.clone());
     }
 
     let note = (!notes.is_empty()).then(|| notes.join("; "));
     let mut structured = ids(&args.device, &session);
     if let Some(m) = structured.as_object_mut() {
-        m.insert("observationId".into(), json!(observation_id));
-        m.insert("outline".into(), json!(built.text));
-        m.insert("nodes".into(), json!(built.in_scope));
-        m.insert("shown".into(), json!(built.refs.len()));
-        m.insert("truncated".into(), json!(built.truncated()));
+        m.insert("observationId".into(), json!(cur.observation_id));
+        m.insert("mode".into(), json!(body.mode));
         m.insert(
-            "image".into(),
-            image.as_ref().map_or(Value::Null, |e| {
-                json!({
-                    "mimeType": e.format.mime_type(),
-                    "width": e.width,
-                    "height": e.height,
-                    "bytes": e.bytes.len(),
-                    "sourceWidth": e.source_width,
-                    "sourceHeight": e.source_height,
-                })
-            }),
+            "since".into(),
+            json!(since.as_ref().map(|s| s.observation_id.clone())),
         );
+        m.insert("counts".into(), body.counts.clone());
+        m.insert("nodes".into(), json!(body.nodes));
+        m.insert("shown".into(), json!(body.shown));
+        m.insert(
+            "truncated".into(),
+            json!(body.omitted.0 + body.omitted.1 + body.omitted.2 > 0),
+        );
+        m.insert(
+            "omitted".into(),
+            json!({ "interactive": body.omitted.0, "text": body.omitted.1, "other": body.omitted.2 }),
+        );
+        m.insert("settle".into(), settle_json(&settled, settle_asked));
+        m.insert("image".into(), image_json(image.as_ref()));
         m.insert("note".into(), json!(note));
     }
     let mut header = format!(
-        "{} observation {observation_id} (session {session}): {} of {} elements shown",
+        "{} {}: {} · {}",
         args.device,
-        built.refs.len(),
-        built.in_scope
+        cur.observation_id,
+        body.summary,
+        settle_text(&settled, settle_asked)
     );
     if let Some(n) = &note {
         header.push_str(&format!("; {n}"));
     }
-    let mut content = vec![ContentBlock::text(format!("{header}\n{}", built.text))];
-    if let Some(e) = image {
-        let data = base64::engine::general_purpose::STANDARD.encode(&e.bytes);
-        content.push(ContentBlock::image(data, e.format.mime_type()));
+    let mut content = vec![ContentBlock::text(format!("{header}\n{}", body.text))];
+    if let Some(e) = &image {
+        content.push(image_block(e));
     }
     let mut result = CallToolResult::structured(structured);
     result.content = content;
     Ok(result)
 }
 
-/// Why the screenshot is not in the answer (the observation still is).
-#[derive(Debug, thiserror::Error)]
-enum ScreenshotError {
-    #[error("{0}")]
-    Store(#[from] devicerail_host_store::event_store::StoreError),
-    #[error("the screenshot {0} is not in the data directory's Evidence")]
-    Missing(String),
-    #[error("the stored screenshot does not match its sha256")]
-    Digest,
-    #[error("{0}")]
-    Image(#[from] image::ImageError),
-    #[error("reading it failed: {0}")]
-    Join(#[from] tokio::task::JoinError),
-}
-
-async fn read_screenshot(
-    state: &State,
-    sha: &str,
-    format: image::Format,
-    max_side: Option<u32>,
-) -> Result<Encoded, ScreenshotError> {
-    let data_dir = state.data_dir.clone();
-    let sha = sha.to_owned();
-    let max_side = max_side.unwrap_or(image::DEFAULT_MAX_SIDE);
-    tokio::task::spawn_blocking(move || {
-        let store = ReadOnlyStore::open(&data_dir)?;
-        let bytes = store
-            .blob(&sha)?
-            .ok_or_else(|| ScreenshotError::Missing(sha.clone()))?;
-        if devicerail_host_store::evidence::sha256_hex(&bytes) != sha {
-            return Err(ScreenshotError::Digest);
+/// The text of an observation: outline or diff.
+fn body(
+    book: &mut RefBook,
+    args: &ObserveArgs,
+    cur: &Arc<Seen>,
+    last: Option<Arc<Seen>>,
+    since: Option<Arc<Seen>>,
+    max_chars: usize,
+) -> Result<Body, ToolError> {
+    let device = args.device.as_str();
+    let Some(k) = cur.keyed.as_ref() else {
+        return Ok(Body {
+            mode: "full",
+            text: String::new(),
+            counts: Value::Null,
+            nodes: 0,
+            shown: 0,
+            omitted: (0, 0, 0),
+            summary: "no UI tree".into(),
+        });
+    };
+    // Refs follow elements from what the agent saw last.
+    let last_k = last.as_ref().and_then(|l| l.keyed.as_ref());
+    let m_last = last_k.map(|lk| match_trees(lk, k));
+    book.seen(device, k, last_k.zip(m_last.as_ref()));
+    let subtree = match &args.subtree {
+        Some(r) => {
+            let rec = book.record(r, device)?.clone();
+            match RefBook::refind(&rec, k) {
+                Ok((i, _)) => Some(i),
+                Err(stale) => return Err(stale_error(book, device, r, &rec, &stale, k)),
+            }
         }
-        Ok(image::prepare(&bytes, format, max_side)?)
+        None => None,
+    };
+    let budget = Budget {
+        max_chars,
+        filter: args.filter.clone().filter(|f| !f.trim().is_empty()),
+        subtree,
+    };
+    let full = |book: &mut RefBook, mode: &'static str, summary: String| {
+        let o = outline(book, device, k, &budget);
+        let om = &o.selection.omitted;
+        let what = format!(
+            "{}{} of {} elements",
+            summary,
+            o.shown(),
+            o.selection.in_scope
+        );
+        Body {
+            mode,
+            counts: Value::Null,
+            nodes: o.selection.in_scope,
+            shown: o.shown(),
+            omitted: (om.interactive, om.labelled, om.other),
+            summary: what,
+            text: o.text,
+        }
+    };
+    let base = since.or_else(|| last.clone());
+    let base_k = base.as_ref().and_then(|b| b.keyed.as_ref());
+    let prev = match base_k {
+        Some(p) if !args.full && budget.filter.is_none() && subtree.is_none() => p,
+        _ => return Ok(full(book, "full", String::new())),
+    };
+    let m = match (&m_last, last_k) {
+        (Some(m), Some(lk)) if std::ptr::eq(lk, prev) => m.clone(),
+        _ => match_trees(prev, k),
+    };
+    if is_new_screen(prev, k, &m) {
+        return Ok(full(book, "newScreen", "new screen, ".into()));
+    }
+    let d = diff(prev, k, &m);
+    let text = diff_text(book, device, prev, k, &d, max_chars);
+    if text.chars().count() > 1000 {
+        let o = present::outline(book, device, k, &budget);
+        if text.chars().count() as f64 > DIFF_OVER_OUTLINE * o.text.chars().count() as f64 {
+            return Ok(full(book, "newScreen", "new screen, ".into()));
+        }
+    }
+    let counts = json!({
+        "added": d.added.len(),
+        "removed": d.removed.len(),
+        "changed": d.changed_elements(),
+        "moved": d.moved.len(),
+        "unchanged": d.unchanged,
+    });
+    let since_what = match &args.since {
+        Some(id) => format!("since {id}"),
+        None => "since the last look".into(),
+    };
+    Ok(Body {
+        mode: "diff",
+        counts,
+        nodes: (0..k.len()).filter(|&i| k.view.shown(i)).count(),
+        shown: d.added.len() + d.changed_elements() + d.moved.len(),
+        omitted: (0, 0, 0),
+        summary: format!("{since_what}: {}", render::diff_counts(&d)),
+        text,
     })
-    .await?
 }

@@ -246,7 +246,7 @@ impl ServerHandler for McpServer {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("devicerail", env!("CARGO_PKG_VERSION")))
             .with_instructions(
-                "DeviceRail drives phones, simulators and browsers. Call `devices`, then `observe` a device: you get a screenshot and an outline whose refs (e12) you pass to `act`. Use `wait_for` after actions that load. Every call is recorded in the device's Session; end it with `session` op=end and your verdict. For passwords pass the secret's name (`secret`), never its value.",
+                "DeviceRail drives phones, simulators and browsers. Call `devices`, then `observe` a device: the first look is an outline of the UI tree (and a screenshot); later looks return only what changed. Refs (e12) name elements and stay the same while the element is there: pass them to `act`. Every `act` answers with its effect once the screen settled (the changes, a new screen's outline, or `⚠ no visible change`), so you rarely need to observe after acting. A ref whose element is gone or ambiguous fails with `stale_ref` and candidates; nothing is done then. Outlines are budgeted (maxChars); use `subtree` or `filter` for what they left out, `full` for the whole screen. Every call is recorded in the device's Session; end it with `session` op=end and your verdict. For passwords pass the secret's name (`secret`), never its value.",
             )
     }
 

@@ -52,6 +52,56 @@ fn selector_schema() -> Value {
     })
 }
 
+fn screenshot_arg(default: &str, auto: &str) -> Value {
+    json!({
+        "type": ["string", "boolean"],
+        "enum": ["auto", "always", "never", true, false],
+        "default": default,
+        "description": format!("Include the screenshot: always, never, or {auto} true means always, false never.")
+    })
+}
+
+fn image_schema() -> Value {
+    json!({
+        "type": ["object", "null"],
+        "properties": {
+            "mimeType": { "type": "string", "enum": ["image/jpeg", "image/png"] },
+            "width": { "type": "integer", "minimum": 1 },
+            "height": { "type": "integer", "minimum": 1 },
+            "bytes": { "type": "integer", "minimum": 1 },
+            "sourceWidth": { "type": "integer", "minimum": 1 },
+            "sourceHeight": { "type": "integer", "minimum": 1 }
+        },
+        "required": ["mimeType", "width", "height", "bytes", "sourceWidth", "sourceHeight"]
+    })
+}
+
+fn settle_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "asked": { "type": "boolean" },
+            "settled": { "type": "boolean" },
+            "ms": { "type": "integer", "minimum": 0, "description": "Time spent settling." },
+            "samples": { "type": "integer", "minimum": 0 },
+            "stillChanging": { "type": "array", "items": { "type": "string" } }
+        },
+        "required": ["asked", "settled", "ms", "samples", "stillChanging"]
+    })
+}
+
+fn omitted_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "interactive": { "type": "integer", "minimum": 0 },
+            "text": { "type": "integer", "minimum": 0 },
+            "other": { "type": "integer", "minimum": 0 }
+        },
+        "required": ["interactive", "text", "other"]
+    })
+}
+
 fn nullable(t: &str) -> Value {
     json!({ "type": [t, "null"] })
 }
@@ -108,18 +158,21 @@ pub(crate) fn all() -> Vec<Tool> {
         .with_annotations(read_only.clone()),
         Tool::new(
             OBSERVE,
-            "Look at a device: a screenshot (JPEG by default, long side at most maxSide) and a compact outline of the UI tree, one line per element: `e12 button \"Sign in\" #id`. Use the refs (e12) with `act`, or `subtree` to expand one element; refs stay valid for this observation. A long outline ends with `… truncated: N more nodes; narrow with filter or subtree`.",
+            "Look at a device. The first look in a Session is a full outline of the UI tree, one line per element (`e12 button \"Sign in\" #id`, links as `→ /path`) and a screenshot; later looks return only what changed since the last one (`~` changed, `+` added, `-` removed, `↕` moved, `=` unchanged regions), or the whole outline when the screen is new (`full`: true asks for it). Refs (e12) name elements, not positions: the same element keeps its ref, so pass them to `act`. The outline is filled within maxChars, interactive elements first, and ends with what it left out; ask for that with `subtree` (a ref) or `filter`. It waits for the screen to settle first (`settle`). The image comes when the screen changed visibly (screenshot: auto).",
             object(json!({
                 "type": "object",
                 "properties": {
                     "device": device_arg(),
-                    "filter": { "type": "string", "description": "Only elements whose role, name, text, value or id contains this (case-insensitive), with their ancestors." },
-                    "subtree": { "type": "string", "pattern": "^e[0-9]+$", "description": "Only the subtree under this ref of an earlier observation." },
-                    "maxNodes": { "type": "integer", "minimum": 1, "maximum": 2000, "default": 200 },
-                    "maxChars": { "type": "integer", "minimum": 200, "maximum": 100000, "default": 8000 },
-                    "screenshot": { "type": "boolean", "default": true, "description": "Include the screenshot." },
+                    "full": { "type": "boolean", "default": false, "description": "The whole outline instead of the changes since the last look." },
+                    "since": { "type": "string", "description": "Changes since this earlier observation (one of the last 8 of this device)." },
+                    "filter": { "type": "string", "description": "Only elements whose role, name, text, value or id contains this (case-insensitive), with their ancestors and contents." },
+                    "subtree": { "type": "string", "pattern": "^e[0-9]+$", "description": "Only the subtree of this ref." },
+                    "maxChars": { "type": "integer", "minimum": 200, "maximum": 100000, "default": 6000, "description": "Budget of the outline or diff, in characters." },
+                    "screenshot": screenshot_arg("auto", "auto: only when the screen changed visibly since the last image (or there is no UI tree)."),
                     "format": { "type": "string", "enum": ["jpeg", "png"], "default": "jpeg" },
-                    "maxSide": { "type": "integer", "minimum": 64, "maximum": 4096, "default": 1280, "description": "Long side of the image, in pixels." }
+                    "maxSide": { "type": "integer", "minimum": 64, "maximum": 4096, "default": 1280, "description": "Long side of the image, in pixels." },
+                    "settle": { "type": "boolean", "default": true, "description": "Wait until the UI tree and the screenshot are quiet first." },
+                    "settleMaxMs": { "type": "integer", "minimum": 0, "maximum": 30000, "default": 3000 }
                 },
                 "required": ["device"],
                 "additionalProperties": false
@@ -129,29 +182,32 @@ pub(crate) fn all() -> Vec<Tool> {
             "type": "object",
             "properties": merge(session_fields(), json!({
                 "observationId": { "type": "string" },
-                "outline": { "type": "string" },
+                "mode": { "type": "string", "enum": ["full", "diff", "newScreen"], "description": "What the text holds: the whole outline, the changes since `since`, or the whole outline of a new screen." },
+                "since": nullable("string"),
+                "counts": {
+                    "type": ["object", "null"],
+                    "properties": {
+                        "added": { "type": "integer", "minimum": 0 },
+                        "removed": { "type": "integer", "minimum": 0 },
+                        "changed": { "type": "integer", "minimum": 0 },
+                        "moved": { "type": "integer", "minimum": 0 },
+                        "unchanged": { "type": "integer", "minimum": 0 }
+                    },
+                    "required": ["added", "removed", "changed", "moved", "unchanged"]
+                },
                 "nodes": { "type": "integer", "minimum": 0, "description": "Elements in scope (after filter/subtree)." },
                 "shown": { "type": "integer", "minimum": 0 },
                 "truncated": { "type": "boolean" },
-                "image": {
-                    "type": ["object", "null"],
-                    "properties": {
-                        "mimeType": { "type": "string", "enum": ["image/jpeg", "image/png"] },
-                        "width": { "type": "integer", "minimum": 1 },
-                        "height": { "type": "integer", "minimum": 1 },
-                        "bytes": { "type": "integer", "minimum": 1 },
-                        "sourceWidth": { "type": "integer", "minimum": 1 },
-                        "sourceHeight": { "type": "integer", "minimum": 1 }
-                    },
-                    "required": ["mimeType", "width", "height", "bytes", "sourceWidth", "sourceHeight"]
-                },
+                "omitted": omitted_schema(),
+                "settle": settle_schema(),
+                "image": image_schema(),
                 "note": nullable("string")
             })),
-            "required": ["sessionId", "device", "observationId", "outline", "nodes", "shown", "truncated", "image", "note"]
+            "required": ["sessionId", "device", "observationId", "mode", "since", "counts", "nodes", "shown", "truncated", "omitted", "settle", "image", "note"]
         }))),
         Tool::new(
             ACT,
-            "Do one thing on a device. Targets: `ref` (from observe), `selector`, or `x`/`y` in screenshot pixels. Actions: tap, type (text, or `secret`: the NAME of a secret the server reads from DEVICERAIL_SECRET_<NAME>; never pass a secret value), clear, setValue, swipe (x,y → toX,toY), scroll (deltaX/deltaY), key, navigate (url), launchApp (appId). Every call is recorded in the device's Session.",
+            "Do one thing on a device and see what it changed. Targets: `ref` (from observe or an earlier effect), `selector`, or `x`/`y` in screenshot pixels. A ref is re-found in a fresh UI tree first; if its element is gone or no longer unique the call fails with `stale_ref` and candidates, and nothing is done. Actions: tap, type (text, or `secret`: the NAME of a secret the server reads from DEVICERAIL_SECRET_<NAME>; never pass a secret value), clear, setValue, swipe (x,y → toX,toY), scroll (deltaX/deltaY), key, navigate (url), launchApp (appId). The answer is the effect once the screen settled: the changes (as observe's diff), or the new screen's outline, or `⚠ no visible change`. Every call is recorded in the device's Session.",
             object(json!({
                 "type": "object",
                 "properties": {
@@ -170,7 +226,13 @@ pub(crate) fn all() -> Vec<Tool> {
                     "key": { "type": "string" },
                     "url": { "type": "string" },
                     "appId": { "type": "string" },
-                    "timeoutMs": { "type": "integer", "minimum": 100, "maximum": MAX_TIMEOUT_MS }
+                    "timeoutMs": { "type": "integer", "minimum": 100, "maximum": MAX_TIMEOUT_MS },
+                    "settle": { "type": "boolean", "default": true, "description": "Wait until the screen is quiet before reading the effect." },
+                    "settleMaxMs": { "type": "integer", "minimum": 0, "maximum": 30000, "default": 3000 },
+                    "screenshot": screenshot_arg("never", "auto: when only the pixels changed."),
+                    "format": { "type": "string", "enum": ["jpeg", "png"], "default": "jpeg" },
+                    "maxSide": { "type": "integer", "minimum": 64, "maximum": 4096, "default": 1280 },
+                    "maxChars": { "type": "integer", "minimum": 200, "maximum": 100000, "default": 2000, "description": "Budget of the effect's text, in characters (a new screen shows its outline within it; observe for more)." }
                 },
                 "required": ["device", "action"],
                 "additionalProperties": false
@@ -192,22 +254,53 @@ pub(crate) fn all() -> Vec<Tool> {
                         },
                         "required": ["name", "callId", "protected"]
                     }
-                }
+                },
+                "target": {
+                    "type": ["object", "null"],
+                    "properties": {
+                        "ref": { "type": "string" },
+                        "identity": { "type": "string" },
+                        "movedFrom": { "type": ["array", "null"], "items": { "type": "number" } }
+                    },
+                    "required": ["ref", "identity", "movedFrom"]
+                },
+                "effect": {
+                    "type": "object",
+                    "properties": {
+                        "verdict": { "type": "string", "enum": ["changed", "treeOnly", "pixelsOnly", "noVisibleChange", "unknown"] },
+                        "newScreen": { "type": "boolean" },
+                        "added": { "type": "integer", "minimum": 0 },
+                        "removed": { "type": "integer", "minimum": 0 },
+                        "changed": { "type": "integer", "minimum": 0 },
+                        "moved": { "type": "integer", "minimum": 0 },
+                        "pixelsChanged": { "type": ["number", "null"], "description": "Share of the screen whose pixels changed (0–1)." },
+                        "navigated": {
+                            "type": ["object", "null"],
+                            "properties": { "from": { "type": "string" }, "to": { "type": "string" } },
+                            "required": ["from", "to"]
+                        },
+                        "before": nullable("string"),
+                        "after": nullable("string")
+                    },
+                    "required": ["verdict", "newScreen", "added", "removed", "changed", "moved", "pixelsChanged", "navigated", "before", "after"]
+                },
+                "settle": settle_schema(),
+                "image": image_schema()
             })),
-            "required": ["sessionId", "device", "action", "steps"]
+            "required": ["sessionId", "device", "action", "steps", "target", "effect", "settle", "image"]
         }))),
         Tool::new(
             WAIT_FOR,
-            "Wait until an element matching a selector is present, visible, enabled or absent, for at most timeoutMs (default 10000). Answers matched=false on timeout.",
+            "Wait until an element matching a selector is present, visible, enabled or absent, or (condition settled, no selector) until the screen is quiet: UI tree and screenshot unchanged for a short window. At most timeoutMs (default 10000); answers matched=false on timeout.",
             object(json!({
                 "type": "object",
                 "properties": {
                     "device": device_arg(),
                     "selector": selector_schema(),
-                    "condition": { "type": "string", "enum": ["present", "visible", "enabled", "absent"], "default": "present" },
+                    "condition": { "type": "string", "enum": ["present", "visible", "enabled", "absent", "settled"], "default": "present" },
                     "timeoutMs": { "type": "integer", "minimum": 100, "maximum": MAX_TIMEOUT_MS, "default": DEFAULT_WAIT_MS }
                 },
-                "required": ["device", "selector"],
+                "required": ["device"],
                 "additionalProperties": false
             })),
         )
@@ -216,7 +309,9 @@ pub(crate) fn all() -> Vec<Tool> {
             "properties": merge(session_fields(), json!({
                 "matched": { "type": "boolean" },
                 "condition": { "type": "string" },
-                "elapsedMs": { "type": "integer", "minimum": 0 }
+                "elapsedMs": { "type": "integer", "minimum": 0 },
+                "samples": { "type": "integer", "minimum": 1, "description": "Observations taken (settled)." },
+                "stillChanging": { "type": "array", "items": { "type": "string" }, "description": "What kept changing (settled, not matched)." }
             })),
             "required": ["sessionId", "device", "matched", "condition", "elapsedMs"]
         }))),
@@ -251,25 +346,62 @@ pub(crate) fn all() -> Vec<Tool> {
     ]
 }
 
+/// When a result carries the screenshot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ShotMode {
+    Auto,
+    Always,
+    Never,
+}
+
+impl<'de> Deserialize<'de> for ShotMode {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Bool(bool),
+            Word(String),
+        }
+        match Raw::deserialize(d)? {
+            Raw::Bool(true) => Ok(ShotMode::Always),
+            Raw::Bool(false) => Ok(ShotMode::Never),
+            Raw::Word(w) => match w.as_str() {
+                "auto" => Ok(ShotMode::Auto),
+                "always" => Ok(ShotMode::Always),
+                "never" => Ok(ShotMode::Never),
+                other => Err(serde::de::Error::custom(format!(
+                    "screenshot must be auto, always, never, true or false, not {other:?}"
+                ))),
+            },
+        }
+    }
+}
+
 /// Arguments of `observe`.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct ObserveArgs {
-    pub device: String,
+    pub(crate) device: String,
     #[serde(default)]
-    pub filter: Option<String>,
+    pub(crate) full: bool,
     #[serde(default)]
-    pub subtree: Option<String>,
+    pub(crate) since: Option<String>,
     #[serde(default)]
-    pub max_nodes: Option<usize>,
+    pub(crate) filter: Option<String>,
     #[serde(default)]
-    pub max_chars: Option<usize>,
+    pub(crate) subtree: Option<String>,
     #[serde(default)]
-    pub screenshot: Option<bool>,
+    pub(crate) max_chars: Option<usize>,
     #[serde(default)]
-    pub format: Format,
+    pub(crate) screenshot: Option<ShotMode>,
     #[serde(default)]
-    pub max_side: Option<u32>,
+    pub(crate) format: Format,
+    #[serde(default)]
+    pub(crate) max_side: Option<u32>,
+    #[serde(default)]
+    pub(crate) settle: Option<bool>,
+    #[serde(default)]
+    pub(crate) settle_max_ms: Option<u32>,
 }
 
 /// What `act` does.
@@ -291,12 +423,12 @@ pub(crate) enum ActKind {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Selector {
-    pub role: Option<String>,
-    pub name: Option<String>,
-    pub text: Option<String>,
-    pub value: Option<String>,
-    pub identifier: Option<String>,
-    pub css: Option<String>,
+    pub(crate) role: Option<String>,
+    pub(crate) name: Option<String>,
+    pub(crate) text: Option<String>,
+    pub(crate) value: Option<String>,
+    pub(crate) identifier: Option<String>,
+    pub(crate) css: Option<String>,
 }
 
 impl Selector {
@@ -328,48 +460,61 @@ impl Selector {
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct ActArgs {
-    pub device: String,
-    pub action: ActKind,
+    pub(crate) device: String,
+    pub(crate) action: ActKind,
     #[serde(default, rename = "ref")]
-    pub reference: Option<String>,
+    pub(crate) reference: Option<String>,
     #[serde(default)]
-    pub selector: Option<Selector>,
+    pub(crate) selector: Option<Selector>,
     #[serde(default)]
-    pub x: Option<f64>,
+    pub(crate) x: Option<f64>,
     #[serde(default)]
-    pub y: Option<f64>,
+    pub(crate) y: Option<f64>,
     #[serde(default)]
-    pub to_x: Option<f64>,
+    pub(crate) to_x: Option<f64>,
     #[serde(default)]
-    pub to_y: Option<f64>,
+    pub(crate) to_y: Option<f64>,
     #[serde(default)]
-    pub delta_x: Option<i64>,
+    pub(crate) delta_x: Option<i64>,
     #[serde(default)]
-    pub delta_y: Option<i64>,
+    pub(crate) delta_y: Option<i64>,
     #[serde(default)]
-    pub text: Option<String>,
+    pub(crate) text: Option<String>,
     #[serde(default)]
-    pub secret: Option<String>,
+    pub(crate) secret: Option<String>,
     #[serde(default)]
-    pub key: Option<String>,
+    pub(crate) key: Option<String>,
     #[serde(default)]
-    pub url: Option<String>,
+    pub(crate) url: Option<String>,
     #[serde(default)]
-    pub app_id: Option<String>,
+    pub(crate) app_id: Option<String>,
     #[serde(default)]
-    pub timeout_ms: Option<u64>,
+    pub(crate) timeout_ms: Option<u64>,
+    #[serde(default)]
+    pub(crate) settle: Option<bool>,
+    #[serde(default)]
+    pub(crate) settle_max_ms: Option<u32>,
+    #[serde(default)]
+    pub(crate) screenshot: Option<ShotMode>,
+    #[serde(default)]
+    pub(crate) format: Format,
+    #[serde(default)]
+    pub(crate) max_side: Option<u32>,
+    #[serde(default)]
+    pub(crate) max_chars: Option<usize>,
 }
 
 /// Arguments of `wait_for`.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct WaitArgs {
-    pub device: String,
-    pub selector: Selector,
+    pub(crate) device: String,
     #[serde(default)]
-    pub condition: Option<String>,
+    pub(crate) selector: Option<Selector>,
     #[serde(default)]
-    pub timeout_ms: Option<u64>,
+    pub(crate) condition: Option<String>,
+    #[serde(default)]
+    pub(crate) timeout_ms: Option<u64>,
 }
 
 /// What `session` does.
@@ -385,12 +530,12 @@ pub(crate) enum SessionOp {
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct SessionArgs {
-    pub device: String,
-    pub op: SessionOp,
+    pub(crate) device: String,
+    pub(crate) op: SessionOp,
     #[serde(default)]
-    pub verdict: Option<String>,
+    pub(crate) verdict: Option<String>,
     #[serde(default)]
-    pub summary: Option<String>,
+    pub(crate) summary: Option<String>,
 }
 
 /// Arguments of `devices`.

@@ -14,15 +14,21 @@
 //!   routing.
 //! * `feedRows` / `DEVICERAIL_MOCK_FEED_ROWS=N` (0–5000, default 0) adds a
 //!   feed of N text rows below the home screen's fold, for large UI trees.
+//!
+//! `launchApp {appId}` opens the login screen or one of the screens built
+//! for agents ([`screens`]): `table`, `article`, `moving`, `changes`.
+//! Observations carry an idle hint (`metadata.idle`: `runningAnimations`,
+//! `msSinceMutation`) so a caller can tell when the screen has settled.
 
 mod render;
+mod screens;
 mod ui;
 
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use devicerail_host_plugin_api::actions::{
-    self, NoArgs, Points, ScrollArgs, TapArgs, TextArgs, parse_arguments,
+    self, LaunchArgs, NoArgs, Points, ScrollArgs, TapArgs, TextArgs, parse_arguments,
 };
 use devicerail_host_plugin_api::protocol::{
     ActionCall, ActionDefinition, DeviceId, DeviceInfo, Platform, UiNode, Viewport,
@@ -35,7 +41,7 @@ use devicerail_host_plugin_api::{
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::ui::{AppState, Field, HEIGHT, Kind, SCALE, WIDTH};
+use crate::ui::{APP_IDS, AppState, Field, HEIGHT, Kind, SCALE, WIDTH};
 
 /// The id of the first (by default the only) mock device.
 pub(crate) const DEVICE_ID: &str = "mock-1";
@@ -63,11 +69,15 @@ pub(crate) const MAX_TEXT: usize = 4096;
 /// Largest scroll delta advertised, in pixels.
 pub(crate) const MAX_DELTA: u32 = 100_000;
 
+/// What the screen looks like (revision, animation stage).
+type VisualKey = (u64, u64);
+
 struct Device {
     state: AppState,
     connected: bool,
-    /// PNG of `state.revision`, re-rendered only after a visible change.
-    png_cache: Option<(u64, Arc<Vec<u8>>)>,
+    /// PNG of `state.visual_key()`, re-rendered only after a visible
+    /// change.
+    png_cache: Option<(VisualKey, Arc<Vec<u8>>)>,
 }
 
 /// The mock driver.
@@ -167,7 +177,7 @@ impl MockDriver {
     }
 
     fn png(device: &mut Device) -> DriverResult<Arc<Vec<u8>>> {
-        let revision = device.state.revision;
+        let revision = device.state.visual_key();
         if let Some((rev, png)) = &device.png_cache
             && *rev == revision
         {
@@ -192,6 +202,14 @@ impl MockDriver {
         obs.metadata.insert("orientation".into(), json!("portrait"));
         obs.metadata
             .insert("revision".into(), json!(device.state.revision));
+        let quiet_ms = device.state.last_change().elapsed().as_millis() as u64;
+        obs.metadata.insert(
+            "idle".into(),
+            json!({
+                "runningAnimations": u32::from(device.state.animating()),
+                "msSinceMutation": quiet_ms,
+            }),
+        );
         if request.screenshot {
             obs.png = Some(Self::png(device)?.as_ref().clone());
         }
@@ -215,6 +233,16 @@ impl MockDriver {
             ),
         ];
         defs.extend(semantic::definitions());
+        defs.push(actions::definition(
+            actions::LAUNCH_APP,
+            "Open one of the mock's apps: login, table (1,000 rows with an edit dialog), article (long, with 70 links), moving (a button that slides into place), changes (buttons that change the screen).",
+            json!({
+                "type": "object",
+                "properties": { "appId": { "type": "string", "enum": APP_IDS } },
+                "required": ["appId"],
+                "additionalProperties": false
+            }),
+        ));
         if self.faults {
             defs.push(actions::definition(
                 "failAction",
@@ -282,9 +310,22 @@ impl UiBackend for Backend<'_> {
     }
 
     fn tap_node(&self, _ctx: &CallContext, node: &UiNode) -> DriverResult<Mode> {
-        let (x, y) = node.bounds.map(|b| b.center()).unwrap_or_default();
-        self.driver.lock(self.device)?.state.tap(x, y);
+        let mut device = self.driver.lock(self.device)?;
+        let state = &mut device.state;
+        // Scrolled into view first, then tapped where it is now.
+        state.scroll_into_view(node.stable_node_id.as_str());
+        let now = state
+            .elements()
+            .into_iter()
+            .find(|e| e.id == node.stable_node_id.as_str())
+            .map(|e| ui::rect_of(&e));
+        let (x, y) = now.or(node.bounds).map(|b| b.center()).unwrap_or_default();
+        state.tap(x, y);
         Ok(Mode::NativeSemantic)
+    }
+
+    fn scrolls_into_view(&self) -> bool {
+        true
     }
 
     fn clear_node(&self, _ctx: &CallContext, node: &UiNode) -> DriverResult<Mode> {
@@ -405,10 +446,25 @@ impl Driver for MockDriver {
                     json!({ "accepted": true, "typedChars": typed }),
                 ))
             }
+            "launchApp" => {
+                let a: LaunchArgs = parse_arguments(call)?;
+                if !self.lock(device)?.state.launch(&a.app_id) {
+                    return Err(DriverError::invalid_arguments(
+                        &call.name,
+                        format!(
+                            "unknown app {:?}; the mock has {}",
+                            a.app_id,
+                            APP_IDS.join(", ")
+                        ),
+                    ));
+                }
+                Ok(ActionOutput::new(json!({ "launched": a.app_id })))
+            }
             "scroll" => {
                 let a: ScrollArgs<i32> = parse_arguments(call)?;
                 let mut d = self.lock(device)?;
-                d.state.scroll_y = (d.state.scroll_y + i64::from(a.delta_y)).clamp(0, 2000);
+                let max = d.state.max_scroll();
+                d.state.scroll_y = (d.state.scroll_y + i64::from(a.delta_y)).clamp(0, max);
                 d.state.touch();
                 Ok(ActionOutput::new(
                     json!({ "accepted": true, "deltaX": a.delta_x, "scrollY": d.state.scroll_y }),

@@ -15,28 +15,38 @@ const BUTTON_DISABLED: Rgb<u8> = Rgb([190, 196, 208]);
 const INK: Rgb<u8> = Rgb([30, 34, 44]);
 const INK_ON_BUTTON: Rgb<u8> = Rgb([255, 255, 255]);
 
-fn fill(img: &mut RgbImage, (x, y, w, h): (u32, u32, u32, u32), color: Rgb<u8>) {
-    let (x_end, y_end) = ((x + w).min(img.width()), (y + h).min(img.height()));
-    for yy in y.min(y_end)..y_end {
-        for xx in x.min(x_end)..x_end {
+const LINK: Rgb<u8> = Rgb([20, 80, 200]);
+const DIALOG: Rgb<u8> = Rgb([225, 230, 240]);
+
+/// A rectangle in screen pixels; y may be off screen (scrolled content).
+type Rect = (i64, i64, u32, u32);
+
+fn fill(img: &mut RgbImage, (x, y, w, h): Rect, color: Rgb<u8>) {
+    let clamp = |v: i64, max: u32| v.clamp(0, i64::from(max)) as u32;
+    let (x0, y0) = (clamp(x, img.width()), clamp(y, img.height()));
+    let x1 = clamp(x + i64::from(w), img.width());
+    let y1 = clamp(y + i64::from(h), img.height());
+    for yy in y0..y1 {
+        for xx in x0..x1 {
             img.put_pixel(xx, yy, color);
         }
     }
 }
 
-fn frame(img: &mut RgbImage, (x, y, w, h): (u32, u32, u32, u32), color: Rgb<u8>) {
+fn frame(img: &mut RgbImage, (x, y, w, h): Rect, color: Rgb<u8>) {
     fill(img, (x, y, w, 3), color);
-    fill(img, (x, y + h.saturating_sub(3), w, 3), color);
+    fill(img, (x, y + i64::from(h) - 3, w, 3), color);
     fill(img, (x, y, 3, h), color);
-    fill(img, (x + w.saturating_sub(3), y, 3, h), color);
+    fill(img, (x + i64::from(w) - 3, y, 3, h), color);
 }
 
-/// Draws `text` as 3x5 pseudo-glyphs (each cell 4 px) starting at (x, y).
-fn glyphs(img: &mut RgbImage, text: &str, x: u32, y: u32, max_w: u32, color: Rgb<u8>) {
-    const CELL: u32 = 4;
+/// Draws `text` as 3x5 pseudo-glyphs (each cell 4 px) starting at (x, y),
+/// on one line of at most `max_w` pixels.
+fn glyphs(img: &mut RgbImage, text: &str, x: i64, y: i64, max_w: u32, color: Rgb<u8>) {
+    const CELL: i64 = 4;
     let mut cx = x;
     for ch in text.chars() {
-        if cx + 3 * CELL > x + max_w {
+        if cx + 3 * CELL > x + i64::from(max_w) {
             break;
         }
         if ch != ' ' {
@@ -45,7 +55,11 @@ fn glyphs(img: &mut RgbImage, text: &str, x: u32, y: u32, max_w: u32, color: Rgb
             for row in 0..5 {
                 for col in 0..3 {
                     if bits & (1 << (row * 3 + col)) != 0 {
-                        fill(img, (cx + col * CELL, y + row * CELL, CELL, CELL), color);
+                        fill(
+                            img,
+                            (cx + col * CELL, y + row * CELL, CELL as u32, CELL as u32),
+                            color,
+                        );
                     }
                 }
             }
@@ -54,18 +68,46 @@ fn glyphs(img: &mut RgbImage, text: &str, x: u32, y: u32, max_w: u32, color: Rgb
     }
 }
 
+/// Draws `text` wrapped into lines of the rect's width.
+fn block(img: &mut RgbImage, text: &str, (x, y, w, h): Rect, color: Rgb<u8>) {
+    let chars: Vec<char> = text.chars().collect();
+    let per_line = (w as usize / 16).max(1);
+    let line_h = i64::from(crate::screens::LINE_HEIGHT);
+    for (k, line) in chars.chunks(per_line).enumerate() {
+        let ly = y + 8 + line_h * k as i64;
+        if ly + line_h > y + i64::from(h).max(line_h) {
+            break;
+        }
+        let s: String = line.iter().collect();
+        glyphs(img, &s, x, ly, w, color);
+    }
+}
+
 /// Renders the current state as RGB pixels.
 pub(crate) fn render(state: &AppState) -> RgbImage {
     let mut img = RgbImage::from_pixel(WIDTH, HEIGHT, BACKGROUND);
     for e in state.elements() {
         let (x, y, w, h) = e.rect;
-        if y >= HEIGHT {
-            continue; // below the fold (the feed)
+        if y >= i64::from(HEIGHT) || y + i64::from(h) <= 0 {
+            continue; // off screen (below the fold, scrolled away)
         }
         match e.kind {
+            Kind::Root if e.role == "dialog" => {
+                fill(&mut img, e.rect, DIALOG);
+                frame(&mut img, e.rect, BORDER);
+            }
             Kind::Root => {}
             Kind::Label => {
-                glyphs(&mut img, e.text.as_deref().unwrap_or(""), x, y + 10, w, INK);
+                block(&mut img, e.text.as_deref().unwrap_or(""), e.rect, INK);
+            }
+            Kind::Link(_) => {
+                let name = e.name.as_deref().unwrap_or("");
+                glyphs(&mut img, name, x, y + 10, w, LINK);
+                fill(
+                    &mut img,
+                    (x, y + 32, (name.chars().count() as u32 * 16).min(w), 2),
+                    LINK,
+                );
             }
             Kind::Input(field) => {
                 let focused = state.focus == Some(field);
@@ -76,15 +118,22 @@ pub(crate) fn render(state: &AppState) -> RgbImage {
                 );
                 frame(&mut img, e.rect, if focused { BUTTON } else { BORDER });
                 let shown = match field {
-                    Field::Username => e.value.clone().unwrap_or_default(),
                     Field::Password => "*".repeat(state.password.chars().count()),
+                    Field::Username | Field::EditName => e.value.clone().unwrap_or_default(),
                 };
                 let shown = if shown.is_empty() {
                     e.name.clone().unwrap_or_default()
                 } else {
                     shown
                 };
-                glyphs(&mut img, &shown, x + 20, y + h / 2 - 10, w - 40, INK);
+                glyphs(
+                    &mut img,
+                    &shown,
+                    x + 20,
+                    y + i64::from(h) / 2 - 10,
+                    w - 40,
+                    INK,
+                );
             }
             Kind::Button(_) => {
                 fill(
@@ -96,8 +145,8 @@ pub(crate) fn render(state: &AppState) -> RgbImage {
                     &mut img,
                     e.name.as_deref().unwrap_or(""),
                     x + 24,
-                    y + h / 2 - 10,
-                    w - 48,
+                    y + i64::from(h) / 2 - 10,
+                    w.saturating_sub(48),
                     INK_ON_BUTTON,
                 );
             }

@@ -1,5 +1,9 @@
 //! The mock app: a login screen and a home screen whose UI tree changes as
-//! Actions run. All coordinates are screenshot pixels.
+//! Actions run, plus the screens `launchApp` opens for agent benchmarks
+//! ([`crate::screens`]): a 1,000-row table with an edit dialog, a long
+//! article with links, a button that moves after an animation, and a
+//! screen whose buttons change the screen under an agent. All coordinates
+//! are screenshot pixels.
 
 use std::borrow::Cow;
 use std::time::{Duration, Instant};
@@ -8,6 +12,8 @@ use devicerail_host_plugin_api::UiTree;
 use devicerail_host_plugin_api::protocol::{
     IdString, NodeText, RoleString, UiContextKind, UiContextRef, UiNode, UiRect,
 };
+
+use crate::screens;
 
 /// Screen width of every mock device, in screenshot pixels.
 pub(crate) const WIDTH: u32 = 720;
@@ -25,18 +31,40 @@ pub(crate) const FEED_ROW_HEIGHT: u32 = 40;
 /// Context id of the mock's only native context.
 pub(crate) const CONTEXT_ID: &str = "mock-app";
 
-/// Which screen of the mock app is showing.
+/// The apps `launchApp` opens.
+pub(crate) const APP_IDS: [&str; 5] = ["login", "table", "article", "moving", "changes"];
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Screen {
     Login,
     Home,
+    /// 1,000 people, each row with an Edit button.
+    Table,
+    /// A long article with links.
+    Article,
+    /// The page a link of the article opens.
+    Reference(u32),
+    /// A button that slides into place after the screen opens.
+    Moving,
+    /// Buttons that remove, move, replace or duplicate another button.
+    Changes,
 }
 
-/// A text input of the login screen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Field {
     Username,
     Password,
+    /// The name field of the table's edit dialog.
+    EditName,
+}
+
+/// What the Changes screen's control buttons did to it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Changes {
+    pub(crate) save_removed: bool,
+    pub(crate) banner: bool,
+    pub(crate) save_replaced: bool,
+    pub(crate) save_duplicated: bool,
 }
 
 /// The whole mutable state of the mock device.
@@ -57,10 +85,25 @@ pub(crate) struct AppState {
     /// Rows of the home screen's feed (the `feedRows` setting): a long
     /// list below the fold, for large-tree tests and benchmarks.
     pub(crate) feed_rows: usize,
+    /// When the screen last changed because of an Action.
+    pub(crate) changed_at: Instant,
+    /// When the current screen was opened.
+    pub(crate) entered_at: Instant,
+    /// The table's display names, edited through its dialog.
+    pub(crate) people: Vec<String>,
+    /// The row whose edit dialog is open.
+    pub(crate) editing: Option<usize>,
+    /// The dialog's name field.
+    pub(crate) edit_name: String,
+    /// The article's scroll position while a reference is open.
+    pub(crate) article_scroll: i64,
+    /// The Changes screen's state.
+    pub(crate) changes: Changes,
 }
 
 impl Default for AppState {
     fn default() -> Self {
+        let now = Instant::now();
         Self {
             screen: Screen::Login,
             epoch: 1,
@@ -73,6 +116,13 @@ impl Default for AppState {
             entered_home_at: None,
             signed_in_as: String::new(),
             feed_rows: 0,
+            changed_at: now,
+            entered_at: now,
+            people: screens::people(),
+            editing: None,
+            edit_name: String::new(),
+            article_scroll: 0,
+            changes: Changes::default(),
         }
     }
 }
@@ -81,45 +131,98 @@ impl Default for AppState {
 #[derive(Debug, Clone)]
 pub(crate) struct Element {
     pub(crate) id: Cow<'static, str>,
-    pub(crate) parent: Option<&'static str>,
+    pub(crate) parent: Option<Cow<'static, str>>,
     pub(crate) role: &'static str,
     pub(crate) name: Option<String>,
     pub(crate) value: Option<String>,
     pub(crate) text: Option<String>,
-    pub(crate) rect: (u32, u32, u32, u32),
+    /// The developer id the tree reports (`None`: the element has none).
+    pub(crate) identifier: Option<Cow<'static, str>>,
+    /// x, y, width, height; y may be off screen (scrolled content).
+    pub(crate) rect: (i64, i64, u32, u32),
     pub(crate) enabled: bool,
     pub(crate) kind: Kind,
 }
 
-/// What an element does when tapped (and how it is drawn).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Kind {
     Root,
     Label,
     Input(Field),
     Button(ButtonAction),
+    /// A link to reference N of the article.
+    Link(u32),
 }
 
-/// The effect of pressing a button.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ButtonAction {
     SignIn,
     Help,
     SignOut,
+    /// Opens the edit dialog of a table row.
+    EditRow(usize),
+    SaveEdit,
+    CancelEdit,
+    /// Back from a reference to the article.
+    BackToArticle,
+    /// The moving button.
+    Continue,
+    /// The button that appears where the moving button was.
+    Cancel,
+    /// Sets the status to this text.
+    Press(&'static str),
+    /// A control of the Changes screen.
+    Change(ChangeOp),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ChangeOp {
+    RemoveSave,
+    InsertBanner,
+    ReplaceSave,
+    DuplicateSave,
+    Reset,
 }
 
 impl AppState {
-    /// Records a visible change, so the next observation re-renders the PNG.
     pub(crate) fn touch(&mut self) {
         self.revision += 1;
+        self.changed_at = Instant::now();
     }
 
-    fn navigate(&mut self, screen: Screen) {
+    pub(crate) fn navigate(&mut self, screen: Screen) {
         self.screen = screen;
         self.epoch += 1;
         self.focus = None;
+        self.scroll_y = 0;
+        self.editing = None;
+        self.entered_at = Instant::now();
         self.entered_home_at = (screen == Screen::Home).then(Instant::now);
         self.touch();
+    }
+
+    /// Opens the app `id` of [`APP_IDS`]; `false` for an unknown id.
+    pub(crate) fn launch(&mut self, id: &str) -> bool {
+        let screen = match id {
+            "login" => Screen::Login,
+            "table" => Screen::Table,
+            "article" => Screen::Article,
+            "moving" => Screen::Moving,
+            "changes" => Screen::Changes,
+            _ => return false,
+        };
+        match screen {
+            Screen::Moving => self.status = "Waiting".into(),
+            Screen::Changes => {
+                self.status = "Nothing pressed".into();
+                self.changes = Changes::default();
+            }
+            Screen::Table => self.people = screens::people(),
+            _ => {}
+        }
+        self.article_scroll = 0;
+        self.navigate(screen);
+        true
     }
 
     /// Whether the delayed "Sign out" button is visible yet.
@@ -128,7 +231,59 @@ impl AppState {
             .is_some_and(|t| t.elapsed() >= SIGN_OUT_DELAY)
     }
 
-    /// The native context with the current document epoch.
+    /// Whether something on screen is still moving or scheduled to appear.
+    pub(crate) fn animating(&self) -> bool {
+        match self.screen {
+            Screen::Home => !self.sign_out_visible(),
+            Screen::Moving => self.entered_at.elapsed() < screens::MOVE_DURATION,
+            _ => false,
+        }
+    }
+
+    /// When the screen last changed, scheduled changes included.
+    pub(crate) fn last_change(&self) -> Instant {
+        let scheduled = match self.screen {
+            Screen::Home => self
+                .entered_home_at
+                .map(|t| t + SIGN_OUT_DELAY)
+                .filter(|_| self.sign_out_visible()),
+            Screen::Moving => {
+                Some(self.entered_at + screens::MOVE_DURATION).filter(|_| !self.animating())
+            }
+            _ => None,
+        };
+        match scheduled {
+            Some(s) if s > self.changed_at => s,
+            _ => self.changed_at,
+        }
+    }
+
+    /// What the screen looks like right now, as a cache key: the revision
+    /// and the stage of any animation.
+    pub(crate) fn visual_key(&self) -> (u64, u64) {
+        let stage = match self.screen {
+            Screen::Home => u64::from(self.sign_out_visible()),
+            Screen::Moving => screens::moving_y(self) as u64,
+            _ => 0,
+        };
+        (self.revision, stage)
+    }
+
+    /// The largest scroll offset of the current screen.
+    pub(crate) fn max_scroll(&self) -> i64 {
+        match self.screen {
+            Screen::Table | Screen::Article => {
+                (screens::content_height(self) - i64::from(HEIGHT)).max(0)
+            }
+            _ => 2000,
+        }
+    }
+
+    /// Whether the current screen's content moves with `scroll_y`.
+    pub(crate) fn scrolls(&self) -> bool {
+        matches!(self.screen, Screen::Table | Screen::Article)
+    }
+
     pub(crate) fn context(&self) -> UiContextRef {
         UiContextRef {
             context_kind: UiContextKind::Native,
@@ -140,136 +295,140 @@ impl AppState {
 
     /// The current layout, in preorder.
     pub(crate) fn elements(&self) -> Vec<Element> {
-        let el = |id: &'static str, parent, role, rect, kind| Element {
-            id: Cow::Borrowed(id),
-            parent,
-            role,
-            name: None,
-            value: None,
-            text: None,
-            rect,
-            enabled: true,
-            kind,
-        };
         match self.screen {
-            Screen::Login => {
-                let mut root = el(
-                    "app",
-                    None,
-                    "application",
-                    (0, 0, WIDTH, HEIGHT),
-                    Kind::Root,
-                );
-                root.name = Some("Mock Login".into());
-                let mut title = el(
-                    "title",
-                    Some("app"),
-                    "staticText",
-                    (60, 120, 600, 80),
-                    Kind::Label,
-                );
-                title.text = Some("Sign in".into());
-                let mut user = el(
-                    "username",
-                    Some("app"),
-                    "textField",
-                    (60, 280, 600, 96),
-                    Kind::Input(Field::Username),
-                );
-                user.name = Some("Username".into());
-                user.value = Some(self.username.clone());
-                let mut pass = el(
-                    "password",
-                    Some("app"),
-                    "secureTextField",
-                    (60, 420, 600, 96),
-                    Kind::Input(Field::Password),
-                );
-                pass.name = Some("Password".into());
-                pass.value = Some("\u{2022}".repeat(self.password.chars().count()));
-                let mut sign_in = el(
-                    "sign-in",
-                    Some("app"),
-                    "button",
-                    (60, 580, 600, 100),
-                    Kind::Button(ButtonAction::SignIn),
-                );
-                sign_in.name = Some("Sign in".into());
-                sign_in.text = Some("Sign in".into());
-                let mut help = el(
-                    "help",
-                    Some("app"),
-                    "button",
-                    (60, 720, 280, 80),
-                    Kind::Button(ButtonAction::Help),
-                );
-                help.name = Some("Help".into());
-                help.text = Some("Help".into());
-                help.enabled = false;
-                let mut status = el(
-                    "status",
-                    Some("app"),
-                    "staticText",
-                    (60, 860, 600, 60),
-                    Kind::Label,
-                );
-                status.text = Some(self.status.clone());
-                vec![root, title, user, pass, sign_in, help, status]
-            }
-            Screen::Home => {
-                let mut root = el(
-                    "home",
-                    None,
-                    "application",
-                    (0, 0, WIDTH, HEIGHT),
-                    Kind::Root,
-                );
-                root.name = Some("Mock Home".into());
-                let mut welcome = el(
-                    "welcome",
-                    Some("home"),
-                    "staticText",
-                    (60, 200, 600, 80),
-                    Kind::Label,
-                );
-                welcome.text = Some(format!("Welcome, {}", self.signed_in_as));
-                let mut out = vec![root, welcome];
-                if self.sign_out_visible() {
-                    let mut sign_out = el(
-                        "sign-out",
-                        Some("home"),
-                        "button",
-                        (60, 1000, 600, 100),
-                        Kind::Button(ButtonAction::SignOut),
-                    );
-                    sign_out.name = Some("Sign out".into());
-                    sign_out.text = Some("Sign out".into());
-                    out.push(sign_out);
-                }
-                if self.feed_rows > 0 {
-                    out.push(el(
-                        "feed",
-                        Some("home"),
-                        "list",
-                        (0, 1120, WIDTH, FEED_ROW_HEIGHT * self.feed_rows as u32),
-                        Kind::Root,
-                    ));
-                }
-                for i in 0..self.feed_rows {
-                    let mut row = el(
-                        "feed",
-                        Some("feed"),
-                        "staticText",
-                        (60, 1120 + FEED_ROW_HEIGHT * i as u32, 600, FEED_ROW_HEIGHT),
-                        Kind::Label,
-                    );
-                    row.id = Cow::Owned(format!("feed-row-{i}"));
-                    row.text = Some(format!("Item {i}: nothing new"));
-                    out.push(row);
-                }
-                out
-            }
+            Screen::Login => self.login(),
+            Screen::Home => self.home(),
+            Screen::Table => screens::table(self),
+            Screen::Article => screens::article(self),
+            Screen::Reference(n) => screens::reference(n),
+            Screen::Moving => screens::moving(self),
+            Screen::Changes => screens::changes(self),
         }
+    }
+
+    fn login(&self) -> Vec<Element> {
+        let mut root = el(
+            "app",
+            None,
+            "application",
+            (0, 0, WIDTH, HEIGHT),
+            Kind::Root,
+        );
+        root.name = Some("Mock Login".into());
+        let mut title = el(
+            "title",
+            Some("app"),
+            "staticText",
+            (60, 120, 600, 80),
+            Kind::Label,
+        );
+        title.text = Some("Sign in".into());
+        let mut user = el(
+            "username",
+            Some("app"),
+            "textField",
+            (60, 280, 600, 96),
+            Kind::Input(Field::Username),
+        );
+        user.name = Some("Username".into());
+        user.value = Some(self.username.clone());
+        let mut pass = el(
+            "password",
+            Some("app"),
+            "secureTextField",
+            (60, 420, 600, 96),
+            Kind::Input(Field::Password),
+        );
+        pass.name = Some("Password".into());
+        pass.value = Some("\u{2022}".repeat(self.password.chars().count()));
+        let mut sign_in = el(
+            "sign-in",
+            Some("app"),
+            "button",
+            (60, 580, 600, 100),
+            Kind::Button(ButtonAction::SignIn),
+        );
+        sign_in.name = Some("Sign in".into());
+        sign_in.text = Some("Sign in".into());
+        let mut help = el(
+            "help",
+            Some("app"),
+            "button",
+            (60, 720, 280, 80),
+            Kind::Button(ButtonAction::Help),
+        );
+        help.name = Some("Help".into());
+        help.text = Some("Help".into());
+        help.enabled = false;
+        let mut status = el(
+            "status",
+            Some("app"),
+            "staticText",
+            (60, 860, 600, 60),
+            Kind::Label,
+        );
+        status.text = Some(self.status.clone());
+        vec![root, title, user, pass, sign_in, help, status]
+    }
+
+    fn home(&self) -> Vec<Element> {
+        let mut root = el(
+            "home",
+            None,
+            "application",
+            (0, 0, WIDTH, HEIGHT),
+            Kind::Root,
+        );
+        root.name = Some("Mock Home".into());
+        let mut welcome = el(
+            "welcome",
+            Some("home"),
+            "staticText",
+            (60, 200, 600, 80),
+            Kind::Label,
+        );
+        welcome.text = Some(format!("Welcome, {}", self.signed_in_as));
+        let mut out = vec![root, welcome];
+        if self.sign_out_visible() {
+            let mut sign_out = el(
+                "sign-out",
+                Some("home"),
+                "button",
+                (60, 1000, 600, 100),
+                Kind::Button(ButtonAction::SignOut),
+            );
+            sign_out.name = Some("Sign out".into());
+            sign_out.text = Some("Sign out".into());
+            out.push(sign_out);
+        }
+        if self.feed_rows > 0 {
+            out.push(el(
+                "feed",
+                Some("home"),
+                "list",
+                (0, 1120, WIDTH, FEED_ROW_HEIGHT * self.feed_rows as u32),
+                Kind::Root,
+            ));
+        }
+        for i in 0..self.feed_rows {
+            let mut row = el(
+                "feed",
+                Some("feed"),
+                "staticText",
+                (
+                    60,
+                    1120 + i64::from(FEED_ROW_HEIGHT) * i as i64,
+                    600,
+                    FEED_ROW_HEIGHT,
+                ),
+                Kind::Label,
+            );
+            row.id = Cow::Owned(format!("feed-row-{i}"));
+            row.identifier = Some(row.id.clone());
+            row.text = Some(format!("Item {i}: nothing new"));
+            out.push(row);
+        }
+        out
     }
 
     /// The normalized tree of the current layout.
@@ -295,6 +454,29 @@ impl AppState {
             .find(|e| rect_of(e).contains(x, y))
     }
 
+    /// Scrolls so the element `id` is on screen (centered), if the screen
+    /// scrolls and it is not; whether it scrolled.
+    pub(crate) fn scroll_into_view(&mut self, id: &str) -> bool {
+        if !self.scrolls() {
+            return false;
+        }
+        let Some(e) = self.elements().into_iter().find(|e| e.id == id) else {
+            return false;
+        };
+        let (_, y, _, h) = e.rect;
+        if y >= 0 && y + i64::from(h) <= i64::from(HEIGHT) {
+            return false;
+        }
+        let center = y + i64::from(h) / 2;
+        let target = (self.scroll_y + center - i64::from(HEIGHT) / 2).clamp(0, self.max_scroll());
+        if target == self.scroll_y {
+            return false;
+        }
+        self.scroll_y = target;
+        self.touch();
+        true
+    }
+
     /// A tap at a point: focuses inputs, presses buttons.
     pub(crate) fn tap(&mut self, x: f64, y: f64) -> String {
         let Some(element) = self.hit(x, y) else {
@@ -313,7 +495,12 @@ impl AppState {
                 self.status = "Signed out".into();
                 self.navigate(Screen::Login);
             }
-            Kind::Button(ButtonAction::Help) | Kind::Root | Kind::Label => {}
+            Kind::Button(action) => screens::press(self, action),
+            Kind::Link(n) => {
+                self.article_scroll = self.scroll_y;
+                self.navigate(Screen::Reference(n));
+            }
+            Kind::Root | Kind::Label => {}
         }
         element.id.into_owned()
     }
@@ -328,19 +515,63 @@ impl AppState {
         }
     }
 
-    /// The text of a login field, for typing into it.
     pub(crate) fn field_mut(&mut self, field: Field) -> &mut String {
         match field {
             Field::Username => &mut self.username,
             Field::Password => &mut self.password,
+            Field::EditName => &mut self.edit_name,
         }
     }
 }
 
-/// The element's bounds as a protocol rectangle.
+/// An element with an identifier equal to its id (the login and home
+/// screens' convention).
+pub(crate) fn el(
+    id: &'static str,
+    parent: Option<&'static str>,
+    role: &'static str,
+    (x, y, w, h): (i64, i64, u32, u32),
+    kind: Kind,
+) -> Element {
+    Element {
+        id: Cow::Borrowed(id),
+        parent: parent.map(Cow::Borrowed),
+        role,
+        name: None,
+        value: None,
+        text: None,
+        identifier: Some(Cow::Borrowed(id)),
+        rect: (x, y, w, h),
+        enabled: true,
+        kind,
+    }
+}
+
+/// An element without an identifier.
+pub(crate) fn anon(
+    id: impl Into<Cow<'static, str>>,
+    parent: impl Into<Cow<'static, str>>,
+    role: &'static str,
+    rect: (i64, i64, u32, u32),
+    kind: Kind,
+) -> Element {
+    Element {
+        id: id.into(),
+        parent: Some(parent.into()),
+        role,
+        name: None,
+        value: None,
+        text: None,
+        identifier: None,
+        rect,
+        enabled: true,
+        kind,
+    }
+}
+
 pub(crate) fn rect_of(e: &Element) -> UiRect {
     let (x, y, w, h) = e.rect;
-    UiRect::new(f64::from(x), f64::from(y), f64::from(w), f64::from(h))
+    UiRect::new(x as f64, y as f64, f64::from(w), f64::from(h))
 }
 
 fn text(s: &Option<String>) -> Option<NodeText> {
@@ -350,15 +581,20 @@ fn text(s: &Option<String>) -> Option<NodeText> {
 fn to_node(e: &Element) -> UiNode {
     UiNode {
         stable_node_id: IdString::truncating(&e.id).unwrap_or_else(|| unreachable!()),
-        parent_stable_node_id: e.parent.and_then(IdString::truncating),
+        parent_stable_node_id: e.parent.as_deref().and_then(IdString::truncating),
         role: RoleString::truncating(e.role).unwrap_or_else(|| unreachable!()),
         name: text(&e.name),
         value: text(&e.value),
-        identifier: devicerail_host_plugin_api::protocol::BoundedString::truncating(&e.id),
+        identifier: e
+            .identifier
+            .as_deref()
+            .and_then(devicerail_host_plugin_api::protocol::BoundedString::truncating),
         text: text(&e.text),
         bounds: Some(rect_of(e)),
         enabled: Some(e.enabled),
-        hittable: Some(matches!(e.kind, Kind::Input(_) | Kind::Button(_)) && e.enabled),
+        hittable: Some(
+            matches!(e.kind, Kind::Input(_) | Kind::Button(_) | Kind::Link(_)) && e.enabled,
+        ),
     }
 }
 
@@ -378,6 +614,7 @@ mod tests {
         assert_eq!(s.screen, Screen::Home);
         assert_eq!(s.epoch, epoch + 1);
         assert!(!s.sign_out_visible());
+        assert!(s.animating(), "the sign-out button is scheduled");
     }
 
     #[test]

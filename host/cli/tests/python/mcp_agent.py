@@ -113,8 +113,13 @@ class Agent:
         return result
 
     async def observe(self, device: str, **kw: Any) -> tuple[dict[str, Any], Any]:
+        """The structured result (with the text as `outline`, which the
+        structured result itself never repeats) and the image blocks."""
         result = await self.call("observe", {"device": device, **kw})
-        s = result.structured_content
+        self.test.assertNotIn("outline", result.structured_content)
+        s = dict(result.structured_content)
+        text = "\n".join(self._texts(result))
+        s["header"], _, s["outline"] = text.partition("\n")
         images = [c for c in result.content if getattr(c, "type", None) == "image"]
         if s["image"] is not None:
             self.test.assertEqual(len(images), 1)
@@ -260,13 +265,14 @@ class McpMock(unittest.IsolatedAsyncioTestCase):
             await agent.call("act", {"device": dev, "action": "tap", "ref": sign_in})
             waited = await agent.call("wait_for", {"device": dev, "selector": {"text": "Welcome"}, "timeoutMs": 5000})
             self.assertTrue(waited.structured_content["matched"])
-            after, _ = await agent.observe(dev, format="png", maxSide=640)
+            after, _ = await agent.observe(dev, full=True, screenshot="always", format="png", maxSide=640)
             self.assertIn('"Welcome, ada"', after["outline"])
             self.assertEqual(after["image"]["mimeType"], "image/png")
             self.assertEqual((after["image"]["width"], after["image"]["height"]), (360, 640))
-            # A ref of the old screen is refused as stale, with a hint.
+            # A ref of the old screen is refused as stale, and nothing is done.
             stale = await agent.call("act", {"device": dev, "action": "tap", "ref": sign_in}, ok=False)
-            self.assertIn("error", stale.content[0].text)
+            self.assertIn("error stale_ref", stale.content[0].text)
+            self.assertEqual(stale.structured_content["error"]["reason"], "gone")
             gone = await agent.call("wait_for", {"device": dev, "selector": {"text": "Nobody"}, "timeoutMs": 300})
             self.assertFalse(gone.structured_content["matched"])
             info = (await agent.call("session", {"device": dev, "op": "info"})).structured_content
@@ -296,22 +302,183 @@ class McpMock(unittest.IsolatedAsyncioTestCase):
             self.assertEqual(scrolled.structured_content["steps"][0]["name"], "scroll")
             unknown = await agent.call("act", {"device": dev, "action": "key", "key": "Enter"}, ok=False)
             self.assertIn("pressKey", unknown.content[0].text)
-            obs, _ = await agent.observe(dev, screenshot=False)
+            obs, _ = await agent.observe(dev, screenshot=False, full=True)
             self.assertGreaterEqual(obs["nodes"], 1000)
             self.assertTrue(obs["truncated"])
-            self.assertLessEqual(len(obs["outline"]), 8000)
-            last = obs["outline"].rstrip("\n").splitlines()[-1]
-            self.assertRegex(last, r"^… truncated: \d+ more nodes; narrow with filter or subtree$")
-            self.assertEqual(int(last.split()[2]), obs["nodes"] - obs["shown"])
+            self.assertLessEqual(len(obs["outline"]), 6000)
+            lines = obs["outline"].rstrip("\n").splitlines()
+            footer = [l for l in lines if l.startswith("… not shown: ")]
+            self.assertEqual(len(footer), 1, obs["outline"])
+            self.assertRegex(footer[0], r"^… not shown: [\d,]+ text\.$")
+            omitted = int(footer[0].split()[3].replace(",", ""))
+            self.assertEqual(omitted, obs["omitted"]["text"])
+            self.assertEqual(obs["shown"] + omitted, obs["nodes"])
+            self.assertRegex(lines[-1], r"^   e\d+ list #feed: [\d,]+ of 1,000 staticTexts not shown → subtree=e\d+ or filter=")
+            last = lines[-1]
             print(f"1,000 rows: outline {len(obs['outline'])} chars, {obs['shown']} of {obs['nodes']} nodes shown; last line: {last}")
             narrowed, _ = await agent.observe(dev, screenshot=False, filter="Item 999:")
             self.assertFalse(narrowed["truncated"])
             self.assertIn('"Item 999: nothing new"', narrowed["outline"])
             feed = ref_of(obs["outline"], r" list")
-            sub, _ = await agent.observe(dev, screenshot=False, subtree=feed, maxNodes=5)
-            self.assertEqual(sub["shown"], 5)
-            self.assertTrue(sub["outline"].lstrip().startswith("e"))
-            self.assertIn("list", sub["outline"].splitlines()[0])
+            sub, _ = await agent.observe(dev, screenshot=False, subtree=feed, maxChars=300)
+            self.assertLessEqual(len(sub["outline"]), 300)
+            self.assertTrue(sub["truncated"])
+            self.assertTrue(sub["outline"].lstrip().startswith(feed + " list"), sub["outline"])
+
+
+def effect_of(result: Any) -> tuple[dict[str, Any], str]:
+    """An act result's structured effect and its text."""
+    text = "\n".join(c.text for c in result.content if getattr(c, "type", None) == "text")
+    return result.structured_content["effect"], text
+
+
+class McpAgent(unittest.IsolatedAsyncioTestCase):
+    """Refs, diffs, effects and settling on the mock, as issue 29 asks."""
+
+    async def test_refs_are_stable_and_diffs_are_smaller_than_outlines(self) -> None:
+        async with mcp_server(os.environ["DEVICERAIL_PLUGINS_DIR"]) as (session, _, _):
+            agent = Agent(session, self)
+            await agent.load_tools()
+            dev = "mock-1"
+            first, images = await agent.observe(dev)
+            self.assertEqual((first["mode"], len(images)), ("full", 1))
+            # The unchanged screen again: nothing new, no image, same refs.
+            second, images = await agent.observe(dev)
+            self.assertEqual((second["mode"], second["counts"]["added"], second["counts"]["changed"]), ("diff", 0, 0))
+            self.assertEqual(images, [], "an unchanged screen sends no image")
+            self.assertIn("no change", second["header"])
+            full, _ = await agent.observe(dev, full=True, screenshot="never")
+            self.assertEqual(full["outline"], first["outline"], "the same refs for the same elements")
+            user = ref_of(first["outline"], r'"Username"')
+            typed = await agent.call("act", {"device": dev, "action": "type", "ref": user, "text": "ada"})
+            eff, text = effect_of(typed)
+            self.assertEqual(eff["verdict"], "changed")
+            self.assertIn(f'~ {user} textField "Username" #username value: "" → "ada"', text)
+            again, _ = await agent.observe(dev, full=True, screenshot="never")
+            self.assertEqual(ref_of(again["outline"], r'"Username"'), user)
+            # A diff is smaller than the outline it stands for.
+            sign_in = ref_of(again["outline"], r'button "Sign in"')
+            await agent.call("act", {"device": dev, "action": "type", "selector": {"identifier": "password"}, "text": "pw"})
+            diff, _ = await agent.observe(dev, since=again["observationId"], screenshot="never")
+            whole, _ = await agent.observe(dev, full=True, screenshot="never")
+            self.assertEqual(diff["mode"], "diff")
+            self.assertEqual(diff["counts"]["changed"], 1, diff["outline"])
+            self.assertLess(len(diff["outline"]), len(whole["outline"]) / 2, (diff["outline"], whole["outline"]))
+            signed = await agent.call("act", {"device": dev, "action": "tap", "ref": sign_in})
+            eff, text = effect_of(signed)
+            self.assertTrue(eff["newScreen"], text)
+            self.assertIn('"Welcome, ada"', text)
+            self.assertIn("Sign out", text, "settling waited for the delayed button")
+            self.assertTrue(signed.structured_content["settle"]["settled"])
+            print(f"diffs: outline {len(whole['outline'])} chars, diff {len(diff['outline'])} chars; "
+                  f"unchanged re-look {len(second['outline'])} chars")
+
+    async def test_a_changed_screen_gets_stale_ref_never_a_wrong_element(self) -> None:
+        async with mcp_server(os.environ["DEVICERAIL_PLUGINS_DIR"]) as (session, _, _):
+            agent = Agent(session, self)
+            await agent.load_tools()
+            dev = "mock-1"
+            launched = await agent.call("act", {"device": dev, "action": "launchApp", "appId": "changes"})
+            _, text = effect_of(launched)
+            save = ref_of(text, r'button "Save"')
+            controls = {name: ref_of(text, rf'button "{name}"') for name in ("Remove Save", "Insert banner", "Replace Save", "Duplicate Save", "Reset")}
+            wrong = 0
+
+            async def status() -> str:
+                obs, _ = await agent.observe(dev, full=True, screenshot="never")
+                m = re.search(r'staticText "([^"]*)"', obs["outline"])
+                assert m, obs["outline"]
+                return m.group(1)
+
+            async def reset() -> None:
+                await agent.call("act", {"device": dev, "action": "tap", "ref": controls["Reset"]})
+                self.assertEqual(await status(), "Nothing pressed")
+
+            # Removed: stale, gone; nothing pressed.
+            await agent.call("act", {"device": dev, "action": "tap", "ref": controls["Remove Save"]})
+            r = await agent.call("act", {"device": dev, "action": "tap", "ref": save}, ok=False)
+            self.assertEqual(r.structured_content["error"]["code"], "stale_ref")
+            self.assertEqual(r.structured_content["error"]["reason"], "gone")
+            self.assertIn("nothing was done", r.content[0].text)
+            wrong += await status() != "Nothing pressed"
+            await reset()
+            # Replaced in place by Discard: stale, and Discard is not pressed.
+            await agent.call("act", {"device": dev, "action": "tap", "ref": controls["Replace Save"]})
+            r = await agent.call("act", {"device": dev, "action": "tap", "ref": save}, ok=False)
+            self.assertEqual(r.structured_content["error"]["reason"], "gone")
+            self.assertTrue(any("Discard" in c["line"] or "Save" in c["line"] for c in r.structured_content["error"]["candidates"]), r.structured_content)
+            wrong += await status() != "Nothing pressed"
+            await reset()
+            # Duplicated: no longer unique, stale (ambiguous).
+            await agent.call("act", {"device": dev, "action": "tap", "ref": controls["Duplicate Save"]})
+            r = await agent.call("act", {"device": dev, "action": "tap", "ref": save}, ok=False)
+            self.assertEqual(r.structured_content["error"]["reason"], "ambiguous")
+            wrong += await status() != "Nothing pressed"
+            await reset()
+            # Moved down by a banner: the effect says so, and the ref still
+            # names the same element, tapped where it is now.
+            banner = await agent.call("act", {"device": dev, "action": "tap", "ref": controls["Insert banner"]})
+            _, text = effect_of(banner)
+            self.assertIn(f'↕ {save} button "Save" moved (60, 300) → (60, 420)', text)
+            r = await agent.call("act", {"device": dev, "action": "tap", "ref": save})
+            self.assertEqual(r.structured_content["target"]["ref"], save)
+            _, text = effect_of(r)
+            self.assertIn('"Saved"', text)
+            self.assertEqual(await status(), "Saved")
+            # The moving button: a ref taken mid-animation taps the button
+            # where it is now, never the Cancel button that took its place.
+            moving = await agent.call("act", {"device": dev, "action": "launchApp", "appId": "moving", "settle": False})
+            _, text = effect_of(moving)
+            cont = ref_of(text, r'button "Continue"')
+            settled = await agent.call("wait_for", {"device": dev, "condition": "settled", "timeoutMs": 5000})
+            self.assertTrue(settled.structured_content["matched"])
+            self.assertGreaterEqual(settled.structured_content["samples"], 1)
+            r = await agent.call("act", {"device": dev, "action": "tap", "ref": cont})
+            self.assertIsNotNone(r.structured_content["target"]["movedFrom"])
+            _, text = effect_of(r)
+            self.assertIn('"Done"', text)
+            self.assertNotIn("Cancelled", text)
+            self.assertEqual(wrong, 0)
+            print(f"stale refs: 3 changes refused with stale_ref, 2 moves followed, {wrong} wrong-element actions")
+
+    async def test_every_no_op_tap_is_flagged(self) -> None:
+        async with mcp_server(os.environ["DEVICERAIL_PLUGINS_DIR"]) as (session, data, _):
+            agent = Agent(session, self)
+            await agent.load_tools()
+            dev = "mock-1"
+            obs, _ = await agent.observe(dev)
+            help_ref = ref_of(obs["outline"], r'button "Help"')
+            no_ops = [
+                {"x": 700, "y": 1250},  # an empty spot
+                {"x": 100, "y": 150},   # the title label
+                {"x": 100, "y": 750},   # the disabled Help button
+                {"x": 10, "y": 10},     # the corner
+            ]
+            flagged = 0
+            for point in no_ops:
+                r = await agent.call("act", {"device": dev, "action": "tap", **point})
+                eff, text = effect_of(r)
+                flagged += eff["verdict"] == "noVisibleChange" and "⚠ no visible change" in text
+            refused = await agent.call("act", {"device": dev, "action": "tap", "ref": help_ref}, ok=False)
+            self.assertIn("element_not_interactable", refused.content[0].text)
+            self.assertEqual(flagged, len(no_ops), agent.transcript)
+            # A tap that does something is not flagged.
+            r = await agent.call("act", {"device": dev, "action": "tap", "x": 360, "y": 328})
+            eff, text = effect_of(r)
+            self.assertNotEqual(eff["verdict"], "noVisibleChange", text)
+            ended = (await agent.call("session", {"device": dev, "op": "end", "verdict": "pass", "summary": "no-op taps"})).structured_content
+            print(f"no-op taps: {flagged} of {len(no_ops)} flagged")
+        # The report shows the same effects, read from the record.
+        with tempfile.TemporaryDirectory() as tmp:
+            report = os.path.join(tmp, "report.html")
+            subprocess.run(
+                [os.environ["DEVICERAIL_BIN"], "report", ended["sessionId"], "--data-dir", data, "--out", report],
+                check=True, capture_output=True, timeout=60,
+            )
+            with open(report, encoding="utf-8") as f:
+                html = f.read()
+            self.assertEqual(html.count('"verdict":"noVisibleChange"'), len(no_ops), "one per no-op tap")
+            self.assertIn("no visible change", html)
 
 
 class McpShared(unittest.IsolatedAsyncioTestCase):
@@ -420,7 +587,7 @@ class McpChromium(unittest.IsolatedAsyncioTestCase):
                 dev = web[0]["id"]
                 await agent.call("act", {"device": dev, "action": "navigate", "url": url})
                 await agent.call("wait_for", {"device": dev, "selector": {"identifier": "username"}, "condition": "visible"})
-                obs, images = await agent.observe(dev)
+                obs, images = await agent.observe(dev, full=True)
                 self.assertEqual(images[0].mime_type, "image/jpeg")
                 self.assertEqual(obs["image"]["sourceWidth"], 2560)
                 self.assertEqual((obs["image"]["width"], obs["image"]["height"]), (1280, 800))
@@ -433,7 +600,7 @@ class McpChromium(unittest.IsolatedAsyncioTestCase):
                 await agent.call("act", {"device": dev, "action": "tap", "ref": sign_in})
                 waited = await agent.call("wait_for", {"device": dev, "selector": {"identifier": "welcome"}, "timeoutMs": 15000})
                 self.assertTrue(waited.structured_content["matched"], agent.transcript)
-                after, _ = await agent.observe(dev)
+                after, _ = await agent.observe(dev, full=True)
                 self.assertIn("Welcome, ada", after["outline"])
                 ended = (await agent.call("session", {"device": dev, "op": "end", "verdict": "pass", "summary": "signed in"})).structured_content
                 sid = ended["sessionId"]

@@ -523,13 +523,26 @@ async fn finish_success(
     Ok((result, links, blobs))
 }
 
-/// Observes the device after a successful Action (screenshot per policy,
-/// omitted for redacted Actions). Failure only leaves `after` empty.
+/// Observes the device after a successful Action: the screenshot per
+/// policy and, when the connection negotiated UI snapshots and the host's
+/// `afterActionTree` is on, the UI tree, so the Action's record holds what
+/// it changed; both are omitted for redacted Actions. Failure only leaves
+/// `after` empty.
 async fn after_observation(a: &Accepted, redact: bool) -> Option<Captured> {
     let shot = shot(&a.host, redact);
+    let tree = if redact {
+        Tree::Omitted(devicerail_host_protocol::UiSnapshotOmissionReason::ProtectedAction)
+    } else if a.host.config.after_action_tree
+        && a.neg.has(Feature::ObservationUiSnapshot)
+        && capabilities(a).await.is_ok_and(|c| c.ui_tree)
+    {
+        Tree::Wanted
+    } else {
+        Tree::NotRequested
+    };
     let request = ObserveRequest {
         screenshot: shot == Shot::Wanted,
-        ui_tree: false,
+        ui_tree: tree == Tree::Wanted,
     };
     let stop = match a.stop.deadline {
         Some(_) => a.stop.clone(),
@@ -552,11 +565,6 @@ async fn after_observation(a: &Accepted, redact: bool) -> Option<Captured> {
             tracing::warn!(request = %a.id, "after-action observation was interrupted");
             return None;
         }
-    };
-    let tree = if redact {
-        Tree::Omitted(devicerail_host_protocol::UiSnapshotOmissionReason::ProtectedAction)
-    } else {
-        Tree::NotRequested
     };
     match recorder::capture(&a.host, observation_id, &a.route.device, obs, shot, tree).await {
         Ok(c) => Some(c),

@@ -4,7 +4,9 @@
 //! duration, error and execution mode; screenshots, with the resolved
 //! element outlined on a semantic Action's before screenshot; each UI
 //! snapshot as a tree whose nodes outline themselves on the screenshot
-//! when hovered; verdicts with their evidence.
+//! when hovered; each Action's effect (what its before and after
+//! observations differ in, or `no visible change`, see [`effects`]);
+//! verdicts with their evidence.
 //!
 //! The page loads nothing: data and blobs are embedded (images decoded
 //! only when shown), a Content-Security-Policy admits only the page's own
@@ -26,6 +28,8 @@ use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
 use crate::bundle::{self, BundleError, SessionData};
+
+pub mod effects;
 use devicerail_host_store::event_store::ReadOnlyStore;
 
 const TEMPLATE: &str = include_str!("template.html");
@@ -216,12 +220,14 @@ pub(crate) fn render(data: &SessionData) -> Result<String, ReportError> {
             images.push_str("</script>\n");
         }
     }
+    let effects = effects::effects(data, &events);
     let page = json!({
         "producer": concat!("devicerail ", env!("CARGO_PKG_VERSION")),
         "session": data.session,
         "events": events,
         "snapshots": snapshots,
         "blobs": blob_info,
+        "effects": effects,
     });
     let csp = format!(
         "default-src 'none'; script-src {}; style-src {}; img-src data: blob:; base-uri 'none'; form-action 'none'",

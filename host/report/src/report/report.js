@@ -5,6 +5,7 @@
   const data = JSON.parse(document.getElementById('report-data').textContent);
   const events = data.events;
   const snapshots = data.snapshots || {};
+  const effects = data.effects || {};
   const t0 = events.length ? events[0].atMs : data.session.startedAtMs;
 
   function el(tag, cls, text) {
@@ -111,6 +112,8 @@
         const o = p.outcome;
         let s = callName(c) + ' \u2014 ' + o.outcome + ' in ' + fmtMs(duration(c));
         if (o.error) s += ': ' + o.error.code;
+        const fx = effects[p.callId];
+        if (fx && fx.verdict === 'noVisibleChange') s += ' \u2014 \u26A0 no visible change';
         return [o.outcome === 'succeeded' ? '\u2714' : '\u2718', s];
       }
       case 'verdictRecorded': return ['\u2691', 'Verdict ' + p.verdict.status.toUpperCase() + ': ' + p.verdict.summary];
@@ -381,6 +384,15 @@
       }
       frag.appendChild(el('h3', null, 'Output'));
       frag.appendChild(el('pre', 'output', pretty(r.output)));
+      const fx = effects[r.callId];
+      if (fx) {
+        frag.appendChild(el('h3', null, 'Effect'));
+        const box = el('div', 'effect ' + fx.verdict);
+        box.appendChild(el('p', 'effect-summary', fx.summary));
+        box.appendChild(props([['before', fx.before], ['after', fx.after]]));
+        if (fx.lines) box.appendChild(el('pre', 'effect-lines', fx.lines));
+        frag.appendChild(box);
+      }
       const ref = r.output && r.output.element;
       let mark = null;
       if (ref && r.before && ref.observationId === r.before.id) {
