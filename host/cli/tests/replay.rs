@@ -417,26 +417,9 @@ fn strict_stops_at_the_first_divergence_and_usage_errors_exit_2() {
 #[test]
 fn the_exported_python_script_runs_against_a_fresh_host() {
     let r = recorded(record_sign_in);
-    let data = r.root.join("data").display().to_string();
     let script = r.root.join("replay.py");
-    let script_arg = script.display().to_string();
-    let o = devicerail(
-        &r.root,
-        &[
-            "export",
-            r.session.as_str(),
-            "--script",
-            "python",
-            "--out",
-            script_arg.as_str(),
-            "--data-dir",
-            data.as_str(),
-        ],
-        &[],
-    );
-    assert!(o.status.success(), "{}", text(&o));
+    export(&r, "python", &script);
     let text_of = std::fs::read_to_string(&script).expect("script");
-    assert_no_secret(text_of.as_bytes(), "the script");
     // Identifiers first, a wait before each tap, the secret by name.
     assert!(
         text_of.contains(r#"{"identifier": "username"}"#),
@@ -499,4 +482,88 @@ fn the_exported_python_script_runs_against_a_fresh_host() {
         true
     );
     assert_no_secret(&tar, "the script's Session");
+}
+
+/// `devicerail export SESSION --script LANGUAGE --out FILE`.
+fn export(r: &Recorded, language: &str, file: &Path) {
+    let data = r.root.join("data").display().to_string();
+    let out = file.display().to_string();
+    let o = devicerail(
+        &r.root,
+        &[
+            "export",
+            r.session.as_str(),
+            "--script",
+            language,
+            "--out",
+            out.as_str(),
+            "--data-dir",
+            data.as_str(),
+        ],
+        &[],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    assert_no_secret(&std::fs::read(file).expect("script"), "the script");
+}
+
+#[test]
+fn the_exported_typescript_script_compiles_with_tsc_and_runs() {
+    let r = recorded(record_sign_in);
+    let dir = r.root.join("ts");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    export(&r, "typescript", &dir.join("replay.mts"));
+    let rust = r.root.join("main.rs");
+    export(&r, "rust", &rust);
+    let rust = std::fs::read_to_string(&rust).expect("rust script");
+    assert!(
+        rust.contains("DeviceRailClient::spawn") && rust.contains("\"identifier\":\"username\"")
+    );
+
+    let package = support::python::workspace_root().join("schema/typescript");
+    let tsc = package.join("node_modules/typescript/bin/tsc");
+    if !tsc.exists() {
+        assert!(
+            std::env::var("DEVICERAIL_REQUIRE_TYPESCRIPT").as_deref() != Ok("1"),
+            "run `npm ci` in schema/typescript"
+        );
+        println!("replay typescript export: SKIPPED: `npm ci` in schema/typescript first");
+        return;
+    }
+    let config = json!({
+        "compilerOptions": {
+            "strict": true,
+            "target": "es2022",
+            "module": "nodenext",
+            "moduleResolution": "nodenext",
+            "types": ["node"],
+            "typeRoots": [package.join("node_modules/@types")],
+            "paths": { "@devicerail-host/protocol": [package.join("index.d.ts")] },
+            "outDir": "js",
+            "skipLibCheck": true
+        },
+        "files": ["replay.mts"]
+    });
+    std::fs::write(dir.join("tsconfig.json"), config.to_string()).expect("tsconfig");
+    let compile = Command::new("node")
+        .arg(&tsc)
+        .args(["-p", "tsconfig.json", "--pretty", "false"])
+        .current_dir(&dir)
+        .output()
+        .expect("run tsc");
+    assert!(compile.status.success(), "tsc: {}", text(&compile));
+    let fresh = tempfile::tempdir().expect("tempdir");
+    let plugins = support::plugins_dir_with_mock(fresh.path());
+    let run = Command::new("node")
+        .arg(dir.join("js/replay.mjs"))
+        .env("DEVICERAIL_BIN", env!("CARGO_BIN_EXE_devicerail"))
+        .env("DEVICERAIL_PLUGINS_DIR", &plugins)
+        .env("DEVICERAIL_DATA_DIR", fresh.path().join("data"))
+        .env("DEVICERAIL_SECRET_PASSWORD", SECRET)
+        .env("RUST_LOG", "warn")
+        .env_remove("DEVICERAIL_CONFIG")
+        .output()
+        .expect("run node");
+    assert!(run.status.success(), "{}", text(&run));
+    let out: Value = serde_json::from_slice(&run.stdout).expect("the script prints JSON");
+    assert_eq!(out["replays"], r.session.as_str());
 }

@@ -533,13 +533,9 @@ mod tests {
             crate::testing::button("", "Help", 60.0, 800.0),
         ]);
         assert_eq!(selector_of(&k, 1), Some(json!({ "identifier": "signIn" })));
-        assert_eq!(
-            selector_of(&k, 2),
-            Some(json!({ "role": "button", "name": { "value": "Help", "mode": "exact", "caseSensitive": false } }))
-                .filter(|_| false)
-                .or_else(|| selector_of(&k, 2))
-        );
         let sel = selector_of(&k, 2).expect("label selector");
         assert_eq!(sel["role"], "button");
+        assert!(sel["name"].is_object(), "{sel}");
+        assert!(sel.get("identifier").is_none(), "no nulls: {sel}");
     }
 }

@@ -628,6 +628,26 @@ pub fn run(
     })
 }
 
+/// Replays `opts.source` on a connection the caller already has (hello
+/// done, no Session active), reading secrets from `env`: what `devicerail
+/// mcp` uses, on its own host. Returns the outcome; the recording is read
+/// on a blocking thread.
+pub async fn replay_on(
+    client: &DeviceRailClient,
+    opts: &Options,
+    env: &(dyn Fn(&str) -> Option<String> + Sync),
+) -> Result<Summary, ReplayError> {
+    let source = opts.source.clone();
+    let data = tokio::task::spawn_blocking(move || report::load(&source))
+        .await
+        .map_err(|e| ReplayError::Io(std::io::Error::other(e)))??;
+    let events = plan::events_of(&data)?;
+    let rec = plan::plan(&data, &events);
+    let steps = select(&rec, opts)?;
+    let secrets = secrets_for(&data, &rec, steps, env)?;
+    replay(client, &data, &rec, steps, &secrets, opts).await
+}
+
 async fn replay(
     client: &DeviceRailClient,
     data: &SessionData,
