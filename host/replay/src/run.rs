@@ -215,6 +215,9 @@ pub struct StepOutcome {
     pub shots: Shots,
 }
 
+/// A screen's width and height in screenshot pixels.
+pub type Size = (f64, f64);
+
 /// Screenshots and element bounds of one step, both runs.
 #[derive(Debug, Clone, Default)]
 pub struct Shots {
@@ -225,7 +228,7 @@ pub struct Shots {
     /// The element's bounds (recorded, replayed).
     pub target: Option<Target>,
     /// Screen sizes (recorded, replayed), for outlines.
-    pub viewports: (Option<(f64, f64)>, Option<(f64, f64)>),
+    pub viewports: (Option<Size>, Option<Size>),
 }
 
 /// A whole replay.
