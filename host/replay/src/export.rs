@@ -41,14 +41,22 @@ pub enum Language {
 /// Why no script could be written.
 #[derive(Debug, thiserror::Error)]
 pub enum ExportError {
+    /// The recording cannot be read.
     #[error(transparent)]
     Load(#[from] report::ReportError),
+    /// An event of the recording is not JSON.
     #[error(transparent)]
     Plan(#[from] PlanError),
+    /// A protected step other than inputSecret.
     #[error(
         "step {step} ({action}) is protected and its arguments are not recorded; only inputSecret can take a secret from the environment"
     )]
-    Protected { step: usize, action: String },
+    Protected {
+        /// The step.
+        step: usize,
+        /// Its Action.
+        action: String,
+    },
 }
 
 /// One call of a script.

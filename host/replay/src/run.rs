@@ -66,47 +66,77 @@ pub struct Options {
 /// Why a replay could not run.
 #[derive(Debug, thiserror::Error)]
 pub enum ReplayError {
+    /// The recording cannot be read.
     #[error(transparent)]
     Load(#[from] ReportError),
+    /// An event of the recording is not JSON.
     #[error(transparent)]
     Plan(#[from] PlanError),
+    /// `--from`/`--to` name steps the recording does not have.
     #[error("steps {from}..{to} are not in Session {session}, which has {count} Actions")]
     Range {
+        /// The recorded Session.
         session: String,
+        /// The first step asked.
         from: usize,
+        /// The last step asked.
         to: usize,
+        /// Its Actions.
         count: usize,
     },
+    /// No device to replay on.
     #[error("{0}")]
     Device(String),
+    /// A protected step's secret is not in the environment.
     #[error(
         "step {step} ({action}) typed a secret, which the record does not hold: set {variables} in the environment"
     )]
     Secret {
+        /// The step.
         step: usize,
+        /// Its Action.
         action: String,
+        /// The variables looked up.
         variables: String,
     },
+    /// A protected step other than inputSecret.
     #[error(
         "step {step} ({action}) is protected and its arguments are not recorded; only inputSecret can be replayed with a secret from the environment"
     )]
-    Protected { step: usize, action: String },
+    Protected {
+        /// The step.
+        step: usize,
+        /// Its Action.
+        action: String,
+    },
+    /// The data directory is held by a host that does not share it.
     #[error(
         "the data directory {dir} is in use by a DeviceRail host that does not share it; stop it, or run it as `devicerail serve --listen unix` so replay can attach to it"
     )]
-    Busy { dir: PathBuf },
+    Busy {
+        /// The data directory.
+        dir: PathBuf,
+    },
+    /// The in-process host did not start.
     #[error("cannot start the host: {0}")]
     Start(#[from] ServeError),
+    /// The connection failed.
     #[error("cannot connect to the host: {0}")]
     Io(#[from] std::io::Error),
+    /// The client failed.
     #[error("{0}")]
     Client(ClientError),
+    /// The host answered an error.
     #[error("the host refused {method}: {message} ({code})")]
     Remote {
+        /// The method.
         method: &'static str,
+        /// The error's code.
         code: String,
+        /// Its message.
         message: String,
     },
+    /// An answer did not decode.
     #[error("unexpected data from the host: {0}")]
     Decode(#[from] serde_json::Error),
 }
