@@ -133,7 +133,9 @@ impl TreeDiff {
     }
 }
 
-fn field_of(k: &Keyed, i: usize, f: Field) -> Option<String> {
+/// Field `f` of node `i` of `k`, as diffs compare it (replay checks a
+/// recorded change against the replayed tree with it).
+pub fn field_of(k: &Keyed, i: usize, f: Field) -> Option<String> {
     let n = &k.view.nodes[i];
     match f {
         Field::Name => n.name.as_deref().map(str::to_owned),

@@ -80,6 +80,13 @@ pub(crate) enum Command {
     /// Internal: print the man page (roff) on stdout.
     #[command(hide = true)]
     Man,
+    /// Run a recorded Session again on a device: re-aim what moved, compare
+    /// each step with the recording, and write a comparison report. Exits
+    /// 0 when every step matched or healed, 1 on a divergence, 2 on usage
+    /// errors (no such Session, steps out of range, a secret not set).
+    Replay(ReplayArgs),
+    /// Turn a recorded Session into a script for an official client.
+    Export(ExportArgs),
     /// Internal: serve one plugin to its host over a socket (started by `serve`).
     #[command(hide = true)]
     PluginWorker(WorkerArgs),
@@ -229,6 +236,66 @@ pub(crate) struct ReportArgs {
     pub(crate) out: Option<PathBuf>,
     #[arg(long, help = DATA_DIR_HELP)]
     pub(crate) data_dir: Option<PathBuf>,
+}
+
+/// `replay`.
+#[derive(Args)]
+pub(crate) struct ReplayArgs {
+    /// A session id of the data directory, or the path of a bundle file.
+    pub(crate) source: String,
+    /// The device to replay on (default: the recorded one, else the only one).
+    #[arg(long)]
+    pub(crate) device: Option<String>,
+    /// The first recorded Action to replay (from 1).
+    #[arg(long, value_name = "N")]
+    pub(crate) from: Option<usize>,
+    /// The last recorded Action to replay.
+    #[arg(long, value_name = "N")]
+    pub(crate) to: Option<usize>,
+    /// Stop at the first step that diverges.
+    #[arg(long)]
+    pub(crate) strict: bool,
+    /// The comparison report to write (default: devicerail-replay-<new session>.html).
+    #[arg(long)]
+    pub(crate) out: Option<PathBuf>,
+    /// Print the step verdicts as one JSON document instead of lines.
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// How long to wait for the screen to settle around each step, in milliseconds.
+    #[arg(long, default_value_t = 3000)]
+    pub(crate) settle_ms: u32,
+    /// The shared host's socket, used when a host listens there (default:
+    /// $DEVICERAIL_SOCKET, else $XDG_RUNTIME_DIR/devicerail/host.sock).
+    #[arg(long)]
+    pub(crate) socket: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) host: HostArgs,
+}
+
+/// `export`.
+#[derive(Args)]
+pub(crate) struct ExportArgs {
+    /// A session id of the data directory, or the path of a bundle file.
+    pub(crate) source: String,
+    /// The script's language.
+    #[arg(long, value_enum)]
+    pub(crate) script: ScriptArg,
+    /// The file to write (default: stdout).
+    #[arg(long)]
+    pub(crate) out: Option<PathBuf>,
+    #[arg(long, help = DATA_DIR_HELP)]
+    pub(crate) data_dir: Option<PathBuf>,
+}
+
+/// `--script` values.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub(crate) enum ScriptArg {
+    /// Python with the official `devicerail-client`.
+    Python,
+    /// TypeScript over stdio with the host's types package.
+    Typescript,
+    /// Rust with the official `devicerail-client` crate.
+    Rust,
 }
 
 /// `plugin-worker` (internal).

@@ -45,5 +45,7 @@ fn main() -> ExitCode {
         Command::Man => commands::completions::man(),
         Command::Report(a) => commands::report::run_report(a),
         Command::Bundle { command } => commands::report::run_bundle(command),
+        Command::Replay(a) => commands::replay::run(a, line),
+        Command::Export(a) => commands::replay::run_export(a),
     }
 }

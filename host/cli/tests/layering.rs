@@ -32,6 +32,8 @@ const HOST_LAYERS: &[(&str, u8)] = &[
     // preamble and, for MCP, the in-process host).
     ("devicerail-host-mcp", 5),
     ("devicerail-host-kube", 5),
+    // Replay: the official client, the report's loader for recordings.
+    ("devicerail-host-replay", 5),
     ("devicerail-host", 6),
 ];
 
@@ -40,14 +42,15 @@ const HOST_LAYERS: &[(&str, u8)] = &[
 const CONFINED: &[(&str, &[&str])] = &[
     // Argument parsing belongs to the command line.
     ("clap", &["devicerail-host"]),
-    // The MCP SDK and the official client serve `devicerail mcp` (the
-    // client is also the workspace's test support, and the Rust example is
-    // a user's program written with it).
+    // The MCP SDK and the official client serve `devicerail mcp`, and the
+    // client drives replay too (it is also the workspace's test support,
+    // and the Rust example is a user's program written with it).
     ("rmcp", &["devicerail-host-mcp"]),
     (
         "devicerail-client",
         &[
             "devicerail-host-mcp",
+            "devicerail-host-replay",
             "devicerail-host-testing",
             "devicerail-host-example-rust-client",
             "devicerail-host-kube",

@@ -20,6 +20,7 @@ pub(crate) mod doctor;
 pub(crate) mod kube;
 pub(crate) mod mcp;
 pub(crate) mod plugins;
+pub(crate) mod replay;
 pub(crate) mod report;
 pub(crate) mod serve;
 pub(crate) mod worker;

@@ -1,0 +1,943 @@
+//! Running a replay: the recorded Session is loaded (store or bundle),
+//! planned, and re-executed on a device through the official client — on
+//! the shared host when one listens on the control socket, else on a host
+//! inside this process on the same configuration (as `devicerail mcp`
+//! does). The new Session's first event after `sessionStarted` is a
+//! `verdictRecorded` (status `unknown`) saying which Session it replays;
+//! its last verdict is the replay's outcome.
+//!
+//! Per step: settle the screen, re-aim ([`crate::aim`]), execute, settle,
+//! compare ([`crate::compare`]). This module does the I/O; the decisions
+//! are the pure modules'. It never prints or logs a secret's value.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use devicerail_client::methods::{ControlMethod, NoParams};
+use devicerail_client::methods::{
+    DeviceConnect, DeviceExecute, DeviceObserve, DeviceSelect, DevicesList, SessionEnd,
+    SessionStart, UiSnapshotGet, VerdictRecord,
+};
+use devicerail_client::protocol::RequestTimeoutMs;
+use devicerail_client::{
+    CallOptions, ClientError, ClientOptions, ControlTransportKind, DeviceRailClient, default_hello,
+};
+use devicerail_host_agent::Keyed;
+use devicerail_host_agent::settle::{IdleHint, Sample, SettlePolicy, Settler, Step};
+use devicerail_host_config::Config;
+use devicerail_host_core::in_process::InProcessHost;
+use devicerail_host_core::serve::{self, ServeError};
+use devicerail_host_core::transport::unix::ATTACH_PREAMBLE;
+use devicerail_host_protocol::{UiContextKind, UiSnapshot};
+use devicerail_host_report::bundle::SessionData;
+use devicerail_host_report::report::{self, ReportError, Source};
+use devicerail_host_store::lockfile::LockError;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+use tokio::io::AsyncWriteExt;
+
+use crate::aim::{self, Current, Heal, Lost, Target};
+use crate::compare::{self, Comparison};
+use crate::plan::{self, Aiming, PlanError, RecordedStep, Recording};
+use crate::secrets::{self, Secret};
+
+/// How long one device call may take.
+const CALL_TIMEOUT_MS: u64 = 60_000;
+
+/// What to replay, where, and how.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The recorded Session.
+    pub source: Source,
+    /// The device to replay on (default: the recorded one when present,
+    /// else the only one).
+    pub device: Option<String>,
+    /// The first step (from 1).
+    pub from: Option<usize>,
+    /// The last step.
+    pub to: Option<usize>,
+    /// Stop at the first divergence.
+    pub strict: bool,
+    /// Bound of settling before and after each step.
+    pub settle_max_ms: u32,
+}
+
+/// Why a replay could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    /// The recording cannot be read.
+    #[error(transparent)]
+    Load(#[from] ReportError),
+    /// An event of the recording is not JSON.
+    #[error(transparent)]
+    Plan(#[from] PlanError),
+    /// `--from`/`--to` name steps the recording does not have.
+    #[error("steps {from}..{to} are not in Session {session}, which has {count} Actions")]
+    Range {
+        /// The recorded Session.
+        session: String,
+        /// The first step asked.
+        from: usize,
+        /// The last step asked.
+        to: usize,
+        /// Its Actions.
+        count: usize,
+    },
+    /// No device to replay on.
+    #[error("{0}")]
+    Device(String),
+    /// A protected step's secret is not in the environment.
+    #[error(
+        "step {step} ({action}) typed a secret, which the record does not hold: set {variables} in the environment"
+    )]
+    Secret {
+        /// The step.
+        step: usize,
+        /// Its Action.
+        action: String,
+        /// The variables looked up.
+        variables: String,
+    },
+    /// A protected step other than inputSecret.
+    #[error(
+        "step {step} ({action}) is protected and its arguments are not recorded; only inputSecret can be replayed with a secret from the environment"
+    )]
+    Protected {
+        /// The step.
+        step: usize,
+        /// Its Action.
+        action: String,
+    },
+    /// The data directory is held by a host that does not share it.
+    #[error(
+        "the data directory {dir} is in use by a DeviceRail host that does not share it; stop it, or run it as `devicerail serve --listen unix` so replay can attach to it"
+    )]
+    Busy {
+        /// The data directory.
+        dir: PathBuf,
+    },
+    /// The in-process host did not start.
+    #[error("cannot start the host: {0}")]
+    Start(#[from] ServeError),
+    /// The connection failed.
+    #[error("cannot connect to the host: {0}")]
+    Io(#[from] std::io::Error),
+    /// The client failed.
+    #[error("{0}")]
+    Client(ClientError),
+    /// The host answered an error.
+    #[error("the host refused {method}: {message} ({code})")]
+    Remote {
+        /// The method.
+        method: &'static str,
+        /// The error's code.
+        code: String,
+        /// Its message.
+        message: String,
+    },
+    /// An answer did not decode.
+    #[error("unexpected data from the host: {0}")]
+    Decode(#[from] serde_json::Error),
+}
+
+impl ReplayError {
+    /// Whether the caller asked for something that cannot be (exit 2):
+    /// no such Session or bundle, steps out of range, no such device, a
+    /// secret not in the environment.
+    pub fn is_usage(&self) -> bool {
+        matches!(
+            self,
+            ReplayError::Load(_)
+                | ReplayError::Range { .. }
+                | ReplayError::Device(_)
+                | ReplayError::Secret { .. }
+                | ReplayError::Protected { .. }
+        )
+    }
+}
+
+/// How a step went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Verdict {
+    /// It ran as recorded and did what the recording did.
+    Matched,
+    /// It was re-aimed at its moved element and did what the recording did.
+    Healed,
+    /// Its target is gone, it failed, or it did something else.
+    Diverged,
+    /// Not replayed (failed in the recording).
+    Skipped,
+}
+
+impl Verdict {
+    /// `matched`, `healed`, `diverged`, `skipped`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Matched => "matched",
+            Verdict::Healed => "healed",
+            Verdict::Diverged => "diverged",
+            Verdict::Skipped => "skipped",
+        }
+    }
+}
+
+/// Both positions of a healed step.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HealJson {
+    /// The recorded point.
+    pub from: [f64; 2],
+    /// The point hit.
+    pub to: [f64; 2],
+    /// How the element was re-found.
+    pub found_by: &'static str,
+}
+
+impl From<&Heal> for HealJson {
+    fn from(h: &Heal) -> Self {
+        Self {
+            from: [h.from.0, h.from.1],
+            to: [h.to.0, h.to.1],
+            found_by: h.found_by,
+        }
+    }
+}
+
+/// The replay of one step.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StepOutcome {
+    /// Its number in the recording.
+    pub number: usize,
+    /// The Action.
+    pub action: String,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// Why, in one line.
+    pub note: String,
+    /// The element it was aimed at.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub element: Option<String>,
+    /// Both positions, when healed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub heal: Option<HealJson>,
+    /// The comparison of the after-trees.
+    pub comparison: Comparison,
+    /// Candidates, when its element was lost.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub candidates: Vec<String>,
+    /// The secret's name (never its value), for protected steps.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub secret: Option<String>,
+    /// The replayed call id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub call_id: Option<String>,
+    /// How long the Action took in the recording.
+    pub recorded_ms: Option<u64>,
+    /// How long the Action took now (the device call).
+    pub action_ms: u64,
+    /// The whole step now: settling, aiming, the call, comparing.
+    pub step_ms: u64,
+    /// Screens and outlines for the comparison report.
+    #[serde(skip)]
+    pub shots: Shots,
+}
+
+/// A screen's width and height in screenshot pixels.
+pub type Size = (f64, f64);
+
+/// Screenshots and element bounds of one step, both runs.
+#[derive(Debug, Clone, Default)]
+pub struct Shots {
+    /// Recorded before/after screenshot sha256.
+    pub recorded: (Option<String>, Option<String>),
+    /// Replayed before/after screenshot sha256.
+    pub replayed: (Option<String>, Option<String>),
+    /// The element's bounds (recorded, replayed).
+    pub target: Option<Target>,
+    /// Screen sizes (recorded, replayed), for outlines.
+    pub viewports: (Option<Size>, Option<Size>),
+}
+
+/// A whole replay.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Summary {
+    /// The recorded Session.
+    pub replays: String,
+    /// The new Session.
+    pub session: String,
+    /// The device.
+    pub device: String,
+    /// Every step replayed, in order.
+    pub steps: Vec<StepOutcome>,
+    /// Steps matched.
+    pub matched: usize,
+    /// Steps healed.
+    pub healed: usize,
+    /// Steps diverged.
+    pub diverged: usize,
+    /// Why it stopped early.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
+}
+
+impl Summary {
+    /// Whether every step matched or healed.
+    pub fn succeeded(&self) -> bool {
+        self.diverged == 0 && self.stopped.is_none()
+    }
+
+    /// `3 matched, 1 healed, 0 diverged`.
+    pub fn counts(&self) -> String {
+        format!(
+            "{} matched, {} healed, {} diverged",
+            self.matched, self.healed, self.diverged
+        )
+    }
+}
+
+/// The recorded Session and what the replay ran, for the comparison
+/// report.
+#[derive(Debug)]
+pub struct Replayed {
+    /// The outcome.
+    pub summary: Summary,
+    /// The recorded Session.
+    pub recorded: SessionData,
+    /// The new Session, when it could be read back.
+    pub replayed: Option<SessionData>,
+}
+
+fn remote(method: &'static str) -> impl FnOnce(ClientError) -> ReplayError {
+    move |e| match e {
+        ClientError::RemoteRpc { error, .. } => {
+            let v = serde_json::to_value(&error).unwrap_or(Value::Null);
+            ReplayError::Remote {
+                method,
+                code: v["data"]["code"]
+                    .as_str()
+                    .map(str::to_owned)
+                    .unwrap_or_else(|| v["code"].to_string()),
+                message: v["message"].as_str().unwrap_or("").to_owned(),
+            }
+        }
+        other => ReplayError::Client(other),
+    }
+}
+
+async fn call<M>(client: &DeviceRailClient, params: Value) -> Result<Value, ReplayError>
+where
+    M: ControlMethod,
+    M::Params: DeserializeOwned,
+    M::Result: Serialize,
+{
+    let params: M::Params = serde_json::from_value(params)?;
+    let options = CallOptions {
+        timeout_ms: Some(CALL_TIMEOUT_MS)
+            .filter(|_| M::DESCRIPTOR.supports_timeout)
+            .and_then(RequestTimeoutMs::new),
+    };
+    let r = client
+        .call::<M>(params, options)
+        .await
+        .map_err(remote(M::DESCRIPTOR.name))?;
+    Ok(serde_json::to_value(r)?)
+}
+
+async fn call0<M>(client: &DeviceRailClient) -> Result<Value, ReplayError>
+where
+    M: ControlMethod<Params = NoParams>,
+    M::Result: Serialize,
+{
+    let options = CallOptions {
+        timeout_ms: Some(CALL_TIMEOUT_MS)
+            .filter(|_| M::DESCRIPTOR.supports_timeout)
+            .and_then(RequestTimeoutMs::new),
+    };
+    let r = client
+        .call::<M>(NoParams, options)
+        .await
+        .map_err(remote(M::DESCRIPTOR.name))?;
+    Ok(serde_json::to_value(r)?)
+}
+
+/// The host replay runs on.
+enum Backend {
+    Shared(PathBuf),
+    Local(InProcessHost),
+}
+
+impl Backend {
+    fn start(config: &Config, socket: &Path) -> Result<Self, ReplayError> {
+        if std::os::unix::net::UnixStream::connect(socket).is_ok() {
+            tracing::info!(socket = %socket.display(), "replaying on the shared host");
+            return Ok(Backend::Shared(socket.to_path_buf()));
+        }
+        match InProcessHost::start(config) {
+            Ok(h) => Ok(Backend::Local(h)),
+            Err(ServeError::Lock(LockError::Busy { dir, .. })) => Err(ReplayError::Busy { dir }),
+            Err(e) => Err(ReplayError::Start(e)),
+        }
+    }
+
+    async fn connect(&self) -> Result<DeviceRailClient, ReplayError> {
+        let mut stream = match self {
+            Backend::Shared(socket) => tokio::net::UnixStream::connect(socket).await?,
+            Backend::Local(h) => h.connect()?,
+        };
+        let preamble = format!("{ATTACH_PREAMBLE} replay pid={}\n", std::process::id());
+        stream.write_all(preamble.as_bytes()).await?;
+        let (read, write) = stream.into_split();
+        let mut hello = default_hello();
+        hello.client.name = "devicerail-replay".into();
+        hello.client.version = env!("CARGO_PKG_VERSION").into();
+        DeviceRailClient::attach(
+            read,
+            write,
+            ControlTransportKind::Stdio,
+            hello,
+            ClientOptions::default(),
+        )
+        .await
+        .map_err(ReplayError::Client)
+    }
+
+    async fn shutdown(&self) {
+        if let Backend::Local(h) = self {
+            h.shutdown().await;
+        }
+    }
+}
+
+/// One observed screen.
+struct Screen {
+    observation: Value,
+    id: String,
+    tree: Option<Keyed>,
+    idle: Option<IdleHint>,
+    at: Instant,
+}
+
+impl Screen {
+    fn shot(&self) -> Option<String> {
+        plan::shot_of(Some(&self.observation))
+    }
+
+    fn viewport(&self) -> Option<(f64, f64)> {
+        viewport_of(&self.observation)
+    }
+
+    fn web(&self) -> bool {
+        self.tree
+            .as_ref()
+            .and_then(|k| k.view.context.as_ref())
+            .is_some_and(|c| c.context_kind == UiContextKind::Web)
+    }
+}
+
+fn viewport_of(obs: &Value) -> Option<(f64, f64)> {
+    Some((
+        obs["viewport"]["width"].as_f64()?,
+        obs["viewport"]["height"].as_f64()?,
+    ))
+}
+
+async fn screen_of(client: &DeviceRailClient, obs: Value) -> Result<Screen, ReplayError> {
+    let id = obs["id"].as_str().unwrap_or_default().to_owned();
+    let tree = if obs["uiSnapshot"].is_object() {
+        let snap = call::<UiSnapshotGet>(client, json!({ "observationId": id })).await?;
+        let snap: UiSnapshot = serde_json::from_value(snap)?;
+        Some(plan::keyed(snap, &obs))
+    } else {
+        None
+    };
+    Ok(Screen {
+        idle: IdleHint::from_metadata(&obs["metadata"]),
+        observation: obs,
+        id,
+        tree,
+        at: Instant::now(),
+    })
+}
+
+async fn observe(client: &DeviceRailClient) -> Result<Screen, ReplayError> {
+    let obs = call0::<DeviceObserve>(client).await?;
+    screen_of(client, obs).await
+}
+
+/// Observes until the tree is quiet (bounded), from `first`.
+async fn settle(
+    client: &DeviceRailClient,
+    first: Screen,
+    max_ms: u32,
+) -> Result<Screen, ReplayError> {
+    let t0 = first.at;
+    let mut settler = Settler::new(SettlePolicy::for_screen(first.web(), max_ms));
+    let mut last = first;
+    loop {
+        let sample = Sample {
+            at_ms: last.at.saturating_duration_since(t0).as_millis() as u64,
+            tree: last.tree.as_ref().map(|k| k.digest),
+            pixels: None,
+            idle: last.idle,
+        };
+        match settler.feed(sample) {
+            Step::Settled(_) | Step::GaveUp(_) => return Ok(last),
+            Step::PollAfter(ms) => {
+                tokio::time::sleep(Duration::from_millis(u64::from(ms))).await;
+                last = observe(client).await?;
+            }
+        }
+    }
+}
+
+/// The steps of `rec` between `from` and `to`.
+fn select<'a>(rec: &'a Recording, opts: &Options) -> Result<&'a [RecordedStep], ReplayError> {
+    let count = rec.steps.len();
+    let from = opts.from.unwrap_or(1);
+    let to = opts.to.unwrap_or(count);
+    if from == 0 || from > to || to > count {
+        return Err(ReplayError::Range {
+            session: rec.session.clone(),
+            from,
+            to,
+            count,
+        });
+    }
+    Ok(&rec.steps[from - 1..to])
+}
+
+/// The recorded tree a step is aimed in.
+fn aim_tree(data: &SessionData, rec: &Recording, step: &RecordedStep) -> Option<Keyed> {
+    match &step.aiming {
+        Aiming::Node { observation_id, .. } => rec
+            .observations
+            .get(observation_id)
+            .and_then(|o| plan::recorded_tree(data, o))
+            .or_else(|| {
+                step.before
+                    .as_ref()
+                    .and_then(|o| plan::recorded_tree(data, o))
+            }),
+        _ => step
+            .before
+            .as_ref()
+            .and_then(|o| plan::recorded_tree(data, o)),
+    }
+}
+
+/// The secret of every protected step, from `env`, before anything runs.
+fn secrets_for(
+    data: &SessionData,
+    rec: &Recording,
+    steps: &[RecordedStep],
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Vec<Option<(String, Secret)>>, ReplayError> {
+    let mut out = Vec::with_capacity(steps.len());
+    for s in steps {
+        if !s.redacted || s.outcome != "succeeded" {
+            out.push(None);
+            continue;
+        }
+        if s.name != "inputSecret" {
+            return Err(ReplayError::Protected {
+                step: s.number,
+                action: s.name.clone(),
+            });
+        }
+        // The field: the element the last aimed step before it hit.
+        let field = rec.steps[..s.number - 1]
+            .iter()
+            .rev()
+            .find(|p| matches!(p.aiming, Aiming::Point { .. } | Aiming::Node { .. }))
+            .and_then(|p| {
+                let k = aim_tree(data, rec, p)?;
+                let i = match &p.aiming {
+                    Aiming::Point { x, y } => aim::element_at(&k, *x, *y),
+                    Aiming::Node { stable_node_id, .. } => (0..k.len())
+                        .find(|&i| k.view.nodes[i].stable_node_id.as_str() == stable_node_id),
+                    _ => None,
+                }?;
+                Some((k, i))
+            });
+        let names = secrets::names_for(s.number, field.as_ref().map(|(k, i)| (k, *i)));
+        match secrets::resolve(&names, env) {
+            Some(found) => out.push(Some(found)),
+            None => {
+                return Err(ReplayError::Secret {
+                    step: s.number,
+                    action: s.name.clone(),
+                    variables: names
+                        .iter()
+                        .map(|n| secrets::variable(n))
+                        .collect::<Vec<_>>()
+                        .join(" or "),
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Picks the device: `--device`, else the recorded one when listed, else
+/// the only one.
+fn pick_device(
+    listed: &Value,
+    asked: Option<&str>,
+    recorded: Option<&str>,
+) -> Result<String, ReplayError> {
+    let ids: Vec<&str> = listed["devices"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|d| d["id"].as_str()).collect())
+        .unwrap_or_default();
+    if let Some(a) = asked {
+        return if ids.contains(&a) {
+            Ok(a.to_owned())
+        } else {
+            Err(ReplayError::Device(format!(
+                "no device {a:?}; the host has: {}",
+                ids.join(", ")
+            )))
+        };
+    }
+    if let Some(r) = recorded
+        && ids.contains(&r)
+    {
+        return Ok(r.to_owned());
+    }
+    match ids.as_slice() {
+        [only] => Ok((*only).to_owned()),
+        [] => Err(ReplayError::Device("the host has no device".into())),
+        many => Err(ReplayError::Device(format!(
+            "the recorded device is not here; name one with --device: {}",
+            many.join(", ")
+        ))),
+    }
+}
+
+/// Replays `opts.source` on the host of `config` (or the shared host on
+/// `socket`), reading secrets from `env`.
+pub fn run(
+    config: &Config,
+    socket: &Path,
+    opts: &Options,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Replayed, ReplayError> {
+    let data = report::load(&opts.source)?;
+    let events = plan::events_of(&data)?;
+    let rec = plan::plan(&data, &events);
+    let steps = select(&rec, opts)?;
+    let secrets = secrets_for(&data, &rec, steps, env)?;
+    let rt = serve::runtime()?;
+    let result = rt.block_on(async {
+        let backend = Backend::start(config, socket)?;
+        let client = match backend.connect().await {
+            Ok(c) => c,
+            Err(e) => {
+                backend.shutdown().await;
+                return Err(e);
+            }
+        };
+        let r = replay(&client, &data, &rec, steps, &secrets, opts).await;
+        client.close().await.ok();
+        backend.shutdown().await;
+        r
+    });
+    rt.shutdown_timeout(Duration::from_millis(500));
+    let summary = result?;
+    let replayed = report::load(&Source::Store {
+        data_dir: config.data_dir.value.clone(),
+        session: summary.session.parse().ok(),
+    })
+    .inspect_err(|e| tracing::warn!("the new Session cannot be read back for the report: {e}"))
+    .ok();
+    Ok(Replayed {
+        summary,
+        recorded: data,
+        replayed,
+    })
+}
+
+/// Replays `opts.source` on a connection the caller already has (hello
+/// done, no Session active), reading secrets from `env`: what `devicerail
+/// mcp` uses, on its own host. Returns the outcome; the recording is read
+/// on a blocking thread.
+pub async fn replay_on(
+    client: &DeviceRailClient,
+    opts: &Options,
+    env: &(dyn Fn(&str) -> Option<String> + Sync),
+) -> Result<Summary, ReplayError> {
+    let source = opts.source.clone();
+    let data = tokio::task::spawn_blocking(move || report::load(&source))
+        .await
+        .map_err(|e| ReplayError::Io(std::io::Error::other(e)))??;
+    let events = plan::events_of(&data)?;
+    let rec = plan::plan(&data, &events);
+    let steps = select(&rec, opts)?;
+    let secrets = secrets_for(&data, &rec, steps, env)?;
+    replay(client, &data, &rec, steps, &secrets, opts).await
+}
+
+async fn replay(
+    client: &DeviceRailClient,
+    data: &SessionData,
+    rec: &Recording,
+    steps: &[RecordedStep],
+    secrets: &[Option<(String, Secret)>],
+    opts: &Options,
+) -> Result<Summary, ReplayError> {
+    let listed = call0::<DevicesList>(client).await?;
+    let device = pick_device(&listed, opts.device.as_deref(), rec.device.as_deref())?;
+    call::<DeviceSelect>(client, json!({ "deviceId": device })).await?;
+    call0::<DeviceConnect>(client).await?;
+    let started = call0::<SessionStart>(client).await?;
+    let session = started["id"].as_str().unwrap_or_default().to_owned();
+    let (first, last) = (
+        steps.first().map(|s| s.number).unwrap_or(0),
+        steps.last().map(|s| s.number).unwrap_or(0),
+    );
+    call::<VerdictRecord>(
+        client,
+        json!({ "verdict": { "status": "unknown", "summary": format!(
+            "devicerail replay: this Session replays Session {} (steps {first} to {last})",
+            rec.session
+        ) } }),
+    )
+    .await?;
+    tracing::info!(replays = %rec.session, session = %session, device = %device, "replay started");
+    let mut summary = Summary {
+        replays: rec.session.clone(),
+        session,
+        device,
+        steps: Vec::new(),
+        matched: 0,
+        healed: 0,
+        diverged: 0,
+        stopped: None,
+    };
+    let outcome = run_steps(client, data, rec, steps, secrets, opts, &mut summary).await;
+    // The Session ends whatever happened, with the replay's verdict.
+    let failed = outcome.is_err() || !summary.succeeded();
+    let mut text = format!("replay of Session {}: {}", rec.session, summary.counts());
+    if let Some(s) = &summary.stopped {
+        text.push_str(&format!("; stopped: {s}"));
+    }
+    if let Err(e) = &outcome {
+        text.push_str(&format!("; error: {e}"));
+    }
+    let recorded = call::<VerdictRecord>(
+        client,
+        json!({ "verdict": { "status": if failed { "fail" } else { "pass" }, "summary": text } }),
+    )
+    .await;
+    let ended = call::<SessionEnd>(
+        client,
+        json!({ "outcome": if failed { "failed" } else { "completed" }, "reason": format!("replay of Session {}", rec.session) }),
+    )
+    .await;
+    outcome?;
+    recorded?;
+    ended?;
+    Ok(summary)
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn run_steps(
+    client: &DeviceRailClient,
+    data: &SessionData,
+    rec: &Recording,
+    steps: &[RecordedStep],
+    secrets: &[Option<(String, Secret)>],
+    opts: &Options,
+    summary: &mut Summary,
+) -> Result<(), ReplayError> {
+    let mut screen = settle(client, observe(client).await?, opts.settle_max_ms).await?;
+    for (step, secret) in steps.iter().zip(secrets) {
+        let t0 = Instant::now();
+        let mut out = StepOutcome {
+            number: step.number,
+            action: step.name.clone(),
+            verdict: Verdict::Matched,
+            note: String::new(),
+            element: None,
+            heal: None,
+            comparison: Comparison::default(),
+            candidates: Vec::new(),
+            secret: secret.as_ref().map(|(n, _)| secrets::variable(n)),
+            call_id: None,
+            recorded_ms: step.duration_ms,
+            action_ms: 0,
+            step_ms: 0,
+            shots: Shots {
+                recorded: (
+                    plan::shot_of(step.before_shot.as_ref()),
+                    plan::shot_of(step.after_shot.as_ref()),
+                ),
+                replayed: (screen.shot(), None),
+                target: None,
+                viewports: (
+                    step.before_shot.as_ref().and_then(viewport_of),
+                    screen.viewport(),
+                ),
+            },
+        };
+        if step.outcome != "succeeded" {
+            out.verdict = Verdict::Skipped;
+            out.note = format!("not replayed: it {} in the recording", step.outcome);
+            summary.steps.push(out);
+            continue;
+        }
+        let rec_tree = aim_tree(data, rec, step);
+        let current = screen.tree.as_ref().map(|tree| Current {
+            tree,
+            observation_id: &screen.id,
+        });
+        let aimed = match aim::aim(&step.aiming, &step.arguments, rec_tree.as_ref(), current) {
+            Ok(a) => a,
+            Err(Lost {
+                element,
+                recorded,
+                reason,
+                candidates,
+            }) => {
+                out.verdict = Verdict::Diverged;
+                out.note = format!("its element {element} is {reason} on the current screen");
+                out.element = Some(element.clone());
+                out.candidates = candidates;
+                out.shots.target = Some(Target {
+                    element,
+                    recorded,
+                    current: None,
+                });
+                out.step_ms = t0.elapsed().as_millis() as u64;
+                summary.diverged += 1;
+                summary.stopped = Some(format!(
+                    "step {}: the element it was aimed at cannot be found",
+                    step.number
+                ));
+                summary.steps.push(out);
+                return Ok(());
+            }
+        };
+        out.element = aimed.target.as_ref().map(|t| t.element.clone());
+        out.heal = aimed.heal.as_ref().map(HealJson::from);
+        out.shots.target = aimed.target.clone();
+        let arguments = match secret {
+            // The one place a secret's value is used: the call's arguments.
+            Some((_, s)) => json!({ "text": s.expose() }),
+            None => aimed.arguments,
+        };
+        let call_id = uuid::Uuid::new_v4().to_string();
+        out.call_id = Some(call_id.clone());
+        let t_call = Instant::now();
+        let result = call::<DeviceExecute>(
+            client,
+            json!({ "id": call_id, "name": step.name, "arguments": arguments }),
+        )
+        .await;
+        drop(arguments);
+        out.action_ms = t_call.elapsed().as_millis() as u64;
+        let after_obs = match result {
+            Ok(r) => r["after"].clone(),
+            Err(ReplayError::Remote { code, message, .. }) => {
+                out.verdict = Verdict::Diverged;
+                out.note = format!("the Action failed: {message} ({code})");
+                Value::Null
+            }
+            Err(e) => return Err(e),
+        };
+        let first = if after_obs["uiSnapshot"].is_object() {
+            screen_of(client, after_obs).await?
+        } else {
+            observe(client).await?
+        };
+        screen = settle(client, first, opts.settle_max_ms).await?;
+        out.shots.replayed.1 = screen.shot();
+        if out.verdict != Verdict::Diverged {
+            let rec_before = step
+                .before
+                .as_ref()
+                .and_then(|o| plan::recorded_tree(data, o));
+            let rec_after = step
+                .after
+                .as_ref()
+                .and_then(|o| plan::recorded_tree(data, o));
+            out.comparison = compare::compare(
+                rec_before.as_ref(),
+                rec_after.as_ref(),
+                screen.tree.as_ref(),
+            );
+            if !out.comparison.reproduced() {
+                out.verdict = Verdict::Diverged;
+                out.note = format!(
+                    "it did not do what the recording did: {}",
+                    out.comparison
+                        .differences
+                        .iter()
+                        .map(ToString::to_string)
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                );
+            } else if let Some(h) = &aimed.heal {
+                out.verdict = Verdict::Healed;
+                out.note = format!(
+                    "{} moved: hit at ({:.0}, {:.0}) instead of ({:.0}, {:.0})",
+                    out.element.as_deref().unwrap_or("its element"),
+                    h.to.0,
+                    h.to.1,
+                    h.from.0,
+                    h.from.1
+                );
+            } else if out.comparison.compared {
+                out.note = format!("{} recorded change(s) seen again", out.comparison.expected);
+            } else {
+                out.note = "ran; no recorded tree to compare with".into();
+            }
+        }
+        out.step_ms = t0.elapsed().as_millis() as u64;
+        match out.verdict {
+            Verdict::Matched => summary.matched += 1,
+            Verdict::Healed => summary.healed += 1,
+            Verdict::Diverged => summary.diverged += 1,
+            Verdict::Skipped => {}
+        }
+        let diverged = out.verdict == Verdict::Diverged;
+        summary.steps.push(out);
+        if diverged && opts.strict {
+            summary.stopped = Some(format!(
+                "step {}: --strict stops at the first divergence",
+                step.number
+            ));
+            return Ok(());
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_device_is_the_asked_then_the_recorded_then_the_only_one() {
+        let listed = json!({ "devices": [{ "id": "mock-1" }, { "id": "mock-2" }] });
+        assert_eq!(
+            pick_device(&listed, Some("mock-2"), Some("mock-1")).expect("asked"),
+            "mock-2"
+        );
+        assert_eq!(
+            pick_device(&listed, None, Some("mock-1")).expect("recorded"),
+            "mock-1"
+        );
+        assert!(pick_device(&listed, None, Some("phone")).is_err());
+        assert!(pick_device(&listed, Some("phone"), None).is_err());
+        let one = json!({ "devices": [{ "id": "mock-1" }] });
+        assert_eq!(
+            pick_device(&one, None, Some("phone")).expect("only"),
+            "mock-1"
+        );
+    }
+}
