@@ -30,8 +30,6 @@ pub(crate) const URLS: UrlRules = UrlRules::new(8_192)
 pub(crate) const MAX_DELTA: u32 = 100_000;
 /// Longest key name `pressKey` advertises.
 const MAX_KEY_LEN: usize = 16;
-/// The search of the live page.
-pub(crate) const QUERY_ELEMENTS: &str = "queryElements";
 
 /// Parses arguments; a non-object (or missing) value is refused.
 fn args<T: serde::de::DeserializeOwned>(call: &ActionCall) -> DriverResult<T> {
@@ -90,14 +88,6 @@ pub fn definitions(width: u32, height: u32) -> Vec<ActionDefinition> {
         ),
     ];
     defs.extend(semantic::definitions());
-    defs.push(actions::definition(
-        QUERY_ELEMENTS,
-        "Search the live page, every frame and the nodes a bounded UI snapshot leaves out included, for the nodes matching a selector (or every node under `within`); answers up to `limit` of them with how many matched in all. The observation it resolved against holds them with their ancestors.",
-        serde_json::to_value(schemars::schema_for!(
-            crate::web_semantic::QueryElementsArguments
-        ))
-        .unwrap_or(Value::Bool(true)),
-    ));
     defs
 }
 

@@ -27,7 +27,7 @@ use serde_json::{Value, json};
 use crate::cdp::accessibility::AxNode;
 use crate::cdp::dom::DomSnapshot;
 use crate::cdp::{CdpError, CdpSession};
-use crate::frames::{FrameEntry, FrameRegistry, MAX_FRAME_DEPTH, MAX_FRAMES, NodeKey};
+use crate::frames::{FrameEntry, FrameRegistry, MAX_FRAME_DEPTH, MAX_FRAMES};
 use crate::scripts;
 use crate::ui_tree::facts::{self, CssRect, DocFacts};
 
@@ -81,38 +81,15 @@ pub(crate) fn session_for(page: &CdpSession, entry: &FrameEntry) -> CdpSession {
     }
 }
 
-/// The script object of a node of `session`'s process: by backend id,
-/// or by library id in the frame's world `world` (`None`: the node, or
-/// its document, is gone).
-pub(crate) async fn node_object(
+/// Calls `function` on the node `backend` of `session`'s process (`None`:
+/// the node is gone).
+pub(crate) async fn call_on_backend<R: serde::de::DeserializeOwned>(
     session: &CdpSession,
-    world: Option<i64>,
-    node: NodeKey,
-) -> Result<Option<String>, CdpError> {
-    match node {
-        NodeKey::Backend(b) => session.resolve_backend_node(b).await,
-        NodeKey::World(id) => {
-            let Some(context) = world else {
-                return Ok(None);
-            };
-            match crate::world::node_object(session, context, id).await {
-                Err(e) if crate::world::context_gone(&e) => Ok(None),
-                r => r,
-            }
-        }
-    }
-}
-
-/// Calls `function` on a node of `session`'s process (see
-/// [`node_object`]; `None`: the node is gone).
-pub(crate) async fn call_on_node<R: serde::de::DeserializeOwned>(
-    session: &CdpSession,
-    world: Option<i64>,
-    node: NodeKey,
+    backend: i64,
     function: &str,
     args: &[Value],
 ) -> Result<Option<R>, CdpError> {
-    let Some(object) = node_object(session, world, node).await? else {
+    let Some(object) = session.resolve_backend_node(backend).await? else {
         return Ok(None);
     };
     let r = session.call_function_on(&object, function, args).await;
@@ -202,9 +179,8 @@ async fn read_process(
             frame_id: f.frame_id.clone(),
             session: session_id.map(str::to_owned),
             parent: Some(p.parent_key),
-            owner: Some(NodeKey::Backend(p.owner)),
+            owner: Some(p.owner),
             document,
-            world: None,
             url: f.url.clone(),
             out_of_process: false,
         };
@@ -240,10 +216,7 @@ fn has_unread_iframes(frames: &[FrameRead]) -> bool {
             let parent = frames
                 .iter()
                 .find(|p| Some(p.entry.key) == f.entry.parent)?;
-            match f.entry.owner? {
-                NodeKey::Backend(b) => Some((parent.entry.session.as_deref(), b)),
-                NodeKey::World(_) => None,
-            }
+            Some((parent.entry.session.as_deref(), f.entry.owner?))
         })
         .collect();
     frames.iter().any(|f| {
@@ -275,7 +248,6 @@ pub(crate) async fn read_page(
         parent: None,
         owner: None,
         document: main_facts.backend.first().copied().unwrap_or_default(),
-        world: None,
         url: main_facts.url.clone(),
         out_of_process: false,
     };
@@ -351,9 +323,8 @@ pub(crate) async fn read_page(
                     frame_id: target.target_id.clone(),
                     session: Some(session_id.clone()),
                     parent: Some(parent_key),
-                    owner: Some(NodeKey::Backend(owner)),
+                    owner: Some(owner),
                     document,
-                    world: None,
                     url: sub_facts.url.clone(),
                     out_of_process: true,
                 };
@@ -392,9 +363,8 @@ async fn place(page: &CdpSession, frames: &mut Vec<FrameRead>) -> Result<(), Cdp
             return Ok(None);
         };
         let session = session_for(page, &parent.entry);
-        call_on_node::<FramePoint>(
+        call_on_backend::<FramePoint>(
             &session,
-            parent.entry.world,
             owner,
             scripts::FRAME_POINT,
             &[json!(0), json!(0), json!(false)],
@@ -464,9 +434,8 @@ pub(crate) async fn point_in_page(
             return Ok(Err(FramePathError::Gone));
         };
         let session = session_for(page, parent);
-        let Some(p) = call_on_node::<FramePoint>(
+        let Some(p) = call_on_backend::<FramePoint>(
             &session,
-            parent.world,
             owner,
             scripts::FRAME_POINT,
             &[json!(x), json!(y), json!(true)],

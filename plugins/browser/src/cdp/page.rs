@@ -81,19 +81,12 @@ impl CdpSession {
         .await
     }
 
-    /// `Page.captureScreenshot` as base64 text, exactly as the browser
-    /// sent it: a PNG of the viewport from the compositor's surface,
-    /// encoded for speed (lighter compression, the same pixels).
+    /// `Page.captureScreenshot` as base64 text, exactly as the browser sent it.
     pub async fn capture_screenshot_base64(&self) -> Result<String, CdpError> {
         let shot: Screenshot = self
             .send(
                 "Page.captureScreenshot",
-                json!({
-                    "format": "png",
-                    "captureBeyondViewport": false,
-                    "fromSurface": true,
-                    "optimizeForSpeed": true,
-                }),
+                json!({ "format": "png", "captureBeyondViewport": false, "fromSurface": true }),
             )
             .await?;
         Ok(shot.data)
