@@ -82,14 +82,34 @@ impl CdpSession {
     }
 
     /// `Page.captureScreenshot` as base64 text, exactly as the browser sent it.
+    ///
+    /// While the page commits a navigation (a form posted by the tap just
+    /// before, say) the browser briefly answers "Not attached to an active
+    /// page"; the capture is tried again for up to
+    /// [`NAVIGATION_COMMIT_WAIT`] before that error is returned.
     pub async fn capture_screenshot_base64(&self) -> Result<String, CdpError> {
-        let shot: Screenshot = self
-            .send(
-                "Page.captureScreenshot",
-                json!({ "format": "png", "captureBeyondViewport": false, "fromSurface": true }),
-            )
-            .await?;
-        Ok(shot.data)
+        let started = std::time::Instant::now();
+        loop {
+            let shot: Result<Screenshot, CdpError> = self
+                .send(
+                    "Page.captureScreenshot",
+                    json!({
+                        "format": "png",
+                        "captureBeyondViewport": false,
+                        "fromSurface": true,
+                    }),
+                )
+                .await;
+            match shot {
+                Ok(shot) => return Ok(shot.data),
+                Err(e)
+                    if is_between_documents(&e) && started.elapsed() < NAVIGATION_COMMIT_WAIT =>
+                {
+                    tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+                }
+                Err(e) => return Err(e),
+            }
+        }
     }
 
     /// `Page.captureScreenshot` as PNG bytes.
@@ -102,4 +122,13 @@ impl CdpSession {
                 reason: format!("the image is not base64: {e}"),
             })
     }
+}
+
+/// How long a screenshot waits for a page between two documents.
+pub(crate) const NAVIGATION_COMMIT_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Whether `e` is the browser's answer for a page between two documents
+/// (a navigation committing), which passes within milliseconds.
+fn is_between_documents(e: &CdpError) -> bool {
+    matches!(e, CdpError::Protocol { code: -32000, message, .. } if message.contains("Not attached to an active page"))
 }
