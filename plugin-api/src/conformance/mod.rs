@@ -145,7 +145,7 @@ pub const DEADLINE_AFTER: Duration = Duration::from_millis(300);
 /// host's worker supervision allows the same before it kills the worker.
 pub const GRACE: Duration = Duration::from_secs(2);
 /// The deadline of the other action calls of the run.
-const CALL_DEADLINE: Duration = Duration::from_secs(3);
+const CALL_DEADLINE: Duration = Duration::from_secs(1);
 
 /// The group a check belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
