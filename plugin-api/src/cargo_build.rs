@@ -16,6 +16,12 @@ use std::process::{Command, ExitStatus, Stdio};
 
 use serde_json::Value;
 
+/// Environment variable: the plugin library a driver crate's conformance
+/// test checks instead of building the crate itself. `devicerail plugins
+/// install ./crate` sets it to the release library it built and is about
+/// to install, so the suite passes on exactly that file.
+pub const LIBRARY_ENV: &str = "DEVICERAIL_CONFORMANCE_LIBRARY";
+
 /// Why a crate's library could not be built.
 #[derive(Debug, thiserror::Error)]
 pub enum BuildError {

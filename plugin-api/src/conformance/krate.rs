@@ -13,13 +13,9 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use super::{Report, Suite, load_failure, load_success};
-use crate::cargo_build::LibraryBuild;
+use crate::cargo_build::{LIBRARY_ENV, LibraryBuild};
 use crate::driver::LoadPurpose;
 use crate::loader;
-
-/// Environment variable: the plugin library to check instead of building
-/// the crate (set by `devicerail plugins install`).
-pub const LIBRARY_ENV: &str = "DEVICERAIL_CONFORMANCE_LIBRARY";
 
 /// The feature the test build of a driver crate enables on the SDK (its
 /// dev-dependency); building the library with it reuses what the test

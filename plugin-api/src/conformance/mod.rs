@@ -134,7 +134,8 @@ use crate::ffi::ABI_MAJOR;
 use crate::loader::LoadedPlugin;
 use crate::manifest::{PluginManifest, library_file_name, valid_plugin_id};
 
-pub use krate::{CrateCheck, LIBRARY_ENV, assert_crate, for_crate};
+pub use crate::cargo_build::LIBRARY_ENV;
+pub use krate::{CrateCheck, assert_crate, for_crate};
 pub use sample::sample_arguments;
 
 /// When a running call is cancelled, after it started.
