@@ -347,15 +347,13 @@ fn new_crate(
 ) -> Result<(), CommandError> {
     let (dir, names) = plugin_new::create(name, dir, platform, sdk_path)?;
     let shown = dir.display();
-    println!(
-        "created {} (plugin {}, device {}-1) in {shown}
-         next:
-           cd {shown}
-           cargo test                      # unit tests and the DeviceRail conformance suite
-           devicerail plugins install .    # release build, conformance, install
-           devicerail serve                # serves {}-1 with the other plugins",
-        names.package, names.id, names.id, names.id
-    );
+    let (package, id) = (&names.package, &names.id);
+    println!("created {package} (plugin {id}, device {id}-1) in {shown}");
+    println!("next:");
+    println!("  cd {shown}");
+    println!("  cargo test                      # unit tests and the DeviceRail conformance suite");
+    println!("  devicerail plugins install .    # release build, conformance, install");
+    println!("  devicerail serve                # serves {id}-1 with the other plugins");
     Ok(())
 }
 
