@@ -26,10 +26,12 @@ use std::process::{Command, Output};
 use std::sync::{Mutex, OnceLock};
 use std::time::Instant;
 
-use devicerail_client::methods::{DeviceConnect, DeviceExecute, DeviceObserve, DevicesList};
+use devicerail_client::methods::{
+    DeviceConnect, DeviceExecute, DeviceObserve, DeviceSelect, DevicesList,
+};
 use devicerail_host_plugin_api::{SDK_VERSION, library_file_name};
 use devicerail_host_testing::profile_dir;
-use serde_json::{Value, json};
+use serde_json::json;
 use support::Options;
 use support::client::{ClientHost, action, hello};
 
@@ -286,24 +288,15 @@ async fn an_outside_author_writes_tests_installs_and_serves_a_driver() {
     {
         let _one = serial();
         // The SDK resolves to the packages, not to this workspace.
-        let out = run(
-            "cargo metadata",
-            cargo()
-                .current_dir(&dir)
-                .args(["metadata", "--format-version", "1"]),
-        );
-        assert!(out.status.success(), "cargo metadata failed");
-        let metadata: Value = serde_json::from_slice(&out.stdout).expect("metadata JSON");
-        let sdk = packaged_sdk();
-        for (name, unpacked) in &sdk.crates {
-            let package = metadata["packages"]
-                .as_array()
-                .expect("packages")
-                .iter()
-                .find(|p| p["name"] == *name)
-                .unwrap_or_else(|| panic!("{name} is not a dependency"));
-            let manifest = PathBuf::from(package["manifest_path"].as_str().expect("path"));
-            assert_eq!(manifest, unpacked.join("Cargo.toml"), "{name}");
+        for (name, unpacked) in &packaged_sdk().crates {
+            let out = run(
+                "cargo pkgid",
+                cargo().current_dir(&dir).args(["pkgid", name]),
+            );
+            assert!(out.status.success(), "cargo pkgid {name} failed");
+            let id = text(&out.stdout);
+            let expected = format!("path+file://{}#", unpacked.display());
+            assert!(id.starts_with(&expected), "{name} is {id}, not {expected}");
         }
 
         // The author's tests: unit tests and the conformance test.
@@ -351,6 +344,9 @@ async fn an_outside_author_writes_tests_installs_and_serves_a_driver() {
     let listed = host.call0::<DevicesList>().await.expect("devices.list");
     let ids: Vec<&str> = listed.devices.iter().map(|d| d.id.0.as_str()).collect();
     assert_eq!(ids, ["acme-tv-1"]);
+    host.call::<DeviceSelect>(json!({ "deviceId": "acme-tv-1" }))
+        .await
+        .expect("device.select");
     let connected = host.call0::<DeviceConnect>().await.expect("connect");
     assert!(connected.connected);
     assert_eq!(connected.id.0, "acme-tv-1");
@@ -403,11 +399,12 @@ fn a_broken_driver_fails_its_conformance_test_naming_what_broke_and_is_not_insta
         "chars > MAX_NAME_CHARS",
         "chars < MAX_NAME_CHARS",
     );
-    // setColor blocks for 5 s, deaf to cancellation and deadlines.
+    // setColor blocks for 5 s, deaf to cancellation and deadlines (before
+    // it takes the device's lock, so greet still runs beside it).
     break_once(
         &dir.join("src/lib.rs"),
-        "Action::SetColor { rgb } => {",
-        "Action::SetColor { rgb } => {\n                std::thread::sleep(std::time::Duration::from_secs(5));",
+        "        let mut d = self.connected(device)?;",
+        "        if call.name == \"setColor\" {\n            std::thread::sleep(std::time::Duration::from_secs(5));\n        }\n        let mut d = self.connected(device)?;",
     );
 
     let out = run(
