@@ -27,7 +27,7 @@ use std::sync::{Mutex, OnceLock};
 use std::time::Instant;
 
 use devicerail_client::methods::{
-    DeviceConnect, DeviceExecute, DeviceObserve, DeviceSelect, DevicesList,
+    DeviceConnect, DeviceExecute, DeviceObserve, DeviceSelect, DevicesList, SessionStart,
 };
 use devicerail_host_plugin_api::{SDK_VERSION, library_file_name};
 use devicerail_host_testing::profile_dir;
@@ -350,6 +350,7 @@ async fn an_outside_author_writes_tests_installs_and_serves_a_driver() {
     let connected = host.call0::<DeviceConnect>().await.expect("connect");
     assert!(connected.connected);
     assert_eq!(connected.id.0, "acme-tv-1");
+    host.call0::<SessionStart>().await.expect("session.start");
     let observed = host.call0::<DeviceObserve>().await.expect("observe");
     assert_eq!(observed.device_id.0, "acme-tv-1");
     assert!(observed.screenshot.is_some(), "a screenshot");
