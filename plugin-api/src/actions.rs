@@ -449,8 +449,14 @@ pub enum UrlError {
     NothingAfterScheme,
 }
 
+/// The schema pattern of a URL's scheme (`https:`), anchored at the start.
+const SCHEME_PATTERN: &str = "^[A-Za-z][A-Za-z0-9+.-]*:";
 /// The schema pattern of a URL with a scheme and no whitespace after it.
+#[cfg(test)]
 const URL_PATTERN: &str = "^[A-Za-z][A-Za-z0-9+.-]*:\\S+$";
+/// The URL a schema with a stated pattern gives as its example: every rule
+/// set accepts it, and opening it changes nothing anywhere.
+pub const URL_EXAMPLE: &str = "about:blank";
 
 /// What a platform accepts as a URL. Lengths count characters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -528,13 +534,31 @@ impl UrlRules {
         Ok(())
     }
 
-    /// The input schema of an Action taking [`UrlArgs`].
+    /// The schema pattern these rules imply: a scheme, then what may
+    /// follow it (whitespace or not, something or nothing).
+    pub fn pattern(&self) -> String {
+        let rest = match (self.allow_whitespace, self.allow_empty_rest) {
+            (false, false) => "\\S+$",
+            (false, true) => "\\S*$",
+            (true, false) => "[\\s\\S]",
+            (true, true) => "",
+        };
+        format!("{SCHEME_PATTERN}{rest}")
+    }
+
+    /// The input schema of an Action taking [`UrlArgs`]; with
+    /// [`UrlRules::with_schema_pattern`] it states [`UrlRules::pattern`]
+    /// and gives [`URL_EXAMPLE`] as its example.
     pub fn schema(&self) -> Value {
         let mut url = json!({ "type": "string", "minLength": 1, "maxLength": self.max_chars });
         if self.schema_pattern {
-            url["pattern"] = json!(URL_PATTERN);
+            url["pattern"] = json!(self.pattern());
         }
-        object(json!({ "url": url }), &["url"])
+        let mut schema = object(json!({ "url": url }), &["url"]);
+        if self.schema_pattern && self.check(URL_EXAMPLE).is_ok() {
+            schema["examples"] = json!([{ "url": URL_EXAMPLE }]);
+        }
+        schema
     }
 }
 
@@ -853,5 +877,39 @@ mod tests {
         let d = open_url("o", &UrlRules::new(10).with_schema_pattern());
         assert_eq!(d.input_schema["properties"]["url"]["pattern"], URL_PATTERN);
         assert_eq!(d.input_schema["required"], json!(["url"]));
+        assert!(d.input_schema.get("examples").is_none(), "too long for 10");
+        let d = open_url("o", &UrlRules::new(100).with_schema_pattern());
+        assert_eq!(d.input_schema["examples"], json!([{ "url": URL_EXAMPLE }]));
+    }
+
+    /// The stated pattern accepts exactly what the rules accept, as a JSON
+    /// Schema validator evaluates it.
+    #[cfg(feature = "conformance")]
+    #[test]
+    fn url_patterns_say_what_the_rules_accept() {
+        let rules = UrlRules::new(100).with_schema_pattern();
+        for rules in [
+            rules,
+            rules.allowing_whitespace(),
+            rules.allowing_empty_rest(),
+            rules.allowing_whitespace().allowing_empty_rest(),
+        ] {
+            let validator = jsonschema::validator_for(&rules.schema()).expect("schema compiles");
+            for url in [
+                "https://a b",
+                "about:",
+                "about:blank",
+                "x",
+                "https://x",
+                "-x:y",
+            ] {
+                assert_eq!(
+                    validator.is_valid(&json!({ "url": url })),
+                    rules.check(url).is_ok(),
+                    "{url:?} with {rules:?} and {}",
+                    rules.pattern()
+                );
+            }
+        }
     }
 }

@@ -19,7 +19,10 @@
 //!   install|list` and `doctor`, when a driver must start no external
 //!   server). Plugins built against ABI 1.0 still load (see
 //!   [`ffi::ABI_MINOR`]).
-//! * Feature `conformance` adds the suite every driver's tests run.
+//! * Feature `conformance` adds the suite every driver's tests run
+//!   ([`conformance::assert_crate`]: one call from a driver crate's
+//!   `tests/conformance.rs`); feature `loader` also has [`cargo_build`],
+//!   which builds a driver crate's library with the user's cargo.
 //!
 //! Shared by every driver: [`actions`] (the native action vocabulary:
 //! argument types, input schemas, limits, the URL check and the always
@@ -46,6 +49,8 @@ pub mod semantic;
 mod wire;
 
 #[cfg(feature = "loader")]
+pub mod cargo_build;
+#[cfg(feature = "loader")]
 pub mod loader;
 
 #[cfg(feature = "conformance")]
@@ -61,6 +66,14 @@ pub use driver::{
 pub use export::PluginInitError;
 pub use manifest::{PluginManifest, library_file_name, library_stem, valid_plugin_id};
 pub use wire::ObservationWire;
+
+/// The version of this SDK crate: what a driver crate's dependency on
+/// `devicerail-host-plugin-api` names (`devicerail plugins new` writes it).
+pub const SDK_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The oldest Rust this SDK builds with (its `rust-version`), which a
+/// driver crate declares too.
+pub const SDK_RUST_VERSION: &str = env!("CARGO_PKG_RUST_VERSION");
 
 /// The protocol crate, re-exported so plugins use the host's exact version.
 pub use devicerail_host_protocol as protocol;

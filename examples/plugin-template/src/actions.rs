@@ -15,11 +15,22 @@ pub const MAX_NAME_CHARS: usize = 64;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Action {
     /// Tap a point, in screenshot pixels.
-    Tap { x: u32, y: u32 },
+    Tap {
+        /// Pixels from the left.
+        x: u32,
+        /// Pixels from the top.
+        y: u32,
+    },
     /// Paint the background.
-    SetColor { rgb: [u8; 3] },
+    SetColor {
+        /// Red, green and blue.
+        rgb: [u8; 3],
+    },
     /// Return a greeting; changes nothing on screen.
-    Greet { name: String },
+    Greet {
+        /// Who is greeted.
+        name: String,
+    },
 }
 
 /// The action space of a `width` × `height` screen. `tap` is one of the
@@ -34,9 +45,15 @@ pub fn definitions(width: u32, height: u32) -> Vec<ActionDefinition> {
         actions::definition(
             "setColor",
             "Paint the background with a #rrggbb colour.",
-            one_field(
-                "color",
-                json!({ "type": "string", "pattern": "^#[0-9a-fA-F]{6}$" }),
+            with_examples(
+                one_field(
+                    "color",
+                    json!({ "type": "string", "pattern": "^#[0-9a-fA-F]{6}$" }),
+                ),
+                // A pattern says what is valid but not how to make a valid
+                // value: the example shows callers (and the conformance
+                // suite) one.
+                json!([{ "color": "#3366cc" }]),
             ),
         ),
         actions::definition(
@@ -58,6 +75,12 @@ fn one_field(name: &str, schema: Value) -> Value {
         "required": [name],
         "additionalProperties": false
     })
+}
+
+/// `schema` with `examples`: arguments the action accepts.
+fn with_examples(mut schema: Value, examples: Value) -> Value {
+    schema["examples"] = examples;
+    schema
 }
 
 #[derive(Deserialize)]

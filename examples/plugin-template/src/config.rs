@@ -37,7 +37,7 @@ pub struct Config {
 impl Default for Config {
     fn default() -> Self {
         Self {
-            greeting: "Hello".into(),
+            greeting: "Hi".into(),
             width: 360,
             height: 640,
         }

@@ -1,15 +1,15 @@
 //! # devicerail-plugin-hello
 //!
-//! A minimal but complete DeviceRail driver plugin, meant to be copied: one
-//! device, `hello-1`, whose screen is a coloured rectangle. Its action
-//! space has `tap` (draws a marker), `setColor` and `greet`; `observe`
-//! returns a PNG of exactly the viewport's size. Replace the device state
-//! and the actions with your backend's, keep the shape.
+//! A minimal but complete DeviceRail driver plugin, to make your own: one
+//! simulated device, `hello-1`, whose screen is a coloured rectangle. Its
+//! action space has `tap` (draws a marker), `setColor` and `greet`;
+//! `observe` returns a PNG of exactly the viewport's size. Replace the
+//! device state and the actions with your backend's, keep the shape.
 //!
 //! Configuration (read once at plugin init; host settings win over the
-//! environment): `greeting` / `DEVICERAIL_HELLO_GREETING` (default
-//! `Hello`), `size` / `DEVICERAIL_HELLO_SIZE` as `WIDTHxHEIGHT` pixels
-//! (default `360x640`).
+//! environment): `greeting` / `DEVICERAIL_HELLO_GREETING` (default `Hi`),
+//! `size` / `DEVICERAIL_HELLO_SIZE` as `WIDTHxHEIGHT` pixels (default
+//! `360x640`).
 //!
 //! What a driver must never do: print to stdout (it is the host's protocol
 //! stream; log with `tracing`, which the host forwards), block forever
@@ -48,6 +48,14 @@ struct Device {
     taps: Vec<(u32, u32)>,
     /// Bumped by every visible change.
     revision: u64,
+}
+
+/// The kind of device this driver drives (`devicerail plugins new
+/// --platform` chooses it).
+fn platform() -> Platform {
+    Platform::Other {
+        value: "hello".into(),
+    }
 }
 
 /// The hello driver. Calls may come from several host threads at once;
@@ -103,10 +111,8 @@ impl HelloDriver {
     fn info(connected: bool) -> DeviceInfo {
         DeviceInfo {
             id: DeviceId::new(DEVICE_ID),
-            name: "Hello Device".into(),
-            platform: Platform::Other {
-                value: "hello".into(),
-            },
+            name: "hello device".into(),
+            platform: platform(),
             os_version: None,
             connected,
         }
@@ -244,6 +250,53 @@ impl Driver for HelloDriver {
 // `devicerail_plugin_<id with - as _>`.
 devicerail_host_plugin_api::export_plugin! {
     id: "hello",
-    description: "Template plugin: a simulated hello device",
+    description: "hello: a simulated device (replace it with your backend)",
     driver: HelloDriver::new,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use devicerail_host_plugin_api::protocol::{CallId, ErrorCode};
+
+    fn call(name: &str, arguments: serde_json::Value) -> ActionCall {
+        ActionCall::new(CallId::new_v4(), name, arguments)
+    }
+
+    #[test]
+    fn taps_are_drawn_and_greetings_said() {
+        let driver = HelloDriver::with_config(Config::default());
+        let ctx = CallContext::unbounded();
+        let device = DeviceId::new(DEVICE_ID);
+        driver.connect(&ctx, &device).expect("connect");
+        let shot = ObserveRequest {
+            screenshot: true,
+            ui_tree: false,
+        };
+        let before = driver.observe(&ctx, &device, &shot).expect("observe");
+        let out = driver
+            .execute(&ctx, &device, &call("tap", json!({ "x": 10, "y": 20 })))
+            .expect("tap");
+        assert_eq!(out.output, json!({ "accepted": true, "x": 10, "y": 20 }));
+        let after = driver.observe(&ctx, &device, &shot).expect("observe");
+        assert_ne!(before.png, after.png, "the tap marker is not drawn");
+        assert_eq!(after.metadata["taps"], 1);
+
+        let out = driver
+            .execute(&ctx, &device, &call("greet", json!({ "name": "Ada" })))
+            .expect("greet");
+        assert_eq!(out.output, json!({ "greeting": "Hi, Ada!" }));
+
+        let outside = driver.execute(&ctx, &device, &call("tap", json!({ "x": 100000, "y": 0 })));
+        assert_eq!(
+            outside.map_err(|e| e.code),
+            Err(ErrorCode::InvalidArguments.into())
+        );
+        driver.disconnect(&ctx, &device).expect("disconnect");
+        let gone = driver.observe(&ctx, &device, &shot);
+        assert_eq!(
+            gone.map_err(|e| e.code),
+            Err(ErrorCode::DeviceNotConnected.into())
+        );
+    }
 }

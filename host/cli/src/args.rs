@@ -405,16 +405,36 @@ pub(crate) enum PluginsCommand {
         json: bool,
     },
     /// Check plugins and copy them into the plugins directory: by name (android, browser,
-    /// ios-simulator, mock: the plugins shipped with this devicerail), or a library file.
+    /// ios-simulator, mock: the plugins shipped with this devicerail), a library file, or the
+    /// directory of a driver crate (built in release mode with your cargo, then its conformance
+    /// suite must pass).
     Install {
-        /// Plugin names (see `plugins list --available`) or paths of plugin library files.
-        #[arg(required = true, value_name = "NAME|FILE")]
+        /// Plugin names (see `plugins list --available`), paths of plugin library files, or
+        /// directories of driver crates (with a Cargo.toml).
+        #[arg(required = true, value_name = "NAME|FILE|CRATE_DIR")]
         plugins: Vec<String>,
         #[arg(long, help = PLUGINS_DIR_HELP)]
         plugins_dir: Option<PathBuf>,
         /// Replace an installed plugin with the same id.
         #[arg(long)]
         force: bool,
+    },
+    /// Write a new driver crate from the plugin template: package devicerail-plugin-NAME,
+    /// plugin id NAME, the SDK by version, a README, the conformance test and a CI workflow.
+    /// Never overwrites: the directory must not exist.
+    New {
+        /// The plugin id: 1 to 46 of a-z, 0-9 and -, not starting or ending with -.
+        name: String,
+        /// The crate's directory, created (default: ./devicerail-plugin-NAME).
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+        /// The platform of the driver's devices.
+        #[arg(long, value_enum, default_value_t = PlatformArg::Other)]
+        platform: PlatformArg,
+        /// A local checkout of DeviceRail Host: the crate builds against its SDK crates
+        /// (a [patch.crates-io] section) instead of the published ones.
+        #[arg(long, value_name = "PATH")]
+        sdk_path: Option<PathBuf>,
     },
     /// Remove an installed plugin by id.
     Remove {
@@ -432,8 +452,22 @@ impl PluginsCommand {
             PluginsCommand::List { plugins_dir, .. }
             | PluginsCommand::Install { plugins_dir, .. }
             | PluginsCommand::Remove { plugins_dir, .. } => plugins_dir.clone(),
+            PluginsCommand::New { .. } => None,
         }
     }
+}
+
+/// `plugins new --platform` values: the platform a driver's devices report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum PlatformArg {
+    /// Android phones, tablets or emulators.
+    Android,
+    /// iPhones, iPads or iOS simulators.
+    Ios,
+    /// Pages in a web browser.
+    Web,
+    /// Anything else (the platform is named after the plugin id).
+    Other,
 }
 
 /// `config …`.

@@ -145,7 +145,10 @@ fn every_refusal_has_its_own_reason_and_the_mock_still_loads_afterwards() {
     let mock = build_workspace_plugin("devicerail-host-plugin-mock", "mock");
     let plugin = load(&mock).expect("the mock loads after the refusals");
     assert_eq!(plugin.id(), "mock");
-    Suite::new(&plugin).device("mock-1").run().assert_passed();
+    Suite::loaded(&plugin)
+        .device("mock-1")
+        .run()
+        .assert_passed();
 }
 
 /// The loader does not deduplicate: two copies of one plugin both load

@@ -883,7 +883,7 @@ fn a_legacy_device_without_shell_v2_uses_shell_and_exec() {
         },
     );
     let plugin = support::plugin(&server);
-    devicerail_host_plugin_api::conformance::Suite::new(&plugin)
+    devicerail_host_plugin_api::conformance::Suite::loaded(&plugin)
         .device(&serial)
         .run()
         .assert_passed();

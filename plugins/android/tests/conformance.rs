@@ -13,7 +13,7 @@ fn loaded_android_plugin_passes_the_conformance_kit() {
     let (_fake, serial) = support::online(&server);
     let plugin = support::plugin(&server);
     assert_eq!(plugin.manifest().id, "android");
-    Suite::new(&plugin).device(&serial).run().assert_passed();
+    Suite::loaded(&plugin).device(&serial).run().assert_passed();
 }
 
 #[test]
@@ -23,5 +23,5 @@ fn conformance_with_device_side_png_screenshots() {
     };
     let (_fake, serial) = support::online(&server);
     let plugin = support::plugin_with(&server, serde_json::json!({ "screenshotMode": "png" }));
-    Suite::new(&plugin).device(&serial).run().assert_passed();
+    Suite::loaded(&plugin).device(&serial).run().assert_passed();
 }

@@ -25,7 +25,8 @@ pub(crate) const MAX_TEXT: usize = 65_536;
 /// (`about:`, `data:` and URLs with spaces included; the page encodes them).
 pub(crate) const URLS: UrlRules = UrlRules::new(8_192)
     .allowing_whitespace()
-    .allowing_empty_rest();
+    .allowing_empty_rest()
+    .with_schema_pattern();
 /// Largest scroll delta, in screenshot pixels.
 pub(crate) const MAX_DELTA: u32 = 100_000;
 /// Longest key name `pressKey` advertises.

@@ -12,7 +12,7 @@ fn loaded_browser_passes_the_conformance_kit() {
     let _serial = common::serial();
     let plugin = common::load(json!({}));
     assert_eq!(plugin.manifest().id, "browser");
-    Suite::new(&plugin)
+    Suite::loaded(&plugin)
         .device(common::DEVICE)
         .run()
         .assert_passed();
@@ -24,7 +24,7 @@ fn loaded_browser_at_scale_two_passes_the_conformance_kit() {
     let plugin = common::load(
         json!({ "viewportWidth": 640, "viewportHeight": 480, "deviceScaleFactor": 2.0 }),
     );
-    Suite::new(&plugin)
+    Suite::loaded(&plugin)
         .device(common::DEVICE)
         .run()
         .assert_passed();

@@ -15,7 +15,7 @@ pub(crate) const MAX_TEXT_CHARS: usize = 4096;
 pub(crate) const SWIPE: GestureDuration = GestureDuration::new(0, 10_000, 300).unadvertised();
 /// The URLs `openUrl` accepts: up to 4096 characters, a scheme and
 /// something after it, no whitespace (they go onto an `xcrun` command line).
-pub(crate) const URLS: UrlRules = UrlRules::new(4096);
+pub(crate) const URLS: UrlRules = UrlRules::new(4096).with_schema_pattern();
 /// Coordinates of `tap` and `swipe`.
 const POINTS: Points = Points::whole(100_000, 100_000);
 

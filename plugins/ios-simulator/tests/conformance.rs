@@ -14,7 +14,7 @@ use devicerail_plugin_ios_simulator::{Config, IosSimulatorDriver};
 fn loaded_plugin_passes_the_conformance_kit() {
     let rig = Rig::new();
     assert_eq!(rig.plugin.manifest().id, "ios-simulator");
-    Suite::new(&rig.plugin)
+    Suite::loaded(&rig.plugin)
         .device(SE_UDID)
         .run()
         .assert_passed();
@@ -26,7 +26,7 @@ fn loaded_plugin_passes_with_simctl_screenshots_first() {
         Default::default(),
         serde_json::json!({ "screenshot": "simctl" }),
     );
-    Suite::new(&rig.plugin)
+    Suite::loaded(&rig.plugin)
         .device(SE_UDID)
         .run()
         .assert_passed();

@@ -34,7 +34,7 @@ fn a_real_simulator_passes_the_conformance_kit_and_drives_settings() {
         .ok()
         .or_else(|| devices.first().map(|d| d.id.0.clone()))
         .expect("a booted simulator (or DEVICERAIL_IOS_REAL_UDID)");
-    Suite::new(&plugin).device(&udid).run().assert_passed();
+    Suite::loaded(&plugin).device(&udid).run().assert_passed();
 
     let device = DeviceId::new(udid);
     plugin.connect(&ctx, &device).expect("connects");

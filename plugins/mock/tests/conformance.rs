@@ -8,7 +8,10 @@ use devicerail_host_testing::load_workspace_plugin;
 fn loaded_mock_passes_the_conformance_kit() {
     let plugin = load_workspace_plugin("devicerail-host-plugin-mock", "mock");
     assert_eq!(plugin.manifest().id, "mock");
-    Suite::new(&plugin).device("mock-1").run().assert_passed();
+    Suite::loaded(&plugin)
+        .device("mock-1")
+        .run()
+        .assert_passed();
 }
 
 #[test]

@@ -19,6 +19,8 @@ pub(crate) mod devices;
 pub(crate) mod doctor;
 pub(crate) mod kube;
 pub(crate) mod mcp;
+pub(crate) mod plugin_build;
+pub(crate) mod plugin_new;
 pub(crate) mod plugins;
 pub(crate) mod replay;
 pub(crate) mod report;
@@ -38,6 +40,10 @@ pub(crate) enum CommandError {
     Refused(String),
     #[error("cannot find the devicerail binary to inspect plugins with: {0}")]
     Inspector(std::io::Error),
+    #[error(transparent)]
+    New(#[from] plugin_new::NewError),
+    #[error(transparent)]
+    Build(#[from] devicerail_host_plugin_api::cargo_build::BuildError),
     #[error(transparent)]
     Report(#[from] devicerail_host_report::report::ReportError),
     #[error(transparent)]

@@ -1,4 +1,6 @@
-//! `devicerail plugins list|install|remove`.
+//! `devicerail plugins list|install|remove|new`. Installing a driver
+//! crate's directory builds and checks it first (`plugin_build`), then
+//! installs the library like any file; `new` is `plugin_new`'s.
 
 use std::fs;
 use std::io::Write;
@@ -15,7 +17,7 @@ use devicerail_host_plugin_api::library_file_name;
 use serde::Serialize;
 use serde_json::json;
 
-use super::{CommandError, io};
+use super::{CommandError, io, plugin_build, plugin_new};
 use crate::args::PluginsCommand;
 use crate::logging;
 
@@ -232,22 +234,37 @@ pub(crate) fn remove(id: &str, config: &Config) -> Result<Vec<PathBuf>, CommandE
     Ok(removed)
 }
 
-/// What one `plugins install` argument names: an existing file, else a
-/// shipped plugin's name.
+/// What one `plugins install` argument names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Source {
+    /// A library file (given, or shipped under a name).
+    File(PathBuf),
+    /// A driver crate's directory, built and checked before it installs.
+    Crate(PathBuf),
+}
+
+/// What one `plugins install` argument names: an existing file, a driver
+/// crate's directory, else a shipped plugin's name.
 fn resolve(
     arg: &str,
     shipped: &[Shipped],
     shipped_dir: Option<&Path>,
-) -> Result<PathBuf, CommandError> {
+) -> Result<Source, CommandError> {
     let path = Path::new(arg);
     if path.is_file() {
-        return Ok(path.to_path_buf());
+        return Ok(Source::File(path.to_path_buf()));
+    }
+    if plugin_build::is_crate_dir(path) {
+        return Ok(Source::Crate(path.to_path_buf()));
     }
     if let Some(a) = shipped.iter().find(|a| a.name == arg) {
-        return Ok(a.file.clone());
+        return Ok(Source::File(a.file.clone()));
     }
     let names: Vec<&str> = shipped.iter().map(|a| a.name.as_str()).collect();
     Err(CommandError::Refused(match (path.exists(), shipped_dir) {
+        (true, _) if path.is_dir() => format!(
+            "{arg} is a directory without Cargo.toml: give a plugin library file or a driver crate's directory"
+        ),
         (true, _) => format!("{arg} is not a plugin library file"),
         (false, Some(dir)) => format!(
             "{arg:?} is neither a file nor a plugin shipped with devicerail (shipped in {}: {})",
@@ -264,20 +281,25 @@ fn resolve(
     }))
 }
 
-/// `plugins install NAME|FILE…`: every argument is resolved first (a typo
-/// installs nothing), then each is installed in turn.
+/// `plugins install NAME|FILE|CRATE_DIR…`: every argument is resolved
+/// first (a typo installs nothing), then each is installed in turn; a
+/// crate is built and must pass its conformance suite first.
 pub(crate) fn install_all(
     args: &[String],
     config: &Config,
     force: bool,
 ) -> Result<Vec<PathBuf>, CommandError> {
     let (dir, shipped) = shipped();
-    let files = args
+    let sources = args
         .iter()
         .map(|a| resolve(a, &shipped, dir.as_deref()))
         .collect::<Result<Vec<_>, _>>()?;
     let mut installed = Vec::new();
-    for file in files {
+    for source in sources {
+        let file = match source {
+            Source::File(file) => file,
+            Source::Crate(dir) => plugin_build::build_and_check(&dir)?,
+        };
         let target = install(&file, config, force)?;
         println!("installed {}", target.display());
         installed.push(target);
@@ -316,8 +338,39 @@ fn list_available(as_json: bool) -> Result<(), CommandError> {
     Ok(())
 }
 
-/// Runs `plugins list|install|remove`.
+/// `plugins new`: writes the crate, then says what to do next.
+fn new_crate(
+    name: &str,
+    dir: Option<&Path>,
+    platform: crate::args::PlatformArg,
+    sdk_path: Option<&Path>,
+) -> Result<(), CommandError> {
+    let (dir, names) = plugin_new::create(name, dir, platform, sdk_path)?;
+    let shown = dir.display();
+    let (package, id) = (&names.package, &names.id);
+    println!("created {package} (plugin {id}, device {id}-1) in {shown}");
+    println!("next:");
+    println!("  cd {shown}");
+    println!("  cargo test                      # unit tests and the DeviceRail conformance suite");
+    println!("  devicerail plugins install .    # release build, conformance, install");
+    println!("  devicerail serve                # serves {id}-1 with the other plugins");
+    Ok(())
+}
+
+/// Runs `plugins list|install|remove|new`.
 pub(crate) fn run(command: PluginsCommand, mut line: CommandLine) -> ExitCode {
+    // `new` reads no configuration: a broken configuration file must not
+    // keep anyone from starting a driver.
+    if let PluginsCommand::New {
+        name,
+        dir,
+        platform,
+        sdk_path,
+    } = &command
+    {
+        let result = new_crate(name, dir.as_deref(), *platform, sdk_path.as_deref());
+        return logging::exit("plugins new", result);
+    }
     line.plugins_dir = command.plugins_dir();
     let config = match logging::configure("plugins", &line, "warn") {
         Ok(c) => c,
@@ -338,6 +391,7 @@ pub(crate) fn run(command: PluginsCommand, mut line: CommandLine) -> ExitCode {
                 .iter()
                 .for_each(|f| println!("removed {}", f.display()))
         }),
+        PluginsCommand::New { .. } => Ok(()),
     };
     logging::exit("plugins", result)
 }
