@@ -24,6 +24,9 @@ fn faulty_pair() -> Options {
     Options {
         devices: Some(2),
         faults: true,
+        // After-Action observations without a UI tree, so the walk meets
+        // `ui_snapshot_unavailable` (with the default, they record one).
+        config: Some("[host]\nafterActionTree = false\n".into()),
         ..Options::default()
     }
 }
@@ -165,7 +168,7 @@ async fn a_whole_session_meets_every_catalog_error_on_the_way() {
         false,
     );
     assert_eq!(d, json!({ "callId": tap["id"] }));
-    // The after-Action observation has no UI tree.
+    // The after-Action observation has no UI tree (afterActionTree off).
     let after = tapped.after.expect("after observation");
     let d = expect_error(
         host.call::<UiSnapshotGet>(json!({ "observationId": after.id }))
