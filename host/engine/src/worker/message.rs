@@ -40,6 +40,10 @@ pub(super) struct Init {
     pub settings: Map<String, Value>,
     /// `serve` or `inspect`.
     pub purpose: String,
+    /// Variables the plugin's `env` table adds to the worker's
+    /// environment, set before the driver is constructed.
+    #[serde(default)]
+    pub env: Vec<(String, String)>,
 }
 
 /// Worker → host: the driver is constructed, or why not.
