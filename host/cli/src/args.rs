@@ -90,6 +90,18 @@ pub(crate) enum Command {
     /// Internal: serve one plugin to its host over a socket (started by `serve`).
     #[command(hide = true)]
     PluginWorker(WorkerArgs),
+    /// Internal: run this devicerail's conformance suite on one plugin library
+    /// (started by `plugins install CRATE_DIR`).
+    #[command(hide = true)]
+    PluginConformance(ConformanceArgs),
+}
+
+/// `plugin-conformance` (internal).
+#[derive(Args)]
+pub(crate) struct ConformanceArgs {
+    /// The plugin library to check.
+    #[arg(long)]
+    pub(crate) library: PathBuf,
 }
 
 /// What a command that runs a host takes from the command line (`serve`,

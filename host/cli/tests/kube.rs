@@ -205,28 +205,10 @@ async fn health(mock: &mut Registered, device: &str, health: &str) -> Instant {
 
 /// The host's plugin worker serving the hostile plugin.
 fn hostile_worker(host: u32) -> Option<i32> {
-    for e in std::fs::read_dir("/proc").ok()?.flatten() {
-        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        let after = stat.rsplit(')').next().unwrap_or("");
-        let mut fields = after.split_whitespace();
-        let state = fields.next().unwrap_or("");
-        let ppid: u32 = fields.next().and_then(|p| p.parse().ok()).unwrap_or(0);
-        if ppid != host || state == "Z" {
-            continue;
-        }
-        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline"))
-            .map(|b| String::from_utf8_lossy(&b).replace('\0', " "))
-            .unwrap_or_default();
-        if cmdline.contains("plugin-worker") && cmdline.contains("hostile") {
-            return Some(pid);
-        }
-    }
-    None
+    support::plugin_workers(host)
+        .into_iter()
+        .find(|(_, cmd)| cmd.contains("hostile"))
+        .and_then(|(pid, _)| i32::try_from(pid).ok())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -199,6 +199,22 @@ fn serve_loop(server: &Arc<Server>) -> ! {
                     &reply,
                     &parts,
                 );
+                // A result the channel cannot carry is answered with why,
+                // so the host's caller never waits for a reply that will
+                // not come.
+                let sent = match sent {
+                    Err(e @ FrameError::TooLarge { .. }) => {
+                        let refused = Reply {
+                            id: call.id,
+                            outcome: Outcome::Err(DriverError::new(
+                                devicerail_host_protocol::ErrorCode::ResponseFrameTooLarge,
+                                format!("the driver's result cannot cross to the host: {e}"),
+                            )),
+                        };
+                        send(&server.socket, None, Kind::Reply, &refused, &[])
+                    }
+                    other => other,
+                };
                 if let Err(e) = sent {
                     tracing::warn!("cannot send a reply to the host: {e}");
                 }
