@@ -31,6 +31,8 @@
 //! else holds, end a `ListAndWatch` stream while it runs, or touch any
 //! file of the kubelet's directory but its own sockets.
 
+#![forbid(unsafe_code)]
+
 pub mod api;
 pub mod config;
 #[cfg(any(test, feature = "fake-kubelet"))]

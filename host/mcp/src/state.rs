@@ -9,7 +9,7 @@ use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use devicerail_client::DeviceRailClient;
+use devicerail_host_link::DeviceRailClient;
 use devicerail_host_agent::pixels::PixelDigest;
 use devicerail_host_agent::refs::{RefBook, RefError};
 use rmcp::model::{CallToolResult, ContentBlock};
@@ -17,7 +17,7 @@ use serde_json::json;
 
 use super::backend::{Backend, BackendError, LeaseView};
 use super::secrets::SecretError;
-use super::seen::{Digests, Seen};
+use super::looks::{Digests, Seen};
 use super::sessions::Slots;
 
 /// Observations per device that `observe since=…` can name.
