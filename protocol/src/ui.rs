@@ -217,8 +217,8 @@ impl UiSnapshot {
     }
 
     /// The structural rules (unique ids, preorder, roots), without the
-    /// size bound.
-    fn validate_structure(&self) -> Result<(), UiSnapshotError> {
+    /// size bound (for bytes whose size was already checked).
+    pub fn validate_structure(&self) -> Result<(), UiSnapshotError> {
         use std::collections::HashSet;
         let mut seen: HashSet<&str> = HashSet::with_capacity(self.nodes.len());
         // The current node's open ancestors, innermost last. In preorder a

@@ -12,8 +12,14 @@
 //! alternating the modes, and the best round of each mode is kept (the
 //! machine is shared; the best round is the least disturbed one).
 //!
+//! With `against=PATH`, the two sides are this build and the daemon at
+//! PATH (another build of `devicerail`, or any daemon taking the same
+//! `serve` flags), both with process isolation, alternating: the ratios
+//! are this build's over that one's.
+//!
 //! Run: `cargo bench -p devicerail-host --bench serve` (add `-- quick` for
-//! a shorter run, `-- quick rounds=3` to repeat).
+//! a shorter run, `-- quick rounds=3` to repeat, `against=PATH` to compare
+//! with another daemon).
 
 mod support;
 
@@ -35,8 +41,46 @@ const UI_FEATURES: [&str; 4] = [
 
 const HOSTILE: (&str, &str) = ("devicerail-host-test-plugin-hostile", "test-hostile");
 
-/// The two isolations, in the order each round runs them.
-const MODES: [&str; 2] = ["inline", "process"];
+/// One side of the comparison: a daemon and the isolation its plugins
+/// run with.
+#[derive(Debug, Clone)]
+struct Side {
+    label: String,
+    binary: Option<std::path::PathBuf>,
+    isolation: &'static str,
+}
+
+/// The two sides, in the order each round runs them: inline and process
+/// isolation of this build, or (`against=PATH`) this build and another
+/// daemon.
+fn sides(against: Option<&str>) -> [Side; 2] {
+    match against {
+        None => [
+            Side {
+                label: "inline".into(),
+                binary: None,
+                isolation: "inline",
+            },
+            Side {
+                label: "process".into(),
+                binary: None,
+                isolation: "process",
+            },
+        ],
+        Some(path) => [
+            Side {
+                label: "against".into(),
+                binary: Some(path.into()),
+                isolation: "process",
+            },
+            Side {
+                label: "this".into(),
+                binary: None,
+                isolation: "process",
+            },
+        ],
+    }
+}
 
 /// One measured run of pipelined observations.
 #[derive(Debug, Clone, Copy)]
@@ -80,16 +124,17 @@ fn config(plugin: &str, mode: &str, extra: &str) -> String {
     format!("[plugins.{plugin}]\nisolation = \"{mode}\"\n{extra}")
 }
 
-/// A row of the side-by-side table: the best run of each mode.
+/// A row of the side-by-side table: the best run of each side (the
+/// second side's over the first's in the ratios).
 struct Row {
     label: String,
-    inline: ObserveRun,
-    process: ObserveRun,
+    first: ObserveRun,
+    second: ObserveRun,
 }
 
 impl Row {
     fn print(&self) {
-        let (i, p) = (&self.inline, &self.process);
+        let (i, p) = (&self.first, &self.second);
         println!(
             "| {} | {:.0}/s, {:.0} us, {:.0} us CPU | {:.0}/s, {:.0} us, {:.0} us CPU | {:.0} % | {:.2}x |",
             self.label,
@@ -113,28 +158,49 @@ fn best(a: Option<ObserveRun>, b: ObserveRun) -> Option<ObserveRun> {
     })
 }
 
-fn cheap_requests(scale: usize) {
-    let mut h = Host::start(&BASE_FEATURES);
+fn cheap_requests(scale: usize, rounds: usize, sides: &[Side; 2]) {
     let list = |i| json!({"jsonrpc":"2.0","id":i,"method":"devices.list"});
-    h.pipeline(10_000 / scale, 4096, list);
     for window in [64, 8192] {
-        let n = 200_000 / scale;
-        let cpu0 = h.cpu_seconds();
-        let t = h.pipeline(n, window, list);
-        let cpu = h.cpu_seconds() - cpu0;
+        let mut best_rate = [0f64; 2];
+        for _ in 0..rounds {
+            for (k, side) in sides.iter().enumerate() {
+                let text = config("mock", side.isolation, "");
+                let mut h = Host::start_with(&Setup {
+                    features: &BASE_FEATURES,
+                    config: &text,
+                    binary: side.binary.as_deref(),
+                    ..Setup::default()
+                });
+                h.pipeline(10_000 / scale, 4096, list);
+                let n = 200_000 / scale;
+                let cpu0 = h.cpu_seconds();
+                let t = h.pipeline(n, window, list);
+                let cpu = h.cpu_seconds() - cpu0;
+                let rate = n as f64 / t.as_secs_f64();
+                println!(
+                    "devices.list pipelined {window} deep [{}]: {n} requests in {:.3}s = {rate:.0} req/s; host CPU {:.2} us/request; peak RSS {:.1} MB",
+                    side.label,
+                    t.as_secs_f64(),
+                    cpu * 1e6 / n as f64,
+                    h.peak_rss_mb()
+                );
+                best_rate[k] = best_rate[k].max(rate);
+                drop(h.stdin);
+                let _ = h.child.wait();
+            }
+        }
         println!(
-            "devices.list pipelined {window} deep: {n} requests in {:.3}s = {:.0} req/s; host CPU {:.2} us/request",
-            t.as_secs_f64(),
-            n as f64 / t.as_secs_f64(),
-            cpu * 1e6 / n as f64
+            "devices.list {window} deep: {} / {} = {:.2}x (best of {rounds})",
+            sides[1].label,
+            sides[0].label,
+            best_rate[1] / best_rate[0]
         );
     }
-    println!("  peak RSS after devices.list: {:.1} MB", h.peak_rss_mb());
 }
 
 /// Screenshot, and screenshot + UI snapshot, 1 and 16 in flight, both
 /// modes.
-fn observations(scale: usize, rounds: usize, rows: &mut Vec<Row>) {
+fn observations(scale: usize, rounds: usize, sides: &[Side; 2], rows: &mut Vec<Row>) {
     for (label, features) in [
         ("screenshot", &BASE_FEATURES[..]),
         ("screenshot + UI snapshot", &UI_FEATURES[..]),
@@ -143,11 +209,13 @@ fn observations(scale: usize, rounds: usize, rows: &mut Vec<Row>) {
             let n = if window == 1 { 10_000 } else { 40_000 } / scale;
             let mut got: [Option<ObserveRun>; 2] = [None, None];
             for _ in 0..rounds {
-                for (m, mode) in MODES.iter().enumerate() {
-                    let text = config("mock", mode, "");
+                for (m, side) in sides.iter().enumerate() {
+                    let mode = side.label.as_str();
+                    let text = config("mock", side.isolation, "");
                     let mut h = Host::start_with(&Setup {
                         features,
                         config: &text,
+                        binary: side.binary.as_deref(),
                         ..Setup::default()
                     });
                     h.call(json!({"jsonrpc":"2.0","id":"c","method":"device.connect"}));
@@ -164,11 +232,11 @@ fn observations(scale: usize, rounds: usize, rows: &mut Vec<Row>) {
                     let _ = h.child.wait();
                 }
             }
-            if let [Some(inline), Some(process)] = got {
+            if let [Some(first), Some(second)] = got {
                 rows.push(Row {
                     label: format!("{label}, {window} in flight"),
-                    inline,
-                    process,
+                    first,
+                    second,
                 });
             }
         }
@@ -176,19 +244,21 @@ fn observations(scale: usize, rounds: usize, rows: &mut Vec<Row>) {
 }
 
 /// What 1,000 more UI nodes add to one observation, both modes.
-fn large_tree(scale: usize, rounds: usize, rows: &mut Vec<Row>) {
+fn large_tree(scale: usize, rounds: usize, sides: &[Side; 2], rows: &mut Vec<Row>) {
     let n = 2_000 / scale;
     let mut added: [Option<(f64, f64)>; 2] = [None, None];
     let mut big: [Option<ObserveRun>; 2] = [None, None];
     for _ in 0..rounds {
-        for (m, mode) in MODES.iter().enumerate() {
+        for (m, side) in sides.iter().enumerate() {
+            let mode = side.label.as_str();
             let mut runs = Vec::new();
             for rows in ["0", "1000"] {
-                let text = config("mock", mode, "");
+                let text = config("mock", side.isolation, "");
                 let mut h = Host::start_with(&Setup {
                     features: &UI_FEATURES,
                     env: &[("DEVICERAIL_MOCK_FEED_ROWS", rows)],
                     config: &text,
+                    binary: side.binary.as_deref(),
                     ..Setup::default()
                 });
                 h.call(json!({"jsonrpc":"2.0","id":"c","method":"device.connect"}));
@@ -218,16 +288,17 @@ fn large_tree(scale: usize, rounds: usize, rows: &mut Vec<Row>) {
             big[m] = best(big[m], runs[1]);
         }
     }
-    if let [Some(inline), Some(process)] = big {
+    if let [Some(first), Some(second)] = big {
         rows.push(Row {
             label: "screenshot + 1,000-node UI snapshot, 1 in flight".into(),
-            inline,
-            process,
+            first,
+            second,
         });
     }
     if let [Some((wi, ci)), Some((wp, cp))] = added {
+        let (a, b) = (&sides[0].label, &sides[1].label);
         println!(
-            "1,000 more nodes: inline +{wi:.2} ms ({ci:.2} ms CPU), process +{wp:.2} ms ({cp:.2} ms CPU); process - inline = {:.2} ms",
+            "1,000 more nodes: {a} +{wi:.2} ms ({ci:.2} ms CPU), {b} +{wp:.2} ms ({cp:.2} ms CPU); {b} - {a} = {:.2} ms",
             wp - wi
         );
     }
@@ -235,16 +306,18 @@ fn large_tree(scale: usize, rounds: usize, rows: &mut Vec<Row>) {
 
 /// A 1080×2400 screenshot (3.7 MB PNG, the hostile plugin's `screen`
 /// setting) per observation, 1 in flight, both modes.
-fn large_png(scale: usize, rounds: usize, rows: &mut Vec<Row>) {
+fn large_png(scale: usize, rounds: usize, sides: &[Side; 2], rows: &mut Vec<Row>) {
     let n = 1_000 / scale;
     let mut got: [Option<ObserveRun>; 2] = [None, None];
     for _ in 0..rounds {
-        for (m, mode) in MODES.iter().enumerate() {
-            let text = config("test-hostile", mode, "screen = \"1080x2400\"\n");
+        for (m, side) in sides.iter().enumerate() {
+            let mode = side.label.as_str();
+            let text = config("test-hostile", side.isolation, "screen = \"1080x2400\"\n");
             let mut h = Host::start_with(&Setup {
                 features: &BASE_FEATURES,
                 plugins: &[HOSTILE],
                 config: &text,
+                binary: side.binary.as_deref(),
                 ..Setup::default()
             });
             h.call(json!({"jsonrpc":"2.0","id":"c","method":"device.connect"}));
@@ -261,11 +334,11 @@ fn large_png(scale: usize, rounds: usize, rows: &mut Vec<Row>) {
             let _ = h.child.wait();
         }
     }
-    if let [Some(inline), Some(process)] = got {
+    if let [Some(first), Some(second)] = got {
         rows.push(Row {
             label: "1080x2400 PNG (3.7 MB), 1 in flight".into(),
-            inline,
-            process,
+            first,
+            second,
         });
     }
 }
@@ -313,20 +386,22 @@ fn main() {
         .find_map(|a| a.strip_prefix("only="))
         .map(|s| s.split(',').map(str::to_owned).collect());
     let wanted = |name: &str| only.as_ref().is_none_or(|o| o.iter().any(|x| x == name));
+    let against = args.iter().find_map(|a| a.strip_prefix("against="));
+    let sides = sides(against);
     let scale = if quick { 10 } else { 1 };
     println!("load average at start: {}", load_average());
     let mut rows = Vec::new();
     if wanted("list") {
-        cheap_requests(scale);
+        cheap_requests(scale, rounds, &sides);
     }
     if wanted("observe") {
-        observations(scale, rounds, &mut rows);
+        observations(scale, rounds, &sides, &mut rows);
     }
     if wanted("tree") {
-        large_tree(scale, rounds, &mut rows);
+        large_tree(scale, rounds, &sides, &mut rows);
     }
     if wanted("png") {
-        large_png(scale, rounds, &mut rows);
+        large_png(scale, rounds, &sides, &mut rows);
     }
     if wanted("rss") {
         recorded_events(scale);
@@ -334,8 +409,9 @@ fn main() {
     println!("load average at end: {}", load_average());
     if !rows.is_empty() {
         println!();
+        let (a, b) = (&sides[0].label, &sides[1].label);
         println!(
-            "| observe, durable (best of {rounds}) | inline | process | process/inline throughput | CPU process/inline |"
+            "| observe, durable (best of {rounds}) | {a} | {b} | {b}/{a} throughput | CPU {b}/{a} |"
         );
         println!("| --- | --- | --- | --- | --- |");
         for row in &rows {

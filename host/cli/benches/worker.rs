@@ -50,6 +50,7 @@ fn process(file: &Path, id: &str, settings: &Map<String, Value>) -> Arc<RemoteDr
             plugin_file: file.to_path_buf(),
             plugin_id: id.to_owned(),
             settings: settings.clone(),
+            env: Vec::new(),
             log_filter: "warn".into(),
             backoff: Backoff::default(),
             grace: Duration::from_secs(2),

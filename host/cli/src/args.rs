@@ -90,6 +90,18 @@ pub(crate) enum Command {
     /// Internal: serve one plugin to its host over a socket (started by `serve`).
     #[command(hide = true)]
     PluginWorker(WorkerArgs),
+    /// Internal: run this devicerail's conformance suite on one plugin library
+    /// (started by `plugins install CRATE_DIR`).
+    #[command(hide = true)]
+    PluginConformance(ConformanceArgs),
+}
+
+/// `plugin-conformance` (internal).
+#[derive(Args)]
+pub(crate) struct ConformanceArgs {
+    /// The plugin library to check.
+    #[arg(long)]
+    pub(crate) library: PathBuf,
 }
 
 /// What a command that runs a host takes from the command line (`serve`,
@@ -370,6 +382,9 @@ pub(crate) struct KubeDevicePluginArgs {
     /// Where allocations and their tokens are kept across restarts (default: kube/allocations.json in the data directory); never inside the socket directory.
     #[arg(long)]
     pub(crate) state_file: Option<PathBuf>,
+    /// The shared host's pool manager's key file, which lets this plugin reserve devices (default: pool-manager.key in the host's data directory); never inside the socket directory.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) pool_key: Option<PathBuf>,
     /// The host's socket directory as the node sees it, mounted into pods (default: the socket's directory).
     #[arg(long)]
     pub(crate) node_socket_dir: Option<PathBuf>,

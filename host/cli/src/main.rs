@@ -33,6 +33,7 @@ fn main() -> ExitCode {
     };
     match cli.command {
         Command::PluginWorker(a) => commands::worker::run(&a),
+        Command::PluginConformance(a) => commands::conformance::run(&a, line),
         Command::Serve(a) => commands::serve::run(a, line),
         Command::Attach(a) => commands::attach::run(a),
         Command::Mcp(a) => commands::mcp::run(a, line),

@@ -21,37 +21,6 @@ use support::{Options, TestHost, error_code, root_with_hostile};
 const BIN: &str = env!("CARGO_BIN_EXE_devicerail");
 const HOSTILE: &str = "hostile-1";
 
-/// Process ids of `host`'s plugin workers, with their command lines.
-fn workers(host: u32) -> Vec<(u32, String)> {
-    let mut out = Vec::new();
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return out;
-    };
-    for e in dir.flatten() {
-        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        // pid (comm) state ppid ...
-        let after = stat.rsplit(')').next().unwrap_or("");
-        let mut fields = after.split_whitespace();
-        let state = fields.next().unwrap_or("");
-        let ppid: u32 = fields.next().and_then(|p| p.parse().ok()).unwrap_or(0);
-        if ppid != host || state == "Z" {
-            continue;
-        }
-        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline"))
-            .map(|b| String::from_utf8_lossy(&b).replace('\0', " "))
-            .unwrap_or_default();
-        if cmdline.contains("plugin-worker") {
-            out.push((pid, cmdline));
-        }
-    }
-    out
-}
-
 /// Whether `pid` is gone (or a zombie nobody reaped yet).
 fn gone(pid: u32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
@@ -66,7 +35,7 @@ fn gone(pid: u32) -> bool {
 }
 
 fn hostile_worker(host: u32) -> Option<u32> {
-    workers(host)
+    support::plugin_workers(host)
         .into_iter()
         .find(|(_, cmd)| cmd.contains("hostile"))
         .map(|(pid, _)| pid)
@@ -273,7 +242,10 @@ fn killing_the_host_leaves_no_worker() {
         ..Options::default()
     });
     h.hello();
-    let pids: Vec<u32> = workers(h.pid()).into_iter().map(|(p, _)| p).collect();
+    let pids: Vec<u32> = support::plugin_workers(h.pid())
+        .into_iter()
+        .map(|(p, _)| p)
+        .collect();
     assert_eq!(pids.len(), 2, "one worker per plugin: {pids:?}");
     // The worker inherits no protocol descriptor: its stdin is null.
     for pid in &pids {
@@ -305,7 +277,10 @@ fn inline_isolation_runs_the_plugin_in_the_host() {
         Some(action("echo", json!({ "text": "hi" }))),
     );
     assert_eq!(r["output"]["text"], "hi");
-    let left: Vec<String> = workers(h.pid()).into_iter().map(|(_, c)| c).collect();
+    let left: Vec<String> = support::plugin_workers(h.pid())
+        .into_iter()
+        .map(|(_, c)| c)
+        .collect();
     assert_eq!(left.len(), 1, "only the mock has a worker: {left:?}");
     assert!(!left[0].contains("hostile"), "{left:?}");
     let log = h.stderr_text();

@@ -228,6 +228,24 @@ fn every_recorded_event_can_be_read_back() {
         &r.to_string()[..r.to_string().len().min(400)]
     );
     assert_eq!(r["error"]["data"]["retryable"], false);
+    // One too large even for the worker's channel (8 MiB) is answered at
+    // once: the worker says why (as a driver failure) instead of going
+    // silent until the deadline.
+    let t = std::time::Instant::now();
+    let r = h.call(
+        "device.execute",
+        Some(TestHost::action("big", json!({ "bytes": 9 * 1024 * 1024 }))),
+    );
+    assert_eq!(error_code(&r).as_deref(), Some("platform_error"), "{r}");
+    assert_eq!(
+        r["error"]["data"]["details"]["platformCode"], "response_frame_too_large",
+        "{r}"
+    );
+    assert!(
+        t.elapsed() < std::time::Duration::from_secs(20),
+        "{:?}",
+        t.elapsed()
+    );
     // Arguments whose recorded event would not fit are refused before the
     // device acts.
     let text = "y".repeat(1024 * 1024 - 220);

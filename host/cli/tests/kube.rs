@@ -112,6 +112,8 @@ impl Node {
             .args(["--resource", &format!("mock={MOCK}")])
             .arg("--state-file")
             .arg(self.path("kube-state/allocations.json"))
+            .arg("--pool-key")
+            .arg(self.path("data/pool-manager.key"))
             .arg("--node-socket-dir")
             .arg(self.path("run"))
             .args(["--release-poll-ms", "200", "--release-grace-ms", "1000"])
@@ -138,8 +140,17 @@ impl Node {
     /// The registrations of every resource; the mock one's, and when the
     /// first of them arrived.
     async fn registered(&mut self) -> (Registered, Instant, Vec<String>) {
+        let (mut all, first) = self.registrations().await;
+        let mut names: Vec<String> = all.keys().cloned().collect();
+        names.sort();
+        (all.remove(MOCK).expect("the mock resource"), first, names)
+    }
+
+    /// The registration of every resource by name, and when the first of
+    /// them arrived.
+    async fn registrations(&mut self) -> (HashMap<String, Registered>, Instant) {
         let mut names = Vec::new();
-        let mut mock = None;
+        let mut all = HashMap::new();
         let mut first = None;
         while names.len() < 4 {
             let r = self
@@ -154,13 +165,9 @@ impl Node {
                 format!("{}.sock", r.request.resource_name.replace('/', "_"))
             );
             names.push(r.request.resource_name.clone());
-            if r.request.resource_name == MOCK {
-                mock = Some(r);
-            }
+            all.insert(r.request.resource_name.clone(), r);
         }
-        names.sort();
-        let first = first.unwrap_or_else(Instant::now);
-        (mock.expect("the mock resource"), first, names)
+        (all, first.unwrap_or_else(Instant::now))
     }
 
     /// An official Rust client through `devicerail attach` with `env`.
@@ -198,28 +205,10 @@ async fn health(mock: &mut Registered, device: &str, health: &str) -> Instant {
 
 /// The host's plugin worker serving the hostile plugin.
 fn hostile_worker(host: u32) -> Option<i32> {
-    for e in std::fs::read_dir("/proc").ok()?.flatten() {
-        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        let after = stat.rsplit(')').next().unwrap_or("");
-        let mut fields = after.split_whitespace();
-        let state = fields.next().unwrap_or("");
-        let ppid: u32 = fields.next().and_then(|p| p.parse().ok()).unwrap_or(0);
-        if ppid != host || state == "Z" {
-            continue;
-        }
-        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline"))
-            .map(|b| String::from_utf8_lossy(&b).replace('\0', " "))
-            .unwrap_or_default();
-        if cmdline.contains("plugin-worker") && cmdline.contains("hostile") {
-            return Some(pid);
-        }
-    }
-    None
+    support::plugin_workers(host)
+        .into_iter()
+        .find(|(_, cmd)| cmd.contains("hostile"))
+        .and_then(|(pid, _)| i32::try_from(pid).ok())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -525,6 +514,249 @@ async fn a_kubelet_restart_leads_to_registration_again() {
         assert!(again < Duration::from_secs(5), "{again:?}");
         health(&mut mock, "mock-2", "Healthy").await;
     }
+}
+
+/// A raw socket connection that introduces itself with `preamble` words
+/// and says hello with `required` and `optional` features; the hello
+/// answer, and the connection for more requests.
+fn raw_hello(
+    socket: &Path,
+    preamble: &str,
+    required: &[&str],
+    optional: &[&str],
+) -> (Value, RawConn) {
+    let stream = std::os::unix::net::UnixStream::connect(socket).expect("connect");
+    let mut conn = RawConn {
+        reader: std::io::BufReader::new(stream.try_clone().expect("clone")),
+        writer: stream,
+        next: 1,
+    };
+    use std::io::Write;
+    writeln!(conn.writer, "#devicerail-attach v1 {preamble}").expect("preamble");
+    let hello = conn.call(
+        "system.hello",
+        json!({
+            "client": { "name": "squatter", "version": "1" },
+            "protocol": { "ranges": [{ "major": 1, "minMinor": 0, "maxMinor": 5 }] },
+            "features": { "required": required, "optional": optional },
+        }),
+    );
+    (hello, conn)
+}
+
+/// One raw NDJSON connection.
+struct RawConn {
+    reader: std::io::BufReader<std::os::unix::net::UnixStream>,
+    writer: std::os::unix::net::UnixStream,
+    next: u64,
+}
+
+impl RawConn {
+    fn call(&mut self, method: &str, params: Value) -> Value {
+        use std::io::{BufRead, Write};
+        let id = self.next;
+        self.next += 1;
+        let frame = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
+        writeln!(self.writer, "{frame}").expect("write");
+        loop {
+            let mut line = String::new();
+            assert!(
+                self.reader.read_line(&mut line).expect("read") > 0,
+                "closed"
+            );
+            let v: Value = serde_json::from_str(&line).expect("json");
+            if v["id"] == json!(id) {
+                return v;
+            }
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn only_the_pool_manager_can_reserve_devices() {
+    let node = Node::start().await;
+    let pool = "devicerailHost.pool.v1";
+    let key_file = node.path("data/pool-manager.key");
+    let mode = std::os::unix::fs::PermissionsExt::mode(
+        &std::fs::metadata(&key_file)
+            .expect("the host wrote its key")
+            .permissions(),
+    );
+    assert_eq!(mode & 0o777, 0o600);
+    assert!(
+        !key_file.starts_with(node.path("run")),
+        "never in the socket directory"
+    );
+    let token = devicerail_host_kube::token::fresh().expect("token");
+    let reserve = json!({ "deviceId": "mock-1", "token": token.expose(), "label": "squatter" });
+
+    // A client that requires the extension is refused, clearly.
+    let (hello, _) = raw_hello(&node.socket, "squatter", &[pool], &[]);
+    assert_eq!(
+        hello["error"]["data"]["code"], "required_feature_unsupported",
+        "{hello}"
+    );
+    assert_eq!(
+        hello["error"]["data"]["details"]["unsupportedRequired"],
+        json!([pool])
+    );
+    assert!(
+        hello["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("pool manager"),
+        "{hello}"
+    );
+    // One that offers it goes without, and its pool calls are unknown;
+    // so is one that presents a key that is not the host's.
+    let wrong_key = "0".repeat(64);
+    for preamble in [
+        "squatter".to_owned(),
+        format!("squatter pool-key={wrong_key}"),
+    ] {
+        let (hello, mut conn) = raw_hello(&node.socket, &preamble, &[], &[pool]);
+        let enabled = hello["result"]["features"]["enabled"].clone();
+        assert!(
+            !enabled.as_array().expect("features").contains(&json!(pool)),
+            "{hello}"
+        );
+        for (method, params) in [
+            ("devicerailHost.pool.reserve", reserve.clone()),
+            ("devicerailHost.pool.status", json!({})),
+            (
+                "devicerailHost.pool.release",
+                json!({ "deviceId": "mock-1", "token": token.expose() }),
+            ),
+        ] {
+            let r = conn.call(method, params);
+            assert_eq!(
+                r["error"]["data"]["code"], "method_not_found",
+                "{method}: {r}"
+            );
+            assert!(!r.to_string().contains(token.expose()));
+        }
+    }
+    // The device stays free: any client connects it.
+    let other = node.client("other", &[]).await;
+    other
+        .call::<DeviceSelect>(json!({ "deviceId": "mock-1" }))
+        .await
+        .expect("select");
+    other
+        .call0::<DeviceConnect>()
+        .await
+        .expect("mock-1 is free");
+    other.call0::<DeviceDisconnect>().await.expect("disconnect");
+    other.close().await;
+    // The key's holder is the manager.
+    let key = std::fs::read_to_string(&key_file).expect("key");
+    let (hello, mut manager) = raw_hello(
+        &node.socket,
+        &format!("manager pool-key={}", key.trim()),
+        &[pool],
+        &[],
+    );
+    assert!(hello.get("result").is_some(), "{hello}");
+    let status = manager.call("devicerailHost.pool.status", json!({}));
+    assert!(status["result"]["devices"].is_array(), "{status}");
+    assert!(
+        !node.host.stderr().contains(key.trim()),
+        "the host logged its key"
+    );
+    assert!(
+        !node.host.stderr().contains(&wrong_key),
+        "the host logged a presented key"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_refused_allocate_changes_nothing() {
+    let mut node = Node::start().await;
+    let (mut all, _) = node.registrations().await;
+    let mut mock = all.remove(MOCK).expect("mock");
+    health(&mut mock, "mock-1", "Healthy").await;
+    let env = mock.allocate_one(&["mock-1"]).await.expect("allocated");
+    let token = env["DEVICERAIL_LEASE_TOKEN"].clone();
+    let pod = node
+        .client("pod", &[("DEVICERAIL_LEASE_TOKEN", token.as_str())])
+        .await;
+    pod.call::<DeviceSelect>(json!({ "deviceId": "mock-1" }))
+        .await
+        .expect("select");
+    pod.call0::<DeviceConnect>()
+        .await
+        .expect("the pod takes it");
+    let state = std::fs::read_to_string(node.path("kube-state/allocations.json")).expect("state");
+
+    // The kubelet allocates the running pod's device again: refused, and
+    // the pod keeps its device, its reservation and its token.
+    let (code, message) = mock.allocate_one(&["mock-1"]).await.expect_err("in use");
+    assert_eq!(code, "FailedPrecondition", "{message}");
+    assert!(!message.contains(&token));
+    let other = node.client("other", &[]).await;
+    refused(&other, "mock-1").await;
+    pod.ok("session.start", None).await;
+    pod.ok(
+        "device.execute",
+        Some(support::client::action("tap", json!({ "x": 1, "y": 1 }))),
+    )
+    .await;
+    pod.ok("session.end", Some(json!({}))).await;
+    pod.call0::<DeviceDisconnect>().await.expect("disconnect");
+    pod.close().await;
+    // Still reserved for the pod's token: others are refused, the token
+    // takes it again, and the state file is as it was.
+    refused(&other, "mock-1").await;
+    let pod = node
+        .client("pod again", &[("DEVICERAIL_LEASE_TOKEN", token.as_str())])
+        .await;
+    pod.call::<DeviceSelect>(json!({ "deviceId": "mock-1" }))
+        .await
+        .expect("select");
+    pod.call0::<DeviceConnect>()
+        .await
+        .expect("the token still works");
+    pod.close().await;
+    assert_eq!(
+        std::fs::read_to_string(node.path("kube-state/allocations.json")).expect("state"),
+        state
+    );
+
+    // Another resource's device, and an unknown one, are refused by this
+    // resource and reserved for nobody.
+    let mut browser = all.remove("devicerail.dev/browser").expect("browser");
+    for id in ["mock-2", "no-such-device"] {
+        let (code, message) = browser.allocate_one(&[id]).await.expect_err("not ours");
+        assert_eq!(code, "InvalidArgument", "{message}");
+    }
+    other
+        .call::<DeviceSelect>(json!({ "deviceId": "mock-2" }))
+        .await
+        .expect("select");
+    other
+        .call0::<DeviceConnect>()
+        .await
+        .expect("mock-2 stayed free");
+    other.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_kubelet_socket_replaced_at_once_is_noticed() {
+    let mut node = Node::start().await;
+    let (mut mock, _, _) = node.registered().await;
+    health(&mut mock, "mock-1", "Healthy").await;
+    let mut reused = 0;
+    for round in 0..6 {
+        reused += usize::from(node.kubelet.replace_socket().expect("replace"));
+        let replaced = Instant::now();
+        let (_, first, names) = node.registered().await;
+        assert_eq!(names.len(), 4);
+        let again = first.saturating_duration_since(replaced);
+        assert!(again < Duration::from_secs(5), "round {round}: {again:?}");
+    }
+    println!(
+        "kube: kubelet socket replaced 6 times (inode number reused {reused} times), registered again each time"
+    );
 }
 
 #[test]

@@ -12,7 +12,10 @@
 //! The second case breaks a generated driver on purpose (an action that
 //! refuses arguments its own schema accepts, an action that blocks
 //! ignoring cancellation): its conformance test fails naming both, and
-//! `plugins install` refuses it and installs nothing.
+//! `plugins install` refuses it and installs nothing. The third hollows
+//! out the crate's own conformance test and makes its driver print on
+//! stdout: the crate's tests pass, but `plugins install` runs the SDK's
+//! suite itself, names the stdout check, and installs nothing.
 //!
 //! Nested cargo runs build into this test binary's target directory (the
 //! registry dependencies compiled there are reused) with
@@ -439,6 +442,46 @@ fn a_broken_driver_fails_its_conformance_test_naming_what_broke_and_is_not_insta
         "{stderr}"
     );
     assert!(text(&out.stdout).is_empty(), "{}", text(&out.stdout));
+    let left = fs::read_dir(&plugins).map_or(0, Iterator::count);
+    assert_eq!(left, 0, "nothing is installed");
+}
+
+#[test]
+fn a_hollow_conformance_test_does_not_talk_the_install_gate_around() {
+    let outside = tempfile::tempdir().expect("tempdir");
+    let dir = outside.path().join("acme-hollow");
+    new_driver("acme-hollow", &dir);
+    let _one = serial();
+    // The crate's own conformance test asserts nothing, and its driver
+    // prints on stdout (where the host's protocol runs) while observing.
+    fs::write(
+        dir.join("tests/conformance.rs"),
+        "#[test]\nfn passes_the_devicerail_conformance_suite() {}\n",
+    )
+    .expect("hollow test");
+    break_once(
+        &dir.join("src/lib.rs"),
+        "    ) -> DriverResult<DriverObservation> {\n        ctx.check()?;",
+        "    ) -> DriverResult<DriverObservation> {\n        println!(\"observing {device}\");\n        ctx.check()?;",
+    );
+    let out = run(
+        "cargo test --test conformance",
+        cargo()
+            .current_dir(&dir)
+            .args(["test", "--test", "conformance"]),
+    );
+    assert!(out.status.success(), "the hollow test passes on its own");
+
+    let plugins = outside.path().join("plugins");
+    let out = install(&dir, &plugins);
+    assert!(!out.status.success(), "the printing driver was installed");
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("did not pass the DeviceRail conformance suite")
+            && stderr.contains("FAILED nothing is written to stdout")
+            && stderr.contains("observing"),
+        "{stderr}"
+    );
     let left = fs::read_dir(&plugins).map_or(0, Iterator::count);
     assert_eq!(left, 0, "nothing is installed");
 }

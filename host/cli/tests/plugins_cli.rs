@@ -696,6 +696,19 @@ fn doctor_passes_with_the_mock_and_fails_when_a_plugin_file_is_refused() {
 
     let good = plugins_dir();
     copy_into(&libraries().mock, good.path(), &library_name("mock"));
+    // A data directory others may read is a warning (the host tightens it).
+    std::fs::set_permissions(data.path(), std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let (_, doc) = doctor(good.path(), data.path());
+    let open = check(&doc, "host", "data directory");
+    assert_eq!(open["status"], "warn", "{open}");
+    assert!(
+        open["detail"]
+            .as_str()
+            .unwrap_or("")
+            .contains("open to other users"),
+        "{open}"
+    );
+    std::fs::set_permissions(data.path(), std::fs::Permissions::from_mode(0o700)).expect("chmod");
     let (out, doc) = doctor(good.path(), data.path());
     assert!(out.status.success(), "doctor failed on a good directory");
     assert_eq!(doc["ok"], true, "{doc}");

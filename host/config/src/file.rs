@@ -64,6 +64,11 @@ struct Document {
 /// is isolated. It is never handed to the plugin.
 pub(crate) const ISOLATION_KEY: &str = "isolation";
 
+/// The key of a plugin's table the host keeps for itself: variables added
+/// to the plugin worker's environment (a table of strings). Never handed
+/// to the plugin as a setting.
+pub(crate) const ENV_KEY: &str = "env";
+
 /// Where a plugin's driver runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -109,6 +114,10 @@ pub struct PluginTable {
     pub line: usize,
     /// Its `isolation` key (stripped from the settings), if it has one.
     pub isolation: Option<Isolation>,
+    /// Its `env` table (stripped from the settings): variables added to
+    /// the plugin worker's environment, as written (the engine refuses
+    /// credentials among them).
+    pub env: Vec<(String, String)>,
     /// The settings handed to the plugin, or why the table is unusable
     /// (which refuses that plugin only).
     pub settings: Result<Map<String, Value>, FileError>,
@@ -160,26 +169,31 @@ impl ConfigFile {
                 ));
             }
             let mut isolation = None;
+            let mut env = Vec::new();
             let settings = match &value {
                 toml::Value::Table(t) if t.contains_key(ffi::HOST_MEMBER) => {
                     let member = format!("{key}.\"{}\"", ffi::HOST_MEMBER);
                     Err(file.error_at(&member, "is reserved for the host's messages to the plugin"))
                 }
-                toml::Value::Table(t) => match t.get(ISOLATION_KEY) {
-                    None => file.table_to_json(&key, t),
-                    Some(v) => match v.as_str().and_then(Isolation::parse) {
-                        Some(i) => {
-                            isolation = Some(i);
-                            let mut rest = t.clone();
-                            rest.remove(ISOLATION_KEY);
-                            file.table_to_json(&key, &rest)
+                toml::Value::Table(t) => {
+                    let mut rest = t.clone();
+                    let host_keys = (|| {
+                        if let Some(v) = rest.remove(ISOLATION_KEY) {
+                            isolation =
+                                Some(v.as_str().and_then(Isolation::parse).ok_or_else(|| {
+                                    file.error_at(
+                                        &format!("{key}.{ISOLATION_KEY}"),
+                                        "must be \"process\" (the default) or \"inline\"",
+                                    )
+                                })?);
                         }
-                        None => Err(file.error_at(
-                            &format!("{key}.{ISOLATION_KEY}"),
-                            "must be \"process\" (the default) or \"inline\"",
-                        )),
-                    },
-                },
+                        if let Some(v) = rest.remove(ENV_KEY) {
+                            env = file.env_table(&format!("{key}.{ENV_KEY}"), &v)?;
+                        }
+                        Ok(())
+                    })();
+                    host_keys.and_then(|()| file.table_to_json(&key, &rest))
+                }
                 other => Err(file.error(
                     line,
                     Some(key.clone()),
@@ -194,6 +208,7 @@ impl ConfigFile {
                 PluginTable {
                     line,
                     isolation,
+                    env,
                     settings,
                 },
             );
@@ -272,6 +287,32 @@ impl ConfigFile {
         // wrong type.
         let key = self.key_at(offset).map(str::to_owned);
         self.error(self.line_at(offset), key, message)
+    }
+
+    /// A plugin's `env` table: names and string values.
+    fn env_table(
+        &self,
+        key: &str,
+        value: &toml::Value,
+    ) -> Result<Vec<(String, String)>, FileError> {
+        let toml::Value::Table(t) = value else {
+            return Err(self.error_at(
+                key,
+                format!(
+                    "must be a table of environment variables (NAME = \"value\"), not {}",
+                    type_name(value)
+                ),
+            ));
+        };
+        t.iter()
+            .map(|(name, v)| match v {
+                toml::Value::String(s) => Ok((name.clone(), s.clone())),
+                other => Err(self.error_at(
+                    &format!("{key}.{name}"),
+                    format!("must be a string, not {}", type_name(other)),
+                )),
+            })
+            .collect()
     }
 
     fn table_to_json(
@@ -458,6 +499,28 @@ mod tests {
             (5, Some("plugins.android.isolation"))
         );
         assert_eq!(f.isolation("browser"), Isolation::Process);
+    }
+
+    #[test]
+    fn env_is_the_hosts_key_and_is_checked() {
+        let f = parse(
+            "[plugins.mock]\nscreens = 2\nenv = { HTTPS_PROXY = \"http://p:3128\" }\n[plugins.android]\nenv = { A = 1 }\n[plugins.browser]\nenv = \"x\"\n",
+        )
+        .expect("the host still starts");
+        let mock = f.plugins["mock"].settings.as_ref().expect("table");
+        assert!(!mock.contains_key(ENV_KEY), "stripped: {mock:?}");
+        assert_eq!(
+            f.plugins["mock"].env,
+            [("HTTPS_PROXY".to_owned(), "http://p:3128".to_owned())]
+        );
+        let e = f.plugins["android"].settings.as_ref().expect_err("refused");
+        assert_eq!(
+            (e.line, e.key.as_deref()),
+            (5, Some("plugins.android.env.A"))
+        );
+        let e = f.plugins["browser"].settings.as_ref().expect_err("refused");
+        assert_eq!(e.key.as_deref(), Some("plugins.browser.env"));
+        assert!(e.message.contains("table of environment variables"), "{e}");
     }
 
     #[test]

@@ -63,6 +63,17 @@ pub fn lines(config: &Config) -> Vec<Line> {
                     value: isolation.as_str().into(),
                 });
             }
+            for (name, value) in &table.env {
+                let path = format!("plugins.{id}.{}.{name}", super::file::ENV_KEY);
+                out.push(Line {
+                    source: Source::File {
+                        path: file.path.clone(),
+                        line: file.line_of(&path).unwrap_or(table.line),
+                    },
+                    key: path,
+                    value: Value::String(value.clone()).to_string(),
+                });
+            }
             for (key, value) in settings {
                 let path = format!("plugins.{id}.{key}");
                 out.push(Line {
@@ -117,7 +128,7 @@ pub fn text(config: &Config) -> String {
         "plugins without an isolation key run in a supervised worker process (isolation = \"process\")\n",
     );
     out.push_str(
-        "plugins read their own environment variables under their settings (see each plugin's README)\n",
+        "plugins read their own environment variables under their settings (see each plugin's README); a plugin's worker gets only the allow-listed variables and its env table, never DEVICERAIL_SECRET_* or DEVICERAIL_LEASE_TOKEN\n",
     );
     out
 }
@@ -157,9 +168,22 @@ pub fn json(config: &Config) -> Value {
                         }
                         None => Source::Default,
                     };
+                    let env: serde_json::Map<String, Value> = table
+                        .env
+                        .iter()
+                        .map(|(name, value)| {
+                            let path = format!("plugins.{id}.{}.{name}", super::file::ENV_KEY);
+                            let source = Source::File {
+                                path: file.path.clone(),
+                                line: file.line_of(&path).unwrap_or(table.line),
+                            };
+                            (name.clone(), json!({ "value": value, "source": source }))
+                        })
+                        .collect();
                     json!({
                         "line": table.line,
                         "isolation": { "value": isolation, "source": source },
+                        "env": env,
                         "settings": members,
                         "error": null,
                     })

@@ -294,11 +294,14 @@ pub(crate) struct Connection {
     /// The digest of the reservation token the client presented when it
     /// attached (`devicerail attach` with `DEVICERAIL_LEASE_TOKEN`).
     pub lease_token: Option<crate::leases::TokenDigest>,
+    /// Whether the client presented the host's pool manager's key
+    /// (`crate::pool_key`): only then may it negotiate the pool extension.
+    pub pool_manager: bool,
 }
 
 impl Connection {
     pub(crate) fn new(transport: TransportInfo, out: OutputQueue) -> Arc<Self> {
-        Self::build(transport, out, None, None)
+        Self::build(transport, out, None, None, false)
     }
 
     /// A control connection whose client presented a reservation token.
@@ -306,8 +309,9 @@ impl Connection {
         transport: TransportInfo,
         out: OutputQueue,
         token: Option<crate::leases::TokenDigest>,
+        pool_manager: bool,
     ) -> Arc<Self> {
-        Self::build(transport, out, None, token)
+        Self::build(transport, out, None, token, pool_manager)
     }
 
     /// Who this connection is when it asks for a device.
@@ -330,7 +334,7 @@ impl Connection {
             pump: Mutex::new(None),
             close_code: Arc::new(std::sync::atomic::AtomicU16::new(1000)),
         };
-        Self::build(transport, out, Some(stream), None)
+        Self::build(transport, out, Some(stream), None, false)
     }
 
     fn build(
@@ -338,6 +342,7 @@ impl Connection {
         out: OutputQueue,
         stream: Option<StreamState>,
         lease_token: Option<crate::leases::TokenDigest>,
+        pool_manager: bool,
     ) -> Arc<Self> {
         Arc::new(Self {
             id: ConnectionId::new_v4(),
@@ -349,6 +354,7 @@ impl Connection {
             inflight: Inflight::default(),
             stream,
             lease_token,
+            pool_manager,
         })
     }
 

@@ -39,7 +39,7 @@ impl TokenDigest {
     }
 
     /// Compares in time independent of where the digests differ.
-    fn matches(&self, other: &TokenDigest) -> bool {
+    pub(crate) fn matches(&self, other: &TokenDigest) -> bool {
         self.0
             .iter()
             .zip(other.0.iter())

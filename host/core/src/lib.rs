@@ -11,7 +11,8 @@
 //!
 //! Only what the command line and the MCP server need is public: starting
 //! a host ([`serve`], [`in_process`]), its errors, and the attach preamble
-//! of the control socket ([`transport::unix`]); everything else is private
+//! of the control socket ([`transport::unix`]), the pool manager's key
+//! ([`pool_key`]); everything else is private
 //! to the crate.
 //!
 //! What it must never do: write anything but protocol frames to the
@@ -29,6 +30,7 @@ mod leases;
 mod media;
 mod outbox;
 mod params;
+pub mod pool_key;
 mod recorder;
 pub mod serve;
 mod state;

@@ -25,6 +25,7 @@ use tokio_util::task::TaskTracker;
 use crate::connection::Connection;
 use crate::dispatch::{Closing, Dispatcher};
 use crate::handlers::{closing, routing};
+use crate::pool_key;
 use crate::state::{Host, HostConfig};
 use crate::transport::{event_socket, stdio, unix};
 use devicerail_host_config::paths;
@@ -232,15 +233,49 @@ pub fn runtime() -> Result<tokio::runtime::Runtime, ServeError> {
 pub fn serve(config: &Config, listen: Option<Listen>) -> Result<(), ServeError> {
     let proto_out = take_stdout()?;
     let stores = open_stores(config)?;
-    let socket = listen.as_ref().map(|l| unix::bind(&l.path)).transpose()?;
-    let rt = runtime()?;
-    let registry = load_plugins(config, rt.handle().clone())?;
+    // The pool manager's key before the socket: a listening socket means
+    // the key is there (the data directory's lock keeps it ours).
+    let key_file = listen
+        .as_ref()
+        .and_then(|l| pool_key::location(&config.data_dir.value, &l.path));
+    let key = match (&listen, &key_file) {
+        (Some(_), None) => {
+            tracing::warn!(
+                "the control socket is inside the data directory: no pool manager's key is written, so no client may reserve devices (devicerailHost.pool.v1)"
+            );
+            None
+        }
+        (_, Some(file)) => match pool_key::create(file) {
+            Ok(digest) => {
+                tracing::info!(file = %file.display(), "wrote the pool manager's key");
+                Some(digest)
+            }
+            Err(e) => {
+                tracing::warn!("{e}; no client may reserve devices");
+                None
+            }
+        },
+        (None, None) => None,
+    };
+    let forget_key = || {
+        if let Some(file) = &key_file {
+            let _ = std::fs::remove_file(file);
+        }
+    };
+    let socket = listen
+        .as_ref()
+        .map(|l| unix::bind(&l.path))
+        .transpose()
+        .inspect_err(|_| forget_key())?;
+    let rt = runtime().inspect_err(|_| forget_key())?;
+    let registry = load_plugins(config, rt.handle().clone()).inspect_err(|_| forget_key())?;
     let mut host_config = HostConfig::new(config.screenshot_policy.value);
     host_config.after_action_tree = config.after_action_tree.value;
-    let host = Host::new(host_config, registry, stores.store, stores.evidence);
+    let host = Host::with_pool_key(host_config, registry, stores.store, stores.evidence, key);
     let listen = socket.zip(listen.map(|l| l.max_connections));
     let result = rt.block_on(run(host, proto_out, listen));
     rt.shutdown_timeout(Duration::from_millis(200));
+    forget_key();
     drop(stores.lock);
     result
 }

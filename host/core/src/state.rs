@@ -76,6 +76,10 @@ pub(crate) struct Host {
     pub streams: crate::stream_gate::StreamGate,
     /// Which connection holds each device.
     pub leases: crate::leases::Leases,
+    /// The digest of the pool manager's key (`crate::pool_key`): only a
+    /// connection presenting it may negotiate the pool extension. `None`:
+    /// nobody may (a host without a shared socket).
+    pub pool_key: Option<crate::leases::TokenDigest>,
 }
 
 impl Host {
@@ -84,6 +88,17 @@ impl Host {
         registry: Arc<Registry>,
         store: EventStore,
         evidence: EvidenceStore,
+    ) -> Arc<Self> {
+        Self::with_pool_key(config, registry, store, evidence, None)
+    }
+
+    /// A host whose pool manager presents the key with digest `pool_key`.
+    pub(crate) fn with_pool_key(
+        config: HostConfig,
+        registry: Arc<Registry>,
+        store: EventStore,
+        evidence: EvidenceStore,
+        pool_key: Option<crate::leases::TokenDigest>,
     ) -> Arc<Self> {
         Arc::new(Self {
             config,
@@ -96,7 +111,16 @@ impl Host {
             connected: Mutex::default(),
             streams: Default::default(),
             leases: Default::default(),
+            pool_key,
         })
+    }
+
+    /// Whether `presented` is the pool manager's key.
+    pub(crate) fn is_pool_key(&self, presented: Option<&crate::leases::TokenDigest>) -> bool {
+        match (&self.pool_key, presented) {
+            (Some(ours), Some(theirs)) => ours.matches(theirs),
+            _ => false,
+        }
     }
 
     pub(crate) fn cached_capabilities(&self, device: &DeviceId) -> Option<Arc<DeviceCapabilities>> {

@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use devicerail_host_plugin_api::{CallContext, Driver, DriverError, DriverResult, ObserveRequest};
-use devicerail_host_protocol::ActionCall;
+use devicerail_host_protocol::{ActionCall, ObservationId};
 use serde_json::value::RawValue;
 
 use crate::executor::Ticket;
@@ -241,8 +241,9 @@ async fn on_worker<T: Send + 'static>(
     ctx: CallContext,
     stop: &Stop,
     method: Method,
-    decode: fn(&RawValue, Vec<Vec<u8>>) -> DriverResult<T>,
+    decode: fn(&RawValue, Vec<Vec<u8>>, ObservationId) -> DriverResult<T>,
 ) -> Result<DriverResult<T>, Interrupted<T>> {
+    let id = ctx.observation_id();
     if let Some(why) = stop.fired() {
         ctx.cancel();
         return Err(Interrupted {
@@ -258,7 +259,7 @@ async fn on_worker<T: Send + 'static>(
     let plugin = call.plugin().to_owned();
     tokio::select! {
         delivered = call.reply() => {
-            Ok(shared::outcome(&plugin, delivered).and_then(|(v, parts)| decode(&v, parts)))
+            Ok(shared::outcome(&plugin, delivered).and_then(|(v, parts)| decode(&v, parts, id)))
         }
         why = stop.wait() => {
             ctx.cancel();
@@ -267,7 +268,7 @@ async fn on_worker<T: Send + 'static>(
             tokio::spawn(async move {
                 if let Ok(delivered) = eventual.await {
                     let _ = tx.send(
-                        shared::outcome(&plugin, delivered).and_then(|(v, parts)| decode(&v, parts)),
+                        shared::outcome(&plugin, delivered).and_then(|(v, parts)| decode(&v, parts, id)),
                     );
                 }
             });

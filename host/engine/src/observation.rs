@@ -9,7 +9,8 @@
 
 use devicerail_host_plugin_api::{ActionOutput, DriverObservation, UiTree};
 use devicerail_host_protocol::{
-    ActionExecution, Bounded, BoundedVec, ObservationId, UiContextRef, UiSnapshot, Viewport,
+    ActionExecution, Bounded, BoundedVec, MAX_UI_SNAPSHOT_BYTES, ObservationId, UiContextRef,
+    UiSnapshot, Viewport,
 };
 use serde_json::{Map, Value};
 
@@ -50,6 +51,52 @@ impl EncodedUi {
         Ok(Self {
             node_count: snapshot.nodes.len(),
             context: snapshot.context,
+            bytes,
+        })
+    }
+
+    /// Checks snapshot bytes that another process (a plugin's worker, which
+    /// runs plugin code) says are Observation `id`'s tree of `node_count`
+    /// nodes in `context`: within the protocol's size bound, a UI snapshot
+    /// with every bound its types enforce, structurally valid, of that
+    /// Observation, that context and that many nodes. Only then are they
+    /// stored as they came.
+    pub fn check(
+        context: UiContextRef,
+        node_count: usize,
+        bytes: Vec<u8>,
+        id: ObservationId,
+    ) -> Result<Self, UiViolation> {
+        if bytes.len() > MAX_UI_SNAPSHOT_BYTES {
+            return Err(UiViolation(format!(
+                "a UI snapshot of {} bytes, over the {MAX_UI_SNAPSHOT_BYTES}-byte bound",
+                bytes.len()
+            )));
+        }
+        let s: UiSnapshot = serde_json::from_slice(&bytes)
+            .map_err(|e| UiViolation(format!("an unreadable UI snapshot: {e}")))?;
+        if s.observation_id != id {
+            return Err(UiViolation(format!(
+                "the UI snapshot of another observation ({}, not {id})",
+                s.observation_id
+            )));
+        }
+        if s.context != context {
+            return Err(UiViolation(
+                "a UI snapshot whose context is not the one it was sent with".into(),
+            ));
+        }
+        if s.nodes.len() != node_count {
+            return Err(UiViolation(format!(
+                "a UI snapshot of {} nodes that claims {node_count}",
+                s.nodes.len()
+            )));
+        }
+        s.validate_structure()
+            .map_err(|e| UiViolation(format!("an invalid UI snapshot: {e}")))?;
+        Ok(Self {
+            context,
+            node_count,
             bytes,
         })
     }
@@ -204,6 +251,32 @@ mod tests {
         t.root_stable_node_ids.clear();
         let e = EncodedUi::encode(t, ObservationId::new_v7()).expect_err("empty");
         assert!(e.0.starts_with("a UI tree: "), "{e}");
+    }
+
+    #[test]
+    fn snapshot_bytes_from_another_process_are_checked() {
+        let id = ObservationId::new_v7();
+        let good = EncodedUi::encode(tree(3), id).expect("valid");
+        let ok = EncodedUi::check(good.context.clone(), 3, good.bytes.clone(), id);
+        assert_eq!(ok.as_ref().map(|u| u.node_count), Ok(3));
+        let refused = |count: usize, bytes: Vec<u8>, id| {
+            EncodedUi::check(good.context.clone(), count, bytes, id)
+                .expect_err("refused")
+                .0
+        };
+        assert!(refused(5000, good.bytes.clone(), id).contains("claims 5000"));
+        let other = ObservationId::new_v7();
+        assert!(refused(3, good.bytes.clone(), other).contains("another observation"));
+        assert!(refused(3, b"{\"nodes\":[".to_vec(), id).contains("unreadable"));
+        assert!(refused(3, vec![b' '; MAX_UI_SNAPSHOT_BYTES + 1], id).contains("bound"));
+        // A duplicate node: valid JSON, invalid structure.
+        let mut s: UiSnapshot = serde_json::from_slice(&good.bytes).expect("parse");
+        let dup = s.nodes.as_slice()[0].clone();
+        let mut nodes = s.nodes.into_vec();
+        nodes[1] = dup;
+        s.nodes = BoundedVec::new(nodes).expect("bounded");
+        let bytes = serde_json::to_vec(&s).expect("json");
+        assert!(refused(3, bytes, id).contains("appears twice"));
     }
 
     #[test]

@@ -153,6 +153,10 @@ pub fn resources(mappings: &[String]) -> Result<Vec<Resource>, ConfigError> {
 pub struct Config {
     /// The shared host's control socket, as this process reaches it.
     pub host_socket: PathBuf,
+    /// The shared host's pool manager's key file (in its data directory,
+    /// never in the socket directory pods see): read at every connection,
+    /// its key presented so the host lets this process reserve devices.
+    pub pool_key_file: PathBuf,
     /// The kubelet's registration socket; plugin sockets go beside it.
     pub kubelet_socket: PathBuf,
     /// The kubelet's PodResources socket (`None`: allocations are freed
@@ -203,6 +207,7 @@ impl Config {
     pub fn check(&self) -> Result<(), ConfigError> {
         for p in [
             &self.host_socket,
+            &self.pool_key_file,
             &self.kubelet_socket,
             &self.state_file,
             &self.node_socket_dir,

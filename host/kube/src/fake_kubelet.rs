@@ -81,6 +81,29 @@ impl Registered {
             _ => None,
         }
     }
+
+    /// `Allocate` of `devices` for one container: its environment, or the
+    /// refusal's gRPC code name (`FailedPrecondition`, …) and message.
+    pub async fn allocate_one(
+        &mut self,
+        devices: &[&str],
+    ) -> Result<std::collections::HashMap<String, String>, (String, String)> {
+        let request = crate::api::deviceplugin::AllocateRequest {
+            container_requests: vec![crate::api::deviceplugin::ContainerAllocateRequest {
+                devices_ids: devices.iter().map(|d| (*d).to_owned()).collect(),
+            }],
+        };
+        match self.plugin.allocate(request).await {
+            Ok(a) => Ok(a
+                .into_inner()
+                .container_responses
+                .into_iter()
+                .next()
+                .map(|c| c.envs.into_iter().collect())
+                .unwrap_or_default()),
+            Err(s) => Err((format!("{:?}", s.code()), s.message().to_owned())),
+        }
+    }
 }
 
 struct Kubelet {
@@ -214,6 +237,20 @@ impl FakeKubelet {
             }
         }
         self.listen()
+    }
+
+    /// Stops and listens again on a new `kubelet.sock` at once, leaving
+    /// the plugins' sockets alone (the file system usually hands the new
+    /// socket the old one's inode number). Returns whether the inode
+    /// number came back.
+    pub fn replace_socket(&mut self) -> std::io::Result<bool> {
+        use std::os::unix::fs::MetadataExt;
+        let before = std::fs::metadata(self.socket())?.ino();
+        self.server.cancel();
+        self.watchers.cancel();
+        std::fs::remove_file(self.socket())?;
+        self.listen()?;
+        Ok(std::fs::metadata(self.socket())?.ino() == before)
     }
 }
 

@@ -21,6 +21,7 @@ use devicerail_client::protocol::Platform;
 use devicerail_client::{
     CallOptions, ClientError, ClientOptions, ControlTransportKind, DeviceRailClient, default_hello,
 };
+use devicerail_host_core::pool_key;
 use devicerail_host_core::transport::unix::ATTACH_PREAMBLE;
 use devicerail_host_protocol::DeviceId;
 use devicerail_host_protocol::pool::{
@@ -63,10 +64,18 @@ fn unreachable(e: impl std::fmt::Display) -> PoolError {
 }
 
 /// A connection to the shared host's socket, introduced as `who` (with
-/// this process's id) by the attach preamble, split for reading and writing.
-async fn attach(socket: &Path, who: &str) -> Result<(OwnedReadHalf, OwnedWriteHalf), PoolError> {
+/// this process's id, and the pool manager's key when given) by the attach
+/// preamble, split for reading and writing.
+async fn attach(
+    socket: &Path,
+    who: &str,
+    key: Option<&LeaseToken>,
+) -> Result<(OwnedReadHalf, OwnedWriteHalf), PoolError> {
     let mut stream = UnixStream::connect(socket).await.map_err(unreachable)?;
-    let preamble = format!("{ATTACH_PREAMBLE} {who} pid={}\n", std::process::id());
+    let key = key
+        .map(|k| format!(" {}={}", pool_key::PREAMBLE_KEY, k.expose()))
+        .unwrap_or_default();
+    let preamble = format!("{ATTACH_PREAMBLE} {who} pid={}{key}\n", std::process::id());
     stream
         .write_all(preamble.as_bytes())
         .await
@@ -82,8 +91,11 @@ struct ExtConn {
 }
 
 impl ExtConn {
-    async fn open(socket: &Path) -> Result<Self, PoolError> {
-        let (read, write) = attach(socket, "kube-device-plugin pool").await?;
+    async fn open(socket: &Path, key_file: &Path) -> Result<Self, PoolError> {
+        // Read at every connection: the host writes a fresh key whenever
+        // it starts.
+        let key = pool_key::read(key_file).map_err(unreachable)?;
+        let (read, write) = attach(socket, "kube-device-plugin pool", Some(&key)).await?;
         let mut conn = Self {
             read: BufReader::new(read),
             write,
@@ -162,8 +174,8 @@ struct Links {
 }
 
 impl Links {
-    async fn open(socket: &Path) -> Result<Self, PoolError> {
-        let (read, write) = attach(socket, "kube-device-plugin").await?;
+    async fn open(socket: &Path, key_file: &Path) -> Result<Self, PoolError> {
+        let (read, write) = attach(socket, "kube-device-plugin", None).await?;
         let mut hello = default_hello();
         hello.client.name = CLIENT_NAME.into();
         hello.client.version = env!("CARGO_PKG_VERSION").into();
@@ -180,7 +192,7 @@ impl Links {
         .await
         .map_err(|_| unreachable("the host did not answer hello in time"))?
         .map_err(client_error)?;
-        let ext = ExtConn::open(socket).await?;
+        let ext = ExtConn::open(socket, key_file).await?;
         Ok(Self { client, ext })
     }
 }
@@ -201,14 +213,17 @@ fn client_error(e: ClientError) -> PoolError {
 /// A shared host's pool over its control socket.
 pub struct HostPool {
     socket: PathBuf,
+    key_file: PathBuf,
     links: tokio::sync::Mutex<Option<Links>>,
 }
 
 impl HostPool {
-    /// The host listening on `socket` (connected on first use).
-    pub fn new(socket: &Path) -> Self {
+    /// The host listening on `socket`, whose pool manager's key is in
+    /// `key_file` (connected on first use).
+    pub fn new(socket: &Path, key_file: &Path) -> Self {
         Self {
             socket: socket.to_path_buf(),
+            key_file: key_file.to_path_buf(),
             links: tokio::sync::Mutex::new(None),
         }
     }
@@ -221,7 +236,7 @@ impl HostPool {
     ) -> Result<T, PoolError> {
         let mut guard = self.links.lock().await;
         if guard.is_none() {
-            *guard = Some(Links::open(&self.socket).await?);
+            *guard = Some(Links::open(&self.socket, &self.key_file).await?);
         }
         let Some(links) = guard.as_mut() else {
             return Err(unreachable("no connection"));

@@ -4,8 +4,10 @@
 //!
 //! A restarted kubelet removes every socket in its directory and listens
 //! on a new `kubelet.sock`. Every [`WATCH`] the registrar compares the
-//! kubelet socket's identity (device and inode) with the one it registered
-//! with, and checks that its own sockets still exist; on any difference it
+//! kubelet socket's identity (device, inode, and when the inode was made:
+//! a socket replaced at once often reuses the inode number) with the one
+//! it registered with, and checks that its own sockets are still the ones
+//! it bound; on any difference it
 //! stops its servers, binds its sockets again and registers again. So a
 //! kubelet restart is followed by registration within [`WATCH`] plus the
 //! time the kubelet takes to answer.
@@ -69,9 +71,25 @@ pub enum KubeletError {
     },
 }
 
-/// A file's identity: which inode on which device.
-fn identity(path: &Path) -> Option<(u64, u64)> {
-    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+/// A file's identity: which inode on which device, and when that inode
+/// was made. A socket removed and bound again at once often gets the same
+/// inode number back; its change time (to the nanosecond) and, where the
+/// file system keeps it, its birth time tell the new one from the old.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Identity {
+    dev: u64,
+    ino: u64,
+    ctime: (i64, i64),
+    born: Option<std::time::SystemTime>,
+}
+
+fn identity(path: &Path) -> Option<Identity> {
+    std::fs::metadata(path).ok().map(|m| Identity {
+        dev: m.dev(),
+        ino: m.ino(),
+        ctime: (m.ctime(), m.ctime_nsec()),
+        born: m.created().ok(),
+    })
 }
 
 /// A tonic channel to the unix socket at `path`.
@@ -124,6 +142,8 @@ pub async fn register(kubelet: &Path, resource: &Resource) -> Result<(), Kubelet
 /// One plugin socket being served.
 struct Served {
     path: PathBuf,
+    /// The socket file as bound.
+    identity: Option<Identity>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -158,6 +178,7 @@ fn serve<P: Pool>(
     });
     Ok(Served {
         path: path.to_path_buf(),
+        identity: identity(path),
         task,
     })
 }
@@ -231,7 +252,7 @@ pub async fn run<P: Pool>(
                     break;
                 }
                 let kubelet_changed = identity(&kubelet) != Some(id);
-                let ours_gone = served.iter().any(|s| identity(&s.path).is_none());
+                let ours_gone = served.iter().any(|s| identity(&s.path) != s.identity);
                 if kubelet_changed || ours_gone {
                     tracing::info!(
                         kubelet_changed,
@@ -263,5 +284,29 @@ async fn pause(stop: &CancellationToken, d: Duration) {
     tokio::select! {
         _ = stop.cancelled() => {}
         _ = tokio::time::sleep(d) => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_socket_bound_again_is_a_new_identity_even_on_the_same_inode() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let path = dir.path().join("kubelet.sock");
+        let mut reused = 0;
+        for _ in 0..20 {
+            let first = std::os::unix::net::UnixListener::bind(&path).expect("bind");
+            let a = identity(&path).expect("identity");
+            drop(first);
+            std::fs::remove_file(&path).expect("remove");
+            let _second = std::os::unix::net::UnixListener::bind(&path).expect("bind again");
+            let b = identity(&path).expect("identity");
+            reused += usize::from(a.ino == b.ino);
+            assert_ne!(a, b, "a replaced socket must not look the same");
+            std::fs::remove_file(&path).expect("remove");
+        }
+        println!("kubelet socket replaced 20 times; the inode number came back {reused} times");
     }
 }

@@ -72,7 +72,10 @@ pub enum KubeError {
 /// Runs the device plugin for the shared host of `config` until `stop`.
 pub async fn run(config: Config, stop: CancellationToken) -> Result<(), KubeError> {
     config.check()?;
-    let pool = Arc::new(host_link::HostPool::new(&config.host_socket));
+    let pool = Arc::new(host_link::HostPool::new(
+        &config.host_socket,
+        &config.pool_key_file,
+    ));
     run_with(config, pool, stop, None).await
 }
 
@@ -346,6 +349,7 @@ mod tests {
     fn config(dir: &Path) -> Config {
         Config {
             host_socket: dir.join("run/host.sock"),
+            pool_key_file: dir.join("data/pool-manager.key"),
             kubelet_socket: dir.join("device-plugins/kubelet.sock"),
             pod_resources_socket: Some(dir.join("pod-resources.sock")),
             resources: config::resources(&["mock=devicerail.dev/mock".into()]).expect("valid"),

@@ -24,7 +24,7 @@ use crate::api::deviceplugin::{
     PreferredAllocationRequest, PreferredAllocationResponse,
 };
 use crate::config::Config;
-use crate::pool::{Pool, PoolError};
+use crate::pool::{Holder, Pool, PoolError};
 use crate::state::{Allocation, Allocations};
 
 /// The environment variable naming the host's socket in the container.
@@ -80,8 +80,9 @@ impl<P: Pool> Allocator<P> {
     }
 
     /// Reserves `devices` of `resource` for one container and records the
-    /// allocation; on any refusal, what this call reserved is released
-    /// again and the kubelet is told why.
+    /// allocation. A refusal leaves everything as it was: reservations
+    /// this call made are released, reservations of earlier allocations
+    /// it replaced are made again, and the state file is untouched.
     async fn allocate_container(
         &self,
         resource: &str,
@@ -93,25 +94,49 @@ impl<P: Pool> Allocator<P> {
         let token = crate::token::fresh().map_err(|e| Status::internal(e.to_string()))?;
         let label = reservation_label(resource);
         let mut state = self.state.lock().await;
-        let mut done: Vec<&String> = Vec::new();
+        // Earlier allocations of these devices. The kubelet gives a device
+        // out again only once its pod is gone, so they are stale, unless a
+        // client still holds the device with the earlier token: then the
+        // earlier pod runs and nothing may be touched.
+        let earlier: Vec<Allocation> = devices
+            .iter()
+            .filter_map(|id| state.get(id).cloned())
+            .collect();
+        if !earlier.is_empty() {
+            let view = self
+                .pool
+                .view()
+                .await
+                .map_err(|e| refusal(e, &earlier[0].device_id))?;
+            if let Some(held) = earlier.iter().find(|a| {
+                view.devices.iter().any(|d| {
+                    d.id == a.device_id && matches!(d.holder, Holder::Reserved { taken: true, .. })
+                })
+            }) {
+                tracing::warn!(
+                    device = %held.device_id,
+                    "allocation refused: the device is in use by the pod it was allocated to"
+                );
+                return Err(Status::failed_precondition(format!(
+                    "device {} is in use by the pod it was allocated to",
+                    held.device_id
+                )));
+            }
+        }
+        let mut undo = Undo::default();
         for id in devices {
-            // The kubelet gives a device out again only once its pod is
-            // gone: whatever we still hold for it is stale.
-            if let Some(old) = state.get(id).cloned() {
+            if let Some(old) = earlier.iter().find(|a| &a.device_id == id) {
                 match self.pool.release(id, &old.token).await {
-                    Ok(_) => {
-                        state.remove(id);
-                    }
-                    Err(e) => {
-                        return Err(self.undo(&done, &token, e, id).await);
-                    }
+                    Ok(_) => undo.released.push(old.clone()),
+                    Err(e) => return Err(self.undo(undo, &token, e, id).await),
                 }
             }
             if let Err(e) = self.pool.reserve(id, &token, &label).await {
-                return Err(self.undo(&done, &token, e, id).await);
+                return Err(self.undo(undo, &token, e, id).await);
             }
-            done.push(id);
+            undo.reserved.push(id.clone());
         }
+        let before: Vec<Allocation> = earlier.clone();
         for id in devices {
             state.put(Allocation {
                 device_id: id.clone(),
@@ -126,15 +151,14 @@ impl<P: Pool> Allocator<P> {
             for id in devices {
                 state.remove(id);
             }
-            let _ = state.save();
-            drop(state);
-            for id in devices {
-                let _ = self.pool.release(id, &token).await;
+            for a in before {
+                state.put(a);
             }
+            drop(state);
+            let status = Status::internal(format!("the allocation could not be recorded: {e}"));
             tracing::error!(resource, "allocation refused: {e}");
-            return Err(Status::internal(format!(
-                "the allocation could not be recorded: {e}"
-            )));
+            self.restore(undo, &token).await;
+            return Err(status);
         }
         drop(state);
         self.changed.notify_one();
@@ -159,22 +183,47 @@ impl<P: Pool> Allocator<P> {
         })
     }
 
-    /// Releases the reservations of this call and describes the refusal.
+    /// Puts back what an allocation changed on the host (see [`Undo`]).
+    async fn restore(&self, undo: Undo, token: &devicerail_host_protocol::pool::LeaseToken) {
+        for d in &undo.reserved {
+            let _ = self.pool.release(d, token).await;
+        }
+        for old in &undo.released {
+            let label = reservation_label(&old.resource);
+            if let Err(e) = self.pool.reserve(&old.device_id, &old.token, &label).await {
+                tracing::error!(device = %old.device_id, "could not restore an earlier reservation: {e}");
+            }
+        }
+    }
+
+    /// Puts back what this call changed and describes the refusal.
     async fn undo(
         &self,
-        done: &[&String],
+        undo: Undo,
         token: &devicerail_host_protocol::pool::LeaseToken,
         e: PoolError,
         id: &str,
     ) -> Status {
-        for d in done {
-            let _ = self.pool.release(d, token).await;
-        }
+        self.restore(undo, token).await;
         tracing::warn!(device = id, "allocation refused: {e}");
-        match e {
-            PoolError::Unreachable(_) => Status::unavailable(format!("device {id}: {e}")),
-            PoolError::Refused { .. } => Status::failed_precondition(format!("device {id}: {e}")),
-        }
+        refusal(e, id)
+    }
+}
+
+/// What one allocation changed on the host so far.
+#[derive(Default)]
+struct Undo {
+    /// Devices reserved for the new token.
+    reserved: Vec<String>,
+    /// Earlier allocations whose reservations were released.
+    released: Vec<Allocation>,
+}
+
+/// The kubelet's status for a refusal of the host about device `id`.
+fn refusal(e: PoolError, id: &str) -> Status {
+    match e {
+        PoolError::Unreachable(_) => Status::unavailable(format!("device {id}: {e}")),
+        PoolError::Refused { .. } => Status::failed_precondition(format!("device {id}: {e}")),
     }
 }
 
@@ -230,8 +279,28 @@ impl<P: Pool> DevicePlugin for ResourcePlugin<P> {
         &self,
         request: Request<AllocateRequest>,
     ) -> Result<Response<AllocateResponse>, Status> {
+        let request = request.into_inner();
+        // The kubelet allocates only devices this resource listed; any
+        // other id (another resource's device, an unknown one) is refused
+        // before anything is reserved.
+        {
+            let listed = self.devices.borrow();
+            for id in request
+                .container_requests
+                .iter()
+                .flat_map(|c| &c.devices_ids)
+            {
+                if !listed.iter().any(|d| &d.id == id) {
+                    tracing::warn!(resource = %self.resource, device = %id, "allocation refused: not a device of this resource");
+                    return Err(Status::invalid_argument(format!(
+                        "{id} is not a device of {}",
+                        self.resource
+                    )));
+                }
+            }
+        }
         let mut container_responses = Vec::new();
-        for c in request.into_inner().container_requests {
+        for c in request.container_requests {
             container_responses.push(
                 self.allocator
                     .allocate_container(&self.resource, &c.devices_ids)

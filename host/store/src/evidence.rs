@@ -12,6 +12,7 @@
 
 use std::fs::{self, File};
 use std::io::{self, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use devicerail_host_protocol::AssetRef;
@@ -83,8 +84,9 @@ impl EvidenceStore {
     /// Opens (creating) the store under `data_dir/evidence`.
     pub fn open(data_dir: &Path) -> io::Result<Self> {
         let root = data_dir.join("evidence");
-        fs::create_dir_all(root.join("sha256"))?;
-        fs::create_dir_all(root.join("tmp"))?;
+        for dir in [&root, &root.join("sha256"), &root.join("tmp")] {
+            crate::private_file::private_dir(dir)?;
+        }
         // Leftovers of writes interrupted by a crash.
         if let Ok(entries) = fs::read_dir(root.join("tmp")) {
             for e in entries.flatten() {
@@ -108,13 +110,17 @@ impl EvidenceStore {
         let exists = fs::metadata(&path).is_ok_and(|m| m.len() == bytes.len() as u64);
         if !exists {
             let dir = path.parent().unwrap_or(&self.root);
-            fs::create_dir_all(dir)?;
+            crate::private_file::private_dir(dir)?;
             let tmp = self
                 .root
                 .join("tmp")
                 .join(uuid::Uuid::new_v4().simple().to_string());
             let written = (|| {
-                let mut f = File::create(&tmp)?;
+                let mut f = fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .mode(0o600)
+                    .open(&tmp)?;
                 f.write_all(bytes)?;
                 f.sync_all()?;
                 fs::rename(&tmp, &path)

@@ -4,7 +4,7 @@
 //! It never waits for the lock and never deletes `host.lock`: the kernel
 //! releases the lock when its holder dies, so a stale file is harmless.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
@@ -46,14 +46,13 @@ pub fn lock(dir: &Path) -> Result<DataDirLock, LockError> {
         dir: dir.to_path_buf(),
         source,
     };
-    std::fs::create_dir_all(dir).map_err(io)?;
-    let mut file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(dir.join("host.lock"))
-        .map_err(io)?;
+    if let Some(old) = crate::private_file::private_dir(dir).map_err(io)? {
+        tracing::warn!(
+            dir = %dir.display(),
+            "the data directory was open to other users (mode {old:o}); it is now private (0700)"
+        );
+    }
+    let mut file = crate::private_file::create_private(&dir.join("host.lock")).map_err(io)?;
     if devicerail_host_sys::lock_exclusive(&file).map_err(io)? == devicerail_host_sys::Locked::Busy
     {
         let mut text = String::new();

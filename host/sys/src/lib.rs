@@ -166,6 +166,41 @@ pub fn inherited_socket(fd: RawFd) -> io::Result<UnixStream> {
     Ok(unsafe { UnixStream::from_raw_fd(fd) })
 }
 
+/// How many threads this process runs (Linux `/proc/self/status`).
+pub fn thread_count() -> io::Result<usize> {
+    let status = std::fs::read_to_string("/proc/self/status")?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Threads:"))
+        .and_then(|v| v.trim().parse().ok())
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "no Threads line"))
+}
+
+/// Sets environment variables of this process while it runs a single
+/// thread, so that no other thread can read the environment meanwhile.
+/// Refused (nothing set) when the process already runs more than one.
+pub fn set_env_single_threaded(vars: &[(String, String)]) -> io::Result<()> {
+    if vars.is_empty() {
+        return Ok(());
+    }
+    let threads = thread_count()?;
+    if threads != 1 {
+        return Err(io::Error::other(format!(
+            "the process runs {threads} threads; its environment can only be changed before it starts any"
+        )));
+    }
+    for (k, v) in vars {
+        if k.is_empty() || k.contains(['=', '\0']) || v.contains('\0') {
+            return Err(io::Error::from(io::ErrorKind::InvalidInput));
+        }
+        // SAFETY: this process runs one thread (checked just above, and
+        // this thread starts none while it loops), so nothing reads the
+        // environment concurrently; the name and value are valid (checked).
+        unsafe { std::env::set_var(k, v) };
+    }
+    Ok(())
+}
+
 /// Installs `hook` to run in the child between `fork` and `exec`.
 fn pre_exec<F>(cmd: &mut Command, hook: F)
 where
@@ -236,6 +271,20 @@ mod tests {
         drop(a);
         assert_eq!(lock_exclusive(&b).expect("lock"), Locked::Taken);
         std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn the_environment_changes_only_in_a_single_thread() {
+        // A second thread, whatever the test harness runs.
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let other = std::thread::spawn(move || rx.recv());
+        assert!(thread_count().expect("threads") > 1);
+        let r = set_env_single_threaded(&[("DEVICERAIL_SYS_TEST".into(), "1".into())]);
+        drop(tx);
+        let _ = other.join();
+        assert!(r.is_err());
+        assert!(std::env::var_os("DEVICERAIL_SYS_TEST").is_none());
+        assert!(set_env_single_threaded(&[]).is_ok());
     }
 
     #[test]

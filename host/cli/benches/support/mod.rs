@@ -18,6 +18,9 @@ pub(crate) struct Setup<'a> {
     pub(crate) plugins: &'a [(&'a str, &'a str)],
     /// The configuration file's text.
     pub(crate) config: &'a str,
+    /// The daemon binary (default: this build's `devicerail`); it must take
+    /// `serve --config --plugins-dir --data-dir` as `devicerail` does.
+    pub(crate) binary: Option<&'a std::path::Path>,
 }
 
 impl Default for Setup<'_> {
@@ -27,6 +30,7 @@ impl Default for Setup<'_> {
             env: &[],
             plugins: &[("devicerail-host-plugin-mock", "mock")],
             config: "",
+            binary: None,
         }
     }
 }
@@ -81,7 +85,11 @@ impl Host {
         let config = tmp.path().join("config.toml");
         std::fs::write(&config, setup.config).expect("config");
         let features = setup.features;
-        let mut child = Command::new(env!("CARGO_BIN_EXE_devicerail"))
+        let binary = setup
+            .binary
+            .map(std::path::Path::to_path_buf)
+            .unwrap_or_else(|| env!("CARGO_BIN_EXE_devicerail").into());
+        let mut child = Command::new(binary)
             .arg("serve")
             .arg("--config")
             .arg(&config)

@@ -108,14 +108,32 @@ pub(crate) fn doctor(
         ))),
         Err(e) => checks.push(host(DoctorCheck::fail("plugins directory", e.to_string()))),
     }
-    match fs::create_dir_all(&data_dir).and_then(|_| {
+    let created = if data_dir.exists() {
+        Ok(())
+    } else {
+        use std::os::unix::fs::DirBuilderExt;
+        fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&data_dir)
+    };
+    match created.and_then(|_| {
         let probe = data_dir.join(".doctor-probe");
         fs::write(&probe, b"ok")?;
-        fs::remove_file(probe)
+        fs::remove_file(probe)?;
+        use std::os::unix::fs::PermissionsExt;
+        Ok(fs::metadata(&data_dir)?.permissions().mode() & 0o777)
     }) {
-        Ok(()) => checks.push(host(DoctorCheck::ok(
+        Ok(mode) if mode & 0o077 != 0 => checks.push(host(DoctorCheck::warn(
             "data directory",
-            format!("{} is writable", data_dir.display()),
+            format!(
+                "{} is writable but open to other users (mode {mode:o}); the host makes it private (0700) when it starts",
+                data_dir.display()
+            ),
+        ))),
+        Ok(_) => checks.push(host(DoctorCheck::ok(
+            "data directory",
+            format!("{} is writable and private", data_dir.display()),
         ))),
         Err(e) => checks.push(host(DoctorCheck::fail(
             "data directory",

@@ -19,8 +19,8 @@ enum SetupError {
     Paths(#[from] paths::PathError),
     #[error(transparent)]
     Config(#[from] config::ConfigError),
-    #[error("the state file {0} is inside the socket directory pods see; it holds their tokens")]
-    StateInSocketDir(PathBuf),
+    #[error("{0} is inside the socket directory pods see; it holds secrets")]
+    SecretInSocketDir(PathBuf),
 }
 
 /// Runs a `kube` subcommand.
@@ -41,9 +41,17 @@ fn build(a: KubeDevicePluginArgs) -> Result<Config, SetupError> {
         None => paths::data_dir(None)?.join("kube").join("allocations.json"),
     };
     if state_file.starts_with(&socket_dir) {
-        return Err(SetupError::StateInSocketDir(state_file));
+        return Err(SetupError::SecretInSocketDir(state_file));
+    }
+    let pool_key_file = match a.pool_key {
+        Some(f) => paths::absolute(&f)?,
+        None => devicerail_host_core::pool_key::key_file(&paths::data_dir(None)?),
+    };
+    if pool_key_file.starts_with(&socket_dir) {
+        return Err(SetupError::SecretInSocketDir(pool_key_file));
     }
     let config = Config {
+        pool_key_file,
         node_socket_dir: match a.node_socket_dir {
             Some(d) => d,
             None => socket_dir,

@@ -15,6 +15,7 @@ use devicerail_host_engine::plugin_dir;
 pub(crate) mod attach;
 pub(crate) mod completions;
 pub(crate) mod config;
+pub(crate) mod conformance;
 pub(crate) mod devices;
 pub(crate) mod doctor;
 pub(crate) mod kube;

@@ -298,7 +298,7 @@ pub(crate) fn install_all(
     for source in sources {
         let file = match source {
             Source::File(file) => file,
-            Source::Crate(dir) => plugin_build::build_and_check(&dir)?,
+            Source::Crate(dir) => plugin_build::build_and_check(&dir, config)?,
         };
         let target = install(&file, config, force)?;
         println!("installed {}", target.display());

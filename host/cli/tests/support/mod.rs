@@ -291,6 +291,51 @@ pub(crate) fn root_with_hostile() -> tempfile::TempDir {
     tmp
 }
 
+/// The plugin workers `parent` started (not yet reaped), with their
+/// command lines.
+pub(crate) fn plugin_workers(parent: u32) -> Vec<(u32, String)> {
+    let mut out = Vec::new();
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return out;
+    };
+    for e in dir.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        // pid (comm) state ppid ...
+        let after = stat.rsplit(')').next().unwrap_or("");
+        let mut fields = after.split_whitespace();
+        let state = fields.next().unwrap_or("");
+        let ppid: u32 = fields.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+        if ppid != parent || state == "Z" {
+            continue;
+        }
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline"))
+            .map(|b| String::from_utf8_lossy(&b).replace('\0', " "))
+            .unwrap_or_default();
+        if cmdline.contains("plugin-worker") {
+            out.push((pid, cmdline));
+        }
+    }
+    out
+}
+
+/// The environment process `pid` was started with (`/proc/<pid>/environ`),
+/// as `NAME=value` entries.
+pub(crate) fn process_environ(pid: u32) -> Vec<String> {
+    std::fs::read(format!("/proc/{pid}/environ"))
+        .map(|b| {
+            b.split(|c| *c == 0)
+                .filter(|e| !e.is_empty())
+                .map(|e| String::from_utf8_lossy(e).into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// `error.data.code` of a response.
 pub(crate) fn error_code(response: &Value) -> Option<String> {
     response["error"]["data"]["code"]

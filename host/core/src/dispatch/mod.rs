@@ -224,6 +224,17 @@ fn prepare(
             params: req.params,
         });
     }
+    if spec.is_none() && POOL_METHODS.contains(&req.method.as_str()) {
+        // Nothing about reservations for anyone but the pool manager.
+        return Err(ErrorCode::MethodNotFound.rpc(
+            format!(
+                "{} is answered only to the host's pool manager, on a connection that negotiated {}",
+                req.method,
+                devicerail_host_protocol::pool::POOL_FEATURE
+            ),
+            json!({ "method": req.method }),
+        ));
+    }
     let Some(spec) = spec else {
         return Err(MethodSpec::not_found_error(
             &req.method,

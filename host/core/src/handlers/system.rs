@@ -53,6 +53,20 @@ pub(crate) fn hello(
         .map_err(|e| e.to_rpc_error(&params.protocol.ranges, server))?;
     let transport_features = host.config.stdio_features;
     let (offer, pool) = without_pool(&params.features);
+    // The pool extension is the pool manager's alone: an ordinary client
+    // that requires it is refused, one that merely offers it goes without.
+    if pool && !conn.pool_manager && params.features.required.contains(POOL_FEATURE) {
+        return Err(ErrorCode::RequiredFeatureUnsupported.rpc(
+            format!(
+                "{POOL_FEATURE} is served only to the host's pool manager (a connection presenting the host's pool key)"
+            ),
+            json!({
+                "unsupportedRequired": [POOL_FEATURE],
+                "available": available_features(transport_features, version).names(),
+            }),
+        ));
+    }
+    let pool = pool && conn.pool_manager;
     let features = negotiate_features(&offer, transport_features, version)
         .map_err(|e| e.to_rpc_error(available_features(transport_features, version)))?;
     Ok(complete(conn, host, params, version, features, pool))

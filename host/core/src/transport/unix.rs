@@ -57,6 +57,9 @@ pub struct Preamble {
     pub token: Option<TokenDigest>,
     /// Why a presented token was refused.
     pub token_refused: Option<devicerail_host_protocol::pool::TokenError>,
+    /// The digest of a presented pool manager's key
+    /// ([`crate::pool_key::PREAMBLE_KEY`]), if any.
+    pub pool_key: Option<TokenDigest>,
 }
 
 /// Reads the words after [`ATTACH_PREAMBLE`].
@@ -65,8 +68,13 @@ pub fn parse_preamble(rest: &[u8]) -> Preamble {
     let mut said = Vec::new();
     let mut token = None;
     let mut token_refused = None;
+    let mut pool_key = None;
     for word in text.split_whitespace() {
         match word.split_once('=') {
+            Some((key, value)) if key == crate::pool_key::PREAMBLE_KEY => {
+                said.push(format!("{key}=<redacted>"));
+                pool_key = LeaseToken::new(value).ok().map(|k| TokenDigest::of(&k));
+            }
             Some((key, value)) if key == TOKEN_KEY => {
                 said.push(format!("{TOKEN_KEY}=<redacted>"));
                 match LeaseToken::new(value) {
@@ -81,6 +89,7 @@ pub fn parse_preamble(rest: &[u8]) -> Preamble {
         said: said.join(" "),
         token,
         token_refused,
+        pool_key,
     }
 }
 
@@ -326,7 +335,7 @@ pub(crate) async fn connection(
         _ = stop.cancelled() => return,
         f = reader.next() => f,
     };
-    let (transport, first, via, token) = match first {
+    let (transport, first, via, token, key) = match first {
         Ok(Frame::Line(line)) if line.starts_with(ATTACH_PREAMBLE.as_bytes()) => {
             let preamble = parse_preamble(&line[ATTACH_PREAMBLE.len()..]);
             tracing::debug!(?peer_pid, attach = %preamble.said, "a stdio client attached");
@@ -336,9 +345,15 @@ pub(crate) async fn connection(
                     "ignored the lease token of an attached client: {e}"
                 );
             }
-            (TransportInfo::stdio(), None, "attach", preamble.token)
+            (
+                TransportInfo::stdio(),
+                None,
+                "attach",
+                preamble.token,
+                preamble.pool_key,
+            )
         }
-        Ok(frame) => (TransportInfo::unix(), Some(frame), "socket", None),
+        Ok(frame) => (TransportInfo::unix(), Some(frame), "socket", None, None),
         Err(e) => {
             tracing::debug!("socket connection failed before its first frame: {e}");
             return;
@@ -347,8 +362,15 @@ pub(crate) async fn connection(
     let (out, rx) = OutputQueue::bounded(OUTPUT_FRAMES, OUTPUT_BYTES);
     let writer = tokio::spawn(write_frames(write, rx));
     let presented = token.is_some();
-    let conn = Connection::with_lease_token(transport, out, token);
-    tracing::info!(connection = %conn.id, ?peer_pid, via, lease_token = presented, "socket connection opened");
+    let pool_manager = dispatcher.host().is_pool_key(key.as_ref());
+    if key.is_some() && !pool_manager {
+        tracing::warn!(
+            ?peer_pid,
+            "a socket client presented a pool key that is not this host's; it is an ordinary client"
+        );
+    }
+    let conn = Connection::with_lease_token(transport, out, token, pool_manager);
+    tracing::info!(connection = %conn.id, ?peer_pid, via, lease_token = presented, pool_manager, "socket connection opened");
     let mut pending = first;
     let closed_by = loop {
         let frame = match pending.take() {
@@ -430,5 +452,10 @@ mod tests {
         assert!(p.token_refused.is_some());
         let p = parse_preamble(b" mcp pid=3");
         assert_eq!((p.said.as_str(), p.token), ("mcp pid=3", None));
+        let key = "0123456789abcdef".repeat(4);
+        let p = parse_preamble(format!(" pool-key={key}").as_bytes());
+        assert_eq!(p.said, "pool-key=<redacted>");
+        let expected = TokenDigest::of(&LeaseToken::new(key).expect("valid"));
+        assert!(p.pool_key.expect("a key").matches(&expected));
     }
 }

@@ -28,11 +28,12 @@ use devicerail_host_protocol::DeviceInfo;
 use serde_json::{Map, Value};
 
 use crate::registry::Backend;
+use crate::worker::environment;
 use crate::worker::message::Method;
 use crate::worker::{
     Backoff, InspectError, Inspection, Opening, RemoteDriver, StartError, WorkerProbe, WorkerSpec,
 };
-use devicerail_host_config::{ConfigFile, Isolation};
+use devicerail_host_config::{ConfigFile, FileError, Isolation};
 
 /// How long a plugin may take to list its devices while loading.
 pub(crate) const LIST_TIMEOUT: Duration = Duration::from_secs(15);
@@ -438,21 +439,53 @@ fn start_refusal(e: StartError, id: &str, config: Option<&ConfigFile>) -> String
     }
 }
 
-/// The plugin's settings (its table of the configuration file) and
-/// isolation, or why its table is unusable.
-fn settings_for(
-    id: &str,
-    config: Option<&ConfigFile>,
-) -> (Result<Map<String, Value>, String>, Isolation) {
+/// What the configuration file says of one plugin: its settings, the
+/// variables its `env` table adds to its worker's environment.
+#[derive(Debug, Clone, Default)]
+struct PluginSetup {
+    settings: Map<String, Value>,
+    env: Vec<(String, String)>,
+}
+
+/// The plugin's settings and `env` (its table of the configuration file)
+/// and isolation, or why its table is unusable (located in the file).
+fn settings_for(id: &str, config: Option<&ConfigFile>) -> (Result<PluginSetup, String>, Isolation) {
     let isolation = config.map(|c| c.isolation(id)).unwrap_or_default();
-    let settings = match config.and_then(|c| c.plugins.get(id)) {
-        None => Ok(Map::new()),
-        Some(table) => match &table.settings {
-            Ok(s) => Ok(s.clone()),
+    let setup = match (config, config.and_then(|c| c.plugins.get(id))) {
+        (Some(file), Some(table)) => match &table.settings {
+            Ok(s) => table
+                .env
+                .iter()
+                .find_map(|(name, value)| {
+                    let refusal = match (environment::check_entry(name, value), isolation) {
+                        (Err(e), _) => e.to_string(),
+                        (Ok(()), Isolation::Inline) => "applies to a plugin's worker process; an inline plugin runs in the host and shares its environment".to_owned(),
+                        (Ok(()), Isolation::Process) => return None,
+                    };
+                    let key = format!("plugins.{id}.env.{name}");
+                    let line = file.nearest_line(&key).map(|(l, _)| l).unwrap_or(table.line);
+                    let e = FileError {
+                        path: file.path.clone(),
+                        line,
+                        key: Some(key),
+                        message: refusal,
+                    };
+                    Some(format!("bad configuration table: {e}"))
+                })
+                .map_or_else(
+                    || {
+                        Ok(PluginSetup {
+                            settings: s.clone(),
+                            env: table.env.clone(),
+                        })
+                    },
+                    Err,
+                ),
             Err(e) => Err(format!("bad configuration table: {e}")),
         },
+        _ => Ok(PluginSetup::default()),
     };
-    (settings, isolation)
+    (setup, isolation)
 }
 
 /// Loads one file (already checked) to serve: a worker opens it and
@@ -472,7 +505,7 @@ pub fn load_file(file: &Path, opts: LoadOptions<'_>) -> PluginFile {
         isolation,
         ..PluginFile::refused(file.to_path_buf(), reason)
     };
-    let settings = match settings {
+    let PluginSetup { settings, env } = match settings {
         Ok(s) => s,
         Err(reason) => return refused(reason),
     };
@@ -483,6 +516,7 @@ pub fn load_file(file: &Path, opts: LoadOptions<'_>) -> PluginFile {
                 plugin_file: file.to_path_buf(),
                 plugin_id: manifest.id.clone(),
                 settings,
+                env,
                 log_filter: workers.log_filter.clone(),
                 backoff: workers.backoff,
                 grace: workers.grace,
@@ -543,7 +577,7 @@ pub fn inspect(file: &Path, opts: InspectOptions<'_>) -> PluginFile {
         isolation,
         ..PluginFile::refused(file.to_path_buf(), String::new())
     };
-    let settings = match settings {
+    let setup = match settings {
         Ok(s) => s,
         Err(reason) => {
             entry.status = Status::Refused(reason);
@@ -554,7 +588,7 @@ pub fn inspect(file: &Path, opts: InspectOptions<'_>) -> PluginFile {
     if !(opts.init || listing || opts.doctor) {
         return entry;
     }
-    if let Err(e) = worker.init(&settings) {
+    if let Err(e) = worker.init(&setup.settings, &setup.env) {
         entry.status = Status::Refused(start_refusal(e, &manifest.id, opts.config));
         return entry;
     }

@@ -189,10 +189,12 @@ impl<'a> Outgoing<'a> {
         let mut places = Vec::with_capacity(all.len());
         let mut inline = Vec::new();
         let mut fds = Vec::new();
+        let lengths: Vec<frame::Place> = all
+            .iter()
+            .map(|p| frame::Place::Inline { len: p.len() })
+            .collect();
+        frame::check_sizes(&lengths)?;
         for (i, part) in all.iter().enumerate() {
-            if part.len() > frame::MAX_PART {
-                return Err(FrameError::TooLarge(part.len()));
-            }
             // The header stays inline whenever it fits at all.
             let small = part.len() <= INLINE_PART || i == 0;
             if small && part.len() <= room {

@@ -24,6 +24,7 @@ use serde_json::value::RawValue;
 use devicerail_host_sys::packet::PacketSocket;
 
 use super::channel::{self, Outgoing, WorkerArena};
+use super::environment;
 use super::frame::{Frame, FrameError, Kind};
 use super::message::{
     ActedWire, Call, Cancel, Init, Method, ObservedWire, Opened, Outcome, Ready, Reply,
@@ -198,6 +199,22 @@ fn serve_loop(server: &Arc<Server>) -> ! {
                     &reply,
                     &parts,
                 );
+                // A result the channel cannot carry is answered with why,
+                // so the host's caller never waits for a reply that will
+                // not come.
+                let sent = match sent {
+                    Err(e @ FrameError::TooLarge { .. }) => {
+                        let refused = Reply {
+                            id: call.id,
+                            outcome: Outcome::Err(DriverError::new(
+                                devicerail_host_protocol::ErrorCode::ResponseFrameTooLarge,
+                                format!("the driver's result cannot cross to the host: {e}"),
+                            )),
+                        };
+                        send(&server.socket, None, Kind::Reply, &refused, &[])
+                    }
+                    other => other,
+                };
                 if let Err(e) = sent {
                     tracing::warn!("cannot send a reply to the host: {e}");
                 }
@@ -308,6 +325,29 @@ pub fn run(args: &WorkerArgs) -> Result<(), WorkerError> {
         None => None,
     };
     let purpose = LoadPurpose::from_ffi(&init.purpose);
+    // The plugin's `env` table (checked by the host: no credentials),
+    // set while this worker still runs one thread.
+    let env_set = init
+        .env
+        .iter()
+        .find(|(k, _)| environment::is_credential(k))
+        .map(|(k, _)| {
+            Err(format!(
+                "the host sent credential {k} in the plugin's environment"
+            ))
+        })
+        .unwrap_or_else(|| {
+            devicerail_host_sys::set_env_single_threaded(&init.env)
+                .map_err(|e| format!("cannot set the plugin's env table: {e}"))
+        });
+    if let Err(message) = env_set {
+        let failed = Ready::Failed {
+            message,
+            setting: Some("env".into()),
+        };
+        send(&socket, None, Kind::Ready, &failed, &[])?;
+        return Ok(());
+    }
     let loaded = if opened.manifest().id == init.plugin_id {
         opened.init(&init.settings, purpose)
     } else {

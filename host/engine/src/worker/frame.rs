@@ -12,8 +12,17 @@ use std::io;
 
 /// The largest message either side sends or accepts.
 pub(super) const MAX_MESSAGE: usize = 64 << 10;
-/// The largest part (a screenshot) either side accepts.
-pub(super) const MAX_PART: usize = 256 << 20;
+/// The largest part (a screenshot: a PNG of an 8K screen fits many times)
+/// either side accepts. A worker runs plugin code, so every bound here is
+/// checked on what it announces, before the host allocates anything.
+pub(super) const MAX_PART: usize = 64 << 20;
+/// The largest header (part 0): the JSON of a reply. Results larger than a
+/// protocol frame are refused later (`response_frame_too_large`, recorded
+/// as the Action's outcome); this bound only limits what the host reads.
+pub(super) const MAX_HEADER: usize = 8 << 20;
+/// The most bytes one frame carries, all parts together: a header, one
+/// screenshot and one UI snapshot (768 KiB at most), with room to spare.
+pub(super) const MAX_FRAME: usize = MAX_HEADER + MAX_PART + (1 << 20);
 /// The most parts one frame carries (header included).
 pub(super) const MAX_PARTS: usize = 8;
 /// Bytes of one part's place.
@@ -97,8 +106,16 @@ pub enum FrameError {
     /// The bytes are not a frame (bad kind, bad lengths, out of order).
     #[error("malformed frame: {0}")]
     Malformed(&'static str),
-    #[error("a part of {0} bytes exceeds the limit of {MAX_PART} bytes")]
-    TooLarge(usize),
+    /// A part, or all parts together, larger than the channel accepts.
+    #[error("{what} of {len} bytes exceeds the limit of {limit} bytes")]
+    TooLarge {
+        /// Which bound (`a part`, `the header`, `a frame`).
+        what: &'static str,
+        /// The announced length.
+        len: usize,
+        /// The bound.
+        limit: usize,
+    },
 }
 
 impl FrameError {
@@ -116,10 +133,8 @@ pub(super) fn prefix(kind: Kind, places: &[Place]) -> Result<Vec<u8>, FrameError
     let mut out = Vec::with_capacity(2 + PLACE_BYTES * places.len());
     out.push(kind as u8);
     out.push(places.len() as u8);
+    check_sizes(places)?;
     for p in places {
-        if p.len() > MAX_PART {
-            return Err(FrameError::TooLarge(p.len()));
-        }
         let (tag, a, b) = match *p {
             Place::Inline { len } => (0u8, len, 0),
             Place::Arena { offset, len } => (1, offset, len),
@@ -130,6 +145,36 @@ pub(super) fn prefix(kind: Kind, places: &[Place]) -> Result<Vec<u8>, FrameError
         out.extend_from_slice(&(b as u64).to_le_bytes());
     }
     Ok(out)
+}
+
+/// Checks announced sizes against the bounds: the header (first place)
+/// within [`MAX_HEADER`], every other part within [`MAX_PART`], all
+/// together within [`MAX_FRAME`].
+pub(super) fn check_sizes(places: &[Place]) -> Result<(), FrameError> {
+    let mut total = 0usize;
+    for (i, p) in places.iter().enumerate() {
+        let (what, limit) = if i == 0 {
+            ("the header", MAX_HEADER)
+        } else {
+            ("a part", MAX_PART)
+        };
+        if p.len() > limit {
+            return Err(FrameError::TooLarge {
+                what,
+                len: p.len(),
+                limit,
+            });
+        }
+        total = total.saturating_add(p.len());
+    }
+    if total > MAX_FRAME {
+        return Err(FrameError::TooLarge {
+            what: "a frame",
+            len: total,
+            limit: MAX_FRAME,
+        });
+    }
+    Ok(())
 }
 
 fn u64_at(b: &[u8], at: usize) -> usize {
@@ -161,11 +206,9 @@ pub(super) fn parse(msg: &[u8]) -> Result<(Kind, Vec<Place>, &[u8]), FrameError>
             2 => Place::File { index: a, len: b },
             _ => return Err(FrameError::Malformed("unknown part place")),
         };
-        if place.len() > MAX_PART {
-            return Err(FrameError::TooLarge(place.len()));
-        }
         places.push(place);
     }
+    check_sizes(&places)?;
     let inline = &msg[2 + PLACE_BYTES * count..];
     let want = places
         .iter()
@@ -185,6 +228,49 @@ pub(super) fn parse(msg: &[u8]) -> Result<(Kind, Vec<Place>, &[u8]), FrameError>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn announced_sizes_are_bounded_before_anything_is_read() {
+        let file = |len| Place::File { index: 0, len };
+        let header = Place::Inline { len: 2 };
+        let msg = |places: &[Place]| {
+            let mut m = Vec::new();
+            m.push(Kind::Reply as u8);
+            m.push(places.len() as u8);
+            for p in places {
+                let (tag, a, b) = match *p {
+                    Place::Inline { len } => (0u8, len, 0),
+                    Place::Arena { offset, len } => (1, offset, len),
+                    Place::File { index, len } => (2, index, len),
+                };
+                m.push(tag);
+                m.extend_from_slice(&(a as u64).to_le_bytes());
+                m.extend_from_slice(&(b as u64).to_le_bytes());
+            }
+            m.extend_from_slice(b"{}");
+            m
+        };
+        let refused = |places: &[Place]| match parse(&msg(places)) {
+            Err(FrameError::TooLarge { what, .. }) => Some(what),
+            _ => None,
+        };
+        assert!(parse(&msg(&[header, file(MAX_PART)])).is_ok());
+        assert_eq!(refused(&[header, file(MAX_PART + 1)]), Some("a part"));
+        let parts = [
+            header,
+            file(MAX_PART / 2),
+            file(MAX_PART / 2),
+            file(MAX_PART / 2),
+        ];
+        assert_eq!(refused(&parts), Some("a frame"));
+        let big_header = [Place::File {
+            index: 0,
+            len: MAX_HEADER + 1,
+        }];
+        assert_eq!(refused(&big_header), Some("the header"));
+        // Senders are held to the same bounds.
+        assert!(prefix(Kind::Reply, &[header, file(MAX_PART + 1)]).is_err());
+    }
 
     #[test]
     fn places_round_trip() {
@@ -229,7 +315,7 @@ mod tests {
         assert!(matches!(parse(&bad), Err(FrameError::Malformed(_))));
         let mut huge = prefix(Kind::Call, &[Place::Inline { len: 0 }]).expect("prefix");
         huge[3..11].copy_from_slice(&u64::MAX.to_le_bytes());
-        assert!(matches!(parse(&huge), Err(FrameError::TooLarge(_))));
+        assert!(matches!(parse(&huge), Err(FrameError::TooLarge { .. })));
         assert!(parse(&[5]).is_err());
         assert!(prefix(Kind::Call, &[]).is_err());
     }

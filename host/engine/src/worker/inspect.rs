@@ -74,9 +74,13 @@ impl Inspection {
         &self.manifest
     }
 
-    /// Constructs the driver with `settings`, to inspect (it starts no
-    /// external server).
-    pub fn init(&mut self, settings: &Map<String, Value>) -> Result<(), StartError> {
+    /// Constructs the driver with `settings` (and the plugin's `env`
+    /// variables), to inspect (it starts no external server).
+    pub fn init(
+        &mut self,
+        settings: &Map<String, Value>,
+        env: &[(String, String)],
+    ) -> Result<(), StartError> {
         let Some(launched) = self.worker.take() else {
             return Err(StartError::Died(self.gone.clone().unwrap_or_default()));
         };
@@ -84,6 +88,7 @@ impl Inspection {
             launched,
             &self.manifest.id,
             settings,
+            env,
             LoadPurpose::Inspect,
             None,
         ) {

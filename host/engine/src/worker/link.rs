@@ -288,7 +288,7 @@ impl Link {
         match e {
             FrameError::Closed => "its channel closed".into(),
             e => {
-                self.kill("its channel broke");
+                self.kill(&format!("its channel broke: {e}"));
                 e.to_string()
             }
         }

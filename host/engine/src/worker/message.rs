@@ -40,6 +40,10 @@ pub(super) struct Init {
     pub settings: Map<String, Value>,
     /// `serve` or `inspect`.
     pub purpose: String,
+    /// Variables the plugin's `env` table adds to the worker's
+    /// environment, set before the driver is constructed.
+    #[serde(default)]
+    pub env: Vec<(String, String)>,
 }
 
 /// Worker → host: the driver is constructed, or why not.
@@ -175,7 +179,7 @@ pub(crate) enum Outcome {
 /// How an observation's UI tree crosses: as its snapshot bytes (the next
 /// frame part), or why it cannot be stored.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", rename_all_fields = "camelCase")]
 pub(crate) enum UiWire {
     Encoded {
         context: UiContextRef,
@@ -249,10 +253,14 @@ impl ObservedWire {
         }
     }
 
-    /// Joins the JSON with its parts, taken in order from `parts`.
+    /// Joins the JSON with its parts, taken in order from `parts`, on the
+    /// host: a UI snapshot part is checked ([`EncodedUi::check`]) as the
+    /// tree of Observation `id` before it is kept (a worker runs plugin
+    /// code; what it sends is untrusted input).
     pub(crate) fn join(
         self,
         parts: &mut impl Iterator<Item = Vec<u8>>,
+        id: ObservationId,
     ) -> Result<HostObservation, PartsMismatch> {
         let png = if self.png {
             Some(parts.next().ok_or(PartsMismatch)?)
@@ -264,11 +272,12 @@ impl ObservedWire {
             Some(UiWire::Encoded {
                 context,
                 node_count,
-            }) => Some(Ok(EncodedUi {
+            }) => Some(EncodedUi::check(
                 context,
                 node_count,
-                bytes: parts.next().ok_or(PartsMismatch)?,
-            })),
+                parts.next().ok_or(PartsMismatch)?,
+                id,
+            )),
             Some(UiWire::Invalid { message }) => Some(Err(UiViolation(message))),
         };
         Ok(HostObservation {
@@ -290,15 +299,17 @@ impl ActedWire {
         }
     }
 
-    /// Joins the JSON with its parts, taken in order from `parts`.
+    /// Joins the JSON with its parts, taken in order from `parts` (the
+    /// resolved observation checked as Observation `id`).
     pub(crate) fn join(
         self,
         parts: &mut impl Iterator<Item = Vec<u8>>,
+        id: ObservationId,
     ) -> Result<HostActionOutput, PartsMismatch> {
         Ok(HostActionOutput {
             output: self.output,
             execution: self.execution,
-            resolved: self.resolved.map(|r| r.join(parts)).transpose()?,
+            resolved: self.resolved.map(|r| r.join(parts, id)).transpose()?,
         })
     }
 }
@@ -370,7 +381,8 @@ mod tests {
         assert_eq!(parts, [vec![1, 2, 3]]);
         let wire: ObservedWire = serde_json::from_str(&text).expect("parse");
         let mut it = parts.clone().into_iter();
-        assert_eq!(wire.clone().join(&mut it).expect("join"), obs);
-        assert_eq!(wire.join(&mut std::iter::empty()), Err(PartsMismatch));
+        let id = ObservationId::new_v7();
+        assert_eq!(wire.clone().join(&mut it, id).expect("join"), obs);
+        assert_eq!(wire.join(&mut std::iter::empty(), id), Err(PartsMismatch));
     }
 }

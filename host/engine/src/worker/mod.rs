@@ -14,6 +14,8 @@
 //! * `message`: the headers and how observations cross (PNG as bytes).
 //! * `link`: one live worker: writer, waiting calls, kill.
 //! * `spec`: what a worker is started with, and start failures.
+//! * [`environment`]: the environment a worker runs with (an allow-list,
+//!   never the host's credentials).
 //! * `shared`: the live worker as callers see it; one call's round trip.
 //! * `remote`: the host's `Driver` for a worker.
 //! * `supervisor`: spawning (the worker opens the library and reports
@@ -28,6 +30,7 @@
 
 mod channel;
 pub mod entry;
+pub mod environment;
 mod frame;
 mod inspect;
 pub(crate) mod link;

@@ -16,7 +16,7 @@ use devicerail_host_plugin_api::driver::{
     ActionOutput, DeviceCapabilities, DeviceHealth, DoctorCheck, DriverObservation, ObserveRequest,
 };
 use devicerail_host_plugin_api::{CallContext, Driver, DriverError, DriverResult};
-use devicerail_host_protocol::{ActionCall, DeviceId, DeviceInfo, ErrorCode};
+use devicerail_host_protocol::{ActionCall, DeviceId, DeviceInfo, ErrorCode, ObservationId};
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 
@@ -107,7 +107,7 @@ impl RemoteDriver {
                 request: *request,
             },
         )?;
-        observation(&v, parts)
+        observation(&v, parts, ctx.observation_id())
     }
 
     /// Executes one Action, its resolved observation as the host stores
@@ -125,7 +125,7 @@ impl RemoteDriver {
                 call: call.clone(),
             },
         )?;
-        action_output(&v, parts)
+        action_output(&v, parts, ctx.observation_id())
     }
 
     /// Sends one call for an async caller (see [`AsyncCall`]).
@@ -164,16 +164,24 @@ impl std::fmt::Debug for WorkerProbe {
 }
 
 /// An observation reply as the host stores it.
-pub(crate) fn observation(v: &RawValue, parts: Vec<Vec<u8>>) -> DriverResult<HostObservation> {
+pub(crate) fn observation(
+    v: &RawValue,
+    parts: Vec<Vec<u8>>,
+    id: ObservationId,
+) -> DriverResult<HostObservation> {
     let wire: ObservedWire = decode("observation", v)?;
-    wire.join(&mut parts.into_iter())
+    wire.join(&mut parts.into_iter(), id)
         .map_err(|e| mismatch("observation", e))
 }
 
 /// An Action's reply, its resolved observation as the host stores it.
-pub(crate) fn action_output(v: &RawValue, parts: Vec<Vec<u8>>) -> DriverResult<HostActionOutput> {
+pub(crate) fn action_output(
+    v: &RawValue,
+    parts: Vec<Vec<u8>>,
+    id: ObservationId,
+) -> DriverResult<HostActionOutput> {
     let wire: ActedWire = decode("action output", v)?;
-    wire.join(&mut parts.into_iter())
+    wire.join(&mut parts.into_iter(), id)
         .map_err(|e| mismatch("action output", e))
 }
 

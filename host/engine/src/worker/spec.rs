@@ -45,6 +45,9 @@ pub struct WorkerSpec {
     pub plugin_id: String,
     /// The plugin's own settings, nothing else.
     pub settings: Map<String, Value>,
+    /// Variables the plugin's `env` table adds to its worker's
+    /// environment (already checked: no credential among them).
+    pub env: Vec<(String, String)>,
     /// The worker's log filter.
     pub log_filter: String,
     /// Spacing of restarts.

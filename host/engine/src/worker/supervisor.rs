@@ -24,6 +24,7 @@ use devicerail_host_plugin_api::{LoadPurpose, PluginManifest};
 use devicerail_host_sys::packet::PacketSocket;
 
 use super::channel::{self, HostArena, Outgoing};
+use super::environment;
 use super::frame::{FrameError, Kind};
 use super::link::{Link, WRITE_TIMEOUT, WorkerDown};
 use super::message::{Init, Opened, Ready};
@@ -176,6 +177,10 @@ pub(super) fn launch(
         .arg(parent.to_string())
         .arg("--log-filter")
         .arg(log_filter)
+        // Plugin code runs in the worker: it gets an environment built
+        // from an allow-list, never the host's credentials.
+        .env_clear()
+        .envs(environment::for_worker(std::env::vars_os()))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -242,10 +247,11 @@ pub(super) fn init(
     mut launched: Launched,
     plugin_id: &str,
     settings: &serde_json::Map<String, serde_json::Value>,
+    env: &[(String, String)],
     purpose: LoadPurpose,
     arena: Option<&HostArena>,
 ) -> Result<Launched, StartError> {
-    match handshake(&launched.channel, plugin_id, settings, purpose, arena) {
+    match handshake(&launched.channel, plugin_id, settings, env, purpose, arena) {
         Ok(()) => Ok(launched),
         Err(e @ StartError::Init { .. }) => {
             launched.discard();
@@ -288,6 +294,7 @@ fn running(launched: Launched, spec: &WorkerSpec) -> Result<Running, StartError>
         launched,
         &spec.plugin_id,
         &spec.settings,
+        &spec.env,
         LoadPurpose::Serve,
         Some(&arena),
     )?;
@@ -315,6 +322,7 @@ fn handshake(
     channel: &PacketSocket,
     plugin_id: &str,
     settings: &serde_json::Map<String, serde_json::Value>,
+    env: &[(String, String)],
     purpose: LoadPurpose,
     arena: Option<&HostArena>,
 ) -> Result<(), StartError> {
@@ -323,6 +331,7 @@ fn handshake(
         plugin_id: plugin_id.to_owned(),
         settings: settings.clone(),
         purpose: purpose.to_ffi().to_owned(),
+        env: env.to_vec(),
     };
     let header = serde_json::to_vec(&init).map_err(|e| StartError::Spawn(e.to_string()))?;
     let extra = match arena.map(|a| a.fd().try_clone_to_owned()).transpose() {

@@ -216,6 +216,23 @@ impl EventStore {
     /// previous run, and starts the writer thread.
     pub fn open(data_dir: &Path) -> Result<(Self, Recovery), StoreError> {
         let path = data_dir.join("events.sqlite3");
+        // Owner-only whatever the umask: SQLite creates the write-ahead log
+        // and its index with the database file's mode.
+        for (file, create) in [
+            ("events.sqlite3", true),
+            ("events.sqlite3-wal", false),
+            ("events.sqlite3-shm", false),
+        ] {
+            let p = data_dir.join(file);
+            let made = if create && !p.exists() {
+                crate::private_file::create_private(&p).map(drop)
+            } else {
+                crate::private_file::tighten(&p).map(drop)
+            };
+            if let Err(e) = made {
+                tracing::warn!(file = %p.display(), "cannot make the file private: {e}");
+            }
+        }
         let watchers: Arc<Mutex<HashMap<SessionId, watch::Sender<u64>>>> = Arc::default();
         let (tx, rx) = sync_channel(QUEUE);
         let (recovery, immutable) = match Self::open_writer(&path) {

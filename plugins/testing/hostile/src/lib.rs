@@ -11,7 +11,13 @@
 //! * `abort` — `std::process::abort()`;
 //! * `segv` — raises SIGSEGV;
 //! * `exit {code}` — `std::process::exit(code)`;
-//! * `stackOverflow` — recurses until the stack overflows.
+//! * `stackOverflow` — recurses until the stack overflows;
+//! * `forgeNextObserve {case, skip}` — the `observe` after the next `skip`
+//!   ones (the host observes after every Action: pass 1 to forge the next
+//!   `device.observe`) writes forged replies straight onto the worker's
+//!   channel (see [`forge`]) before answering;
+//! * `env {name}` — the value of an environment variable of the process
+//!   the driver runs in (`null` when unset).
 //!
 //! The last four kill whatever process the driver runs in: the host's
 //! worker for this plugin (isolation `process`), or the host itself
@@ -26,13 +32,16 @@
 //! Never install or ship it.
 
 use std::io::Cursor;
+use std::sync::Mutex;
+
+pub mod forge;
 
 use devicerail_host_plugin_api::protocol::{
     ActionCall, ActionDefinition, DeviceId, DeviceInfo, Platform, Viewport,
 };
 use devicerail_host_plugin_api::{
     ActionOutput, CallContext, DeviceCapabilities, Driver, DriverError, DriverObservation,
-    DriverResult, ObserveRequest, PluginConfig, PluginInitError,
+    DriverResult, ObserveRequest, PluginConfig, PluginInitError, UiTree,
 };
 use serde_json::{Value, json};
 
@@ -46,6 +55,8 @@ const SIDE: u32 = 64;
 /// The hostile driver.
 pub struct Hostile {
     observe_hangs: bool,
+    /// What an `observe` forges, after how many more pass.
+    forge_next: Mutex<Option<(forge::Case, u64)>>,
     /// Screen size and its PNG, made once.
     screen: Option<(u32, u32, Vec<u8>)>,
 }
@@ -119,6 +130,24 @@ fn png() -> DriverResult<Vec<u8>> {
     Ok(out.into_inner())
 }
 
+/// The screen's UI tree: one grey text.
+fn tree() -> DriverResult<UiTree> {
+    let bad = |e: serde_json::Error| DriverError::failure(format!("tree: {e}"));
+    Ok(UiTree {
+        context: serde_json::from_value(
+            json!({ "contextKind": "native", "contextId": "hostile", "documentEpoch": "1" }),
+        )
+        .map_err(bad)?,
+        root_stable_node_ids: vec!["screen".into()],
+        nodes: vec![
+            serde_json::from_value(
+                json!({ "stableNodeId": "screen", "role": "text", "text": "grey" }),
+            )
+            .map_err(bad)?,
+        ],
+    })
+}
+
 fn action(name: &str, description: &str, schema: Value) -> ActionDefinition {
     ActionDefinition {
         name: name.into(),
@@ -178,19 +207,43 @@ impl Driver for Hostile {
                     "Recurse until the stack overflows.",
                     json!({ "type": "object" }),
                 ),
+                action(
+                    "forgeNextObserve",
+                    "Make the next observe write forged replies on the worker's channel.",
+                    json!({ "type": "object", "properties": { "case": { "type": "string" }, "skip": { "type": "integer", "minimum": 0 } }, "required": ["case"] }),
+                ),
+                action(
+                    "env",
+                    "The value of an environment variable of the driver's process.",
+                    json!({ "type": "object", "properties": { "name": { "type": "string" } }, "required": ["name"] }),
+                ),
             ],
-            ui_tree: false,
+            ui_tree: true,
         })
     }
 
     fn observe(
         &self,
-        _ctx: &CallContext,
+        ctx: &CallContext,
         _device: &DeviceId,
         request: &ObserveRequest,
     ) -> DriverResult<DriverObservation> {
         if self.observe_hangs {
             hang_forever();
+        }
+        let forged = {
+            let mut next = self.forge_next.lock().unwrap_or_else(|p| p.into_inner());
+            match next.as_mut() {
+                Some((_, skip)) if *skip > 0 => {
+                    *skip -= 1;
+                    None
+                }
+                _ => next.take().map(|(case, _)| case),
+            }
+        };
+        if let Some(case) = forged {
+            forge::forge(case, &ctx.observation_id().to_string(), &png()?)
+                .map_err(|e| DriverError::failure(format!("forging failed: {e}")))?;
         }
         if let Some((width, height, bytes)) = &self.screen {
             let mut obs = DriverObservation::new(Viewport {
@@ -210,6 +263,9 @@ impl Driver for Hostile {
         });
         if request.screenshot {
             obs.png = Some(png()?);
+        }
+        if request.ui_tree {
+            obs.ui_tree = Some(tree()?);
         }
         Ok(obs)
     }
@@ -237,6 +293,20 @@ impl Driver for Hostile {
                 std::process::exit(i32::try_from(code).unwrap_or(3))
             }
             "stackOverflow" => Ok(ActionOutput::new(json!({ "never": recurse(0) }))),
+            "forgeNextObserve" => {
+                let name = call.arguments["case"].as_str().unwrap_or("");
+                let case = forge::Case::named(name)
+                    .ok_or_else(|| DriverError::failure(format!("no forge case {name:?}")))?;
+                let skip = call.arguments["skip"].as_u64().unwrap_or(0);
+                *self.forge_next.lock().unwrap_or_else(|p| p.into_inner()) = Some((case, skip));
+                Ok(ActionOutput::new(json!({ "armed": name })))
+            }
+            "env" => {
+                let name = call.arguments["name"].as_str().unwrap_or("");
+                Ok(ActionOutput::new(
+                    json!({ "value": std::env::var(name).ok() }),
+                ))
+            }
             other => Err(DriverError::unknown_action(other)),
         }
     }
@@ -271,6 +341,7 @@ fn construct(config: &PluginConfig) -> Result<Hostile, PluginInitError> {
     };
     Ok(Hostile {
         observe_hangs: std::env::var(OBSERVE_ENV).is_ok_and(|v| v == "hang"),
+        forge_next: Mutex::new(None),
         screen,
     })
 }
