@@ -14,7 +14,6 @@
 //! `devicerail-host-fixtures` crate, which the tests here use.
 
 #![forbid(unsafe_code)]
-
 #![warn(missing_docs)]
 
 pub mod action;

@@ -3,8 +3,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::bounded::{BoundedString, BoundedVec};
 use crate::asset::AssetRef;
+use crate::bounded::{BoundedString, BoundedVec};
 
 /// The caller's judgement.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]

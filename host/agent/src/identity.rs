@@ -221,7 +221,6 @@ pub fn mask_digits(s: &str) -> String {
     out
 }
 
-
 /// FNV-1a-64.
 #[derive(Clone, Copy)]
 pub(crate) struct Fnv(u64);
@@ -404,9 +403,7 @@ fn anchor_chains(view: &TreeView, id_tier: &[bool]) -> (Vec<Vec<u32>>, Vec<u64>)
     let anchor_hash: Vec<u64> = (0..n)
         .map(|i| {
             if is_anchor[i] {
-                Fnv::new()
-                    .field(&ancestor_label(view, id_tier, i))
-                    .finish()
+                Fnv::new().field(&ancestor_label(view, id_tier, i)).finish()
             } else {
                 0
             }
@@ -548,19 +545,24 @@ impl Parts<'_> {
     }
 }
 
+/// Keys after disambiguation, with what told equal ones apart.
+struct Disambiguated {
+    key: Vec<Option<ElementKey>>,
+    /// The context label of nodes told apart by an ancestor or a
+    /// preceding text.
+    context: HashMap<usize, String>,
+    /// The ordinal and group size of nodes told apart by order alone.
+    ordinal: HashMap<usize, (u32, u32)>,
+}
+
 /// Keys made unique inside every group of equal keys, by a ladder: the
 /// first ancestor level whose labels differ, then the nearest preceding
-/// text of the same parent, then document order (weak keys). Returns the
-/// keys, each node's context label and its ordinal in its group.
+/// text of the same parent, then document order (weak keys).
 fn disambiguate(
     view: &TreeView,
     id_tier: &[bool],
     mut key: Vec<Option<ElementKey>>,
-) -> (
-    Vec<Option<ElementKey>>,
-    HashMap<usize, String>,
-    HashMap<usize, (u32, u32)>,
-) {
+) -> Disambiguated {
     let mut context: HashMap<usize, String> = HashMap::new();
     let mut ordinal: HashMap<usize, (u32, u32)> = HashMap::new();
     let preceding = preceding_labels(view);
@@ -611,7 +613,11 @@ fn disambiguate(
             }
         }
     }
-    (key, context, ordinal)
+    Disambiguated {
+        key,
+        context,
+        ordinal,
+    }
 }
 
 /// Keys every shown node of `view`: which identifiers count, anchor
@@ -630,7 +636,11 @@ pub fn identify(view: TreeView) -> Keyed {
     };
     let base = parts.base();
     let loose = parts.loose();
-    let (key, context, ordinal) = disambiguate(&view, &id_tier, base.clone());
+    let Disambiguated {
+        key,
+        context,
+        ordinal,
+    } = disambiguate(&view, &id_tier, base.clone());
     let mut by_key = HashMap::with_capacity(view.len());
     for (i, k) in key.iter().enumerate() {
         if let Some(k) = k {

@@ -266,7 +266,8 @@ fn may_use_unsafe(p: &Package) -> bool {
     p.name == "devicerail-host-sys"
         || p.name == "devicerail-host-plugin-api"
         || p.manifest.starts_with(root.join("plugins"))
-        || p.manifest.starts_with(root.join("examples/plugin-template"))
+        || p.manifest
+            .starts_with(root.join("examples/plugin-template"))
 }
 
 /// Every crate that may not use `unsafe` but whose root files do not say
@@ -423,12 +424,18 @@ fn the_rules_catch_what_they_are_for() {
     let crates: BTreeMap<String, Package> = [
         with("devicerail-host-store", "//! a store\n"),
         with("devicerail-host-sys", "//! the OS layer\n"),
-        with("devicerail-host-core", "//! the core\n#![forbid(unsafe_code)]\n"),
+        with(
+            "devicerail-host-core",
+            "//! the core\n#![forbid(unsafe_code)]\n",
+        ),
     ]
     .into_iter()
     .map(|p| (p.name.clone(), p))
     .collect();
-    assert_eq!(unsafe_breaches(&crates), ["devicerail-host-store (src/lib.rs)"]);
+    assert_eq!(
+        unsafe_breaches(&crates),
+        ["devicerail-host-store (src/lib.rs)"]
+    );
     assert_eq!(
         purity_breaches(&packages),
         ["devicerail-host-agent depends on tokio"]

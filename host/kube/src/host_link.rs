@@ -30,7 +30,6 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::net::UnixStream;
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 
 use crate::pool::{Holder, HostView, Pool, PoolError, ViewDevice};
@@ -63,8 +62,14 @@ fn unreachable(e: impl std::fmt::Display) -> PoolError {
 
 /// A connection to the shared host's socket that introduced itself with
 /// `intro`, split for reading and writing.
-async fn attach(socket: &Path, intro: &Intro) -> Result<(OwnedReadHalf, OwnedWriteHalf), PoolError> {
-    let stream = Reach::shared(socket).stream(intro).await.map_err(link_error)?;
+async fn attach(
+    socket: &Path,
+    intro: &Intro,
+) -> Result<(OwnedReadHalf, OwnedWriteHalf), PoolError> {
+    let stream = Reach::shared(socket)
+        .stream(intro)
+        .await
+        .map_err(link_error)?;
     Ok(stream.into_split())
 }
 
@@ -266,8 +271,10 @@ impl Pool for HostPool {
         self.with(async |l: &mut Links| {
             let list = tokio::time::timeout(
                 CALL_TIMEOUT,
-                l.client
-                    .call::<DevicesList>(NoParams, devicerail_host_link::options::<DevicesList>(None)),
+                l.client.call::<DevicesList>(
+                    NoParams,
+                    devicerail_host_link::options::<DevicesList>(None),
+                ),
             )
             .await
             .map_err(|_| unreachable("devices.list got no answer in time"))?

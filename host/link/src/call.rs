@@ -63,7 +63,10 @@ where
 }
 
 /// Calls `M`, which takes no params; the result as JSON.
-pub async fn call0<M>(client: &DeviceRailClient, timeout_ms: Option<u64>) -> Result<Value, LinkError>
+pub async fn call0<M>(
+    client: &DeviceRailClient,
+    timeout_ms: Option<u64>,
+) -> Result<Value, LinkError>
 where
     M: ControlMethod<Params = NoParams>,
     M::Result: Serialize,

@@ -91,7 +91,11 @@ mod tests {
         assert!(line.starts_with(ATTACH_PREAMBLE) && line.ends_with('\n'));
         let parsed = parse_preamble(&line.as_bytes()[ATTACH_PREAMBLE.len()..]);
         assert!(parsed.token.is_some() && parsed.pool_key.is_some());
-        assert!(parsed.said.starts_with("kube device-plugin pid="), "{}", parsed.said);
+        assert!(
+            parsed.said.starts_with("kube device-plugin pid="),
+            "{}",
+            parsed.said
+        );
         assert!(!parsed.said.contains(token.expose()) && !parsed.said.contains(key.expose()));
         let debug = format!("{intro:?}");
         assert!(!debug.contains(token.expose()) && !debug.contains(key.expose()));

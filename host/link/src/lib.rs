@@ -31,7 +31,7 @@ mod leases;
 mod reach;
 
 pub use call::{call, call0, options, remote};
-pub use devicerail_client::{ClientError, DeviceRailClient, methods, protocol};
+pub use devicerail_client::{ClientError, ClientState, DeviceRailClient, methods, protocol};
 pub use error::LinkError;
 pub use intro::Intro;
 pub use leases::{LeaseTap, LeaseView, devices_with_leases};

@@ -19,7 +19,6 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use devicerail_host_link::methods::{DeviceCapabilities, DeviceExecute};
 use devicerail_host_agent::budget::{self, Budget};
 use devicerail_host_agent::diff::MOVE_SLACK_PX;
 use devicerail_host_agent::effect::{Effect, Verdict, effect};
@@ -28,6 +27,7 @@ use devicerail_host_agent::matching::match_trees;
 use devicerail_host_agent::refs::{RefBook, RefRecord, StaleReason, StaleRef, candidates};
 use devicerail_host_agent::render;
 use devicerail_host_agent::settle::SettleReport;
+use devicerail_host_link::methods::{DeviceCapabilities, DeviceExecute};
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Value, json};
 
@@ -395,8 +395,12 @@ async fn run_steps(
             "arguments": s.arguments,
             "actionTimeoutMs": timeout_ms,
         });
-        let result = match call::<DeviceExecute>(client, params, Some(timeout_ms + REQUEST_SLACK_MS))
-            .await
+        let result = match call::<DeviceExecute>(
+            client,
+            params,
+            Some(timeout_ms + REQUEST_SLACK_MS),
+        )
+        .await
         {
             Ok(r) => r,
             Err(e) => {
@@ -485,7 +489,13 @@ async fn look_after(
 
 /// What changed, as text within `max_chars`: the new screen's outline, or
 /// the diff, or nothing; the ref book learns the after screen.
-fn effect_body(state: &State, device: &str, eff: &Effect, screens: &Screens, max_chars: usize) -> String {
+fn effect_body(
+    state: &State,
+    device: &str,
+    eff: &Effect,
+    screens: &Screens,
+    max_chars: usize,
+) -> String {
     let mut views = state.views();
     let views = &mut *views;
     let book = &mut views.book;
@@ -538,17 +548,29 @@ async fn act_image(
     (image, note)
 }
 
-/// `act`'s structured result.
-fn act_structured(
-    args: &ActArgs,
-    session: &str,
-    ran: &Ran,
-    resolved: Option<&Resolved>,
-    eff: &Effect,
-    screens: &Screens,
+/// What one `act` did and saw, for its answer.
+struct Done<'a> {
+    args: &'a ActArgs,
+    session: &'a str,
+    ran: &'a Ran,
+    resolved: Option<&'a Resolved>,
+    eff: &'a Effect,
+    screens: &'a Screens,
+    /// Whether settling was asked for.
     settle: bool,
-    image: Option<&Encoded>,
-) -> Value {
+}
+
+/// `act`'s structured result.
+fn act_structured(done: &Done<'_>, image: Option<&Encoded>) -> Value {
+    let Done {
+        args,
+        session,
+        ran,
+        resolved,
+        eff,
+        screens,
+        settle,
+    } = *done;
     let share = eff
         .pixels
         .map(|p| if p.identical { 0.0 } else { p.share() });
@@ -590,7 +612,16 @@ fn act_structured(
 
 /// `act`'s first text line: what was done where, how settling went and
 /// the effect's summary.
-fn act_headline(args: &ActArgs, ran: &Ran, resolved: Option<&Resolved>, eff: &Effect, screens: &Screens, settle: bool) -> String {
+fn act_headline(done: &Done<'_>) -> String {
+    let Done {
+        args,
+        ran,
+        resolved,
+        eff,
+        screens,
+        settle,
+        ..
+    } = *done;
     let names: Vec<&str> = ran.done.iter().filter_map(|s| s["name"].as_str()).collect();
     let what = match (resolved, args.x.zip(args.y)) {
         (Some(r), _) => {
@@ -654,25 +685,29 @@ pub(crate) async fn act(state: &State, args: ActArgs) -> Result<CallToolResult, 
         (Some(a), Some(b)) => Some(a.compare(b)),
         _ => None,
     };
-    let eff = effect(screens.before.keyed.as_ref(), screens.after.keyed.as_ref(), pixels);
+    let eff = effect(
+        screens.before.keyed.as_ref(),
+        screens.after.keyed.as_ref(),
+        pixels,
+    );
     let body = effect_body(state, &args.device, &eff, &screens, limits.max_chars);
     let (image, note) = act_image(state, &args, &session, &eff, &screens.after).await;
-    let mut text = act_headline(&args, &ran, resolved.as_ref(), &eff, &screens, limits.settle);
+    let done = Done {
+        args: &args,
+        session: &session,
+        ran: &ran,
+        resolved: resolved.as_ref(),
+        eff: &eff,
+        screens: &screens,
+        settle: limits.settle,
+    };
+    let mut text = act_headline(&done);
     if let Some(n) = &note {
         text.push_str(&format!("; {n}"));
     }
     text.push('\n');
     text.push_str(&body);
-    let structured = act_structured(
-        &args,
-        &session,
-        &ran,
-        resolved.as_ref(),
-        &eff,
-        &screens,
-        limits.settle,
-        image.as_ref(),
-    );
+    let structured = act_structured(&done, image.as_ref());
     let scrubbed = secrets::scrub(&structured.to_string(), &scrub_with);
     let structured: Value = serde_json::from_str(&scrubbed)?;
     let mut result = CallToolResult::structured(structured);

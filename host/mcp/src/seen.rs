@@ -7,17 +7,16 @@
 //! device's connection and reads screenshots from the data directory's
 //! Evidence (checked against their sha256). It never acts on a device.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-use devicerail_host_link::DeviceRailClient;
-use devicerail_host_link::methods::{DeviceObserve, UiSnapshotGet};
+use devicerail_host_agent::TreeView;
 use devicerail_host_agent::identity::identify;
 use devicerail_host_agent::pixels::PixelDigest;
-use devicerail_host_agent::settle::{IdleHint, Sample, SettlePolicy, SettleReport, Settler, Step};
-use devicerail_host_agent::{Keyed, TreeView};
-use devicerail_host_protocol::{UiContextKind, UiSnapshot};
+use devicerail_host_agent::settle::{IdleHint, SettlePolicy, SettleReport, Settler, Step};
+use devicerail_host_link::DeviceRailClient;
+use devicerail_host_link::methods::{DeviceObserve, UiSnapshotGet};
+use devicerail_host_protocol::UiSnapshot;
 use devicerail_host_store::event_store::ReadOnlyStore;
 use serde_json::{Value, json};
 

@@ -69,7 +69,9 @@ impl Slot {
             self.client = Some(client);
         }
         let Some(client) = self.client.as_ref() else {
-            return Err(BackendError::Client(devicerail_host_link::ClientError::Closed));
+            return Err(BackendError::Client(
+                devicerail_host_link::ClientError::Closed,
+            ));
         };
         if self.session.is_none() {
             let info = call0::<SessionStart>(client, None).await?;

@@ -10,18 +10,18 @@
 //! compare ([`crate::compare`]). This module does the I/O; the decisions
 //! are the pure modules'. It never prints or logs a secret's value.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
+use devicerail_host_agent::Keyed;
+use devicerail_host_agent::settle::{IdleHint, Sample, SettlePolicy, Settler, Step};
+use devicerail_host_config::Config;
+use devicerail_host_core::serve;
 use devicerail_host_link::methods::{
     ControlMethod, DeviceConnect, DeviceExecute, DeviceObserve, DeviceSelect, DevicesList,
     NoParams, SessionEnd, SessionStart, UiSnapshotGet, VerdictRecord,
 };
 use devicerail_host_link::{self as link, DeviceRailClient, Intro, LinkError, Reach};
-use devicerail_host_agent::Keyed;
-use devicerail_host_agent::settle::{IdleHint, Sample, SettlePolicy, Settler, Step};
-use devicerail_host_config::Config;
-use devicerail_host_core::serve;
 use devicerail_host_protocol::{UiContextKind, UiSnapshot};
 use devicerail_host_report::bundle::SessionData;
 use devicerail_host_report::report::{self, ReportError, Source};
@@ -520,7 +520,10 @@ pub fn run(
     let rt = serve::runtime().map_err(LinkError::Start)?;
     let result = rt.block_on(async {
         let backend = Reach::open(config, socket)?;
-        let client = match backend.client(&Intro::new("replay"), "devicerail-replay").await {
+        let client = match backend
+            .client(&Intro::new("replay"), "devicerail-replay")
+            .await
+        {
             Ok(c) => c,
             Err(e) => {
                 backend.shutdown().await;

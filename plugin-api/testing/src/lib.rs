@@ -21,7 +21,6 @@
 //! (`devicerail_host_plugin_api::conformance`), where plugin authors get it.
 
 #![forbid(unsafe_code)]
-
 #![warn(missing_docs)]
 
 pub mod client;

@@ -16,7 +16,7 @@
 //!   feed of N text rows below the home screen's fold, for large UI trees.
 //!
 //! `launchApp {appId}` opens the login screen or one of the screens built
-//! for agents ([`screens`]): `table`, `article`, `moving`, `changes`.
+//! for agents (`screens`): `table`, `article`, `moving`, `changes`.
 //! Observations carry an idle hint (`metadata.idle`: `runningAnimations`,
 //! `msSinceMutation`) so a caller can tell when the screen has settled.
 

@@ -200,4 +200,3 @@ pub(crate) fn rect_of(e: &Element) -> UiRect {
     let (x, y, w, h) = e.rect;
     UiRect::new(x as f64, y as f64, f64::from(w), f64::from(h))
 }
-

@@ -6,11 +6,11 @@
 //! are screenshot pixels.
 
 use std::borrow::Cow;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use devicerail_host_plugin_api::UiTree;
 use devicerail_host_plugin_api::protocol::{
-    IdString, NodeText, RoleString, UiContextKind, UiContextRef, UiNode, UiRect,
+    IdString, NodeText, RoleString, UiContextKind, UiContextRef, UiNode,
 };
 
 use crate::model::*;

@@ -5,7 +5,7 @@
 //! `LoadError::AbiMismatch` before it ever calls `init`. Its driver does
 //! nothing; it must never be installed or shipped.
 
-use devicerail_host_plugin_api::{PluginConfig};
+use devicerail_host_plugin_api::PluginConfig;
 
 /// The ABI major this library claims; no host will ever have it.
 pub const CLAIMED_ABI_MAJOR: u32 = 99;
