@@ -560,88 +560,90 @@ struct Done<'a> {
     settle: bool,
 }
 
-/// `act`'s structured result.
-fn act_structured(done: &Done<'_>, image: Option<&Encoded>) -> Value {
-    let Done {
-        args,
-        session,
-        ran,
-        resolved,
-        eff,
-        screens,
-        settle,
-    } = *done;
-    let share = eff
-        .pixels
-        .map(|p| if p.identical { 0.0 } else { p.share() });
-    let d = eff.diff.as_ref();
-    let mut structured = ids(&args.device, session);
-    if let Some(m) = structured.as_object_mut() {
-        m.insert("action".into(), json!(action_name(args.action)));
-        m.insert("steps".into(), json!(ran.done));
-        m.insert(
-            "target".into(),
-            resolved.map_or(Value::Null, |r| {
+impl Done<'_> {
+    /// `act`'s structured result.
+    fn structured(&self, image: Option<&Encoded>) -> Value {
+        let Done {
+            args,
+            session,
+            ran,
+            resolved,
+            eff,
+            screens,
+            settle,
+        } = *self;
+        let share = eff
+            .pixels
+            .map(|p| if p.identical { 0.0 } else { p.share() });
+        let d = eff.diff.as_ref();
+        let mut structured = ids(&args.device, session);
+        if let Some(m) = structured.as_object_mut() {
+            m.insert("action".into(), json!(action_name(args.action)));
+            m.insert("steps".into(), json!(ran.done));
+            m.insert(
+                "target".into(),
+                resolved.map_or(Value::Null, |r| {
+                    json!({
+                        "ref": r.reference,
+                        "identity": r.identity,
+                        "movedFrom": r.moved_from.map(|(x, y)| vec![x, y]),
+                    })
+                }),
+            );
+            m.insert(
+                "effect".into(),
                 json!({
-                    "ref": r.reference,
-                    "identity": r.identity,
-                    "movedFrom": r.moved_from.map(|(x, y)| vec![x, y]),
-                })
-            }),
-        );
-        m.insert(
-            "effect".into(),
-            json!({
-                "verdict": eff.verdict.as_str(),
-                "newScreen": eff.new_screen,
-                "added": d.map_or(0, |d| d.added.len()),
-                "removed": d.map_or(0, |d| d.removed.len()),
-                "changed": d.map_or(0, |d| d.changed_elements()),
-                "moved": d.map_or(0, |d| d.moved.len()),
-                "pixelsChanged": share,
-                "navigated": eff.navigated.as_ref().map(|(a, b)| json!({ "from": a, "to": b })),
-                "before": screens.before.observation_id,
-                "after": screens.after.observation_id,
-            }),
-        );
-        m.insert("settle".into(), settle_json(&screens.settled, settle));
-        m.insert("image".into(), image_json(image));
-    }
-    structured
-}
-
-/// `act`'s first text line: what was done where, how settling went and
-/// the effect's summary.
-fn act_headline(done: &Done<'_>) -> String {
-    let Done {
-        args,
-        ran,
-        resolved,
-        eff,
-        screens,
-        settle,
-        ..
-    } = *done;
-    let names: Vec<&str> = ran.done.iter().filter_map(|s| s["name"].as_str()).collect();
-    let what = match (resolved, args.x.zip(args.y)) {
-        (Some(r), _) => {
-            let moved = r
-                .moved_from
-                .map(|(x, y)| format!(" (moved from ({}, {}))", x.round(), y.round()))
-                .unwrap_or_default();
-            format!(" {} {}{moved}", r.reference, r.identity)
+                    "verdict": eff.verdict.as_str(),
+                    "newScreen": eff.new_screen,
+                    "added": d.map_or(0, |d| d.added.len()),
+                    "removed": d.map_or(0, |d| d.removed.len()),
+                    "changed": d.map_or(0, |d| d.changed_elements()),
+                    "moved": d.map_or(0, |d| d.moved.len()),
+                    "pixelsChanged": share,
+                    "navigated": eff.navigated.as_ref().map(|(a, b)| json!({ "from": a, "to": b })),
+                    "before": screens.before.observation_id,
+                    "after": screens.after.observation_id,
+                }),
+            );
+            m.insert("settle".into(), settle_json(&screens.settled, settle));
+            m.insert("image".into(), image_json(image));
         }
-        (None, Some((x, y))) => format!(" at ({x}, {y})"),
-        (None, None) => String::new(),
-    };
-    format!(
-        "{}{what} on {}: done ({}) · {}\n{}",
-        action_name(args.action),
-        args.device,
-        names.join(" → "),
-        settle_text(&screens.settled, settle),
-        render::effect_summary(eff),
-    )
+        structured
+    }
+
+    /// `act`'s first text line: what was done where, how settling went
+    /// and the effect's summary.
+    fn headline(&self) -> String {
+        let Done {
+            args,
+            ran,
+            resolved,
+            eff,
+            screens,
+            settle,
+            ..
+        } = *self;
+        let names: Vec<&str> = ran.done.iter().filter_map(|s| s["name"].as_str()).collect();
+        let what = match (resolved, args.x.zip(args.y)) {
+            (Some(r), _) => {
+                let moved = r
+                    .moved_from
+                    .map(|(x, y)| format!(" (moved from ({}, {}))", x.round(), y.round()))
+                    .unwrap_or_default();
+                format!(" {} {}{moved}", r.reference, r.identity)
+            }
+            (None, Some((x, y))) => format!(" at ({x}, {y})"),
+            (None, None) => String::new(),
+        };
+        format!(
+            "{}{what} on {}: done ({}) · {}\n{}",
+            action_name(args.action),
+            args.device,
+            names.join(" → "),
+            settle_text(&screens.settled, settle),
+            render::effect_summary(eff),
+        )
+    }
 }
 
 /// Runs `act`: the arguments checked, a fresh look (refs re-found in it),
@@ -701,13 +703,13 @@ pub(crate) async fn act(state: &State, args: ActArgs) -> Result<CallToolResult, 
         screens: &screens,
         settle: limits.settle,
     };
-    let mut text = act_headline(&done);
+    let mut text = done.headline();
     if let Some(n) = &note {
         text.push_str(&format!("; {n}"));
     }
     text.push('\n');
     text.push_str(&body);
-    let structured = act_structured(&done, image.as_ref());
+    let structured = done.structured(image.as_ref());
     let scrubbed = secrets::scrub(&structured.to_string(), &scrub_with);
     let structured: Value = serde_json::from_str(&scrubbed)?;
     let mut result = CallToolResult::structured(structured);
