@@ -180,7 +180,7 @@ catalog! {
     InvalidParams = "invalid_params", -32602, false, Reference, ["method", "reason", "clientProtocol", "maximumSummaryLength", "maximumEvidenceReferences"], "The parameters do not match the method's contract.";
     FeatureNotNegotiated = "feature_not_negotiated", -32602, false, Reference, ["field", "requiredFeature"], "A control field was used before its feature was negotiated.";
     RequestTimeoutNotSupported = "request_timeout_not_supported", -32602, false, Reference, ["field", "method", "supportedMethods"], "timeoutMs was sent to a method without request deadlines.";
-    InvalidStreamOrigin = "invalid_stream_origin", -32602, false, Reference, [], "An exact stream origin must be http(s)://127.0.0.1:<port>.";
+    InvalidStreamOrigin = "invalid_stream_origin", -32602, false, Reference, [], "An exact stream origin must be http(s)://127.0.0.1:PORT.";
     DuplicateEvidenceReference = "duplicate_evidence_reference", -32602, false, Reference, ["digest"], "A verdict cites the same Evidence twice.";
     EvidenceNotReachable = "evidence_not_reachable", -32602, false, Reference, ["digest"], "A verdict cites Evidence not reachable from the active Session.";
     InternalError = "internal_error", -32603, false, Reference, ["cause"], "The host (or, as -32000, a Driver) failed unexpectedly.";

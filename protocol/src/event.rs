@@ -1,4 +1,5 @@
-//! Recorded events: the append-only facts of a Session.
+//! Recorded events: the append-only facts of a Session, and the results
+//! that carry them (`session.export`, `verdict.record`).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -9,7 +10,7 @@ use crate::errors::ErrorInfo;
 use crate::ids::{CallId, DeviceId, EventId, MediaStreamId, RpcId, SessionId};
 use crate::media::{MediaFrame, MediaStreamInfo};
 use crate::observation::Observation;
-use crate::session::SessionOutcome;
+use crate::session::{SessionInfo, SessionOutcome};
 use crate::verdict::Verdict;
 
 /// One fact in a Session's log. `sequence` orders the log; `atMs` is
@@ -156,4 +157,37 @@ impl TestEventPayload {
             _ => 0,
         }
     }
+}
+
+/// Result of `session.export`. `nextAfterSequence` is present only on a
+/// page that is not the last.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SessionExportResult {
+    /// The Session's summary.
+    pub session: SessionInfo,
+    /// The whole log, or one page of it, in sequence order.
+    pub events: Vec<TestEvent>,
+    /// The `afterSequence` of the next page; absent on the last page and
+    /// on complete exports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_after_sequence: Option<EventSequence>,
+}
+
+/// A complete Session document (the legacy export shape).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SessionExport {
+    /// The Session's summary.
+    pub session: SessionInfo,
+    /// Every event of the Session, in sequence order.
+    pub events: Vec<TestEvent>,
+}
+
+/// Result of `verdict.record`: the durable event.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct VerdictRecordResult {
+    /// The `verdictRecorded` event appended to the active Session.
+    pub event: TestEvent,
 }

@@ -13,9 +13,11 @@
 //! The golden examples and their manifest live in the workspace-only
 //! `devicerail-host-fixtures` crate, which the tests here use.
 
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod action;
+pub mod asset;
 pub mod bounded;
 pub mod control;
 pub mod device;

@@ -15,6 +15,7 @@ use crate::device::{
 use crate::envelope::{JsonRpcVersion, NoParams, RpcFailure, RpcParams};
 use crate::errors::{ErrorCode, RpcError};
 use crate::event::TestEvent;
+use crate::event::{SessionExportResult, VerdictRecordResult};
 use crate::handshake::{HelloParams, HelloResult, ProtocolVersion, SystemDescribeResult};
 use crate::ids::RpcId;
 use crate::media::{
@@ -25,13 +26,13 @@ use crate::negotiation::{Feature, FeatureSet};
 use crate::observation::Observation;
 use crate::session::{
     EventsClearResult, EventsListParams, SessionCurrentResult, SessionEndParams,
-    SessionExportParams, SessionExportResult, SessionInfo, SessionTargetParams,
+    SessionExportParams, SessionInfo, SessionTargetParams,
 };
 use crate::stream::{
     EventsStreamOpenParams, EventsStreamOpenResult, EventsSubscribeParams, EventsSubscribeResult,
 };
 use crate::ui::{UiSnapshot, UiSnapshotGetParams};
-use crate::verdict::{VerdictRecordParams, VerdictRecordResult};
+use crate::verdict::VerdictRecordParams;
 
 /// How a method takes params.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

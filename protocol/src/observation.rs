@@ -7,6 +7,8 @@ use crate::bounded::SafeU64;
 use crate::ids::{DeviceId, ObservationId};
 use crate::ui::UiSnapshotRef;
 
+pub use crate::asset::AssetRef;
+
 /// Media type of screenshot Evidence.
 pub const PNG_MEDIA_TYPE: &str = "image/png";
 /// Media type of UI snapshot Evidence.
@@ -26,34 +28,6 @@ pub struct Viewport {
     pub height: u32,
     /// Physical pixels per logical point.
     pub scale_factor: f64,
-}
-
-/// A reference to one stored Evidence object.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct AssetRef {
-    /// Stable Evidence id; `sha256:<hex>` for content-addressed Evidence.
-    pub id: String,
-    /// MIME type of the content, such as `image/png`.
-    pub media_type: String,
-    /// Where the content lives, such as
-    /// `devicerail://assets/sha256/<hex>`.
-    pub uri: String,
-    /// Lower-case hex SHA-256 of the content, when content-addressed.
-    #[serde(default)]
-    pub sha256: Option<String>,
-}
-
-impl AssetRef {
-    /// The canonical reference of content-addressed Evidence.
-    pub fn content_addressed(sha256_hex: &str, media_type: &str) -> Self {
-        Self {
-            id: format!("sha256:{sha256_hex}"),
-            media_type: media_type.to_owned(),
-            uri: format!("devicerail://assets/sha256/{sha256_hex}"),
-            sha256: Some(sha256_hex.to_owned()),
-        }
-    }
 }
 
 /// Why an Observation or Action carries no screenshot.

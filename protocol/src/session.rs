@@ -4,7 +4,6 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::bounded::{EventSequence, PageLimit, SafeU64};
-use crate::event::TestEvent;
 use crate::ids::SessionId;
 
 /// Whether a Session still accepts events.
@@ -106,31 +105,6 @@ pub struct SessionExportParams {
     /// `session.export.page.v1` and an ended Session.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<PageLimit>,
-}
-
-/// Result of `session.export`. `nextAfterSequence` is present only on a
-/// page that is not the last.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct SessionExportResult {
-    /// The Session's summary.
-    pub session: SessionInfo,
-    /// The whole log, or one page of it, in sequence order.
-    pub events: Vec<TestEvent>,
-    /// The `afterSequence` of the next page; absent on the last page and
-    /// on complete exports.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub next_after_sequence: Option<EventSequence>,
-}
-
-/// A complete Session document (the legacy export shape).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct SessionExport {
-    /// The Session's summary.
-    pub session: SessionInfo,
-    /// Every event of the Session, in sequence order.
-    pub events: Vec<TestEvent>,
 }
 
 /// Parameters of `events.clear` (Session deletion).

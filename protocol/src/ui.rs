@@ -3,9 +3,9 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::asset::AssetRef;
 use crate::bounded::{Bounded, BoundedString, BoundedVec, NonNegativeF64, presence::is_false};
 use crate::ids::ObservationId;
-use crate::observation::AssetRef;
 
 /// Largest serialized UI snapshot (768 KiB).
 pub const MAX_UI_SNAPSHOT_BYTES: usize = 786_432;

@@ -3,9 +3,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::asset::AssetRef;
 use crate::bounded::{BoundedString, BoundedVec};
-use crate::event::TestEvent;
-use crate::observation::AssetRef;
 
 /// The caller's judgement.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
@@ -39,12 +38,4 @@ pub struct Verdict {
 pub struct VerdictRecordParams {
     /// The verdict to store, as given.
     pub verdict: Verdict,
-}
-
-/// Result of `verdict.record`: the durable event.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct VerdictRecordResult {
-    /// The `verdictRecorded` event appended to the active Session.
-    pub event: TestEvent,
 }

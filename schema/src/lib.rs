@@ -26,6 +26,8 @@
 //! The same `write` also generates the type-only TypeScript package in
 //! `schema/typescript/` from these schemas (see [`typescript`]).
 
+#![forbid(unsafe_code)]
+
 use std::collections::BTreeMap;
 use std::fmt;
 use std::fs;
@@ -35,7 +37,7 @@ use std::path::{Path, PathBuf};
 use devicerail_host_protocol::methods::*;
 use devicerail_host_protocol::*;
 // The session document, not the `session.export` method marker of the same name.
-use devicerail_host_protocol::session::SessionExport;
+use devicerail_host_protocol::SessionExport;
 use schemars::generate::SchemaSettings;
 use schemars::{JsonSchema, Schema};
 use serde_json::{Map, Value, json};

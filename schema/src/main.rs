@@ -2,6 +2,8 @@
 //! the protocol types and the TypeScript package in `schema/typescript/`
 //! from those schemas, or (with `--check`) only reports how they differ.
 
+#![forbid(unsafe_code)]
+
 use std::io;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

@@ -13,6 +13,8 @@
 //! (`$DEVICERAIL_PLUGINS_DIR`, `$DEVICERAIL_DATA_DIR`, else the platform
 //! data directory). The plugins directory must hold the mock plugin.
 
+#![forbid(unsafe_code)]
+
 use std::time::Duration;
 
 use devicerail_client::methods::{

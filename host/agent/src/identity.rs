@@ -31,6 +31,7 @@ use devicerail_host_protocol::ElementSelector;
 use devicerail_host_protocol::{IdString, MatchText, RoleString, TextMatch, TextMatchMode};
 use unicode_normalization::UnicodeNormalization;
 
+pub use crate::view::looks_generated;
 use crate::view::{
     CONTAINER_ROLES, Class, DOCUMENT_ROLES, LANDMARK_ROLES, TEXT_ROLES, TreeView, non_blank,
 };
@@ -220,73 +221,6 @@ pub fn mask_digits(s: &str) -> String {
     out
 }
 
-/// Prefixes that frameworks number their generated ids with.
-const GENERATED_PREFIXES: &[&str] = &[
-    "ember",
-    "react-select-",
-    "mui-",
-    "radix-",
-    "headlessui-",
-    "downshift-",
-    "rc-",
-    "el-id-",
-    "ext-gen",
-    "ext-comp-",
-    "yui_",
-    "gwt-uid-",
-    "j_idt",
-    "__next",
-    "cdk-",
-    "mat-",
-    "ng-",
-];
-
-/// Whether an identifier looks generated (it would change between builds
-/// or page loads): React's `:r1:`, uuid- or hash-like runs, numbered
-/// framework ids, or only digits.
-pub fn looks_generated(id: &str) -> bool {
-    let id = id.trim();
-    if id.is_empty() || id.chars().all(|c| c.is_ascii_digit()) {
-        return true;
-    }
-    if (id.starts_with(':') && id.ends_with(':')) || id.contains('«') {
-        return true;
-    }
-    let lower = id.to_ascii_lowercase();
-    if GENERATED_PREFIXES
-        .iter()
-        .any(|p| lower.starts_with(p) && lower[p.len()..].chars().any(|c| c.is_ascii_digit()))
-    {
-        return true;
-    }
-    // A hex run of 8+ characters mixing digits and letters (uuids, hashes).
-    let mut run = 0usize;
-    let mut digits = false;
-    let mut letters = false;
-    for c in lower.chars().chain(std::iter::once('-')) {
-        if c.is_ascii_hexdigit() {
-            run += 1;
-            digits |= c.is_ascii_digit();
-            letters |= c.is_ascii_alphabetic();
-        } else {
-            if run >= 8 && digits && letters {
-                return true;
-            }
-            run = 0;
-            digits = false;
-            letters = false;
-        }
-    }
-    // Letters directly followed by 4+ trailing digits (`ember1234`).
-    let trailing = lower.chars().rev().take_while(char::is_ascii_digit).count();
-    trailing >= 4
-        && lower
-            .chars()
-            .rev()
-            .nth(trailing)
-            .is_some_and(|c| c.is_ascii_alphabetic())
-}
-
 /// FNV-1a-64.
 #[derive(Clone, Copy)]
 pub(crate) struct Fnv(u64);
@@ -432,10 +366,9 @@ fn ancestor_label(view: &TreeView, id_tier: &[bool], a: usize) -> String {
     }
 }
 
-/// Keys every shown node of `view`.
-pub fn identify(view: TreeView) -> Keyed {
-    let n = view.len();
-    // Identifiers usable as keys: not generated, unique in the tree.
+/// Which nodes have an identifier usable as a key: present, not
+/// generated, unique in the tree.
+fn id_tier(view: &TreeView) -> Vec<bool> {
     let mut id_count: HashMap<&str, u32> = HashMap::new();
     for node in &view.nodes {
         if let Some(id) = non_blank(node.identifier.as_deref())
@@ -444,16 +377,19 @@ pub fn identify(view: TreeView) -> Keyed {
             *id_count.entry(id.trim()).or_default() += 1;
         }
     }
-    let id_tier: Vec<bool> = view
-        .nodes
+    view.nodes
         .iter()
         .map(|node| {
             non_blank(node.identifier.as_deref())
                 .is_some_and(|id| id_count.get(id.trim()) == Some(&1))
         })
-        .collect();
-    drop(id_count);
-    // Anchors: the nearest anchor ancestor of every node, then chains.
+        .collect()
+}
+
+/// The anchor chains of every node (outermost first, at most
+/// [`MAX_ANCHORS`]) and each anchor's label hash (0 for non-anchors).
+fn anchor_chains(view: &TreeView, id_tier: &[bool]) -> (Vec<Vec<u32>>, Vec<u64>) {
+    let n = view.len();
     let is_anchor: Vec<bool> = (0..n)
         .map(|i| {
             let role = view.role[i].as_str();
@@ -467,9 +403,7 @@ pub fn identify(view: TreeView) -> Keyed {
     let anchor_hash: Vec<u64> = (0..n)
         .map(|i| {
             if is_anchor[i] {
-                Fnv::new()
-                    .field(&ancestor_label(&view, &id_tier, i))
-                    .finish()
+                Fnv::new().field(&ancestor_label(view, id_tier, i)).finish()
             } else {
                 0
             }
@@ -485,21 +419,28 @@ pub fn identify(view: TreeView) -> Keyed {
             }
         });
     }
-    let mut anchors: Vec<Vec<u32>> = Vec::with_capacity(n);
-    for i in 0..n {
-        let mut chain = Vec::new();
-        let mut at = nearest[i];
-        while let Some(a) = at {
-            if chain.len() == MAX_ANCHORS {
-                break;
+    let anchors = (0..n)
+        .map(|i| {
+            let mut chain = Vec::new();
+            let mut at = nearest[i];
+            while let Some(a) = at {
+                if chain.len() == MAX_ANCHORS {
+                    break;
+                }
+                chain.push(a);
+                at = nearest[a as usize];
             }
-            chain.push(a);
-            at = nearest[a as usize];
-        }
-        chain.reverse();
-        anchors.push(chain);
-    }
-    // Tier and primary label of every shown node.
+            chain.reverse();
+            chain
+        })
+        .collect();
+    (anchors, anchor_hash)
+}
+
+/// The tier and primary label of every shown node (`None` and empty for
+/// empty nodes).
+fn tiers(view: &TreeView, id_tier: &[bool]) -> (Vec<Option<Tier>>, Vec<String>) {
+    let n = view.len();
     let mut tier: Vec<Option<Tier>> = vec![None; n];
     let mut primary: Vec<String> = vec![String::new(); n];
     for i in 0..n {
@@ -525,31 +466,47 @@ pub fn identify(view: TreeView) -> Keyed {
         tier[i] = Some(t);
         primary[i] = p;
     }
-    let anchor_part = |i: usize| -> Fnv {
-        let mut h = Fnv::new();
-        for &a in &anchors[i] {
-            h = h.u64(anchor_hash[a as usize]);
-        }
-        h
-    };
-    let key_of = |i: usize, label: &str| -> u64 {
-        let t = tier[i].unwrap_or(Tier::Structural);
-        let mut h = Fnv::new().field(t.tag());
+    (tier, primary)
+}
+
+/// What a node's key is made of before disambiguation.
+struct Parts<'a> {
+    view: &'a TreeView,
+    tier: &'a [Option<Tier>],
+    primary: &'a [String],
+    anchors: &'a [Vec<u32>],
+    anchor_hash: &'a [u64],
+}
+
+impl Parts<'_> {
+    /// Node `i`'s key with `label` as its primary label: tier, role,
+    /// label and anchor chain (an identifier alone for the id tier).
+    fn key(&self, i: usize, label: &str) -> u64 {
+        let t = self.tier[i].unwrap_or(Tier::Structural);
+        let h = Fnv::new().field(t.tag());
         if t == Tier::Id {
             return h.field(label).finish();
         }
-        h = h.field(&view.role[i]).field(label);
-        h.u64(anchor_part(i).finish()).finish()
-    };
-    // Masked keys while unique, else unmasked.
-    let mut base: Vec<Option<ElementKey>> = vec![None; n];
-    {
+        let mut anchors = Fnv::new();
+        for &a in &self.anchors[i] {
+            anchors = anchors.u64(self.anchor_hash[a as usize]);
+        }
+        h.field(&self.view.role[i])
+            .field(label)
+            .u64(anchors.finish())
+            .finish()
+    }
+
+    /// Base keys: with digits masked while that is unique (so a counter's
+    /// text changing keeps the key), else unmasked.
+    fn base(&self) -> Vec<Option<ElementKey>> {
+        let n = self.view.len();
         let masked: Vec<Option<u64>> = (0..n)
             .map(|i| {
-                let t = tier[i]?;
+                let t = self.tier[i]?;
                 Some(match t {
-                    Tier::Label | Tier::Text => key_of(i, &mask_digits(&primary[i])),
-                    _ => key_of(i, &primary[i]),
+                    Tier::Label | Tier::Text => self.key(i, &mask_digits(&self.primary[i])),
+                    _ => self.key(i, &self.primary[i]),
                 })
             })
             .collect();
@@ -557,39 +514,64 @@ pub fn identify(view: TreeView) -> Keyed {
         for k in masked.iter().flatten() {
             *count.entry(*k).or_default() += 1;
         }
-        for i in 0..n {
-            let Some(m) = masked[i] else { continue };
-            base[i] = Some(ElementKey(if count.get(&m) == Some(&1) {
-                m
-            } else {
-                key_of(i, &primary[i])
-            }));
-        }
-    }
-    let loose: Vec<Option<ElementKey>> = (0..n)
-        .map(|i| {
-            tier[i].map(|_| {
-                ElementKey(
-                    Fnv::new()
-                        .field("loose")
-                        .field(&view.role[i])
-                        .field(&primary[i])
-                        .finish(),
-                )
+        (0..n)
+            .map(|i| {
+                let m = masked[i]?;
+                Some(ElementKey(if count.get(&m) == Some(&1) {
+                    m
+                } else {
+                    self.key(i, &self.primary[i])
+                }))
             })
-        })
-        .collect();
-    // Disambiguation ladder inside groups of equal keys.
-    let mut key = base.clone();
+            .collect()
+    }
+
+    /// Loose keys: role and primary label only (for re-finding an element
+    /// that moved between containers).
+    fn loose(&self) -> Vec<Option<ElementKey>> {
+        (0..self.view.len())
+            .map(|i| {
+                self.tier[i].map(|_| {
+                    ElementKey(
+                        Fnv::new()
+                            .field("loose")
+                            .field(&self.view.role[i])
+                            .field(&self.primary[i])
+                            .finish(),
+                    )
+                })
+            })
+            .collect()
+    }
+}
+
+/// Keys after disambiguation, with what told equal ones apart.
+struct Disambiguated {
+    key: Vec<Option<ElementKey>>,
+    /// The context label of nodes told apart by an ancestor or a
+    /// preceding text.
+    context: HashMap<usize, String>,
+    /// The ordinal and group size of nodes told apart by order alone.
+    ordinal: HashMap<usize, (u32, u32)>,
+}
+
+/// Keys made unique inside every group of equal keys, by a ladder: the
+/// first ancestor level whose labels differ, then the nearest preceding
+/// text of the same parent, then document order (weak keys).
+fn disambiguate(
+    view: &TreeView,
+    id_tier: &[bool],
+    mut key: Vec<Option<ElementKey>>,
+) -> Disambiguated {
     let mut context: HashMap<usize, String> = HashMap::new();
     let mut ordinal: HashMap<usize, (u32, u32)> = HashMap::new();
-    let preceding = preceding_labels(&view);
+    let preceding = preceding_labels(view);
     for group in collisions(&key) {
         let mut rest = vec![group];
         // 1. The first ancestor level whose labels differ.
         let mut next = Vec::new();
         for g in rest.drain(..) {
-            match context_level(&view, &id_tier, &g) {
+            match context_level(view, id_tier, &g) {
                 Some(labels) => {
                     for (&i, label) in g.iter().zip(labels) {
                         let k = key[i].map_or(0, |k| k.0);
@@ -631,7 +613,35 @@ pub fn identify(view: TreeView) -> Keyed {
             }
         }
     }
-    let mut by_key = HashMap::with_capacity(n);
+    Disambiguated {
+        key,
+        context,
+        ordinal,
+    }
+}
+
+/// Keys every shown node of `view`: which identifiers count, anchor
+/// chains, tiers and labels, base and loose keys, then the
+/// disambiguation ladder.
+pub fn identify(view: TreeView) -> Keyed {
+    let id_tier = id_tier(&view);
+    let (anchors, anchor_hash) = anchor_chains(&view, &id_tier);
+    let (tier, primary) = tiers(&view, &id_tier);
+    let parts = Parts {
+        view: &view,
+        tier: &tier,
+        primary: &primary,
+        anchors: &anchors,
+        anchor_hash: &anchor_hash,
+    };
+    let base = parts.base();
+    let loose = parts.loose();
+    let Disambiguated {
+        key,
+        context,
+        ordinal,
+    } = disambiguate(&view, &id_tier, base.clone());
+    let mut by_key = HashMap::with_capacity(view.len());
     for (i, k) in key.iter().enumerate() {
         if let Some(k) = k {
             by_key.entry(*k).or_insert(i);

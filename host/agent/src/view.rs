@@ -307,7 +307,7 @@ fn classify(node: &UiNode, role: &str, has_children: bool, web: bool) -> Class {
     if name.is_some() || text.is_some() || value.is_some() {
         return Class::Labelled;
     }
-    if identifier.is_some() && !crate::identity::looks_generated(identifier.unwrap_or("")) {
+    if identifier.is_some() && !looks_generated(identifier.unwrap_or("")) {
         return if has_children {
             Class::Structure
         } else {
@@ -318,6 +318,73 @@ fn classify(node: &UiNode, role: &str, has_children: bool, web: bool) -> Class {
         return Class::Structure;
     }
     Class::Empty
+}
+
+/// Prefixes that frameworks number their generated ids with.
+const GENERATED_PREFIXES: &[&str] = &[
+    "ember",
+    "react-select-",
+    "mui-",
+    "radix-",
+    "headlessui-",
+    "downshift-",
+    "rc-",
+    "el-id-",
+    "ext-gen",
+    "ext-comp-",
+    "yui_",
+    "gwt-uid-",
+    "j_idt",
+    "__next",
+    "cdk-",
+    "mat-",
+    "ng-",
+];
+
+/// Whether an identifier looks generated (it would change between builds
+/// or page loads): React's `:r1:`, uuid- or hash-like runs, numbered
+/// framework ids, or only digits.
+pub fn looks_generated(id: &str) -> bool {
+    let id = id.trim();
+    if id.is_empty() || id.chars().all(|c| c.is_ascii_digit()) {
+        return true;
+    }
+    if (id.starts_with(':') && id.ends_with(':')) || id.contains('«') {
+        return true;
+    }
+    let lower = id.to_ascii_lowercase();
+    if GENERATED_PREFIXES
+        .iter()
+        .any(|p| lower.starts_with(p) && lower[p.len()..].chars().any(|c| c.is_ascii_digit()))
+    {
+        return true;
+    }
+    // A hex run of 8+ characters mixing digits and letters (uuids, hashes).
+    let mut run = 0usize;
+    let mut digits = false;
+    let mut letters = false;
+    for c in lower.chars().chain(std::iter::once('-')) {
+        if c.is_ascii_hexdigit() {
+            run += 1;
+            digits |= c.is_ascii_digit();
+            letters |= c.is_ascii_alphabetic();
+        } else {
+            if run >= 8 && digits && letters {
+                return true;
+            }
+            run = 0;
+            digits = false;
+            letters = false;
+        }
+    }
+    // Letters directly followed by 4+ trailing digits (`ember1234`).
+    let trailing = lower.chars().rev().take_while(char::is_ascii_digit).count();
+    trailing >= 4
+        && lower
+            .chars()
+            .rev()
+            .nth(trailing)
+            .is_some_and(|c| c.is_ascii_alphabetic())
 }
 
 #[cfg(test)]

@@ -243,7 +243,7 @@ pub(crate) struct ReportArgs {
     /// The last session of the data directory.
     #[arg(long, conflicts_with = "source")]
     pub(crate) last: bool,
-    /// The HTML file to write (default: devicerail-report-<session>.html).
+    /// The HTML file to write (default: devicerail-report-SESSION.html).
     #[arg(long)]
     pub(crate) out: Option<PathBuf>,
     #[arg(long, help = DATA_DIR_HELP)]
@@ -267,7 +267,7 @@ pub(crate) struct ReplayArgs {
     /// Stop at the first step that diverges.
     #[arg(long)]
     pub(crate) strict: bool,
-    /// The comparison report to write (default: devicerail-replay-<new session>.html).
+    /// The comparison report to write (default: devicerail-replay-NEW_SESSION.html).
     #[arg(long)]
     pub(crate) out: Option<PathBuf>,
     /// Print the step verdicts as one JSON document instead of lines.

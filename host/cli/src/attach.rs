@@ -1,7 +1,7 @@
 //! `devicerail attach`: bridges this process's stdin/stdout to a shared
 //! host's control socket, so any client that spawns a stdio host works
-//! unchanged against the shared one. It announces itself with the
-//! [`ATTACH_PREAMBLE`] line before the client's first byte and then copies
+//! unchanged against the shared one. It announces itself with the attach
+//! preamble (`devicerail_host_link::Intro`) before the client's first byte and then copies
 //! bytes both ways without reading them. With `DEVICERAIL_LEASE_TOKEN` set
 //! (a Kubernetes device plugin puts it in a pod's environment), the
 //! preamble presents that reservation token, so the client may take the
@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use devicerail_host_core::transport::unix::{ATTACH_PREAMBLE, TOKEN_KEY};
+use devicerail_host_link::Intro;
 use devicerail_host_protocol::pool::{LeaseToken, TokenError};
 
 /// The environment variable that carries a reservation token.
@@ -64,12 +64,7 @@ fn lease_token() -> Result<Option<LeaseToken>, AttachError> {
 
 /// The preamble line for this process, presenting `token` if any.
 fn preamble(token: Option<&LeaseToken>) -> String {
-    let mut line = format!("{ATTACH_PREAMBLE} pid={}", std::process::id());
-    if let Some(t) = token {
-        line.push_str(&format!(" {TOKEN_KEY}={}", t.expose()));
-    }
-    line.push('\n');
-    line
+    Intro::new("attach").lease_token(token.cloned()).line()
 }
 
 /// What `--spawn` passes to the host it starts.
@@ -225,6 +220,7 @@ mod tests {
 
     #[test]
     fn the_preamble_presents_the_token_as_one_word() {
+        use devicerail_host_core::transport::unix::{ATTACH_PREAMBLE, TOKEN_KEY};
         let token = LeaseToken::new("k".repeat(43)).expect("token");
         let line = preamble(Some(&token));
         assert!(line.starts_with(ATTACH_PREAMBLE) && line.ends_with('\n'));

@@ -690,9 +690,9 @@ async fn a_refused_allocate_changes_nothing() {
 
     // The kubelet allocates the running pod's device again: refused, and
     // the pod keeps its device, its reservation and its token.
-    let (code, message) = mock.allocate_one(&["mock-1"]).await.expect_err("in use");
-    assert_eq!(code, "FailedPrecondition", "{message}");
-    assert!(!message.contains(&token));
+    let again = mock.allocate_one(&["mock-1"]).await.expect_err("in use");
+    assert_eq!(again.code, "FailedPrecondition", "{again}");
+    assert!(!again.message.contains(&token));
     let other = node.client("other", &[]).await;
     refused(&other, "mock-1").await;
     pod.ok("session.start", None).await;
@@ -726,8 +726,8 @@ async fn a_refused_allocate_changes_nothing() {
     // resource and reserved for nobody.
     let mut browser = all.remove("devicerail.dev/browser").expect("browser");
     for id in ["mock-2", "no-such-device"] {
-        let (code, message) = browser.allocate_one(&[id]).await.expect_err("not ours");
-        assert_eq!(code, "InvalidArgument", "{message}");
+        let wrong = browser.allocate_one(&[id]).await.expect_err("not ours");
+        assert_eq!(wrong.code, "InvalidArgument", "{wrong}");
     }
     other
         .call::<DeviceSelect>(json!({ "deviceId": "mock-2" }))

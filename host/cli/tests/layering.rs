@@ -28,13 +28,15 @@ const HOST_LAYERS: &[(&str, u8)] = &[
     ("devicerail-host-engine", 3),
     ("devicerail-host-report", 3),
     ("devicerail-host-core", 4),
-    // Clients of the host over its protocol (the core only for the attach
-    // preamble and, for MCP, the in-process host).
-    ("devicerail-host-mcp", 5),
-    ("devicerail-host-kube", 5),
-    // Replay: the official client, the report's loader for recordings.
-    ("devicerail-host-replay", 5),
-    ("devicerail-host", 6),
+    // The one way to reach a host as a client: the shared socket or an
+    // in-process host (core), the attach preamble, the official client.
+    ("devicerail-host-link", 5),
+    // Clients of the host over its protocol, through the link.
+    ("devicerail-host-mcp", 6),
+    ("devicerail-host-kube", 6),
+    // Replay: the link, the report's loader for recordings.
+    ("devicerail-host-replay", 6),
+    ("devicerail-host", 7),
 ];
 
 /// Third-party crates that only the named workspace crates may depend on
@@ -42,18 +44,17 @@ const HOST_LAYERS: &[(&str, u8)] = &[
 const CONFINED: &[(&str, &[&str])] = &[
     // Argument parsing belongs to the command line.
     ("clap", &["devicerail-host"]),
-    // The MCP SDK and the official client serve `devicerail mcp`, and the
-    // client drives replay too (it is also the workspace's test support,
-    // and the Rust example is a user's program written with it).
+    // The MCP SDK serves `devicerail mcp`.
     ("rmcp", &["devicerail-host-mcp"]),
+    // The official client: the link is the host's one way to a host (it
+    // is also the workspace's test support, and the Rust example is a
+    // user's program written with it).
     (
         "devicerail-client",
         &[
-            "devicerail-host-mcp",
-            "devicerail-host-replay",
+            "devicerail-host-link",
             "devicerail-host-testing",
             "devicerail-host-example-rust-client",
-            "devicerail-host-kube",
         ],
     ),
     // gRPC (the kubelet's device-plugin API) serves `devicerail kube`.
@@ -256,6 +257,46 @@ fn drivers_and_the_sdk_never_depend_on_the_host() {
     assert!(breaches.is_empty(), "{}", breaches.join("\n"));
 }
 
+/// Crates that may use `unsafe`: the host's one layer of OS calls, the SDK
+/// (its export macro declares the plugin's exported symbol), drivers
+/// (which expand that macro and may call C), and the test plugins that
+/// misbehave on purpose.
+fn may_use_unsafe(p: &Package) -> bool {
+    let root = workspace();
+    p.name == "devicerail-host-sys"
+        || p.name == "devicerail-host-plugin-api"
+        || p.manifest.starts_with(root.join("plugins"))
+        || p.manifest
+            .starts_with(root.join("examples/plugin-template"))
+}
+
+/// Every crate that may not use `unsafe` but whose root files do not say
+/// `#![forbid(unsafe_code)]`.
+fn unsafe_breaches(packages: &BTreeMap<String, Package>) -> Vec<String> {
+    let mut out = Vec::new();
+    for p in packages.values().filter(|p| !may_use_unsafe(p)) {
+        let dir = p.manifest.parent().unwrap_or(Path::new("."));
+        for root in ["src/lib.rs", "src/main.rs"] {
+            let Ok(text) = std::fs::read_to_string(dir.join(root)) else {
+                continue;
+            };
+            if !text.lines().any(|l| l.trim() == "#![forbid(unsafe_code)]") {
+                out.push(format!("{} ({root})", p.name));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn only_the_os_layer_sdk_and_drivers_may_use_unsafe() {
+    let breaches = unsafe_breaches(&packages_of(&metadata()));
+    assert!(
+        breaches.is_empty(),
+        "without `#![forbid(unsafe_code)]`: {breaches:?}"
+    );
+}
+
 #[test]
 fn every_crate_inherits_the_workspace_lints() {
     let packages = packages_of(&metadata());
@@ -341,6 +382,11 @@ fn the_rules_catch_what_they_are_for() {
             "host/agent/Cargo.toml",
             &["devicerail-host-protocol", "tokio"],
         ),
+        pkg(
+            "devicerail-host-replay",
+            "host/replay/Cargo.toml",
+            &["devicerail-client"],
+        ),
     ]
     .into_iter()
     .map(|p| (p.name.clone(), p))
@@ -348,8 +394,8 @@ fn the_rules_catch_what_they_are_for() {
     assert_eq!(
         layer_breaches(&packages),
         [
-            "devicerail-host-core (layer 4) depends on devicerail-host-mcp (layer 5)",
-            "devicerail-host-kube (layer 5) depends on devicerail-host-mcp (layer 5)",
+            "devicerail-host-core (layer 4) depends on devicerail-host-mcp (layer 6)",
+            "devicerail-host-kube (layer 6) depends on devicerail-host-mcp (layer 6)",
             "devicerail-host-store (layer 2) depends on devicerail-host-engine (layer 3)",
         ]
     );
@@ -357,8 +403,38 @@ fn the_rules_catch_what_they_are_for() {
         confinement_breaches(&packages),
         [
             "devicerail-host-core depends on clap",
+            "devicerail-host-replay depends on devicerail-client",
             "devicerail-host-report depends on prost",
         ]
+    );
+    // A host crate without the attribute is caught; sys and drivers are not.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let with = |name: &str, text: &str| {
+        let d = dir.path().join(name);
+        std::fs::create_dir_all(d.join("src")).expect("mkdir");
+        std::fs::write(d.join("src/lib.rs"), text).expect("write");
+        Package {
+            name: name.to_owned(),
+            manifest: d.join("Cargo.toml"),
+            publish: true,
+            deps: Vec::new(),
+            all_deps: Vec::new(),
+        }
+    };
+    let crates: BTreeMap<String, Package> = [
+        with("devicerail-host-store", "//! a store\n"),
+        with("devicerail-host-sys", "//! the OS layer\n"),
+        with(
+            "devicerail-host-core",
+            "//! the core\n#![forbid(unsafe_code)]\n",
+        ),
+    ]
+    .into_iter()
+    .map(|p| (p.name.clone(), p))
+    .collect();
+    assert_eq!(
+        unsafe_breaches(&crates),
+        ["devicerail-host-store (src/lib.rs)"]
     );
     assert_eq!(
         purity_breaches(&packages),

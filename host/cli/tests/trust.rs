@@ -158,6 +158,8 @@ fn replay_workers_never_get_the_hosts_credentials() {
     let replay = Command::new(BIN)
         .args(["replay", &session, "--json", "--plugins-dir"])
         .arg(tmp.path().join("plugins"))
+        .arg("--out")
+        .arg(tmp.path().join("replay.html"))
         .arg("--data-dir")
         .arg(tmp.path().join("data"))
         .env("DEVICERAIL_SOCKET", tmp.path().join("no-host.sock"))

@@ -91,7 +91,7 @@ pub struct PluginSlot {
     /// The plugin's id, as its manifest declares it.
     pub id: String,
     /// How the plugin is held: loaded in this process, or served by its
-    /// worker ([`RemoteDriver`](crate::worker::RemoteDriver)).
+    /// worker ([`RemoteDriver`]).
     pub backend: Backend,
     /// `backend`'s driver, for any call.
     pub driver: Arc<dyn Driver>,

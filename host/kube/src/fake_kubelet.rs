@@ -54,6 +54,16 @@ impl Listing {
     }
 }
 
+/// A device plugin's refusal of `Allocate`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{code}: {message}")]
+pub struct Refusal {
+    /// The gRPC status code's name (`FailedPrecondition`, …).
+    pub code: String,
+    /// The status message.
+    pub message: String,
+}
+
 /// One accepted registration.
 pub struct Registered {
     /// What the plugin sent in `Register`.
@@ -83,11 +93,11 @@ impl Registered {
     }
 
     /// `Allocate` of `devices` for one container: its environment, or the
-    /// refusal's gRPC code name (`FailedPrecondition`, …) and message.
+    /// plugin's refusal.
     pub async fn allocate_one(
         &mut self,
         devices: &[&str],
-    ) -> Result<std::collections::HashMap<String, String>, (String, String)> {
+    ) -> Result<std::collections::HashMap<String, String>, Refusal> {
         let request = crate::api::deviceplugin::AllocateRequest {
             container_requests: vec![crate::api::deviceplugin::ContainerAllocateRequest {
                 devices_ids: devices.iter().map(|d| (*d).to_owned()).collect(),
@@ -101,7 +111,10 @@ impl Registered {
                 .next()
                 .map(|c| c.envs.into_iter().collect())
                 .unwrap_or_default()),
-            Err(s) => Err((format!("{:?}", s.code()), s.message().to_owned())),
+            Err(s) => Err(Refusal {
+                code: format!("{:?}", s.code()),
+                message: s.message().to_owned(),
+            }),
         }
     }
 }

@@ -1,9 +1,10 @@
 //! [`HostPool`]: the [`Pool`] of a shared host, reached over its control
-//! socket the way `devicerail attach` reaches it (the attach preamble,
-//! then the protocol). Two connections:
+//! socket the one way this project's tools reach a host
+//! (`devicerail-host-link`: the attach preamble, then the protocol). Two
+//! connections:
 //!
 //! * the protocol's own `devices.list` goes through the official Rust
-//!   client (`devicerail-client`), like every tool of this project;
+//!   client, like every tool of this project;
 //! * the host's pool extension (`devicerailHost.pool.*`, which the official
 //!   client cannot express: its method set is closed) goes over a second
 //!   connection with a minimal request/response codec, typed with the
@@ -16,13 +17,10 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use devicerail_client::methods::{DevicesList, NoParams};
-use devicerail_client::protocol::Platform;
-use devicerail_client::{
-    CallOptions, ClientError, ClientOptions, ControlTransportKind, DeviceRailClient, default_hello,
-};
 use devicerail_host_core::pool_key;
-use devicerail_host_core::transport::unix::ATTACH_PREAMBLE;
+use devicerail_host_link::methods::{DevicesList, NoParams};
+use devicerail_host_link::protocol::Platform;
+use devicerail_host_link::{DeviceRailClient, Intro, LinkError, Reach};
 use devicerail_host_protocol::DeviceId;
 use devicerail_host_protocol::pool::{
     LeaseToken, POOL_FEATURE, POOL_RELEASE, POOL_RESERVE, POOL_STATUS, PoolReleaseParams,
@@ -32,7 +30,6 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::net::UnixStream;
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 
 use crate::pool::{Holder, HostView, Pool, PoolError, ViewDevice};
@@ -63,24 +60,26 @@ fn unreachable(e: impl std::fmt::Display) -> PoolError {
     PoolError::Unreachable(e.to_string())
 }
 
-/// A connection to the shared host's socket, introduced as `who` (with
-/// this process's id, and the pool manager's key when given) by the attach
-/// preamble, split for reading and writing.
+/// A connection to the shared host's socket that introduced itself with
+/// `intro`, split for reading and writing.
 async fn attach(
     socket: &Path,
-    who: &str,
-    key: Option<&LeaseToken>,
+    intro: &Intro,
 ) -> Result<(OwnedReadHalf, OwnedWriteHalf), PoolError> {
-    let mut stream = UnixStream::connect(socket).await.map_err(unreachable)?;
-    let key = key
-        .map(|k| format!(" {}={}", pool_key::PREAMBLE_KEY, k.expose()))
-        .unwrap_or_default();
-    let preamble = format!("{ATTACH_PREAMBLE} {who} pid={}{key}\n", std::process::id());
-    stream
-        .write_all(preamble.as_bytes())
+    let stream = Reach::shared(socket)
+        .stream(intro)
         .await
-        .map_err(unreachable)?;
+        .map_err(link_error)?;
     Ok(stream.into_split())
+}
+
+/// A host's answer as the pool sees it: a refusal keeps its code and
+/// message; anything else means the host is unreachable.
+fn link_error(e: LinkError) -> PoolError {
+    match e {
+        LinkError::Remote { code, message, .. } => PoolError::Refused { code, message },
+        other => unreachable(other),
+    }
 }
 
 /// The pool extension's connection: NDJSON requests answered in order.
@@ -95,7 +94,8 @@ impl ExtConn {
         // Read at every connection: the host writes a fresh key whenever
         // it starts.
         let key = pool_key::read(key_file).map_err(unreachable)?;
-        let (read, write) = attach(socket, "kube-device-plugin pool", Some(&key)).await?;
+        let intro = Intro::new("kube-device-plugin pool").pool_key(key);
+        let (read, write) = attach(socket, &intro).await?;
         let mut conn = Self {
             read: BufReader::new(read),
             write,
@@ -175,38 +175,15 @@ struct Links {
 
 impl Links {
     async fn open(socket: &Path, key_file: &Path) -> Result<Self, PoolError> {
-        let (read, write) = attach(socket, "kube-device-plugin", None).await?;
-        let mut hello = default_hello();
-        hello.client.name = CLIENT_NAME.into();
-        hello.client.version = env!("CARGO_PKG_VERSION").into();
         let client = tokio::time::timeout(
             CALL_TIMEOUT,
-            DeviceRailClient::attach(
-                read,
-                write,
-                ControlTransportKind::Stdio,
-                hello,
-                ClientOptions::default(),
-            ),
+            Reach::shared(socket).client(&Intro::new("kube-device-plugin"), CLIENT_NAME),
         )
         .await
         .map_err(|_| unreachable("the host did not answer hello in time"))?
-        .map_err(client_error)?;
+        .map_err(link_error)?;
         let ext = ExtConn::open(socket, key_file).await?;
         Ok(Self { client, ext })
-    }
-}
-
-fn client_error(e: ClientError) -> PoolError {
-    match e {
-        ClientError::RemoteRpc { error, .. } => {
-            let v = serde_json::to_value(&error).unwrap_or(Value::Null);
-            PoolError::Refused {
-                code: v["data"]["code"].as_str().unwrap_or("").to_owned(),
-                message: v["message"].as_str().unwrap_or("").to_owned(),
-            }
-        }
-        other => unreachable(other),
     }
 }
 
@@ -250,7 +227,7 @@ impl HostPool {
 }
 
 fn merge(
-    list: devicerail_client::protocol::DevicesListResult,
+    list: devicerail_host_link::protocol::DevicesListResult,
     status: PoolStatusResult,
 ) -> HostView {
     let devices = list
@@ -294,12 +271,14 @@ impl Pool for HostPool {
         self.with(async |l: &mut Links| {
             let list = tokio::time::timeout(
                 CALL_TIMEOUT,
-                l.client
-                    .call::<DevicesList>(NoParams, CallOptions::default()),
+                l.client.call::<DevicesList>(
+                    NoParams,
+                    devicerail_host_link::options::<DevicesList>(None),
+                ),
             )
             .await
             .map_err(|_| unreachable("devices.list got no answer in time"))?
-            .map_err(client_error)?;
+            .map_err(|e| link_error(devicerail_host_link::remote("devices.list", e)))?;
             let status: PoolStatusResult = l.ext.request(POOL_STATUS, json!({})).await?;
             Ok(merge(list, status))
         })

@@ -92,29 +92,40 @@ fn identity(path: &Path) -> Option<Identity> {
     })
 }
 
+/// Why a unix socket of the kubelet (or a plugin) could not be dialled:
+/// the transport's error with its cause.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct DialError {
+    /// What the transport said, with its source's words.
+    pub message: String,
+}
+
 /// A tonic channel to the unix socket at `path`.
-pub async fn dial(path: &Path) -> Result<tonic::transport::Channel, String> {
+pub async fn dial(path: &Path) -> Result<tonic::transport::Channel, DialError> {
     let uri = format!("unix://{}", path.display());
-    Endpoint::from_shared(uri)
-        .map_err(|e| e.to_string())?
+    let endpoint = Endpoint::from_shared(uri).map_err(|e| DialError {
+        message: e.to_string(),
+    })?;
+    endpoint
         .connect_timeout(DIAL_TIMEOUT)
         .connect()
         .await
-        .map_err(|e| {
-            format!(
+        .map_err(|e| DialError {
+            message: format!(
                 "{e}: {}",
                 std::error::Error::source(&e)
                     .map(ToString::to_string)
                     .unwrap_or_default()
-            )
+            ),
         })
 }
 
 /// Registers `resource` (served at `endpoint` in the kubelet's directory).
 pub async fn register(kubelet: &Path, resource: &Resource) -> Result<(), KubeletError> {
-    let channel = dial(kubelet).await.map_err(|message| KubeletError::Dial {
+    let channel = dial(kubelet).await.map_err(|e| KubeletError::Dial {
         path: kubelet.to_path_buf(),
-        message,
+        message: e.message,
     })?;
     let mut client = RegistrationClient::new(channel);
     let request = RegisterRequest {

@@ -24,12 +24,14 @@
 //!   every kubelet restart.
 //!
 //! The generated gRPC code is in [`api`], from the vendored upstream
-//! `.proto` files. [`fake_kubelet`] (feature `fake-kubelet`) is a fake
+//! `.proto` files. `fake_kubelet` (feature `fake-kubelet`) is a fake
 //! kubelet for tests, built on the same generated API.
 //!
 //! What it must never do: log or report a token, offer a device someone
 //! else holds, end a `ListAndWatch` stream while it runs, or touch any
 //! file of the kubelet's directory but its own sockets.
+
+#![forbid(unsafe_code)]
 
 pub mod api;
 pub mod config;

@@ -30,14 +30,30 @@ const LIST_TIMEOUT: Duration = Duration::from_secs(10);
 /// Which pod holds each (resource, device), as PodResources lists them.
 pub type InUse = HashMap<(String, String), PodRef>;
 
+/// Why the kubelet's PodResources could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ListError {
+    /// The socket could not be dialled.
+    #[error("{0}")]
+    Dial(String),
+    /// `List` got no answer within its bound.
+    #[error("no answer in time")]
+    Timeout,
+    /// `List` was refused (the status message).
+    #[error("{0}")]
+    Refused(String),
+}
+
 /// Reads the kubelet's PodResources.
-pub async fn in_use(socket: &Path) -> Result<InUse, String> {
-    let channel = crate::kubelet::dial(socket).await?;
+pub async fn in_use(socket: &Path) -> Result<InUse, ListError> {
+    let channel = crate::kubelet::dial(socket)
+        .await
+        .map_err(|e| ListError::Dial(e.message))?;
     let mut client = PodResourcesListerClient::new(channel);
     let list = tokio::time::timeout(LIST_TIMEOUT, client.list(ListPodResourcesRequest {}))
         .await
-        .map_err(|_| "no answer in time".to_owned())?
-        .map_err(|s| s.message().to_owned())?
+        .map_err(|_| ListError::Timeout)?
+        .map_err(|s| ListError::Refused(s.message().to_owned()))?
         .into_inner();
     let mut out = InUse::new();
     for pod in list.pod_resources {
@@ -113,7 +129,7 @@ pub async fn run<P: Pool>(
     changed: Arc<tokio::sync::Notify>,
     stop: CancellationToken,
 ) {
-    let mut last_error: Option<String> = None;
+    let mut last_error: Option<ListError> = None;
     loop {
         tokio::select! {
             _ = stop.cancelled() => return,
@@ -127,7 +143,7 @@ pub async fn run<P: Pool>(
                 l
             }
             Err(e) => {
-                if last_error.as_deref() != Some(e.as_str()) {
+                if last_error.as_ref() != Some(&e) {
                     tracing::warn!(socket = %socket.display(), "cannot read the kubelet's PodResources (allocations are kept meanwhile): {e}");
                     last_error = Some(e);
                 }

@@ -16,20 +16,23 @@
 //! through the protected `inputSecret` Action. The value is never put in a
 //! result, an error or a log line (results are scrubbed of it besides).
 
+use std::sync::Arc;
 use std::time::Instant;
 
-use devicerail_client::methods::{DeviceCapabilities, DeviceExecute};
 use devicerail_host_agent::budget::{self, Budget};
 use devicerail_host_agent::diff::MOVE_SLACK_PX;
-use devicerail_host_agent::effect::{Verdict, effect};
+use devicerail_host_agent::effect::{Effect, Verdict, effect};
 use devicerail_host_agent::identity::Tier;
 use devicerail_host_agent::matching::match_trees;
 use devicerail_host_agent::refs::{RefBook, RefRecord, StaleReason, StaleRef, candidates};
 use devicerail_host_agent::render;
+use devicerail_host_agent::settle::SettleReport;
+use devicerail_host_link::methods::{DeviceCapabilities, DeviceExecute};
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Value, json};
 
-use super::backend::{BackendError, call, call0};
+use super::backend::{BackendError, DeviceRailClient, call, call0};
+use super::image::Encoded;
 use super::present::{
     self, diff_text, image_block, image_json, image_of, stale_error, wants_image,
 };
@@ -297,49 +300,367 @@ fn element_changed(code: Option<&str>) -> bool {
     )
 }
 
-/// Runs `act`.
+/// The bounds of one `act` call, from its arguments and the defaults.
+struct Limits {
+    settle: bool,
+    settle_max_ms: u32,
+    max_chars: usize,
+    timeout_ms: u64,
+}
+
+impl Limits {
+    fn of(args: &ActArgs) -> Self {
+        Self {
+            settle: args.settle.unwrap_or(true),
+            settle_max_ms: args
+                .settle_max_ms
+                .unwrap_or(DEFAULT_SETTLE_MAX_MS)
+                .min(30_000),
+            max_chars: args
+                .max_chars
+                .unwrap_or(DEFAULT_EFFECT_CHARS)
+                .clamp(budget::MIN_MAX_CHARS, 100_000),
+            timeout_ms: args
+                .timeout_ms
+                .unwrap_or(DEFAULT_ACTION_MS)
+                .clamp(100, MAX_TIMEOUT_MS),
+        }
+    }
+}
+
+/// What the Actions of one `act` did.
+struct Ran {
+    /// Each step's name, call id and output (protected: `null`).
+    done: Vec<Value>,
+    /// The first and last `device.execute` results.
+    first: Option<Value>,
+    last: Option<Value>,
+}
+
+/// The screens an `act` compares: before (the Action's own before tree,
+/// else the fresh look), after (settled), and how settling went.
+struct Screens {
+    before: Arc<Seen>,
+    after: Arc<Seen>,
+    settled: SettleReport,
+}
+
+/// A fresh look at the device, with the ref book brought up to date from
+/// it; and the ref's record as the agent last saw it (for `movedFrom`).
+async fn look_before(
+    state: &State,
+    client: &DeviceRailClient,
+    args: &ActArgs,
+    session: &str,
+) -> Result<(Arc<Seen>, Option<RefRecord>), ToolError> {
+    let before = observe_now(state, client).await?;
+    let seen_record = match &args.reference {
+        Some(r) => Some(state.views().book.record(r, &args.device)?.clone()),
+        None => None,
+    };
+    let mut views = state.views();
+    let views = &mut *views;
+    let last = views.device(&args.device, session).last.clone();
+    if let Some(bk) = before.keyed.as_ref() {
+        let lk = last.as_ref().and_then(|l| l.keyed.as_ref());
+        let m = lk.map(|lk| match_trees(lk, bk));
+        views.book.seen(&args.device, bk, lk.zip(m.as_ref()));
+    }
+    Ok((before, seen_record))
+}
+
+/// Runs `steps` in order; a step the device refuses because its element
+/// changed since it was re-found answers `stale_ref`, any other failure
+/// ends the call naming the step (secrets scrubbed).
+async fn run_steps(
+    state: &State,
+    client: &DeviceRailClient,
+    args: &ActArgs,
+    steps: Vec<Step>,
+    target: (Option<&Resolved>, &Arc<Seen>),
+    timeout_ms: u64,
+    scrub_with: &[Secret],
+) -> Result<Ran, ToolError> {
+    let (resolved, before) = target;
+    let mut ran = Ran {
+        done: Vec::new(),
+        first: None,
+        last: None,
+    };
+    for s in steps {
+        let call_id = uuid::Uuid::new_v4().to_string();
+        let params = json!({
+            "id": call_id,
+            "name": s.name,
+            "arguments": s.arguments,
+            "actionTimeoutMs": timeout_ms,
+        });
+        let result = match call::<DeviceExecute>(
+            client,
+            params,
+            Some(timeout_ms + REQUEST_SLACK_MS),
+        )
+        .await
+        {
+            Ok(r) => r,
+            Err(e) => {
+                if let (Some(r), Some(k)) = (resolved, before.keyed.as_ref())
+                    && element_changed(e.code())
+                {
+                    // It changed between re-finding and acting: stale.
+                    let stale = StaleRef {
+                        reason: if e.code() == Some("element_ambiguous") {
+                            StaleReason::Ambiguous { count: 2 }
+                        } else {
+                            StaleReason::Gone
+                        },
+                        candidates: candidates(&r.record, k),
+                    };
+                    let mut views = state.views();
+                    let reference = args.reference.clone().unwrap_or_default();
+                    return Err(stale_error(
+                        &mut views.book,
+                        &args.device,
+                        &reference,
+                        &r.record,
+                        &stale,
+                        k,
+                    ));
+                }
+                return Err(ToolError::Step {
+                    step: s.name,
+                    done: ran.done.len(),
+                    code: e.code().map(str::to_owned),
+                    message: secrets::scrub(&e.to_string(), scrub_with),
+                });
+            }
+        };
+        let output = if s.protected {
+            Value::Null
+        } else {
+            result["output"].clone()
+        };
+        ran.done.push(
+            json!({ "name": s.name, "callId": call_id, "protected": s.protected, "output": output }),
+        );
+        if ran.first.is_none() {
+            ran.first = Some(result.clone());
+        }
+        ran.last = Some(result);
+    }
+    Ok(ran)
+}
+
+/// The screens to compare once the steps ran: after (the Action's own
+/// after observation when it has a tree, then settling) and before (the
+/// Action's own before tree, a semantic Action's resolved one, else the
+/// fresh look).
+async fn look_after(
+    state: &State,
+    client: &DeviceRailClient,
+    ran: &Ran,
+    fresh: &Arc<Seen>,
+    limits: &Limits,
+) -> Result<Screens, ToolError> {
+    let with_tree = |r: &Option<Value>, which: &str| {
+        r.as_ref()
+            .map(|r| r[which].clone())
+            .filter(|o| o["uiSnapshot"].is_object())
+    };
+    let after0 = match with_tree(&ran.last, "after") {
+        Some(a) => seen_of(state, client, a).await?,
+        None => observe_now(state, client).await?,
+    };
+    let (after, settled) = if limits.settle {
+        seen::settle(state, client, after0, limits.settle_max_ms).await?
+    } else {
+        (after0, seen::unsettled())
+    };
+    let before = match with_tree(&ran.first, "before") {
+        Some(b) => seen_of(state, client, b).await?,
+        None => fresh.clone(),
+    };
+    Ok(Screens {
+        before,
+        after,
+        settled,
+    })
+}
+
+/// What changed, as text within `max_chars`: the new screen's outline, or
+/// the diff, or nothing; the ref book learns the after screen.
+fn effect_body(
+    state: &State,
+    device: &str,
+    eff: &Effect,
+    screens: &Screens,
+    max_chars: usize,
+) -> String {
+    let mut views = state.views();
+    let views = &mut *views;
+    let book = &mut views.book;
+    let (before, after) = (screens.before.keyed.as_ref(), screens.after.keyed.as_ref());
+    if let Some(ak) = after {
+        book.seen(device, ak, before.zip(eff.matching.as_ref()));
+    }
+    match (&eff.diff, before, after) {
+        (_, _, Some(ak)) if eff.new_screen => {
+            let budget = Budget {
+                max_chars,
+                ..Budget::default()
+            };
+            present::outline(book, device, ak, &budget).text
+        }
+        (Some(d), Some(bk), Some(ak)) if !d.is_empty() => {
+            diff_text(book, device, bk, ak, d, max_chars)
+        }
+        _ => String::new(),
+    }
+}
+
+/// The after screen's image when the call's screenshot mode wants it (or
+/// a note why there is none); the device's view remembers what was sent.
+async fn act_image(
+    state: &State,
+    args: &ActArgs,
+    session: &str,
+    eff: &Effect,
+    after: &Arc<Seen>,
+) -> (Option<Encoded>, Option<String>) {
+    let mode = match args.screenshot.unwrap_or(ShotMode::Never) {
+        ShotMode::Auto if eff.verdict != Verdict::PixelsOnly => ShotMode::Never,
+        ShotMode::Auto => ShotMode::Always,
+        m => m,
+    };
+    let (mut image, mut note) = (None, None);
+    if wants_image(mode, after, None) {
+        match image_of(state, after, args.format, args.max_side).await {
+            Ok(e) => image = Some(e),
+            Err(why) => note = Some(why.to_string()),
+        }
+    }
+    let mut views = state.views();
+    let dv = views.device(&args.device, session);
+    if image.is_some() {
+        dv.last_image = after.pixels.clone();
+    }
+    dv.saw(after.clone());
+    (image, note)
+}
+
+/// What one `act` did and saw, for its answer.
+struct Done<'a> {
+    args: &'a ActArgs,
+    session: &'a str,
+    ran: &'a Ran,
+    resolved: Option<&'a Resolved>,
+    eff: &'a Effect,
+    screens: &'a Screens,
+    /// Whether settling was asked for.
+    settle: bool,
+}
+
+impl Done<'_> {
+    /// `act`'s structured result.
+    fn structured(&self, image: Option<&Encoded>) -> Value {
+        let Done {
+            args,
+            session,
+            ran,
+            resolved,
+            eff,
+            screens,
+            settle,
+        } = *self;
+        let share = eff
+            .pixels
+            .map(|p| if p.identical { 0.0 } else { p.share() });
+        let d = eff.diff.as_ref();
+        let mut structured = ids(&args.device, session);
+        if let Some(m) = structured.as_object_mut() {
+            m.insert("action".into(), json!(action_name(args.action)));
+            m.insert("steps".into(), json!(ran.done));
+            m.insert(
+                "target".into(),
+                resolved.map_or(Value::Null, |r| {
+                    json!({
+                        "ref": r.reference,
+                        "identity": r.identity,
+                        "movedFrom": r.moved_from.map(|(x, y)| vec![x, y]),
+                    })
+                }),
+            );
+            m.insert(
+                "effect".into(),
+                json!({
+                    "verdict": eff.verdict.as_str(),
+                    "newScreen": eff.new_screen,
+                    "added": d.map_or(0, |d| d.added.len()),
+                    "removed": d.map_or(0, |d| d.removed.len()),
+                    "changed": d.map_or(0, |d| d.changed_elements()),
+                    "moved": d.map_or(0, |d| d.moved.len()),
+                    "pixelsChanged": share,
+                    "navigated": eff.navigated.as_ref().map(|(a, b)| json!({ "from": a, "to": b })),
+                    "before": screens.before.observation_id,
+                    "after": screens.after.observation_id,
+                }),
+            );
+            m.insert("settle".into(), settle_json(&screens.settled, settle));
+            m.insert("image".into(), image_json(image));
+        }
+        structured
+    }
+
+    /// `act`'s first text line: what was done where, how settling went
+    /// and the effect's summary.
+    fn headline(&self) -> String {
+        let Done {
+            args,
+            ran,
+            resolved,
+            eff,
+            screens,
+            settle,
+            ..
+        } = *self;
+        let names: Vec<&str> = ran.done.iter().filter_map(|s| s["name"].as_str()).collect();
+        let what = match (resolved, args.x.zip(args.y)) {
+            (Some(r), _) => {
+                let moved = r
+                    .moved_from
+                    .map(|(x, y)| format!(" (moved from ({}, {}))", x.round(), y.round()))
+                    .unwrap_or_default();
+                format!(" {} {}{moved}", r.reference, r.identity)
+            }
+            (None, Some((x, y))) => format!(" at ({x}, {y})"),
+            (None, None) => String::new(),
+        };
+        format!(
+            "{}{what} on {}: done ({}) · {}\n{}",
+            action_name(args.action),
+            args.device,
+            names.join(" → "),
+            settle_text(&screens.settled, settle),
+            render::effect_summary(eff),
+        )
+    }
+}
+
+/// Runs `act`: the arguments checked, a fresh look (refs re-found in it),
+/// the steps run, the screens after and before, the effect, the image,
+/// and the answer (every secret scrubbed).
 pub(crate) async fn act(state: &State, args: ActArgs) -> Result<CallToolResult, ToolError> {
     // The arguments are checked before anything is observed.
     let probe = (args.reference.is_some() || args.selector.is_some()).then(|| json!({}));
     plan(&args, probe)?;
-    let settle_asked = args.settle.unwrap_or(true);
-    let settle_max = args
-        .settle_max_ms
-        .unwrap_or(DEFAULT_SETTLE_MAX_MS)
-        .min(30_000);
-    let max_chars = args
-        .max_chars
-        .unwrap_or(DEFAULT_EFFECT_CHARS)
-        .clamp(budget::MIN_MAX_CHARS, 100_000);
-    let timeout = args
-        .timeout_ms
-        .unwrap_or(DEFAULT_ACTION_MS)
-        .clamp(100, MAX_TIMEOUT_MS);
+    let limits = Limits::of(&args);
     let slot = state.slots.get(&args.device);
     let mut slot = slot.lock().await;
     let (client, session) = slot
         .ensure(&state.backend, &state.leases, &args.device)
         .await?;
-    // A fresh look first: refs are re-found in it, and it is what the
-    // effect is measured from when the Action reports no tree of its own.
-    let before = observe_now(state, client).await?;
-    // The ref as the agent last saw it (for `movedFrom`), before the fresh
-    // look refreshes it.
-    let seen_record = match &args.reference {
-        Some(r) => Some(state.views().book.record(r, &args.device)?.clone()),
-        None => None,
-    };
-    {
-        let mut views = state.views();
-        let views = &mut *views;
-        let last = views.device(&args.device, &session).last.clone();
-        if let Some(bk) = before.keyed.as_ref() {
-            let lk = last.as_ref().and_then(|l| l.keyed.as_ref());
-            let m = lk.map(|lk| match_trees(lk, bk));
-            views.book.seen(&args.device, bk, lk.zip(m.as_ref()));
-        }
-    }
-    let (target, resolved) = element_target(state, &args, &before, seen_record)?;
+    let (fresh, seen_record) = look_before(state, client, &args, &session).await?;
+    let (target, resolved) = element_target(state, &args, &fresh, seen_record)?;
     let (mut steps, secret) = plan(&args, target)?;
     let scrub_with: Vec<Secret> = secret.into_iter().collect();
     if steps
@@ -349,201 +670,46 @@ pub(crate) async fn act(state: &State, args: ActArgs) -> Result<CallToolResult, 
         let caps = call0::<DeviceCapabilities>(client, Some(DEFAULT_ACTION_MS)).await?;
         fit_to_device(&mut steps, &caps);
     }
-    let mut done = Vec::new();
-    let mut first_result: Option<Value> = None;
-    let mut last_result: Option<Value> = None;
-    for s in steps {
-        let call_id = uuid::Uuid::new_v4().to_string();
-        let params = json!({
-            "id": call_id,
-            "name": s.name,
-            "arguments": s.arguments,
-            "actionTimeoutMs": timeout,
-        });
-        let result =
-            match call::<DeviceExecute>(client, params, Some(timeout + REQUEST_SLACK_MS)).await {
-                Ok(r) => r,
-                Err(e) => {
-                    if let (Some(r), Some(k)) = (&resolved, before.keyed.as_ref())
-                        && element_changed(e.code())
-                    {
-                        // It changed between re-finding and acting: stale.
-                        let stale = StaleRef {
-                            reason: if e.code() == Some("element_ambiguous") {
-                                StaleReason::Ambiguous { count: 2 }
-                            } else {
-                                StaleReason::Gone
-                            },
-                            candidates: candidates(&r.record, k),
-                        };
-                        let mut views = state.views();
-                        let reference = args.reference.clone().unwrap_or_default();
-                        return Err(stale_error(
-                            &mut views.book,
-                            &args.device,
-                            &reference,
-                            &r.record,
-                            &stale,
-                            k,
-                        ));
-                    }
-                    return Err(ToolError::Step {
-                        step: s.name,
-                        done: done.len(),
-                        code: e.code().map(str::to_owned),
-                        message: secrets::scrub(&e.to_string(), &scrub_with),
-                    });
-                }
-            };
-        let output = if s.protected {
-            Value::Null
-        } else {
-            result["output"].clone()
-        };
-        done.push(json!({ "name": s.name, "callId": call_id, "protected": s.protected, "output": output }));
-        if first_result.is_none() {
-            first_result = Some(result.clone());
-        }
-        last_result = Some(result);
-    }
-    // After: the Action's own after observation when it has a tree, then
-    // settling.
-    let recorded_after = last_result
-        .as_ref()
-        .map(|r| r["after"].clone())
-        .filter(|a| a["uiSnapshot"].is_object());
-    let after0 = match recorded_after {
-        Some(a) => seen_of(state, client, a).await?,
-        None => observe_now(state, client).await?,
-    };
-    let (after, settled) = if settle_asked {
-        seen::settle(state, client, after0, settle_max).await?
-    } else {
-        (after0, seen::unsettled())
-    };
-    // Before: the Action's own before observation when it has a tree
-    // (a semantic Action's resolved tree), else the fresh look.
-    let recorded_before = first_result
-        .as_ref()
-        .map(|r| r["before"].clone())
-        .filter(|b| b["uiSnapshot"].is_object());
-    let before_tree = match recorded_before {
-        Some(b) => seen_of(state, client, b).await?,
-        None => before.clone(),
-    };
+    let ran = run_steps(
+        state,
+        client,
+        &args,
+        steps,
+        (resolved.as_ref(), &fresh),
+        limits.timeout_ms,
+        &scrub_with,
+    )
+    .await?;
+    let screens = look_after(state, client, &ran, &fresh, &limits).await?;
     drop(slot);
-    let before_pixels = before_tree.pixels.clone().or(before.pixels.clone());
-    let pixels = match (&before_pixels, &after.pixels) {
+    let before_pixels = screens.before.pixels.clone().or(fresh.pixels.clone());
+    let pixels = match (&before_pixels, &screens.after.pixels) {
         (Some(a), Some(b)) => Some(a.compare(b)),
         _ => None,
     };
-    let eff = effect(before_tree.keyed.as_ref(), after.keyed.as_ref(), pixels);
-    let body = {
-        let mut views = state.views();
-        let views = &mut *views;
-        let book = &mut views.book;
-        if let Some(ak) = after.keyed.as_ref() {
-            let bk = before_tree.keyed.as_ref();
-            book.seen(&args.device, ak, bk.zip(eff.matching.as_ref()));
-        }
-        match (&eff.diff, before_tree.keyed.as_ref(), after.keyed.as_ref()) {
-            (_, _, Some(ak)) if eff.new_screen => {
-                let budget = Budget {
-                    max_chars,
-                    ..Budget::default()
-                };
-                present::outline(book, &args.device, ak, &budget).text
-            }
-            (Some(d), Some(bk), Some(ak)) if !d.is_empty() => {
-                diff_text(book, &args.device, bk, ak, d, max_chars)
-            }
-            _ => String::new(),
-        }
-    };
-    let mode = args.screenshot.unwrap_or(ShotMode::Never);
-    let mode = match mode {
-        ShotMode::Auto if eff.verdict != Verdict::PixelsOnly => ShotMode::Never,
-        ShotMode::Auto => ShotMode::Always,
-        m => m,
-    };
-    let mut image = None;
-    let mut note = None;
-    if wants_image(mode, &after, None) {
-        match image_of(state, &after, args.format, args.max_side).await {
-            Ok(e) => image = Some(e),
-            Err(why) => note = Some(why),
-        }
-    }
-    {
-        let mut views = state.views();
-        let dv = views.device(&args.device, &session);
-        if image.is_some() {
-            dv.last_image = after.pixels.clone();
-        }
-        dv.saw(after.clone());
-    }
-
-    let names: Vec<&str> = done.iter().filter_map(|s| s["name"].as_str()).collect();
-    let what = match (&resolved, args.x.zip(args.y)) {
-        (Some(r), _) => {
-            let moved = r
-                .moved_from
-                .map(|(x, y)| format!(" (moved from ({}, {}))", x.round(), y.round()))
-                .unwrap_or_default();
-            format!(" {} {}{moved}", r.reference, r.identity)
-        }
-        (None, Some((x, y))) => format!(" at ({x}, {y})"),
-        (None, None) => String::new(),
-    };
-    let mut text = format!(
-        "{}{what} on {}: done ({}) · {}\n{}",
-        action_name(args.action),
-        args.device,
-        names.join(" → "),
-        settle_text(&settled, settle_asked),
-        render::effect_summary(&eff),
+    let eff = effect(
+        screens.before.keyed.as_ref(),
+        screens.after.keyed.as_ref(),
+        pixels,
     );
+    let body = effect_body(state, &args.device, &eff, &screens, limits.max_chars);
+    let (image, note) = act_image(state, &args, &session, &eff, &screens.after).await;
+    let done = Done {
+        args: &args,
+        session: &session,
+        ran: &ran,
+        resolved: resolved.as_ref(),
+        eff: &eff,
+        screens: &screens,
+        settle: limits.settle,
+    };
+    let mut text = done.headline();
     if let Some(n) = &note {
         text.push_str(&format!("; {n}"));
     }
     text.push('\n');
     text.push_str(&body);
-    let share = eff
-        .pixels
-        .map(|p| if p.identical { 0.0 } else { p.share() });
-    let d = eff.diff.as_ref();
-    let mut structured = ids(&args.device, &session);
-    if let Some(m) = structured.as_object_mut() {
-        m.insert("action".into(), json!(action_name(args.action)));
-        m.insert("steps".into(), json!(done));
-        m.insert(
-            "target".into(),
-            resolved.as_ref().map_or(Value::Null, |r| {
-                json!({
-                    "ref": r.reference,
-                    "identity": r.identity,
-                    "movedFrom": r.moved_from.map(|(x, y)| vec![x, y]),
-                })
-            }),
-        );
-        m.insert(
-            "effect".into(),
-            json!({
-                "verdict": eff.verdict.as_str(),
-                "newScreen": eff.new_screen,
-                "added": d.map_or(0, |d| d.added.len()),
-                "removed": d.map_or(0, |d| d.removed.len()),
-                "changed": d.map_or(0, |d| d.changed_elements()),
-                "moved": d.map_or(0, |d| d.moved.len()),
-                "pixelsChanged": share,
-                "navigated": eff.navigated.as_ref().map(|(a, b)| json!({ "from": a, "to": b })),
-                "before": before_tree.observation_id,
-                "after": after.observation_id,
-            }),
-        );
-        m.insert("settle".into(), settle_json(&settled, settle_asked));
-        m.insert("image".into(), image_json(image.as_ref()));
-    }
+    let structured = done.structured(image.as_ref());
     let scrubbed = secrets::scrub(&structured.to_string(), &scrub_with);
     let structured: Value = serde_json::from_str(&scrubbed)?;
     let mut result = CallToolResult::structured(structured);

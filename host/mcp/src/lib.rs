@@ -17,17 +17,20 @@
 //! * `server` — the rmcp handler, `devices` and `session`.
 //! * `observe`, `act` — the tools that touch a device.
 //! * `tools` — names, schemas and arguments.
-//! * `seen` — observations as the server keeps them, and settling.
+//! * `looks` — observations as the server keeps them; `seen` — taking
+//!   them, and settling.
 //! * `present`, `image` — what an observation becomes for an agent
 //!   (outlines, diffs and effects come from `devicerail-host-agent`).
 //! * `state`, `sessions`, `secrets` — per-server state.
-//! * `backend` — the DeviceRail connections (shared or in-process host).
+//! * `backend` — the DeviceRail connections (shared or in-process host,
+//!   through `devicerail-host-link`).
 
 #![forbid(unsafe_code)]
 
 mod act;
 mod backend;
 mod image;
+mod looks;
 mod observe;
 mod present;
 mod secrets;
@@ -43,36 +46,8 @@ use std::time::Duration;
 use rmcp::ServiceExt;
 
 use backend::Backend;
-pub use backend::BackendError;
+pub use devicerail_host_link::LinkError as BackendError;
 
-/// The devices of the shared host listening on `socket`, as its
-/// `devices.list` answers them through the official client, each with
-/// who holds its lease (`Some("anotherConnection")`, `Some("reservation")`,
-/// …; `None` when free). For `devicerail devices`.
-pub async fn shared_host_devices(
-    socket: &Path,
-) -> Result<Vec<(serde_json::Value, Option<String>)>, BackendError> {
-    let backend = backend::Backend::Shared {
-        socket: socket.to_path_buf(),
-    };
-    let leases = backend::LeaseView::default();
-    let client = backend.connect(&leases).await?;
-    let answer = backend::devices_list(&client).await;
-    let _ = client.close().await;
-    let answer = answer?;
-    let leases = leases.lock().map(|m| m.clone()).unwrap_or_default();
-    Ok(answer["devices"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|d| {
-            let holder = d["id"]
-                .as_str()
-                .and_then(|id| leases.get(id).cloned().flatten());
-            (d.clone(), holder)
-        })
-        .collect())
-}
 use devicerail_host_config::Config;
 use devicerail_host_core::serve::{self, ServeError};
 use server::McpServer;
@@ -124,7 +99,7 @@ pub fn run(config: &Config, socket: &Path) -> Result<(), McpError> {
     let out = serve::take_stdout()?;
     let rt = serve::runtime()?;
     let result = rt.block_on(async {
-        let backend = Backend::start(config, socket)?;
+        let backend = Backend::open(config, socket)?;
         let no_devices = no_devices_line(&backend, config, socket);
         let server = McpServer::new(backend, config.data_dir.value.clone(), no_devices);
         let transport = (tokio::io::stdin(), tokio::fs::File::from_std(out));

@@ -104,7 +104,7 @@ pub(crate) async fn observe(state: &State, args: ObserveArgs) -> Result<CallTool
     if image_wanted {
         match image_of(state, &cur, args.format, args.max_side).await {
             Ok(e) => image = Some(e),
-            Err(why) => notes.push(why),
+            Err(why) => notes.push(why.to_string()),
         }
     }
     {

@@ -109,30 +109,43 @@ pub(crate) fn wants_image(mode: ShotMode, seen: &Seen, last_image: Option<&Pixel
     }
 }
 
-/// The screenshot of `seen`, bounded and encoded; a note when it cannot
+/// Why an observation comes without its image (the text is the note the
+/// agent reads).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum NoImage {
+    /// The observation has no screenshot.
+    #[error("no screenshot: {0}")]
+    NoScreenshot(String),
+    /// Its bytes could not be read.
+    #[error("no image: {0}")]
+    Unreadable(#[from] crate::seen::ShotError),
+    /// They could not be decoded or encoded.
+    #[error("no image: {0}")]
+    Encoding(#[from] image::ImageError),
+    /// The encoding task failed.
+    #[error("no image: {0}")]
+    Task(#[from] tokio::task::JoinError),
+}
+
+/// The screenshot of `seen`, bounded and encoded; why not when it cannot
 /// be read.
 pub(crate) async fn image_of(
     state: &State,
     seen: &Seen,
     format: Format,
     max_side: Option<u32>,
-) -> Result<Encoded, String> {
+) -> Result<Encoded, NoImage> {
     let Some(sha) = &seen.screenshot else {
-        return Err(format!(
-            "no screenshot: {}",
+        return Err(NoImage::NoScreenshot(
             seen.no_screenshot
                 .as_deref()
                 .unwrap_or("the device gave none")
+                .to_owned(),
         ));
     };
-    let bytes = screenshot_bytes(state, sha)
-        .await
-        .map_err(|e| format!("no image: {e}"))?;
+    let bytes = screenshot_bytes(state, sha).await?;
     let max_side = max_side.unwrap_or(image::DEFAULT_MAX_SIDE);
-    tokio::task::spawn_blocking(move || image::prepare(&bytes, format, max_side))
-        .await
-        .map_err(|e| format!("no image: {e}"))?
-        .map_err(|e| format!("no image: {e}"))
+    Ok(tokio::task::spawn_blocking(move || image::prepare(&bytes, format, max_side)).await??)
 }
 
 /// The structured description of an image.

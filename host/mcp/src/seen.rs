@@ -1,101 +1,31 @@
-//! What the server keeps of an observation ([`Seen`]): its UI tree with
-//! element identities, its screenshot's pixel digest and the driver's idle
-//! hint; taking one (`device.observe`, recorded), reading one the host
-//! recorded after an Action, and settling: observing until the screen is
-//! quiet, within a bound.
+//! Taking an observation as the server keeps it ([`Seen`], in `looks`):
+//! `device.observe` (recorded), reading one the host recorded after an
+//! Action, and settling: observing until the screen is quiet, within a
+//! bound.
 //!
 //! Reads only: it sends `device.observe` and `ui.snapshot.get` on the
 //! device's connection and reads screenshots from the data directory's
 //! Evidence (checked against their sha256). It never acts on a device.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-use devicerail_client::DeviceRailClient;
-use devicerail_client::methods::{DeviceObserve, UiSnapshotGet};
+use devicerail_host_agent::TreeView;
 use devicerail_host_agent::identity::identify;
 use devicerail_host_agent::pixels::PixelDigest;
-use devicerail_host_agent::settle::{IdleHint, Sample, SettlePolicy, SettleReport, Settler, Step};
-use devicerail_host_agent::{Keyed, TreeView};
-use devicerail_host_protocol::{UiContextKind, UiSnapshot};
+use devicerail_host_agent::settle::{IdleHint, SettlePolicy, SettleReport, Settler, Step};
+use devicerail_host_link::DeviceRailClient;
+use devicerail_host_link::methods::{DeviceObserve, UiSnapshotGet};
+use devicerail_host_protocol::UiSnapshot;
 use devicerail_host_store::event_store::ReadOnlyStore;
 use serde_json::{Value, json};
 
 use super::backend::{call, call0};
+pub(crate) use super::looks::Seen;
 use super::state::{State, ToolError};
 
 /// How long one observation may take.
 pub(crate) const OBSERVE_TIMEOUT_MS: u64 = 60_000;
-/// Pixel digests kept by screenshot digest.
-const DIGESTS_KEPT: usize = 256;
-
-/// One observation as the server keeps it.
-#[derive(Debug)]
-pub(crate) struct Seen {
-    /// The Observation's id.
-    pub(crate) observation_id: String,
-    /// Its UI tree, keyed; `None` when it has none.
-    pub(crate) keyed: Option<Keyed>,
-    /// Why there is no tree.
-    pub(crate) no_tree: Option<String>,
-    /// The screenshot's sha256.
-    pub(crate) screenshot: Option<String>,
-    /// Why there is no screenshot.
-    pub(crate) no_screenshot: Option<String>,
-    /// The screenshot's pixel digest, when it could be read.
-    pub(crate) pixels: Option<PixelDigest>,
-    /// The driver's idle hint.
-    pub(crate) idle: Option<IdleHint>,
-    /// When the server had it.
-    pub(crate) at: Instant,
-}
-
-impl Seen {
-    /// Whether the tree is of a web document.
-    pub(crate) fn web(&self) -> bool {
-        self.keyed
-            .as_ref()
-            .and_then(|k| k.view.context.as_ref())
-            .is_some_and(|c| c.context_kind == UiContextKind::Web)
-    }
-
-    /// The settling sample of this observation, `at_ms` after `t0`.
-    pub(crate) fn sample(&self, t0: Instant) -> Sample {
-        Sample {
-            at_ms: self.at.saturating_duration_since(t0).as_millis() as u64,
-            tree: self.keyed.as_ref().map(|k| k.digest),
-            pixels: self.pixels.clone(),
-            idle: self.idle,
-        }
-    }
-}
-
-/// Pixel digests by screenshot sha256 (an unchanged screen is decoded once).
-#[derive(Default)]
-pub(crate) struct Digests {
-    map: HashMap<String, PixelDigest>,
-    order: std::collections::VecDeque<String>,
-}
-
-impl Digests {
-    fn get(&self, sha: &str) -> Option<PixelDigest> {
-        self.map.get(sha).cloned()
-    }
-
-    fn put(&mut self, d: PixelDigest) {
-        if self.map.contains_key(&d.sha256) {
-            return;
-        }
-        self.order.push_back(d.sha256.clone());
-        self.map.insert(d.sha256.clone(), d);
-        while self.order.len() > DIGESTS_KEPT {
-            if let Some(old) = self.order.pop_front() {
-                self.map.remove(&old);
-            }
-        }
-    }
-}
 
 /// Why a screenshot's bytes could not be read.
 #[derive(Debug, thiserror::Error)]

@@ -10,7 +10,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use devicerail_client::methods::DevicesList;
+use devicerail_host_link::methods::DevicesList;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
@@ -83,7 +83,7 @@ async fn devices(state: &State) -> Result<CallToolResult, ToolError> {
             *lobby = None;
         }
         if lobby.is_none() {
-            *lobby = Some(state.backend.connect(&state.leases).await?);
+            *lobby = Some(super::backend::connect(&state.backend, &state.leases).await?);
         }
         let Some(client) = lobby.as_ref() else {
             return Err(ToolError::Args("no connection".into()));

@@ -10,10 +10,10 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use devicerail_client::methods::{
+use devicerail_host_link::methods::{
     DeviceConnect, DeviceDisconnect, DeviceSelect, SessionEnd, SessionStart, VerdictRecord,
 };
-use devicerail_client::{ClientState, DeviceRailClient};
+use devicerail_host_link::{ClientState, DeviceRailClient};
 use serde_json::{Value, json};
 
 use super::backend::{Backend, BackendError, LeaseView, call, call0};
@@ -56,7 +56,7 @@ impl Slot {
             self.session = None;
         }
         if self.client.is_none() {
-            let client = backend.connect(leases).await?;
+            let client = super::backend::connect(backend, leases).await?;
             let ready = async {
                 call::<DeviceSelect>(&client, json!({ "deviceId": device }), None).await?;
                 call0::<DeviceConnect>(&client, Some(CONNECT_TIMEOUT_MS)).await
@@ -69,7 +69,9 @@ impl Slot {
             self.client = Some(client);
         }
         let Some(client) = self.client.as_ref() else {
-            return Err(BackendError::Client(devicerail_client::ClientError::Closed));
+            return Err(BackendError::Client(
+                devicerail_host_link::ClientError::Closed,
+            ));
         };
         if self.session.is_none() {
             let info = call0::<SessionStart>(client, None).await?;

@@ -9,15 +9,15 @@ use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use devicerail_client::DeviceRailClient;
 use devicerail_host_agent::pixels::PixelDigest;
 use devicerail_host_agent::refs::{RefBook, RefError};
+use devicerail_host_link::DeviceRailClient;
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::json;
 
 use super::backend::{Backend, BackendError, LeaseView};
+use super::looks::{Digests, Seen};
 use super::secrets::SecretError;
-use super::seen::{Digests, Seen};
 use super::sessions::Slots;
 
 /// Observations per device that `observe since=…` can name.

@@ -10,32 +10,24 @@
 //! compare ([`crate::compare`]). This module does the I/O; the decisions
 //! are the pure modules'. It never prints or logs a secret's value.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
-use devicerail_client::methods::{ControlMethod, NoParams};
-use devicerail_client::methods::{
-    DeviceConnect, DeviceExecute, DeviceObserve, DeviceSelect, DevicesList, SessionEnd,
-    SessionStart, UiSnapshotGet, VerdictRecord,
-};
-use devicerail_client::protocol::RequestTimeoutMs;
-use devicerail_client::{
-    CallOptions, ClientError, ClientOptions, ControlTransportKind, DeviceRailClient, default_hello,
-};
 use devicerail_host_agent::Keyed;
 use devicerail_host_agent::settle::{IdleHint, Sample, SettlePolicy, Settler, Step};
 use devicerail_host_config::Config;
-use devicerail_host_core::in_process::InProcessHost;
-use devicerail_host_core::serve::{self, ServeError};
-use devicerail_host_core::transport::unix::ATTACH_PREAMBLE;
+use devicerail_host_core::serve;
+use devicerail_host_link::methods::{
+    ControlMethod, DeviceConnect, DeviceExecute, DeviceObserve, DeviceSelect, DevicesList,
+    NoParams, SessionEnd, SessionStart, UiSnapshotGet, VerdictRecord,
+};
+use devicerail_host_link::{self as link, DeviceRailClient, Intro, LinkError, Reach};
 use devicerail_host_protocol::{UiContextKind, UiSnapshot};
 use devicerail_host_report::bundle::SessionData;
 use devicerail_host_report::report::{self, ReportError, Source};
-use devicerail_host_store::lockfile::LockError;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
-use tokio::io::AsyncWriteExt;
 
 use crate::aim::{self, Current, Heal, Lost, Target};
 use crate::compare::{self, Comparison};
@@ -109,33 +101,9 @@ pub enum ReplayError {
         /// Its Action.
         action: String,
     },
-    /// The data directory is held by a host that does not share it.
-    #[error(
-        "the data directory {dir} is in use by a DeviceRail host that does not share it; stop it, or run it as `devicerail serve --listen unix` so replay can attach to it"
-    )]
-    Busy {
-        /// The data directory.
-        dir: PathBuf,
-    },
-    /// The in-process host did not start.
-    #[error("cannot start the host: {0}")]
-    Start(#[from] ServeError),
-    /// The connection failed.
-    #[error("cannot connect to the host: {0}")]
-    Io(#[from] std::io::Error),
-    /// The client failed.
-    #[error("{0}")]
-    Client(ClientError),
-    /// The host answered an error.
-    #[error("the host refused {method}: {message} ({code})")]
-    Remote {
-        /// The method.
-        method: &'static str,
-        /// The error's code.
-        code: String,
-        /// Its message.
-        message: String,
-    },
+    /// The host could not be reached or started, or refused a call.
+    #[error(transparent)]
+    Link(#[from] LinkError),
     /// An answer did not decode.
     #[error("unexpected data from the host: {0}")]
     Decode(#[from] serde_json::Error),
@@ -311,105 +279,23 @@ pub struct Replayed {
     pub replayed: Option<SessionData>,
 }
 
-fn remote(method: &'static str) -> impl FnOnce(ClientError) -> ReplayError {
-    move |e| match e {
-        ClientError::RemoteRpc { error, .. } => {
-            let v = serde_json::to_value(&error).unwrap_or(Value::Null);
-            ReplayError::Remote {
-                method,
-                code: v["data"]["code"]
-                    .as_str()
-                    .map(str::to_owned)
-                    .unwrap_or_else(|| v["code"].to_string()),
-                message: v["message"].as_str().unwrap_or("").to_owned(),
-            }
-        }
-        other => ReplayError::Client(other),
-    }
-}
-
+/// Calls `M` with JSON params, bounded by [`CALL_TIMEOUT_MS`].
 async fn call<M>(client: &DeviceRailClient, params: Value) -> Result<Value, ReplayError>
 where
     M: ControlMethod,
     M::Params: DeserializeOwned,
     M::Result: Serialize,
 {
-    let params: M::Params = serde_json::from_value(params)?;
-    let options = CallOptions {
-        timeout_ms: Some(CALL_TIMEOUT_MS)
-            .filter(|_| M::DESCRIPTOR.supports_timeout)
-            .and_then(RequestTimeoutMs::new),
-    };
-    let r = client
-        .call::<M>(params, options)
-        .await
-        .map_err(remote(M::DESCRIPTOR.name))?;
-    Ok(serde_json::to_value(r)?)
+    Ok(link::call::<M>(client, params, Some(CALL_TIMEOUT_MS)).await?)
 }
 
+/// Calls `M` (no params), bounded by [`CALL_TIMEOUT_MS`].
 async fn call0<M>(client: &DeviceRailClient) -> Result<Value, ReplayError>
 where
     M: ControlMethod<Params = NoParams>,
     M::Result: Serialize,
 {
-    let options = CallOptions {
-        timeout_ms: Some(CALL_TIMEOUT_MS)
-            .filter(|_| M::DESCRIPTOR.supports_timeout)
-            .and_then(RequestTimeoutMs::new),
-    };
-    let r = client
-        .call::<M>(NoParams, options)
-        .await
-        .map_err(remote(M::DESCRIPTOR.name))?;
-    Ok(serde_json::to_value(r)?)
-}
-
-/// The host replay runs on.
-enum Backend {
-    Shared(PathBuf),
-    Local(InProcessHost),
-}
-
-impl Backend {
-    fn start(config: &Config, socket: &Path) -> Result<Self, ReplayError> {
-        if std::os::unix::net::UnixStream::connect(socket).is_ok() {
-            tracing::info!(socket = %socket.display(), "replaying on the shared host");
-            return Ok(Backend::Shared(socket.to_path_buf()));
-        }
-        match InProcessHost::start(config) {
-            Ok(h) => Ok(Backend::Local(h)),
-            Err(ServeError::Lock(LockError::Busy { dir, .. })) => Err(ReplayError::Busy { dir }),
-            Err(e) => Err(ReplayError::Start(e)),
-        }
-    }
-
-    async fn connect(&self) -> Result<DeviceRailClient, ReplayError> {
-        let mut stream = match self {
-            Backend::Shared(socket) => tokio::net::UnixStream::connect(socket).await?,
-            Backend::Local(h) => h.connect()?,
-        };
-        let preamble = format!("{ATTACH_PREAMBLE} replay pid={}\n", std::process::id());
-        stream.write_all(preamble.as_bytes()).await?;
-        let (read, write) = stream.into_split();
-        let mut hello = default_hello();
-        hello.client.name = "devicerail-replay".into();
-        hello.client.version = env!("CARGO_PKG_VERSION").into();
-        DeviceRailClient::attach(
-            read,
-            write,
-            ControlTransportKind::Stdio,
-            hello,
-            ClientOptions::default(),
-        )
-        .await
-        .map_err(ReplayError::Client)
-    }
-
-    async fn shutdown(&self) {
-        if let Backend::Local(h) = self {
-            h.shutdown().await;
-        }
-    }
+    Ok(link::call0::<M>(client, Some(CALL_TIMEOUT_MS)).await?)
 }
 
 /// One observed screen.
@@ -631,14 +517,17 @@ pub fn run(
     let rec = plan::plan(&data, &events);
     let steps = select(&rec, opts)?;
     let secrets = secrets_for(&data, &rec, steps, env)?;
-    let rt = serve::runtime()?;
+    let rt = serve::runtime().map_err(LinkError::Start)?;
     let result = rt.block_on(async {
-        let backend = Backend::start(config, socket)?;
-        let client = match backend.connect().await {
+        let backend = Reach::open(config, socket)?;
+        let client = match backend
+            .client(&Intro::new("replay"), "devicerail-replay")
+            .await
+        {
             Ok(c) => c,
             Err(e) => {
                 backend.shutdown().await;
-                return Err(e);
+                return Err(e.into());
             }
         };
         let r = replay(&client, &data, &rec, steps, &secrets, opts).await;
@@ -673,7 +562,7 @@ pub async fn replay_on(
     let source = opts.source.clone();
     let data = tokio::task::spawn_blocking(move || report::load(&source))
         .await
-        .map_err(|e| ReplayError::Io(std::io::Error::other(e)))??;
+        .map_err(|e| LinkError::Io(std::io::Error::other(e)))??;
     let events = plan::events_of(&data)?;
     let rec = plan::plan(&data, &events);
     let steps = select(&rec, opts)?;
@@ -842,7 +731,7 @@ async fn run_steps(
         out.action_ms = t_call.elapsed().as_millis() as u64;
         let after_obs = match result {
             Ok(r) => r["after"].clone(),
-            Err(ReplayError::Remote { code, message, .. }) => {
+            Err(ReplayError::Link(LinkError::Remote { code, message, .. })) => {
                 out.verdict = Verdict::Diverged;
                 out.note = format!("the Action failed: {message} ({code})");
                 Value::Null

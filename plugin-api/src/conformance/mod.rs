@@ -544,12 +544,11 @@ fn canonical_semantic_arguments(name: &str) -> Option<Value> {
     })
 }
 
-/// Whether `output` has the protocol's result shape of semantic `action`.
-fn semantic_result_shape(action: &str, output: &Value) -> Result<(), String> {
-    fn decode<T: serde::de::DeserializeOwned>(v: &Value) -> Result<(), String> {
-        serde_json::from_value::<T>(v.clone())
-            .map(drop)
-            .map_err(|e| e.to_string())
+/// Whether `output` has the protocol's result shape of semantic `action`
+/// (the decoding error says where it does not).
+fn semantic_result_shape(action: &str, output: &Value) -> Result<(), serde_json::Error> {
+    fn decode<T: serde::de::DeserializeOwned>(v: &Value) -> Result<(), serde_json::Error> {
+        serde_json::from_value::<T>(v.clone()).map(drop)
     }
     match action {
         "findElement" => decode::<FindElementResult>(output),

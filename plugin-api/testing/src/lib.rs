@@ -20,6 +20,7 @@
 //! The conformance suite itself stays in the SDK
 //! (`devicerail_host_plugin_api::conformance`), where plugin authors get it.
 
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod client;

@@ -16,10 +16,11 @@
 //!   feed of N text rows below the home screen's fold, for large UI trees.
 //!
 //! `launchApp {appId}` opens the login screen or one of the screens built
-//! for agents ([`screens`]): `table`, `article`, `moving`, `changes`.
+//! for agents (`screens`): `table`, `article`, `moving`, `changes`.
 //! Observations carry an idle hint (`metadata.idle`: `runningAnimations`,
 //! `msSinceMutation`) so a caller can tell when the screen has settled.
 
+mod model;
 mod render;
 mod screens;
 mod ui;
@@ -41,7 +42,7 @@ use devicerail_host_plugin_api::{
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::ui::{APP_IDS, AppState, Field, HEIGHT, Kind, SCALE, WIDTH};
+use crate::model::{APP_IDS, AppState, Field, HEIGHT, Kind, SCALE, WIDTH};
 
 /// The id of the first (by default the only) mock device.
 pub(crate) const DEVICE_ID: &str = "mock-1";
@@ -318,7 +319,7 @@ impl UiBackend for Backend<'_> {
             .elements()
             .into_iter()
             .find(|e| e.id == node.stable_node_id.as_str())
-            .map(|e| ui::rect_of(&e));
+            .map(|e| model::rect_of(&e));
         let (x, y) = now.or(node.bounds).map(|b| b.center()).unwrap_or_default();
         state.tap(x, y);
         Ok(Mode::NativeSemantic)

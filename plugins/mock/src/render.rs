@@ -4,7 +4,7 @@
 use image::codecs::png::{CompressionType, FilterType, PngEncoder};
 use image::{ExtendedColorType, ImageEncoder, Rgb, RgbImage};
 
-use crate::ui::{AppState, Field, HEIGHT, Kind, WIDTH};
+use crate::model::{AppState, Field, HEIGHT, Kind, WIDTH};
 
 const BACKGROUND: Rgb<u8> = Rgb([246, 247, 250]);
 const INPUT: Rgb<u8> = Rgb([255, 255, 255]);

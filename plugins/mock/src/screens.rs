@@ -18,7 +18,7 @@
 
 use std::time::Duration;
 
-use crate::ui::{
+use crate::model::{
     AppState, ButtonAction, ChangeOp, Element, Field, HEIGHT, Kind, Screen, WIDTH, anon,
 };
 
@@ -128,7 +128,7 @@ fn people_base(i: usize) -> String {
 }
 
 fn root(id: &'static str, name: &str) -> Element {
-    let mut r = crate::ui::el(id, None, "application", (0, 0, WIDTH, HEIGHT), Kind::Root);
+    let mut r = crate::model::el(id, None, "application", (0, 0, WIDTH, HEIGHT), Kind::Root);
     r.name = Some(name.into());
     r
 }
@@ -597,7 +597,7 @@ mod tests {
             .into_iter()
             .find(|e| e.id == "r500e")
             .expect("edit");
-        let (x, y) = crate::ui::rect_of(&e).center();
+        let (x, y) = crate::model::rect_of(&e).center();
         assert_eq!(s.tap(x, y), "r500e");
         assert_eq!(s.editing, Some(500));
         s.edit_name = "Ada Lovelace".into();
@@ -628,7 +628,7 @@ mod tests {
             .into_iter()
             .find(|e| e.id == "l57")
             .expect("link");
-        let (x, y) = crate::ui::rect_of(&l).center();
+        let (x, y) = crate::model::rect_of(&l).center();
         s.tap(x, y);
         assert_eq!(s.screen, Screen::Reference(57));
     }

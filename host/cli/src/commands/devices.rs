@@ -84,7 +84,7 @@ fn from_shared_host(socket: &Path) -> Option<Result<Vec<Listed>, CommandError>> 
         Err(e) => return Some(Err(CommandError::Refused(format!("no runtime: {e}")))),
     };
     Some(rt.block_on(async {
-        let listed = devicerail_host_mcp::shared_host_devices(socket)
+        let listed = devicerail_host_link::devices_with_leases(socket, "devicerail-devices")
             .await
             .map_err(|e| {
                 CommandError::Refused(format!("the shared host at {}: {e}", socket.display()))

@@ -38,7 +38,7 @@ pub(crate) enum NewError {
         /// The name given.
         name: String,
         /// Why, with a suggestion where there is one.
-        reason: String,
+        reason: NameProblem,
     },
     /// The crate's directory already exists.
     #[error("{0} already exists; plugins new never overwrites (name a new directory with --dir)")]
@@ -116,9 +116,33 @@ impl Names {
     }
 }
 
+/// Why a name is not a plugin id `plugins new` takes; `hint` is a
+/// suggestion (`: try "acme-tv"`) or empty.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum NameProblem {
+    #[error("it is empty")]
+    Empty,
+    #[error("give the plugin id ({id:?}); the package is named {PACKAGE_PREFIX}<id>")]
+    PackageName { id: String },
+    #[error("a plugin id is lowercase{hint}")]
+    Uppercase { hint: String },
+    #[error("words of a plugin id are joined with -, not _{hint}")]
+    Underscore { hint: String },
+    #[error("{c:?} is not allowed: a plugin id is a-z, 0-9 and -{hint}")]
+    Character { c: char, hint: String },
+    #[error("a plugin id cannot start or end with -{hint}")]
+    Dash { hint: String },
+    #[error(
+        "it has {len} characters, at most {MAX_ID}: the package name {PACKAGE_PREFIX}<id> must fit the 64 characters crates.io allows"
+    )]
+    TooLong { len: usize },
+    #[error("it is not a plugin id (1-64 of a-z, 0-9 and -)")]
+    NotAnId,
+}
+
 /// Why `name` is not a plugin id `plugins new` takes.
-fn check_name(name: &str) -> Result<(), String> {
-    let suggestion = || {
+fn check_name(name: &str) -> Result<(), NameProblem> {
+    let hint = || {
         let s = name.to_ascii_lowercase().replace(['_', ' ', '.'], "-");
         let s = s.trim_matches('-');
         if !s.is_empty() && valid_plugin_id(s) && s.len() <= MAX_ID {
@@ -128,45 +152,31 @@ fn check_name(name: &str) -> Result<(), String> {
         }
     };
     if name.is_empty() {
-        return Err("it is empty".into());
+        return Err(NameProblem::Empty);
     }
     if let Some(id) = name.strip_prefix(PACKAGE_PREFIX) {
-        return Err(format!(
-            "give the plugin id ({id:?}); the package is named {PACKAGE_PREFIX}<id>"
-        ));
+        return Err(NameProblem::PackageName { id: id.to_owned() });
     }
     if name.chars().any(|c| c.is_ascii_uppercase()) {
-        return Err(format!("a plugin id is lowercase{}", suggestion()));
+        return Err(NameProblem::Uppercase { hint: hint() });
     }
     if name.contains('_') {
-        return Err(format!(
-            "words of a plugin id are joined with -, not _{}",
-            suggestion()
-        ));
+        return Err(NameProblem::Underscore { hint: hint() });
     }
     if let Some(c) = name
         .chars()
         .find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '-'))
     {
-        return Err(format!(
-            "{c:?} is not allowed: a plugin id is a-z, 0-9 and -{}",
-            suggestion()
-        ));
+        return Err(NameProblem::Character { c, hint: hint() });
     }
     if name.starts_with('-') || name.ends_with('-') {
-        return Err(format!(
-            "a plugin id cannot start or end with -{}",
-            suggestion()
-        ));
+        return Err(NameProblem::Dash { hint: hint() });
     }
     if name.len() > MAX_ID {
-        return Err(format!(
-            "it has {} characters, at most {MAX_ID}: the package name {PACKAGE_PREFIX}<id> must fit the 64 characters crates.io allows",
-            name.len()
-        ));
+        return Err(NameProblem::TooLong { len: name.len() });
     }
     if !valid_plugin_id(name) {
-        return Err("it is not a plugin id (1-64 of a-z, 0-9 and -)".into());
+        return Err(NameProblem::NotAnId);
     }
     Ok(())
 }
@@ -418,7 +428,7 @@ mod tests {
     #[test]
     fn bad_names_are_refused_with_the_reason() {
         let reason = |name: &str| match Names::new(name) {
-            Err(NewError::BadName { reason, .. }) => reason,
+            Err(NewError::BadName { reason, .. }) => reason.to_string(),
             other => panic!("{name:?} was not refused: {other:?}"),
         };
         assert_eq!(reason(""), "it is empty");

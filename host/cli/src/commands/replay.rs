@@ -16,7 +16,7 @@ use crate::logging;
 const USAGE: u8 = 2;
 
 /// A session id of `data_dir`, or a bundle file.
-fn source_of(s: &str, data_dir: &Path) -> Result<Source, String> {
+fn source_of(s: &str, data_dir: &Path) -> Result<Source, super::CommandError> {
     if let Ok(id) = s.parse::<devicerail_host_protocol::SessionId>() {
         return Ok(Source::Store {
             data_dir: data_dir.to_path_buf(),
@@ -27,7 +27,7 @@ fn source_of(s: &str, data_dir: &Path) -> Result<Source, String> {
     if path.is_file() {
         Ok(Source::Bundle(path.to_path_buf()))
     } else {
-        Err(format!("{s:?} is neither a session id nor a bundle file"))
+        Err(super::CommandError::BadSource(s.to_owned()))
     }
 }
 

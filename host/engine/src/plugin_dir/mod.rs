@@ -439,6 +439,11 @@ fn start_refusal(e: StartError, id: &str, config: Option<&ConfigFile>) -> String
     }
 }
 
+/// Why a plugin's table of the configuration file refuses that plugin.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("bad configuration table: {0}")]
+struct TableRefused(FileError);
+
 /// What the configuration file says of one plugin: its settings, the
 /// variables its `env` table adds to its worker's environment.
 #[derive(Debug, Clone, Default)]
@@ -449,7 +454,10 @@ struct PluginSetup {
 
 /// The plugin's settings and `env` (its table of the configuration file)
 /// and isolation, or why its table is unusable (located in the file).
-fn settings_for(id: &str, config: Option<&ConfigFile>) -> (Result<PluginSetup, String>, Isolation) {
+fn settings_for(
+    id: &str,
+    config: Option<&ConfigFile>,
+) -> (Result<PluginSetup, TableRefused>, Isolation) {
     let isolation = config.map(|c| c.isolation(id)).unwrap_or_default();
     let setup = match (config, config.and_then(|c| c.plugins.get(id))) {
         (Some(file), Some(table)) => match &table.settings {
@@ -464,13 +472,12 @@ fn settings_for(id: &str, config: Option<&ConfigFile>) -> (Result<PluginSetup, S
                     };
                     let key = format!("plugins.{id}.env.{name}");
                     let line = file.nearest_line(&key).map(|(l, _)| l).unwrap_or(table.line);
-                    let e = FileError {
+                    Some(TableRefused(FileError {
                         path: file.path.clone(),
                         line,
                         key: Some(key),
                         message: refusal,
-                    };
-                    Some(format!("bad configuration table: {e}"))
+                    }))
                 })
                 .map_or_else(
                     || {
@@ -481,7 +488,7 @@ fn settings_for(id: &str, config: Option<&ConfigFile>) -> (Result<PluginSetup, S
                     },
                     Err,
                 ),
-            Err(e) => Err(format!("bad configuration table: {e}")),
+            Err(e) => Err(TableRefused(e.clone())),
         },
         _ => Ok(PluginSetup::default()),
     };
@@ -507,7 +514,7 @@ pub fn load_file(file: &Path, opts: LoadOptions<'_>) -> PluginFile {
     };
     let PluginSetup { settings, env } = match settings {
         Ok(s) => s,
-        Err(reason) => return refused(reason),
+        Err(reason) => return refused(reason.to_string()),
     };
     let backend = match isolation {
         Isolation::Process => {
@@ -580,7 +587,7 @@ pub fn inspect(file: &Path, opts: InspectOptions<'_>) -> PluginFile {
     let setup = match settings {
         Ok(s) => s,
         Err(reason) => {
-            entry.status = Status::Refused(reason);
+            entry.status = Status::Refused(reason.to_string());
             return entry;
         }
     };

@@ -288,7 +288,7 @@ fn ready_failure(e: &LoadError) -> Ready {
 /// host), reports its manifest, then initializes it with the settings the
 /// host sends and serves until the host closes the channel (then the
 /// process exits). A host that only wanted the manifest closes the channel
-/// right after [`Opened`]; the worker then exits without initializing.
+/// right after `Opened`; the worker then exits without initializing.
 pub fn run(args: &WorkerArgs) -> Result<(), WorkerError> {
     tie_to_parent(args.parent)?;
     let socket = channel(args.fd)?;

@@ -454,7 +454,7 @@ pub(super) fn supervise(shared: Arc<Shared>, first: Running) {
 /// parent-death signal is tied to the thread that forks, so the thread
 /// that starts a worker supervises it for the host's lifetime). The host
 /// reads the manifest, then either serves the plugin with that worker
-/// ([`Opening::serve`]) or drops the opening, which ends the worker.
+/// (`Opening::serve`) or drops the opening, which ends the worker.
 pub struct Opening {
     manifest: PluginManifest,
     decide: mpsc::Sender<Arc<Shared>>,

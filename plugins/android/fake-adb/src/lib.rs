@@ -12,6 +12,8 @@
 //! the commands the driver sends and records everything it receives so
 //! tests can assert exact command lines and what arrived on stdin.
 
+#![forbid(unsafe_code)]
+
 mod app;
 mod device;
 pub mod packet;

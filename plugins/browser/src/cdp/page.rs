@@ -86,7 +86,7 @@ impl CdpSession {
     /// While the page commits a navigation (a form posted by the tap just
     /// before, say) the browser briefly answers "Not attached to an active
     /// page"; the capture is tried again for up to
-    /// [`NAVIGATION_COMMIT_WAIT`] before that error is returned.
+    /// `NAVIGATION_COMMIT_WAIT` before that error is returned.
     pub async fn capture_screenshot_base64(&self) -> Result<String, CdpError> {
         let started = std::time::Instant::now();
         loop {

@@ -16,6 +16,8 @@
 //! These fakes must never be used by production code, and never listen on
 //! anything but 127.0.0.1.
 
+#![forbid(unsafe_code)]
+
 mod render;
 pub mod sim_state;
 pub mod wda;

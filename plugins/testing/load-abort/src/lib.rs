@@ -9,11 +9,7 @@
 //! short-lived worker, which dies instead, and the file is refused with
 //! that reason. It must never be installed or shipped.
 
-use devicerail_host_plugin_api::protocol::{ActionCall, DeviceId, DeviceInfo};
-use devicerail_host_plugin_api::{
-    ActionOutput, CallContext, DeviceCapabilities, Driver, DriverError, DriverObservation,
-    DriverResult, ObserveRequest, PluginConfig, PluginInitError,
-};
+use devicerail_host_plugin_api::{PluginConfig, PluginInitError};
 
 /// Environment variable: when set, the constructor hangs instead of
 /// aborting.
@@ -34,52 +30,11 @@ extern "C" fn on_load() {
 #[unsafe(link_section = ".init_array")]
 static ON_LOAD: extern "C" fn() = on_load;
 
-/// The driver type the constructor would build; never reached.
-pub struct NeverLoaded;
-
-fn never() -> DriverError {
-    DriverError::failure("the load-abort test plugin never loads")
-}
-
-impl Driver for NeverLoaded {
-    fn list_devices(&self, _ctx: &CallContext) -> DriverResult<Vec<DeviceInfo>> {
-        Err(never())
-    }
-
-    fn connect(&self, _ctx: &CallContext, _device: &DeviceId) -> DriverResult<DeviceInfo> {
-        Err(never())
-    }
-
-    fn disconnect(&self, _ctx: &CallContext, _device: &DeviceId) -> DriverResult<()> {
-        Err(never())
-    }
-
-    fn capabilities(
-        &self,
-        _ctx: &CallContext,
-        _device: &DeviceId,
-    ) -> DriverResult<DeviceCapabilities> {
-        Err(never())
-    }
-
-    fn observe(
-        &self,
-        _ctx: &CallContext,
-        _device: &DeviceId,
-        _request: &ObserveRequest,
-    ) -> DriverResult<DriverObservation> {
-        Err(never())
-    }
-
-    fn execute(
-        &self,
-        _ctx: &CallContext,
-        _device: &DeviceId,
-        _call: &ActionCall,
-    ) -> DriverResult<ActionOutput> {
-        Err(never())
-    }
-}
+devicerail_host_test_plugin_support::refusing_driver!(
+    /// The driver type the constructor would build; never reached.
+    NeverLoaded,
+    "the load-abort test plugin never loads"
+);
 
 fn construct(_config: &PluginConfig) -> Result<NeverLoaded, PluginInitError> {
     Ok(NeverLoaded)
