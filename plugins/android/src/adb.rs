@@ -668,3 +668,124 @@ mod tests {
         assert!(matches!(r, Err(AdbError::Cancelled)));
     }
 }
+
+/// A shell kept open on one device: an `exec:sh` stream through the adb
+/// server (no terminal), to which command lines are written one at a time
+/// and whose output is read up to the `__rc=` marker each line prints.
+/// What touch input runs on: a write costs a few milliseconds instead of
+/// a new stream per command. A session that breaks (the device vanished,
+/// a read timed out) is dropped by its owner and opened again.
+#[derive(Debug)]
+pub(crate) struct ShellSession {
+    stream: TcpStream,
+    buf: Vec<u8>,
+}
+
+impl ShellSession {
+    /// Opens `exec:sh` on `serial` through the server at `addr`, within
+    /// `budget`.
+    pub(crate) fn open(addr: SocketAddrV4, serial: &str, budget: Duration) -> Result<Self, AdbError> {
+        let budget = budget.max(Duration::from_millis(10));
+        let io_err = |e: io::Error| match e.kind() {
+            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => AdbError::Deadline,
+            io::ErrorKind::ConnectionRefused => AdbError::ServerUnreachable {
+                addr,
+                reason: e.to_string(),
+            },
+            _ => AdbError::DeviceGone(format!("the shell session broke: {e}")),
+        };
+        let mut stream =
+            TcpStream::connect_timeout(&SocketAddr::V4(addr), budget).map_err(io_err)?;
+        stream.set_read_timeout(Some(budget)).map_err(io_err)?;
+        stream.set_write_timeout(Some(budget)).map_err(io_err)?;
+        let _ = stream.set_nodelay(true);
+        for request in [format!("host:transport:{serial}"), "exec:sh".to_owned()] {
+            stream
+                .write_all(format!("{:04x}{request}", request.len()).as_bytes())
+                .map_err(io_err)?;
+            let mut status = [0u8; 4];
+            stream.read_exact(&mut status).map_err(io_err)?;
+            if &status != b"OKAY" {
+                let mut len = [0u8; 4];
+                let message = stream
+                    .read_exact(&mut len)
+                    .ok()
+                    .and_then(|()| usize::from_str_radix(std::str::from_utf8(&len).ok()?, 16).ok())
+                    .map(|n| {
+                        let mut body = vec![0u8; n.min(4096)];
+                        let _ = stream.read_exact(&mut body);
+                        String::from_utf8_lossy(&body).into_owned()
+                    })
+                    .unwrap_or_default();
+                return Err(classify(
+                    addr,
+                    RustADBError::ADBRequestFailed(format!("{request}: {message}")),
+                ));
+            }
+        }
+        Ok(Self {
+            stream,
+            buf: Vec::new(),
+        })
+    }
+
+    /// Runs `command` (its stderr folded into stdout) and returns its
+    /// output and status, within `budget`.
+    pub(crate) fn run(&mut self, command: &str, budget: Duration) -> Result<ShellOutput, AdbError> {
+        let budget = budget.max(Duration::from_millis(10));
+        let deadline = Instant::now() + budget;
+        let io_err = |e: io::Error| match e.kind() {
+            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => AdbError::Deadline,
+            _ => AdbError::DeviceGone(format!("the shell session broke: {e}")),
+        };
+        self.stream
+            .set_write_timeout(Some(budget))
+            .map_err(io_err)?;
+        self.stream
+            .write_all(format!("{command} 2>&1; echo {RC_MARKER}$?\n").as_bytes())
+            .map_err(io_err)?;
+        let mut chunk = [0u8; 8192];
+        loop {
+            if let Some(end) = marker_line_end(&self.buf) {
+                let line: Vec<u8> = self.buf.drain(..end).collect();
+                let (stdout, status) = split_marker(&line).ok_or(AdbError::Truncated)?;
+                return Ok(ShellOutput {
+                    stdout,
+                    stderr: Vec::new(),
+                    status,
+                });
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(AdbError::Deadline);
+            }
+            self.stream.set_read_timeout(Some(left)).map_err(io_err)?;
+            match self.stream.read(&mut chunk) {
+                Ok(0) => return Err(AdbError::Truncated),
+                Ok(n) => self.buf.extend_from_slice(&chunk[..n]),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(io_err(e)),
+            }
+        }
+    }
+}
+
+/// Where the first `__rc=N` line of `buf` ends (after its newline).
+fn marker_line_end(buf: &[u8]) -> Option<usize> {
+    let marker = RC_MARKER.as_bytes();
+    let pos = buf.windows(marker.len()).position(|w| w == marker)?;
+    let nl = buf[pos..].iter().position(|b| *b == b'\n')?;
+    Some(pos + nl + 1)
+}
+
+#[cfg(test)]
+mod session_tests {
+    use super::*;
+
+    #[test]
+    fn the_marker_line_ends_a_command() {
+        assert_eq!(marker_line_end(b"out\n__rc=0\nnext"), Some(11));
+        assert_eq!(marker_line_end(b"out\n__rc=0"), None);
+        assert_eq!(split_marker(b"out\n__rc=1\n"), Some((b"out\n".to_vec(), 1)));
+    }
+}

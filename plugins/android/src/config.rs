@@ -26,6 +26,10 @@ pub(crate) mod env {
     pub(crate) const SCREENSHOT: &str = "DEVICERAIL_ANDROID_SCREENSHOT";
     /// `commandTimeoutMs`: milliseconds.
     pub(crate) const COMMAND_TIMEOUT_MS: &str = "DEVICERAIL_ANDROID_COMMAND_TIMEOUT_MS";
+    /// `inputMethod`: `auto`, `touch` or `input`.
+    pub(crate) const INPUT_METHOD: &str = "DEVICERAIL_ANDROID_INPUT";
+    /// `uiTreeReuseMs`: milliseconds (0: never reuse).
+    pub(crate) const UI_TREE_REUSE_MS: &str = "DEVICERAIL_ANDROID_UI_TREE_REUSE_MS";
 }
 
 /// Every setting the plugin reads; any other key is refused.
@@ -35,7 +39,33 @@ pub(crate) const SETTINGS: &[&str] = &[
     "adbPath",
     "screenshotMode",
     "commandTimeoutMs",
+    "inputMethod",
+    "uiTreeReuseMs",
 ];
+
+/// How taps, long presses and swipes reach the device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputMethod {
+    /// Touch events where the device lets the shell write them (found with
+    /// `getevent -lp`), else `input`.
+    Auto,
+    /// Touch events only: a device without a writable touchscreen fails
+    /// the Action.
+    Touch,
+    /// `input tap` / `input swipe` (a Java VM per command, ~250 ms).
+    Input,
+}
+
+impl InputMethod {
+    /// The setting's value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Auto => "auto",
+            Self::Touch => "touch",
+            Self::Input => "input",
+        }
+    }
+}
 
 /// Which screenshot method to use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,7 +121,16 @@ pub struct Config {
     pub screenshot: ScreenshotPreference,
     /// Budget of one adb operation when the call has no deadline.
     pub command_timeout: Duration,
+    /// How gestures reach the device (`inputMethod`).
+    pub input: InputMethod,
+    /// How old a UI tree may be to answer an observation of an unchanged
+    /// screen (same frame, same focused window, no Action since);
+    /// `ZERO`: always dump.
+    pub ui_tree_reuse: Duration,
 }
+
+/// The longest `uiTreeReuseMs` by default.
+pub const DEFAULT_UI_TREE_REUSE: Duration = Duration::from_secs(10);
 
 impl Default for Config {
     fn default() -> Self {
@@ -101,6 +140,8 @@ impl Default for Config {
             adb_path: "adb".into(),
             screenshot: ScreenshotPreference::Auto,
             command_timeout: DEFAULT_COMMAND_TIMEOUT,
+            input: InputMethod::Auto,
+            ui_tree_reuse: DEFAULT_UI_TREE_REUSE,
         }
     }
 }
@@ -196,6 +237,15 @@ impl Config {
         c.screenshot = screenshot.one_of(&modes)?.unwrap_or(c.screenshot);
         let timeout = read.get("commandTimeoutMs").env(env::COMMAND_TIMEOUT_MS);
         c.command_timeout = timeout.millis(1..=3_600_000)?.unwrap_or(c.command_timeout);
+        let methods = [
+            ("auto", InputMethod::Auto),
+            ("touch", InputMethod::Touch),
+            ("input", InputMethod::Input),
+        ];
+        let input = read.get("inputMethod").env(env::INPUT_METHOD);
+        c.input = input.one_of(&methods)?.unwrap_or(c.input);
+        let reuse = read.get("uiTreeReuseMs").env(env::UI_TREE_REUSE_MS);
+        c.ui_tree_reuse = reuse.millis(0..=600_000)?.unwrap_or(c.ui_tree_reuse);
         Ok(c)
     }
 }

@@ -21,12 +21,13 @@ use devicerail_host_plugin_api::{
 use serde_json::{Value, json};
 
 use crate::actions::{self, LONG_PRESS, MAX_TEXT, SWIPE, URLS};
-use crate::adb::{Adb, AdbError, ListedDevice, ShellOutput};
-use crate::config::{Config, ScreenshotMode, ScreenshotPreference};
+use crate::adb::{Adb, AdbError, ListedDevice, ShellOutput, ShellSession};
+use crate::config::{Config, InputMethod, ScreenshotMode, ScreenshotPreference};
 use crate::device_state::{USABLE, state_error, state_reason};
 use crate::observe::{self, Screenshot};
 use crate::screen::Display;
 use crate::text::{self, KEYCODE_DEL, KEYCODE_MOVE_END, SECRET_LOOP};
+use crate::touch;
 use crate::uitree;
 
 /// Budget of reading a new device's properties while listing.
@@ -54,6 +55,43 @@ struct DeviceEntry {
     dump_gate: Arc<Mutex<()>>,
     /// When listing last tried to read the properties.
     probed_at: Option<Instant>,
+    /// How gestures reach this device, and its shell session for touch
+    /// events (found on the first gesture after connect).
+    input: Arc<Mutex<InputPath>>,
+    /// The last raw frame and its PNG (an unchanged screen is not encoded
+    /// again).
+    last_frame: Option<observe::LastFrame>,
+    /// The last UI tree with the frame and focus it was dumped on.
+    last_ui: Option<Arc<LastUi>>,
+    /// Whether an Action ran since [`DeviceEntry::last_ui`] (then it is
+    /// never reused).
+    acted: bool,
+}
+
+/// How gestures reach one device.
+#[derive(Debug, Default)]
+enum InputPath {
+    /// Not probed yet.
+    #[default]
+    Unknown,
+    /// `input tap` / `input swipe`.
+    Input,
+    /// Touch events on `touchscreen`, through `session` (opened on use).
+    Touch {
+        touchscreen: touch::Touchscreen,
+        session: Option<ShellSession>,
+    },
+}
+
+/// A UI tree and what it was dumped on.
+#[derive(Debug)]
+struct LastUi {
+    snapshot: Snapshot,
+    /// [`observe::Screenshot::frame`] of the screenshot taken with it,
+    /// and how that screenshot was taken (frames of different methods are
+    /// never compared).
+    frame: (ScreenshotMode, u64),
+    at: Instant,
 }
 
 /// A UI tree with what it was built from.
@@ -74,6 +112,11 @@ struct Session {
     screenshot: ScreenshotMode,
     shell_v2: bool,
     dump_gate: Arc<Mutex<()>>,
+    input: Arc<Mutex<InputPath>>,
+    last_frame: Option<observe::LastFrame>,
+    /// The last UI tree when it may answer this call (no Action since,
+    /// young enough).
+    reusable_ui: Option<Arc<LastUi>>,
 }
 
 /// The Android driver.
@@ -170,6 +213,12 @@ impl AndroidDriver {
                 screenshot: choose_screenshot(self.adb.config().screenshot, e.shot_cost),
                 shell_v2: e.shell_v2,
                 dump_gate: e.dump_gate.clone(),
+                input: e.input.clone(),
+                last_frame: e.last_frame.clone(),
+                reusable_ui: e
+                    .last_ui
+                    .clone()
+                    .filter(|u| !e.acted && u.at.elapsed() < self.adb.config().ui_tree_reuse),
             }),
             Some(_) => Err(DriverError::not_connected(device)),
             None => Err(DriverError::not_connected(device)),
@@ -264,7 +313,11 @@ impl AndroidDriver {
     ) -> DriverResult<Snapshot> {
         let dump = {
             let _gate = lock(&session.dump_gate);
-            match observe::dump_settled(&self.adb, ctx, device.as_str()) {
+            let still = observe::Still {
+                shell_v2: session.shell_v2,
+                mode: session.screenshot,
+            };
+            match observe::dump_settled(&self.adb, ctx, device.as_str(), still) {
                 Ok((dump, attempts)) => {
                     if attempts > 1 {
                         tracing::debug!(device = %device, attempts, "the UI settled after retries");
@@ -315,38 +368,90 @@ impl AndroidDriver {
         // is not tried again before every capture until reconnect.
         let shot = |ctx: &CallContext| {
             let tried = session.screenshot;
-            let attempt = observe::screenshot(&self.adb, ctx, serial, tried, session.shell_v2);
+            let attempt = observe::screenshot(
+                &self.adb,
+                ctx,
+                serial,
+                tried,
+                session.shell_v2,
+                session.last_frame.as_ref(),
+            );
             self.update(device, |e| {
                 if let Some(broken) = attempt.broken {
                     e.shot_cost[slot(broken)] = Some(Duration::MAX);
                 }
                 if let Ok(p) = &attempt.result {
                     e.shot_cost[slot(p.mode)] = Some(p.elapsed);
+                    if p.mode == ScreenshotMode::Raw {
+                        e.last_frame = Some(observe::LastFrame {
+                            frame: p.frame,
+                            png: Arc::new(p.png.clone()),
+                            size: (p.width, p.height),
+                        });
+                    }
                 }
             });
             attempt.result.map_err(|e| observe_error(device, e))
         };
-        // Screenshot and dump are independent streams: run them together.
-        // The dump (small buffers) gets the helper thread; the calling
-        // thread keeps the frame's large buffers in its warm allocator.
+        // How old the tree that answers is, when it is not dumped now.
+        let mut reused_ms: Option<u64> = None;
         let (png, ui): (Option<Screenshot>, Option<_>) = match (request.screenshot, request.ui_tree)
         {
-            (true, true) => {
-                let (png, ui) = std::thread::scope(|s| {
-                    let session = &session;
-                    let handle = s.spawn(move || self.ui_tree(ctx, device, session));
-                    let png = shot(ctx);
-                    let ui = handle.join().unwrap_or_else(|_| {
-                        Err(DriverError::failure("the UI dump thread panicked"))
+            (true, true) => match &session.reusable_ui {
+                // No Action since the last dump: the frame and the focused
+                // window tell whether the screen changed by itself, for
+                // the cost of a screenshot and a `dumpsys`.
+                Some(last) => {
+                    let (png, focus) = std::thread::scope(|s| {
+                        let handle = s.spawn(|| observe::focus(&self.adb, ctx, serial));
+                        let png = shot(ctx);
+                        let focus = handle.join().unwrap_or_else(|_| {
+                            Err(crate::adb::AdbError::Protocol("the focus thread panicked".into()))
+                        });
+                        (png, focus)
                     });
-                    (png, ui)
-                });
-                (Some(png?), Some(ui?))
-            }
+                    let png = png?;
+                    let focus = focus.map_err(|e| e.into_driver(device))?;
+                    let ui = if (png.mode, png.frame) == last.frame && focus == last.snapshot.focus {
+                        reused_ms = Some(last.at.elapsed().as_millis() as u64);
+                        last.snapshot.clone()
+                    } else {
+                        self.ui_tree(ctx, device, &session)?
+                    };
+                    (Some(png), Some(ui))
+                }
+                // Screenshot and dump are independent streams: run them
+                // together. The dump (small buffers) gets the helper
+                // thread; the calling thread keeps the frame's large
+                // buffers in its warm allocator.
+                None => {
+                    let (png, ui) = std::thread::scope(|s| {
+                        let session = &session;
+                        let handle = s.spawn(move || self.ui_tree(ctx, device, session));
+                        let png = shot(ctx);
+                        let ui = handle.join().unwrap_or_else(|_| {
+                            Err(DriverError::failure("the UI dump thread panicked"))
+                        });
+                        (png, ui)
+                    });
+                    (Some(png?), Some(ui?))
+                }
+            },
             (true, false) => (Some(shot(ctx)?), None),
             (false, true) => (None, Some(self.ui_tree(ctx, device, &session)?)),
             (false, false) => (None, None),
         };
+        if let (Some(p), Some(snap), None) = (&png, &ui, reused_ms) {
+            let last = Arc::new(LastUi {
+                snapshot: snap.clone(),
+                frame: (p.mode, p.frame),
+                at: Instant::now(),
+            });
+            self.update(device, |e| {
+                e.last_ui = Some(last);
+                e.acted = false;
+            });
+        }
         let display = match (&png, session.display) {
             (_, Some(d)) => d,
             (Some(p), None) => Display {
@@ -417,6 +522,12 @@ impl AndroidDriver {
             }
             if parsed.truncated {
                 obs.metadata.insert("uiTreeTruncated".into(), json!(true));
+            }
+            if let Some(ms) = reused_ms {
+                // Same frame, same focused window, no Action since: the
+                // last dump's tree, said so.
+                obs.metadata.insert("uiTreeReused".into(), json!(true));
+                obs.metadata.insert("uiTreeAgeMs".into(), json!(ms));
             }
             obs.ui_tree = Some(tree);
         }
@@ -498,12 +609,138 @@ impl AndroidDriver {
         Ok(json!({ "typedChars": a.chars() }))
     }
 
+    /// Performs `g`: as touch events where the device lets the shell write
+    /// them (`inputMethod` auto or touch, natural orientation), else with
+    /// `input`. Answers which way it went.
+    fn gesture(
+        &self,
+        ctx: &CallContext,
+        device: &DeviceId,
+        g: touch::Gesture,
+    ) -> DriverResult<&'static str> {
+        let method = self.adb.config().input;
+        let session = self.session(device)?;
+        if method != InputMethod::Input {
+            if session.rotation % 4 == 0 {
+                if self.touch(ctx, device, &session, g, method)? {
+                    return Ok("touchEvents");
+                }
+            } else if method == InputMethod::Touch {
+                return Err(DriverError::action_failed(
+                    "touch events are written in the display's natural orientation only; rotate it back or set inputMethod = \"auto\"",
+                ));
+            }
+        }
+        let (command, what) = match g {
+            touch::Gesture::Tap { x, y } => (actions::tap_command(x, y), "input tap"),
+            touch::Gesture::Press { x, y, ms } => (
+                actions::swipe_command(x, y, x, y, u32::try_from(ms).unwrap_or(u32::MAX)),
+                "input swipe",
+            ),
+            touch::Gesture::Swipe { from, to, ms } => (
+                actions::swipe_command(from.0, from.1, to.0, to.1, u32::try_from(ms).unwrap_or(u32::MAX)),
+                "input swipe",
+            ),
+        };
+        self.run(ctx, device, &command, what)?;
+        Ok("input")
+    }
+
+    /// `g` as touch events on the device's persistent shell: `false` when
+    /// the device has no touchscreen the shell may write (found on the
+    /// first gesture) and `method` lets `input` do it instead.
+    fn touch(
+        &self,
+        ctx: &CallContext,
+        device: &DeviceId,
+        session: &Session,
+        g: touch::Gesture,
+        method: InputMethod,
+    ) -> DriverResult<bool> {
+        let mut path = lock(&session.input);
+        if matches!(*path, InputPath::Unknown) {
+            let found = self
+                .adb
+                .shell(ctx, device.as_str(), touch::PROBE)
+                .map_err(|e| e.into_driver(device))
+                .map(|o| touch::parse_probe(&o.text()))?;
+            tracing::debug!(device = %device, touchscreen = ?found, "input path probed");
+            *path = match found {
+                Some(touchscreen) => InputPath::Touch {
+                    touchscreen,
+                    session: None,
+                },
+                None => InputPath::Input,
+            };
+        }
+        let InputPath::Touch {
+            touchscreen,
+            session: shell,
+        } = &mut *path
+        else {
+            return match method {
+                InputMethod::Touch => Err(DriverError::action_failed(
+                    "the device lists no touchscreen (getevent -lp shows no INPUT_PROP_DIRECT device with multi-touch axes); set inputMethod = \"input\"",
+                )),
+                _ => Ok(false),
+            };
+        };
+        let screen = match self.known_size(device) {
+            Some(s) => s,
+            None => self.ensure_display(ctx, device, session)?.rotated(0),
+        };
+        let line = touchscreen.command(g, screen);
+        let timeout = self.adb.config().command_timeout;
+        let extra = match g {
+            touch::Gesture::Tap { .. } => 0,
+            touch::Gesture::Press { ms, .. } | touch::Gesture::Swipe { ms, .. } => ms,
+        };
+        let budget = ctx.remaining().unwrap_or(timeout).min(timeout) + Duration::from_millis(extra);
+        for attempt in 0..2 {
+            if shell.is_none() {
+                *shell = Some(
+                    ShellSession::open(self.adb.config().server, device.as_str(), budget)
+                        .map_err(|e| e.into_driver(device))?,
+                );
+            }
+            let Some(open) = shell.as_mut() else {
+                continue;
+            };
+            match open.run(&line, budget) {
+                Ok(out) if out.status == 0 => return Ok(true),
+                Ok(out) => {
+                    let why = crate::adb::excerpt(&out.stdout);
+                    if method == InputMethod::Auto {
+                        tracing::info!(device = %device, "touch events refused ({why}); using input from now on");
+                        *path = InputPath::Input;
+                        return Ok(false);
+                    }
+                    return Err(DriverError::action_failed(format!(
+                        "writing touch events to {} failed: {why}",
+                        touchscreen.path
+                    )));
+                }
+                Err(e) => {
+                    // A broken session is opened again once.
+                    *shell = None;
+                    if attempt == 1 {
+                        return Err(e.into_driver(device));
+                    }
+                    tracing::debug!(device = %device, "the shell session broke ({e}); opening it again");
+                }
+            }
+        }
+        Ok(false)
+    }
+
     fn execute_connected(
         &self,
         ctx: &CallContext,
         device: &DeviceId,
         call: &ActionCall,
     ) -> DriverResult<ActionOutput> {
+        // Whatever the Action does, the last UI tree no longer answers.
+        self.update(device, |e| e.acted = true);
         if semantic::is_semantic(&call.name) {
             let backend = Backend {
                 driver: self,
@@ -516,31 +753,31 @@ impl AndroidDriver {
             "tap" => {
                 let a: TapArgs = parse_arguments(call)?;
                 self.check_point(call, device, &[(a.x, a.y)])?;
-                self.run(ctx, device, &actions::tap_command(a.x, a.y), "input tap")?;
+                self.gesture(ctx, device, touch::Gesture::Tap { x: a.x, y: a.y })?;
                 json!({ "x": a.x, "y": a.y })
             }
             "longPress" => {
                 let a: LongPressArgs = parse_arguments(call)?;
                 let ms = LONG_PRESS.resolve(call, a.duration_ms)?;
                 self.check_point(call, device, &[(a.x, a.y)])?;
-                self.run(
-                    ctx,
-                    device,
-                    &actions::swipe_command(a.x, a.y, a.x, a.y, ms),
-                    "input swipe",
-                )?;
+                let g = touch::Gesture::Press {
+                    x: a.x,
+                    y: a.y,
+                    ms: u64::from(ms),
+                };
+                self.gesture(ctx, device, g)?;
                 json!({ "x": a.x, "y": a.y, "durationMs": ms })
             }
             "swipe" => {
                 let a: SwipeArgs = parse_arguments(call)?;
                 let ms = SWIPE.resolve(call, a.duration_ms)?;
                 self.check_point(call, device, &[(a.from_x, a.from_y), (a.to_x, a.to_y)])?;
-                self.run(
-                    ctx,
-                    device,
-                    &actions::swipe_command(a.from_x, a.from_y, a.to_x, a.to_y, ms),
-                    "input swipe",
-                )?;
+                let g = touch::Gesture::Swipe {
+                    from: (a.from_x, a.from_y),
+                    to: (a.to_x, a.to_y),
+                    ms: u64::from(ms),
+                };
+                self.gesture(ctx, device, g)?;
                 json!({ "durationMs": ms })
             }
             "inputText" => self.type_text(ctx, device, call)?,
@@ -738,7 +975,7 @@ impl UiBackend for Backend<'_> {
     fn tap_node(&self, ctx: &CallContext, node: &UiNode) -> DriverResult<Mode> {
         let (x, y) = self.point(node)?;
         self.driver
-            .run(ctx, self.device, &actions::tap_command(x, y), "input tap")?;
+            .gesture(ctx, self.device, crate::touch::Gesture::Tap { x, y })?;
         Ok(FALLBACK)
     }
 
@@ -846,6 +1083,11 @@ impl Driver for AndroidDriver {
             e.rotation = 0;
             e.shot_cost = [None, None];
             e.shell_v2 = shell_v2;
+            // A new connection measures and probes again.
+            e.input = Arc::default();
+            e.last_frame = None;
+            e.last_ui = None;
+            e.acted = false;
         }
         tracing::info!(device = %device, "android device connected");
         Ok(self.info(&ListedDevice {
@@ -859,6 +1101,9 @@ impl Driver for AndroidDriver {
             && e.connected
         {
             e.connected = false;
+            e.input = Arc::default();
+            e.last_frame = None;
+            e.last_ui = None;
             tracing::info!(device = %device, "android device disconnected");
         }
         Ok(())

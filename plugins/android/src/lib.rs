@@ -29,6 +29,7 @@ mod keys;
 pub mod observe;
 pub mod screen;
 mod text;
+mod touch;
 pub mod uitree;
 
 pub use config::{Config, ScreenshotMode, ScreenshotPreference};

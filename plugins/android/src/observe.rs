@@ -25,6 +25,39 @@ pub struct Screenshot {
     pub mode: ScreenshotMode,
     /// How long it took, fallback included.
     pub elapsed: std::time::Duration,
+    /// A hash of the bytes the device sent (the raw frame, or its PNG):
+    /// equal hashes, the same screen.
+    pub frame: u64,
+}
+
+/// The last frame a device sent, with its PNG, so an unchanged screen is
+/// not encoded again.
+#[derive(Debug, Clone)]
+pub struct LastFrame {
+    /// [`Screenshot::frame`] of the raw frame.
+    pub frame: u64,
+    /// Its PNG.
+    pub png: std::sync::Arc<Vec<u8>>,
+    /// Its size.
+    pub size: (u32, u32),
+}
+
+/// A fast hash of a whole frame (a few milliseconds for a phone's 18 MB),
+/// to tell an unchanged screen.
+pub fn frame_hash(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0x9e37_79b9_7f4a_7c15 ^ bytes.len() as u64;
+    let mut words = bytes.chunks_exact(8);
+    for w in words.by_ref() {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(w);
+        h = (h ^ u64::from_le_bytes(b))
+            .wrapping_mul(0x0000_0100_0000_01b3)
+            .rotate_left(29);
+    }
+    for &b in words.remainder() {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
 }
 
 /// Why a screenshot or dump failed.
@@ -69,10 +102,33 @@ pub fn screenshot_raw(
     serial: &str,
     shell_v2: bool,
 ) -> Result<Screenshot, ObserveError> {
+    screenshot_raw_after(adb, ctx, serial, shell_v2, None)
+}
+
+/// [`screenshot_raw`], reusing `last`'s PNG when the device sent the same
+/// frame again (no decoding, no encoding).
+pub fn screenshot_raw_after(
+    adb: &Adb,
+    ctx: &CallContext,
+    serial: &str,
+    shell_v2: bool,
+    last: Option<&LastFrame>,
+) -> Result<Screenshot, ObserveError> {
     let started = std::time::Instant::now();
     let out = adb
         .shell_binary(ctx, serial, "screencap", shell_v2)?
         .success("screencap")?;
+    let hash = frame_hash(&out.stdout);
+    if let Some(last) = last.filter(|l| l.frame == hash) {
+        return Ok(Screenshot {
+            png: last.png.as_ref().clone(),
+            width: last.size.0,
+            height: last.size.1,
+            mode: ScreenshotMode::Raw,
+            elapsed: started.elapsed(),
+            frame: hash,
+        });
+    }
     let frame =
         screen::decode_raw(&out.stdout).map_err(|e| ObserveError::Screenshot(e.to_string()))?;
     ctx.check().map_err(|e| {
@@ -89,6 +145,7 @@ pub fn screenshot_raw(
         height: frame.height,
         mode: ScreenshotMode::Raw,
         elapsed: started.elapsed(),
+        frame: hash,
     })
 }
 
@@ -110,16 +167,29 @@ pub fn screenshot_png(
             excerpt(&out.stdout[..out.stdout.len().min(64)])
         ))
     })?;
+    let frame = frame_hash(&out.stdout);
     Ok(Screenshot {
         png: out.stdout,
         width,
         height,
         mode: ScreenshotMode::Png,
         elapsed: started.elapsed(),
+        frame,
     })
 }
 
-type Shooter = fn(&Adb, &CallContext, &str, bool) -> Result<Screenshot, ObserveError>;
+type Shooter =
+    fn(&Adb, &CallContext, &str, bool, Option<&LastFrame>) -> Result<Screenshot, ObserveError>;
+
+fn png_after(
+    adb: &Adb,
+    ctx: &CallContext,
+    serial: &str,
+    shell_v2: bool,
+    _last: Option<&LastFrame>,
+) -> Result<Screenshot, ObserveError> {
+    screenshot_png(adb, ctx, serial, shell_v2)
+}
 
 /// One screenshot attempt: its result, and the method whose output was
 /// unusable on the way, if any (whether or not the other one worked), so
@@ -138,16 +208,17 @@ pub(crate) fn screenshot(
     serial: &str,
     prefer: ScreenshotMode,
     shell_v2: bool,
+    last: Option<&LastFrame>,
 ) -> ShotAttempt {
     let (first, second): (Shooter, Shooter) = match prefer {
-        ScreenshotMode::Raw => (screenshot_raw, screenshot_png),
-        ScreenshotMode::Png => (screenshot_png, screenshot_raw),
+        ScreenshotMode::Raw => (screenshot_raw_after, png_after),
+        ScreenshotMode::Png => (png_after, screenshot_raw_after),
     };
     let started = std::time::Instant::now();
-    match first(adb, ctx, serial, shell_v2) {
+    match first(adb, ctx, serial, shell_v2, last) {
         Err(e) if e.is_format() => {
             tracing::warn!(serial, error = %e, "screenshot failed; trying the other method");
-            let result = second(adb, ctx, serial, shell_v2).map(|mut shot| {
+            let result = second(adb, ctx, serial, shell_v2, last).map(|mut shot| {
                 shot.elapsed = started.elapsed();
                 shot
             });
@@ -198,6 +269,17 @@ fn not_idle(output: &str) -> Option<String> {
         .map(|l| l.trim_start_matches("ERROR:").trim().to_owned())
 }
 
+/// The focused window alone (`dumpsys window`, no UI dump): what tells,
+/// with the frame, whether the screen is still the one last dumped.
+pub fn focus(
+    adb: &Adb,
+    ctx: &CallContext,
+    serial: &str,
+) -> Result<Option<(String, String)>, AdbError> {
+    let out = adb.shell(ctx, serial, "dumpsys window windows | grep mCurrentFocus")?;
+    Ok(uitree::parse_focus(&out.text()))
+}
+
 /// Runs `uiautomator dump` and reads the focused window in one round trip.
 pub fn dump(adb: &Adb, ctx: &CallContext, serial: &str) -> Result<Dump, ObserveError> {
     let out = adb.shell(ctx, serial, &dump_command())?;
@@ -240,15 +322,59 @@ pub(crate) const DUMP_ATTEMPTS: u32 = 3;
 /// Pause between two such attempts.
 pub(crate) const DUMP_RETRY_PAUSE: std::time::Duration = std::time::Duration::from_millis(250);
 
+/// Frames compared at most while waiting for a still screen.
+const STILL_FRAMES: u32 = 8;
+
+/// How [`dump_settled`] reads frames to tell a still screen: the device's
+/// stream kind and its working screenshot method.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Still {
+    pub(crate) shell_v2: bool,
+    pub(crate) mode: ScreenshotMode,
+}
+
+/// Waits until two frames in a row are the same (at most
+/// [`STILL_FRAMES`] frames), so a dump that failed on an animating screen
+/// is tried again only once it stopped; a pause when frames cannot be
+/// read.
+fn wait_still(adb: &Adb, ctx: &CallContext, serial: &str, still: Still) -> Result<(), AdbError> {
+    let command = match still.mode {
+        ScreenshotMode::Raw => "screencap",
+        ScreenshotMode::Png => "screencap -p",
+    };
+    let mut last = None;
+    for _ in 0..STILL_FRAMES {
+        let out = match adb.shell_binary(ctx, serial, command, still.shell_v2) {
+            Ok(o) if o.status == 0 => o,
+            Ok(_) | Err(AdbError::Failed { .. }) => break,
+            Err(e) => return Err(e),
+        };
+        let h = frame_hash(&out.stdout);
+        if last == Some(h) {
+            return Ok(());
+        }
+        last = Some(h);
+    }
+    ctx.sleep(DUMP_RETRY_PAUSE).map_err(|_| {
+        if ctx.is_cancelled() {
+            AdbError::Cancelled
+        } else {
+            AdbError::Deadline
+        }
+    })
+}
+
 /// [`dump`], tried again (up to [`DUMP_ATTEMPTS`] times, while the call's
 /// deadline leaves room for another attempt as long as the last one) when
-/// uiautomator reports a screen that would not settle. Answers the dump
-/// and the number of attempts made; the last `NotIdle` error when every
-/// attempt failed.
+/// uiautomator reports a screen that would not settle, each time only once
+/// the screen stopped changing (two equal frames in a row). Answers the
+/// dump and the number of attempts made; the last `NotIdle` error when
+/// every attempt failed.
 pub(crate) fn dump_settled(
     adb: &Adb,
     ctx: &CallContext,
     serial: &str,
+    still: Still,
 ) -> Result<(Dump, u32), (ObserveError, u32)> {
     let mut attempt = 0;
     loop {
@@ -263,16 +389,9 @@ pub(crate) fn dump_settled(
                 if attempt >= DUMP_ATTEMPTS || !room {
                     return Err((ObserveError::NotIdle(message), attempt));
                 }
-                tracing::debug!(serial, attempt, "uiautomator: {message}; trying again");
-                if ctx.sleep(DUMP_RETRY_PAUSE).is_err() {
-                    return Err((
-                        ObserveError::Adb(if ctx.is_cancelled() {
-                            AdbError::Cancelled
-                        } else {
-                            AdbError::Deadline
-                        }),
-                        attempt,
-                    ));
+                tracing::debug!(serial, attempt, "uiautomator: {message}; trying again once the screen is still");
+                if let Err(e) = wait_still(adb, ctx, serial, still) {
+                    return Err((ObserveError::Adb(e), attempt));
                 }
             }
             Err(e) => return Err((e, attempt)),

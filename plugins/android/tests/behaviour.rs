@@ -299,6 +299,8 @@ fn gestures_and_keys_send_exact_input_command_lines() {
     assert_eq!(
         commands(&fake),
         vec![
+            // The first gesture looks for a touchscreen (none here).
+            "getevent -lp; echo __abi; getprop ro.product.cpu.abi",
             "input tap 360 301",
             "input swipe 10 20 10 20 1000",
             "input swipe 10 20 10 20 2500",
@@ -1016,7 +1018,10 @@ fn a_broken_screenshot_method_is_remembered_until_reconnect_even_when_the_dump_f
         .observe(&ctx(), &device, &BOTH)
         .expect_err("the dump fails");
     assert_eq!(e.details["platformCode"], json!("ui_not_idle"));
-    assert_eq!(count(&fake, is_raw_screencap), 1);
+    // One raw capture failed; the dump's retries waited for a still screen
+    // reading frames too (before the capture was known broken).
+    let after_first = count(&fake, is_raw_screencap);
+    assert!(after_first >= 1);
     fake.with_device(|d| d.state.dump_not_idle = 0);
     for _ in 0..3 {
         let obs = plugin.observe(&ctx(), &device, &BOTH).expect("observes");
@@ -1035,14 +1040,14 @@ fn a_broken_screenshot_method_is_remembered_until_reconnect_even_when_the_dump_f
     }
     assert_eq!(
         count(&fake, is_raw_screencap),
-        1,
+        after_first,
         "raw is not tried again before every capture"
     );
     // A reconnect forgets it: raw gets one more chance.
     plugin.disconnect(&ctx(), &device).expect("disconnects");
     plugin.connect(&ctx(), &device).expect("connects");
     plugin.observe(&ctx(), &device, &BOTH).expect("observes");
-    assert_eq!(count(&fake, is_raw_screencap), 2);
+    assert_eq!(count(&fake, is_raw_screencap), after_first + 1);
 }
 
 #[test]

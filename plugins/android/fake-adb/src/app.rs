@@ -5,8 +5,16 @@
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
+use std::time::{Duration, Instant};
 
+use crate::latency::{Cost, Latency};
 use crate::shell::{Output, Programs};
+
+/// How long the screen animates after a tap changes it (phone-like
+/// latency only; scaled with it).
+const TRANSITION: Duration = Duration::from_millis(300);
+/// One frame of an animation.
+const FRAME: Duration = Duration::from_millis(16);
 
 /// Package of the login app.
 pub(crate) const LOGIN_PACKAGE: &str = "com.example.login";
@@ -48,6 +56,44 @@ pub struct DeviceProfile {
     /// Paint photo-like noise and gradients, so screenshots compress like
     /// real screens rather than flat boxes (benches).
     pub textured: bool,
+    /// How long commands take (default: no time at all).
+    pub latency: Latency,
+    /// The touchscreen `getevent -lp` lists and touch events can be
+    /// written to; `None`: no touchscreen is listed (the driver types
+    /// with `input`).
+    pub touchscreen: Option<Touchscreen>,
+    /// `ro.product.cpu.abi` (`arm64-v8a`: 24-byte input events).
+    pub cpu_abi: String,
+}
+
+/// The fake's touchscreen: an evdev device with multi-touch protocol B.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Touchscreen {
+    /// Its device node, e.g. `/dev/input/event2`.
+    pub path: String,
+    /// Its name, as `getevent` shows it.
+    pub name: String,
+    /// `ABS_MT_POSITION_X`'s maximum (the range starts at 0), in the
+    /// display's natural orientation; deliberately not the pixel width.
+    pub max_x: u32,
+    /// `ABS_MT_POSITION_Y`'s maximum.
+    pub max_y: u32,
+    /// Whether the shell user may write to it (`false`: `Permission
+    /// denied`, as on devices that keep `input` out of reach).
+    pub writable: bool,
+}
+
+impl Touchscreen {
+    /// A touchscreen at `/dev/input/event2` with axes 0..=4095 × 0..=4095.
+    pub fn standard() -> Self {
+        Self {
+            path: "/dev/input/event2".into(),
+            name: "fts_ts".into(),
+            max_x: 4095,
+            max_y: 4095,
+            writable: true,
+        }
+    }
 }
 
 impl Default for DeviceProfile {
@@ -66,6 +112,29 @@ impl Default for DeviceProfile {
             raw_header_len: 16,
             visible_to_user_attr: true,
             textured: false,
+            // Instant unless the environment asks for the phone model
+            // (`DEVICERAIL_FAKE_ADB_LATENCY`), so a whole suite can run
+            // under either.
+            latency: Latency::from_env(),
+            touchscreen: None,
+            cpu_abi: "arm64-v8a".into(),
+        }
+    }
+}
+
+impl DeviceProfile {
+    /// A phone as the latency benches see it: 1440×3120 at 560 dpi, with
+    /// textured screens, the phone-like latency model (`scale`) and a
+    /// writable touchscreen.
+    pub fn phone(scale: f64) -> Self {
+        Self {
+            width: 1440,
+            height: 3120,
+            density: 560,
+            textured: true,
+            latency: Latency::phone_like().scaled(scale),
+            touchscreen: Some(Touchscreen::standard()),
+            ..Self::default()
         }
     }
 }
@@ -110,6 +179,9 @@ pub enum InputSource {
     CommandLine,
     /// A line the driver sent on the stream's stdin.
     Stdin,
+    /// Touch events written to the touchscreen's device node (recorded as
+    /// `tap X Y` or `swipe X1 Y1 X2 Y2` in screen pixels).
+    TouchEvents,
 }
 
 /// One `input ...` invocation.
@@ -153,6 +225,9 @@ pub struct AppState {
     /// The device's files, by path: what `>file` redirections and
     /// `uiautomator dump` wrote, for `cat` and `rm`.
     pub files: HashMap<String, Vec<u8>>,
+    /// Until when the screen animates (after a tap changed it, with the
+    /// phone-like latency model): dumps fail, frames differ.
+    pub animating_until: Option<Instant>,
 }
 
 impl Default for AppState {
@@ -171,6 +246,7 @@ impl Default for AppState {
             inputs: Vec::new(),
             programs: Vec::new(),
             files: HashMap::new(),
+            animating_until: None,
         }
     }
 }
@@ -593,6 +669,45 @@ fn texture(px: &mut [u8], w: u32, h: u32, seed: u64) {
     }
 }
 
+/// What `printf FORMAT` (no arguments) writes: `\\NNN` octal and the
+/// usual backslash escapes decoded, `%%` as `%`.
+fn printf_bytes(format: &str) -> Vec<u8> {
+    let b = format.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        match (b[i], b.get(i + 1)) {
+            (b'\\', Some(c)) if c.is_ascii_digit() && *c < b'8' => {
+                let mut v: u32 = 0;
+                let mut n = 0;
+                while n < 3 && i + 1 + n < b.len() && (b'0'..b'8').contains(&b[i + 1 + n]) {
+                    v = v * 8 + u32::from(b[i + 1 + n] - b'0');
+                    n += 1;
+                }
+                out.push((v & 0xff) as u8);
+                i += 1 + n;
+            }
+            (b'\\', Some(b'n')) => {
+                out.push(b'\n');
+                i += 2;
+            }
+            (b'\\', Some(b'\\')) => {
+                out.push(b'\\');
+                i += 2;
+            }
+            (b'%', Some(b'%')) => {
+                out.push(b'%');
+                i += 2;
+            }
+            (c, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
 /// The whole device: profile, state, screenshot caches.
 #[derive(Debug, Clone)]
 pub struct Device {
@@ -601,9 +716,37 @@ pub struct Device {
     /// The mutable state; change it to set a scene, and call
     /// [`AppState::touch`] after visible changes.
     pub state: AppState,
-    raw_cache: Option<(u64, std::sync::Arc<Vec<u8>>)>,
-    png_cache: Option<(u64, std::sync::Arc<Vec<u8>>)>,
+    raw_cache: Option<(FrameKey, std::sync::Arc<Vec<u8>>)>,
+    png_cache: Option<(FrameKey, std::sync::Arc<Vec<u8>>)>,
+    touch: TouchDecoder,
 }
+
+/// Which frame a screenshot shows: the state's revision, and the frame of
+/// an animation running over it.
+type FrameKey = (u64, Option<u64>);
+
+/// The touchscreen's evdev state as written events leave it.
+#[derive(Debug, Clone, Default)]
+struct TouchDecoder {
+    /// Bytes of an event not yet complete.
+    pending: Vec<u8>,
+    tracking: i32,
+    x: i32,
+    y: i32,
+    /// Where the finger went down (axis units).
+    down: Option<(i32, i32)>,
+    /// Whether a contact is reported now (after the last `SYN_REPORT`).
+    touching: bool,
+}
+
+const EV_SYN: u16 = 0;
+const EV_KEY: u16 = 1;
+const EV_ABS: u16 = 3;
+const SYN_REPORT: u16 = 0;
+const ABS_MT_SLOT: u16 = 0x2f;
+const ABS_MT_POSITION_X: u16 = 0x35;
+const ABS_MT_POSITION_Y: u16 = 0x36;
+const ABS_MT_TRACKING_ID: u16 = 0x39;
 
 impl Device {
     pub(crate) fn new(profile: DeviceProfile) -> Self {
@@ -612,6 +755,29 @@ impl Device {
             state: AppState::default(),
             raw_cache: None,
             png_cache: None,
+            touch: TouchDecoder::default(),
+        }
+    }
+
+    /// The frame of the animation running now, if one runs.
+    fn animation_frame(&self) -> Option<u64> {
+        let until = self.state.animating_until?;
+        let now = Instant::now();
+        (now < until).then(|| {
+            let left = until.saturating_duration_since(now);
+            (left.as_micros() / FRAME.as_micros().max(1)) as u64 + 1
+        })
+    }
+
+    fn frame_key(&self) -> FrameKey {
+        (self.state.revision, self.animation_frame())
+    }
+
+    /// Starts the screen's transition animation when the latency model
+    /// has time.
+    fn animate(&mut self) {
+        if !self.profile.latency.is_instant() {
+            self.state.animating_until = Some(Instant::now() + self.profile.latency.scale(TRANSITION));
         }
     }
 
@@ -690,12 +856,22 @@ impl Device {
         if self.profile.textured {
             texture(&mut px, w, h, self.state.revision);
         }
+        if let Some(frame) = self.animation_frame() {
+            // A band sliding down the screen while it animates.
+            let band = (frame * 37 % u64::from(h.max(1))) as usize;
+            for y in band..(band + 24).min(h as usize) {
+                let row = y * (w as usize) * 4;
+                for x in 0..(w as usize) {
+                    px[row + x * 4..row + x * 4 + 4].copy_from_slice(&[30, 90, 200, 255]);
+                }
+            }
+        }
         px
     }
 
     /// `screencap` (no `-p`): header + RGBA_8888 pixels.
     pub(crate) fn screencap_raw(&mut self) -> std::sync::Arc<Vec<u8>> {
-        let rev = self.state.revision;
+        let rev = self.frame_key();
         if let Some((r, data)) = &self.raw_cache
             && *r == rev
         {
@@ -720,7 +896,7 @@ impl Device {
 
     /// `screencap -p`: a PNG of the current screen.
     pub fn screencap_png(&mut self) -> std::sync::Arc<Vec<u8>> {
-        let rev = self.state.revision;
+        let rev = self.frame_key();
         if let Some((r, data)) = &self.png_cache
             && *r == rev
         {
@@ -878,6 +1054,7 @@ impl Device {
             ("ro.product.device", p.device.clone()),
             ("ro.build.version.release", p.release.clone()),
             ("ro.build.version.sdk", p.sdk.to_string()),
+            ("ro.product.cpu.abi", p.cpu_abi.clone()),
         ];
         match args.first() {
             Some(name) => Output::ok(format!(
@@ -894,6 +1071,103 @@ impl Device {
                     .map(|(k, v)| format!("[{k}]: [{v}]\n"))
                     .collect::<String>(),
             ),
+        }
+    }
+
+    /// `getevent -lp`: the input devices, the touchscreen (when there is
+    /// one) with its multi-touch axes and `INPUT_PROP_DIRECT`.
+    fn getevent(&self, args: &[String]) -> Output {
+        if args.iter().any(|a| !a.starts_with('-')) || !args.iter().any(|a| a.contains('p')) {
+            return Output::fail(1, "getevent: only -lp is known to this device\n");
+        }
+        let mut out = String::from(
+            "add device 1: /dev/input/event0\n  name:     \"gpio-keys\"\n  events:\n    KEY (0001): KEY_VOLUMEDOWN        KEY_VOLUMEUP          KEY_POWER\n  input props:\n    <none>\n",
+        );
+        if let Some(t) = &self.profile.touchscreen {
+            let abs = |name: &str, max: u32| {
+                format!("{name:<22}: value 0, min 0, max {max}, fuzz 0, flat 0, resolution 0")
+            };
+            let _ = write!(
+                out,
+                "add device 2: {}\n  name:     \"{}\"\n  events:\n    KEY (0001): BTN_TOOL_FINGER       BTN_TOUCH\n    ABS (0003): {}\n                {}\n                {}\n                {}\n                {}\n  input props:\n    INPUT_PROP_DIRECT\n",
+                t.path,
+                t.name,
+                abs("ABS_MT_SLOT", 9),
+                abs("ABS_MT_TOUCH_MAJOR", 255),
+                abs("ABS_MT_POSITION_X", t.max_x),
+                abs("ABS_MT_POSITION_Y", t.max_y),
+                abs("ABS_MT_TRACKING_ID", 65535),
+            );
+        }
+        Output::ok(out)
+    }
+
+    /// Decodes `data`, written to the touchscreen `ts`, as input events
+    /// and applies each finished contact: a tap where it lifted near where
+    /// it went down, else a swipe.
+    fn touch_events(&mut self, ts: &Touchscreen, data: &[u8]) {
+        let size = if self.profile.cpu_abi.contains("64") { 24 } else { 16 };
+        let mut d = std::mem::take(&mut self.touch);
+        d.pending.extend_from_slice(data);
+        let bytes = std::mem::take(&mut d.pending);
+        let mut chunks = bytes.chunks_exact(size);
+        for ev in chunks.by_ref() {
+            let at = size - 8;
+            let kind = u16::from_le_bytes([ev[at], ev[at + 1]]);
+            let code = u16::from_le_bytes([ev[at + 2], ev[at + 3]]);
+            let value = i32::from_le_bytes([ev[at + 4], ev[at + 5], ev[at + 6], ev[at + 7]]);
+            match (kind, code) {
+                (EV_ABS, ABS_MT_TRACKING_ID) => d.tracking = value,
+                (EV_ABS, ABS_MT_POSITION_X) => d.x = value,
+                (EV_ABS, ABS_MT_POSITION_Y) => d.y = value,
+                (EV_ABS, ABS_MT_SLOT) | (EV_KEY, _) => {}
+                (EV_SYN, SYN_REPORT) => {
+                    if d.tracking >= 0 && !d.touching {
+                        d.touching = true;
+                        d.down = Some((d.x, d.y));
+                    } else if d.tracking < 0 && d.touching {
+                        d.touching = false;
+                        let from = d.down.take().unwrap_or((d.x, d.y));
+                        self.contact(ts, from, (d.x, d.y));
+                    }
+                }
+                _ => {}
+            }
+        }
+        d.pending = chunks.remainder().to_vec();
+        self.touch = d;
+    }
+
+    /// Applies one finished contact from `from` to `to` (axis units).
+    fn contact(&mut self, ts: &Touchscreen, from: (i32, i32), to: (i32, i32)) {
+        let (w, h) = self.profile.screen_size();
+        let px = |(x, y): (i32, i32)| {
+            let sx = (i64::from(x.max(0)) * i64::from(w) / (i64::from(ts.max_x) + 1)) as u32;
+            let sy = (i64::from(y.max(0)) * i64::from(h) / (i64::from(ts.max_y) + 1)) as u32;
+            (sx.min(w.saturating_sub(1)), sy.min(h.saturating_sub(1)))
+        };
+        let (a, b) = (px(from), px(to));
+        let before = (self.state.screen.clone(), self.state.focus);
+        let moved = a.0.abs_diff(b.0).max(a.1.abs_diff(b.1));
+        let args: Vec<String> = if moved <= 8 {
+            self.state.tap(w, h, b.0, b.1);
+            vec!["tap".into(), b.0.to_string(), b.1.to_string()]
+        } else {
+            self.state.touch();
+            vec![
+                "swipe".into(),
+                a.0.to_string(),
+                a.1.to_string(),
+                b.0.to_string(),
+                b.1.to_string(),
+            ]
+        };
+        self.state.inputs.push(InputCall {
+            source: InputSource::TouchEvents,
+            args,
+        });
+        if (self.state.screen.clone(), self.state.focus) != before {
+            self.animate();
         }
     }
 
@@ -919,8 +1193,34 @@ impl Device {
     }
 }
 
-impl Programs for Device {
-    fn run(&mut self, argv: &[String], stdin: &[u8]) -> Output {
+impl Device {
+    /// What running `cmd args` costs under the latency model.
+    fn cost_of(&mut self, cmd: &str, args: &[String]) -> Duration {
+        let (w, h) = self.profile.screen_size();
+        let px = u64::from(w) * u64::from(h);
+        let cost = match cmd {
+            "input" => Cost::Input,
+            "screencap" if args.first().map(String::as_str) == Some("-p") => Cost::ScreencapPng(px),
+            "screencap" => Cost::ScreencapRaw(px),
+            "uiautomator" => Cost::Dump,
+            "dumpsys" => Cost::Dumpsys,
+            "wm" | "am" | "monkey" => Cost::Java,
+            "printf" | "sendevent" => Cost::TouchWrite,
+            "sleep" => {
+                let secs = args
+                    .first()
+                    .and_then(|a| a.parse::<f64>().ok())
+                    .filter(|s| s.is_finite() && *s >= 0.0)
+                    .unwrap_or(0.0);
+                return self.profile.latency.scale(Duration::from_secs_f64(secs.min(60.0)));
+            }
+            _ => Cost::Native,
+        };
+        self.profile.latency.cost(cost)
+    }
+
+    /// Runs one program (what it does; its cost is added by the caller).
+    fn program(&mut self, argv: &[String], stdin: &[u8]) -> Output {
         let (cmd, args) = match argv.split_first() {
             Some((c, a)) => (c.as_str(), a),
             None => return Output::ok(Vec::new()),
@@ -941,6 +1241,11 @@ impl Programs for Device {
                 _ => Output::fail(1, "usage: screencap [-hp] [-d display-id] [FILENAME]\n"),
             },
             "uiautomator" => match args {
+                [d, _] if d == "dump" && self.animation_frame().is_some() => Output {
+                    status: 0,
+                    stderr: b"ERROR: could not get idle state.\n".to_vec(),
+                    ..Output::default()
+                },
                 [d, _] if d == "dump" && self.state.dump_not_idle > 0 => {
                     if self.state.dump_not_idle != u32::MAX {
                         self.state.dump_not_idle -= 1;
@@ -953,8 +1258,10 @@ impl Programs for Device {
                 }
                 [d, path] if d == "dump" => {
                     let xml = self.dump_xml();
-                    self.write_file(path, xml.as_bytes());
-                    Output::ok(format!("UI hierchary dumped to: {path}\n"))
+                    match self.write_file(path, xml.as_bytes()) {
+                        Ok(()) => Output::ok(format!("UI hierchary dumped to: {path}\n")),
+                        Err(why) => Output::fail(1, format!("ERROR: {path}: {why}\n")),
+                    }
                 }
                 _ => Output::fail(1, "Usage: uiautomator <subcommand> [options]\n"),
             },
@@ -1005,6 +1312,12 @@ impl Programs for Device {
             }
             "am" => self.am(args),
             "monkey" => self.monkey(args),
+            "getevent" => self.getevent(args),
+            "printf" => match args.first() {
+                Some(format) => Output::ok(printf_bytes(format)),
+                None => Output::fail(1, "printf: needs 1 argument\n"),
+            },
+            "sleep" => Output::ok(Vec::new()),
             _ => Output::fail(
                 127,
                 format!("/system/bin/sh: {cmd}: inaccessible or not found\n"),
@@ -1012,8 +1325,37 @@ impl Programs for Device {
         }
     }
 
-    fn write_file(&mut self, path: &str, data: &[u8]) {
+}
+
+impl Programs for Device {
+    fn run(&mut self, argv: &[String], stdin: &[u8]) -> Output {
+        let before = (self.state.screen.clone(), self.state.focus);
+        let mut out = self.program(argv, stdin);
+        if let Some((cmd, args)) = argv.split_first() {
+            out.cost = self.cost_of(cmd, args);
+        }
+        // A screen that changed animates into place (phone-like latency).
+        if (self.state.screen.clone(), self.state.focus) != before {
+            self.animate();
+        }
+        out
+    }
+
+    fn write_file(&mut self, path: &str, data: &[u8]) -> Result<(), String> {
+        if let Some(ts) = self.profile.touchscreen.clone()
+            && path == ts.path
+        {
+            if !ts.writable {
+                return Err("Permission denied".into());
+            }
+            self.touch_events(&ts, data);
+            return Ok(());
+        }
+        if path.starts_with("/dev/") {
+            return Err("Permission denied".into());
+        }
         self.state.files.insert(path.to_owned(), data.to_vec());
+        Ok(())
     }
 }
 

@@ -514,12 +514,24 @@ impl StreamCtx {
             acks: 0,
             shared: &self.shared,
         };
+        let started = Instant::now();
+        let stream_cost = Shared::lock(&self.shared.device)
+            .profile
+            .latency
+            .cost(crate::latency::Cost::Stream);
+        if is_session(&call.command) {
+            self.session(&mut stdin, framing, started + stream_cost);
+            return;
+        }
         let out = if is_line_loop(&call.command) {
             run_line_loop(&self.shared, &mut stdin)
         } else {
             let mut device = Shared::lock(&self.shared.device);
             shell::run(&mut *device, &call.command, b"")
         };
+        // The device lock is free while the command "runs": other streams
+        // (a screenshot beside a dump) overlap as on a phone.
+        wait_until(started + stream_cost + out.cost);
         let mut acks = stdin.acks;
         let bytes = match framing {
             Framing::Raw => out.merged,
@@ -551,6 +563,76 @@ impl StreamCtx {
         let _ = self
             .writer
             .send(&Packet::new(A_CLSE, self.local, self.remote, Vec::new()));
+    }
+
+    /// An interactive shell (`shell:` or `exec:sh` with no command): each
+    /// line of stdin runs as a command line, its output written back as
+    /// it finishes, until stdin ends.
+    fn session(&self, stdin: &mut Stdin<'_>, framing: Framing, ready: Instant) {
+        wait_until(ready);
+        let mut acks = 0;
+        let mut status = 0;
+        while let Some(line) = stdin.line() {
+            let started = Instant::now();
+            let out = {
+                let mut device = Shared::lock(&self.shared.device);
+                shell::run(&mut *device, &line, b"")
+            };
+            wait_until(started + out.cost);
+            status = out.status;
+            acks += std::mem::take(&mut stdin.acks);
+            let bytes = match framing {
+                Framing::Raw => out.merged,
+                Framing::ShellV2 => {
+                    let mut b = Vec::new();
+                    for (id, data) in [(SHELL_STDOUT, &out.stdout), (SHELL_STDERR, &out.stderr)] {
+                        if !data.is_empty() {
+                            b.push(id);
+                            b.extend_from_slice(&(data.len() as u32).to_le_bytes());
+                            b.extend_from_slice(data);
+                        }
+                    }
+                    b
+                }
+            };
+            for chunk in bytes.chunks(self.max_payload) {
+                let wrte = Packet::new(A_WRTE, self.local, self.remote, chunk.to_vec());
+                if self.writer.send(&wrte).is_err() || !self.wait_okay_feeding(&mut acks, stdin) {
+                    return;
+                }
+            }
+        }
+        if framing == Framing::ShellV2 {
+            let exit = vec![SHELL_EXIT, 1, 0, 0, 0, status.clamp(0, 255) as u8];
+            let wrte = Packet::new(A_WRTE, self.local, self.remote, exit);
+            if self.writer.send(&wrte).is_err() || !self.wait_okay_feeding(&mut acks, stdin) {
+                return;
+            }
+        }
+        let _ = self
+            .writer
+            .send(&Packet::new(A_CLSE, self.local, self.remote, Vec::new()));
+    }
+
+    /// [`StreamCtx::wait_okay`] for a session: stdin that arrives
+    /// meanwhile is kept for the next lines instead of dropped.
+    fn wait_okay_feeding(&self, acks: &mut u32, stdin: &mut Stdin<'_>) -> bool {
+        if *acks > 0 {
+            *acks -= 1;
+            return true;
+        }
+        let deadline = Instant::now() + STREAM_TIMEOUT;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.events.recv_timeout(left) {
+                Ok(StreamEvent::Okay) => return true,
+                Ok(StreamEvent::Data(d)) => {
+                    self.shared_stdin(&d);
+                    stdin.push(&d);
+                }
+                Ok(StreamEvent::Close) | Err(_) => return false,
+            }
+        }
     }
 
     /// Waits for the server's OKAY of our last WRTE; false when the stream
@@ -636,6 +718,19 @@ impl Stdin<'_> {
     }
 }
 
+/// Whether `command` opens an interactive shell (`shell:`, `exec:sh`).
+fn is_session(command: &str) -> bool {
+    matches!(command.trim(), "" | "sh" | "/system/bin/sh")
+}
+
+/// Sleeps until `t` (returns at once when it passed).
+fn wait_until(t: Instant) {
+    let left = t.saturating_duration_since(Instant::now());
+    if !left.is_zero() {
+        std::thread::sleep(left);
+    }
+}
+
 /// The driver's stdin typing loop: a `while IFS= read -r` over lines of
 /// `t<encoded text>` (one `input text`), `k<keycode>` (one `input
 /// keyevent`), ended by a `.` line; it prints `__rc=<status>`.
@@ -649,14 +744,20 @@ fn run_line_loop(shared: &Shared, stdin: &mut Stdin<'_>) -> shell::Output {
         if line == "." {
             break;
         }
-        let mut device = Shared::lock(&shared.device);
-        let out = if let Some(text) = line.strip_prefix('t') {
-            device.input(InputSource::Stdin, &["text".into(), text.into()])
-        } else if let Some(code) = line.strip_prefix('k') {
-            device.input(InputSource::Stdin, &["keyevent".into(), code.into()])
-        } else {
-            shell::Output::fail(1, Vec::new())
+        let started = Instant::now();
+        let (out, cost) = {
+            let mut device = Shared::lock(&shared.device);
+            let out = if let Some(text) = line.strip_prefix('t') {
+                device.input(InputSource::Stdin, &["text".into(), text.into()])
+            } else if let Some(code) = line.strip_prefix('k') {
+                device.input(InputSource::Stdin, &["keyevent".into(), code.into()])
+            } else {
+                shell::Output::fail(1, Vec::new())
+            };
+            let cost = device.profile.latency.cost(crate::latency::Cost::Input);
+            (out, cost)
         };
+        wait_until(started + cost);
         if out.status != 0 {
             status = out.status;
             break;

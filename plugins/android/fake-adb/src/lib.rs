@@ -16,10 +16,14 @@
 
 mod app;
 mod device;
+pub mod latency;
 pub mod packet;
 pub mod server;
 mod shell;
 
-pub use app::{AppState, Device, DeviceProfile, Field, InputCall, InputSource, Screen};
+pub use app::{
+    AppState, Device, DeviceProfile, Field, InputCall, InputSource, Screen, Touchscreen,
+};
+pub use latency::{LATENCY_ENV, Latency};
 pub use device::{Availability, FakeAdbDevice, FakeConfig, ServiceCall};
 pub use server::{AdbServer, adb_available};

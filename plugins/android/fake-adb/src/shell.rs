@@ -19,6 +19,8 @@ pub(crate) struct Output {
     /// Both streams in the order commands wrote them, as a terminal or a
     /// raw `exec:` stream delivers them (filled by [`run`]).
     pub(crate) merged: Vec<u8>,
+    /// How long the device took (the latency model's; zero when instant).
+    pub(crate) cost: std::time::Duration,
 }
 
 impl Output {
@@ -45,8 +47,9 @@ impl Output {
 pub(crate) trait Programs {
     /// Runs one simple command.
     fn run(&mut self, argv: &[String], stdin: &[u8]) -> Output;
-    /// Writes a file (`> path`).
-    fn write_file(&mut self, path: &str, data: &[u8]);
+    /// Writes a file (`> path`); the error is what the shell says after
+    /// `can't create PATH: ` (e.g. `Permission denied`).
+    fn write_file(&mut self, path: &str, data: &[u8]) -> Result<(), String>;
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -364,18 +367,27 @@ fn run_simple(programs: &mut dyn Programs, env: &mut Env, cmd: &Simple, stdin: &
         let o = std::mem::take(&mut out.stdout);
         out.stderr.extend(o);
     }
+    let refused = |path: &str, why: String, out: &mut Output| {
+        out.stderr
+            .extend_from_slice(format!("/system/bin/sh: can't create {path}: {why}\n").as_bytes());
+        out.status = 1;
+    };
     if let Some(target) = &cmd.stdout_to {
         let path = env.expand(target);
         let data = std::mem::take(&mut out.stdout);
-        if path != "/dev/null" {
-            programs.write_file(&path, &data);
+        if path != "/dev/null"
+            && let Err(why) = programs.write_file(&path, &data)
+        {
+            refused(&path, why, &mut out);
         }
     }
     if let Some(target) = &cmd.stderr_to {
         let path = env.expand(target);
         let data = std::mem::take(&mut out.stderr);
-        if path != "/dev/null" {
-            programs.write_file(&path, &data);
+        if path != "/dev/null"
+            && let Err(why) = programs.write_file(&path, &data)
+        {
+            refused(&path, why, &mut out);
         }
     }
     out
@@ -407,6 +419,7 @@ pub(crate) fn run(programs: &mut dyn Programs, line: &str, stdin: &[u8]) -> Outp
         let last = pipeline.len().saturating_sub(1);
         for (i, cmd) in pipeline.iter().enumerate() {
             let out = run_simple(programs, &mut env, cmd, &input);
+            total.cost += out.cost;
             total.stderr.extend_from_slice(&out.stderr);
             total.merged.extend_from_slice(&out.stderr);
             env.status = out.status;
@@ -442,8 +455,9 @@ mod tests {
                 _ => Output::fail(127, format!("{}: not found\n", argv[0])),
             }
         }
-        fn write_file(&mut self, path: &str, data: &[u8]) {
+        fn write_file(&mut self, path: &str, data: &[u8]) -> Result<(), String> {
             self.files.insert(path.into(), data.to_vec());
+            Ok(())
         }
     }
 
