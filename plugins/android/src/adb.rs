@@ -684,7 +684,11 @@ pub(crate) struct ShellSession {
 impl ShellSession {
     /// Opens `exec:sh` on `serial` through the server at `addr`, within
     /// `budget`.
-    pub(crate) fn open(addr: SocketAddrV4, serial: &str, budget: Duration) -> Result<Self, AdbError> {
+    pub(crate) fn open(
+        addr: SocketAddrV4,
+        serial: &str,
+        budget: Duration,
+    ) -> Result<Self, AdbError> {
         let budget = budget.max(Duration::from_millis(10));
         let io_err = |e: io::Error| match e.kind() {
             io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => AdbError::Deadline,

@@ -406,13 +406,16 @@ impl AndroidDriver {
                         let handle = s.spawn(|| observe::focus(&self.adb, ctx, serial));
                         let png = shot(ctx);
                         let focus = handle.join().unwrap_or_else(|_| {
-                            Err(crate::adb::AdbError::Protocol("the focus thread panicked".into()))
+                            Err(crate::adb::AdbError::Protocol(
+                                "the focus thread panicked".into(),
+                            ))
                         });
                         (png, focus)
                     });
                     let png = png?;
                     let focus = focus.map_err(|e| e.into_driver(device))?;
-                    let ui = if (png.mode, png.frame) == last.frame && focus == last.snapshot.focus {
+                    let ui = if (png.mode, png.frame) == last.frame && focus == last.snapshot.focus
+                    {
                         reused_ms = Some(last.at.elapsed().as_millis() as u64);
                         last.snapshot.clone()
                     } else {
@@ -638,7 +641,13 @@ impl AndroidDriver {
                 "input swipe",
             ),
             touch::Gesture::Swipe { from, to, ms } => (
-                actions::swipe_command(from.0, from.1, to.0, to.1, u32::try_from(ms).unwrap_or(u32::MAX)),
+                actions::swipe_command(
+                    from.0,
+                    from.1,
+                    to.0,
+                    to.1,
+                    u32::try_from(ms).unwrap_or(u32::MAX),
+                ),
                 "input swipe",
             ),
         };

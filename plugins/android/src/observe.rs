@@ -389,7 +389,11 @@ pub(crate) fn dump_settled(
                 if attempt >= DUMP_ATTEMPTS || !room {
                     return Err((ObserveError::NotIdle(message), attempt));
                 }
-                tracing::debug!(serial, attempt, "uiautomator: {message}; trying again once the screen is still");
+                tracing::debug!(
+                    serial,
+                    attempt,
+                    "uiautomator: {message}; trying again once the screen is still"
+                );
                 if let Err(e) = wait_still(adb, ctx, serial, still) {
                     return Err((ObserveError::Adb(e), attempt));
                 }

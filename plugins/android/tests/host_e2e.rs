@@ -1,5 +1,8 @@
 //! The Android plugin end to end through the real host binary, with the
-//! real adb server and a fake device.
+//! real adb server and a fake device: once with the fake answering at once,
+//! once at a phone's pace (the fake's phone-like latency model at a
+//! quarter of its times, a touchscreen the driver writes touch events to,
+//! screens that animate after a tap).
 
 mod support;
 
@@ -7,6 +10,7 @@ use devicerail_client::methods::{
     DeviceConnect, DeviceObserve, DeviceSelect, DevicesList, SessionEnd, SessionExport,
     SessionStart,
 };
+use devicerail_host_android_fake_adb::{DeviceProfile, FakeConfig, Latency, Touchscreen};
 use devicerail_host_testing::build_workspace_plugin;
 use devicerail_host_testing::client::{HostClient, error_code, wire};
 use serde_json::{Value, json};
@@ -17,10 +21,32 @@ fn by_id(id: &str) -> Value {
 
 #[test]
 fn a_login_through_the_host_and_a_vanishing_device() {
+    login(DeviceProfile {
+        latency: Latency::Instant,
+        ..DeviceProfile::default()
+    });
+}
+
+#[test]
+fn the_same_login_at_a_phones_pace() {
+    login(DeviceProfile {
+        latency: Latency::phone_like().scaled(0.25),
+        touchscreen: Some(Touchscreen::standard()),
+        ..DeviceProfile::default()
+    });
+}
+
+fn login(profile: DeviceProfile) {
     let Some(server) = support::server() else {
         return;
     };
-    let (fake, serial) = support::online(&server);
+    let (fake, serial) = support::attach(
+        &server,
+        FakeConfig {
+            profile,
+            ..FakeConfig::default()
+        },
+    );
     let lib = build_workspace_plugin("devicerail-host-plugin-android", "android");
     let spec = server.socket_spec();
     let host = HostClient::start(

@@ -121,7 +121,10 @@ fn gestures_are_touch_events_on_one_persistent_shell() {
         .map(|a| a.parse().expect("a number"))
         .collect();
     assert_eq!(inputs[0].args[0], "tap");
-    assert!(tap[0].abs_diff(x) <= 1 && tap[1].abs_diff(y) <= 1, "{tap:?} vs ({x}, {y})");
+    assert!(
+        tap[0].abs_diff(x) <= 1 && tap[1].abs_diff(y) <= 1,
+        "{tap:?} vs ({x}, {y})"
+    );
     assert_eq!(
         fake.state().focus,
         Some(devicerail_host_android_fake_adb::Field::Username),
@@ -140,7 +143,11 @@ fn gestures_are_touch_events_on_one_persistent_shell() {
     fake.reappear();
     let _ = server.connect(fake.port());
     server
-        .wait_for_state(&device.to_string(), "device", std::time::Duration::from_secs(15))
+        .wait_for_state(
+            &device.to_string(),
+            "device",
+            std::time::Duration::from_secs(15),
+        )
         .expect("back online");
     plugin
         .execute(&ctx(), &device, &call("tap", json!({ "x": x, "y": y })))
@@ -163,7 +170,10 @@ fn without_a_writable_touchscreen_gestures_use_input() {
     }
     let lines = fake.command_lines();
     let writes = lines.iter().filter(|l| l.contains("printf")).count();
-    let inputs = lines.iter().filter(|l| l.starts_with("input tap 10 20")).count();
+    let inputs = lines
+        .iter()
+        .filter(|l| l.starts_with("input tap 10 20"))
+        .count();
     assert_eq!((writes, inputs), (0, 2), "{lines:?}");
     assert!(
         fake.inputs()
@@ -171,7 +181,11 @@ fn without_a_writable_touchscreen_gestures_use_input() {
             .all(|i| i.source == InputSource::CommandLine)
     );
     // `inputMethod = "input"` never looks for a touchscreen.
-    let (fake, plugin, device) = rig(&server, touchscreen(true), json!({ "inputMethod": "input" }));
+    let (fake, plugin, device) = rig(
+        &server,
+        touchscreen(true),
+        json!({ "inputMethod": "input" }),
+    );
     plugin
         .execute(&ctx(), &device, &call("tap", json!({ "x": 10, "y": 20 })))
         .expect("tap");
@@ -272,7 +286,11 @@ fn at_a_phones_pace_a_dump_waits_for_the_animation_to_end() {
     assert!(settled.ui_tree.is_some());
     let lines = fake.command_lines();
     assert!(
-        lines.iter().filter(|l| l.contains("uiautomator dump")).count() >= 2,
+        lines
+            .iter()
+            .filter(|l| l.contains("uiautomator dump"))
+            .count()
+            >= 2,
         "the first dump met the animation: {lines:?}"
     );
     assert!(

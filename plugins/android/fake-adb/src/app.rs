@@ -777,7 +777,8 @@ impl Device {
     /// has time.
     fn animate(&mut self) {
         if !self.profile.latency.is_instant() {
-            self.state.animating_until = Some(Instant::now() + self.profile.latency.scale(TRANSITION));
+            self.state.animating_until =
+                Some(Instant::now() + self.profile.latency.scale(TRANSITION));
         }
     }
 
@@ -1106,7 +1107,11 @@ impl Device {
     /// and applies each finished contact: a tap where it lifted near where
     /// it went down, else a swipe.
     fn touch_events(&mut self, ts: &Touchscreen, data: &[u8]) {
-        let size = if self.profile.cpu_abi.contains("64") { 24 } else { 16 };
+        let size = if self.profile.cpu_abi.contains("64") {
+            24
+        } else {
+            16
+        };
         let mut d = std::mem::take(&mut self.touch);
         d.pending.extend_from_slice(data);
         let bytes = std::mem::take(&mut d.pending);
@@ -1212,7 +1217,10 @@ impl Device {
                     .and_then(|a| a.parse::<f64>().ok())
                     .filter(|s| s.is_finite() && *s >= 0.0)
                     .unwrap_or(0.0);
-                return self.profile.latency.scale(Duration::from_secs_f64(secs.min(60.0)));
+                return self
+                    .profile
+                    .latency
+                    .scale(Duration::from_secs_f64(secs.min(60.0)));
             }
             _ => Cost::Native,
         };
@@ -1324,7 +1332,6 @@ impl Device {
             ),
         }
     }
-
 }
 
 impl Programs for Device {

@@ -132,7 +132,8 @@ impl Latency {
 
     /// Whether time passes at all.
     pub fn is_instant(&self) -> bool {
-        matches!(self, Self::Instant) || matches!(self, Self::PhoneLike { scale, .. } if *scale == 0.0)
+        matches!(self, Self::Instant)
+            || matches!(self, Self::PhoneLike { scale, .. } if *scale == 0.0)
     }
 
     /// `d` scaled by the model (zero for the instant model).

@@ -24,6 +24,6 @@ mod shell;
 pub use app::{
     AppState, Device, DeviceProfile, Field, InputCall, InputSource, Screen, Touchscreen,
 };
-pub use latency::{LATENCY_ENV, Latency};
 pub use device::{Availability, FakeAdbDevice, FakeConfig, ServiceCall};
+pub use latency::{LATENCY_ENV, Latency};
 pub use server::{AdbServer, adb_available};
