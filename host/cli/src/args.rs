@@ -60,6 +60,10 @@ pub(crate) enum Command {
     },
     /// List every device of every installed plugin, with its platform, state and lease.
     Devices(DevicesArgs),
+    /// Time every screenshot, UI tree and input method of one device's driver on that
+    /// device (p50/p95) and mark the faster; `--save` keeps them in the configuration file
+    /// for the driver to use. Exits 1 when nothing could be measured.
+    Bench(BenchArgs),
     /// Check the environment: configuration, directories, plugins and each driver's own checks.
     /// Exits 0 when nothing failed, 1 when a check failed, 2 on a usage error.
     Doctor(DoctorArgs),
@@ -233,6 +237,41 @@ pub(crate) struct DevicesArgs {
     /// Print the devices as one JSON document.
     #[arg(long)]
     pub(crate) json: bool,
+}
+
+/// `bench`.
+#[derive(Args)]
+pub(crate) struct BenchArgs {
+    #[command(flatten)]
+    pub(crate) dirs: DirArgs,
+    /// The device (its id, as `devicerail devices` lists it).
+    pub(crate) device: String,
+    /// Samples per method, after one warm-up.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(2..=1000))]
+    pub(crate) samples: u16,
+    /// Also time taps, at X,Y in screenshot pixels: pick a point where a tap does no harm
+    /// on the screen the device shows.
+    #[arg(long, value_name = "X,Y", value_parser = parse_point)]
+    pub(crate) tap: Option<(u32, u32)>,
+    /// Write the faster methods to the configuration file as this device's settings.
+    #[arg(long)]
+    pub(crate) save: bool,
+    /// Print the results as one JSON document.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+/// A `--tap` value that is not two pixel coordinates.
+#[derive(Debug, thiserror::Error)]
+#[error("{0:?} is not X,Y in pixels (e.g. 540,80)")]
+pub(crate) struct BadPoint(String);
+
+/// `X,Y` as two pixel coordinates.
+fn parse_point(s: &str) -> Result<(u32, u32), BadPoint> {
+    let n = |v: &str| v.trim().parse::<u32>().ok();
+    s.split_once(',')
+        .and_then(|(x, y)| Some((n(x)?, n(y)?)))
+        .ok_or_else(|| BadPoint(s.to_owned()))
 }
 
 /// `report`.

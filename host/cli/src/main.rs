@@ -41,6 +41,7 @@ fn main() -> ExitCode {
         Command::Plugins { command } => commands::plugins::run(command, line),
         Command::Config { command } => commands::config::run(command, line),
         Command::Devices(a) => commands::devices::run(a, line),
+        Command::Bench(a) => commands::bench::run(a, line),
         Command::Doctor(a) => commands::doctor::run(a, line),
         Command::Completions { shell } => commands::completions::run(shell),
         Command::Man => commands::completions::man(),

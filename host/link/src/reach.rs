@@ -6,6 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
+use devicerail_client::protocol::HelloParams;
 use devicerail_client::{ClientOptions, ControlTransportKind, DeviceRailClient, default_hello};
 use devicerail_host_config::Config;
 use devicerail_host_core::in_process::InProcessHost;
@@ -90,6 +91,23 @@ impl Reach {
         attach(read, write, name).await
     }
 
+    /// [`Reach::client`] offering every feature but those named in
+    /// `without` (e.g. to observe without UI snapshots).
+    pub async fn client_without(
+        &self,
+        intro: &Intro,
+        name: &str,
+        without: &[&str],
+    ) -> Result<DeviceRailClient, LinkError> {
+        let (read, write) = self.stream(intro).await?.into_split();
+        let mut hello = hello(name);
+        hello
+            .features
+            .optional
+            .retain(|f| !without.contains(&f.as_str()));
+        attach_with(read, write, hello).await
+    }
+
     /// Stops an in-process host (a shared host keeps running).
     pub async fn shutdown(&self) {
         if let Reach::Local(h) = self {
@@ -106,9 +124,28 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
+    attach_with(read, write, hello(name)).await
+}
+
+/// The hello of client `name` (this build's version), every feature
+/// offered.
+fn hello(name: &str) -> HelloParams {
     let mut hello = default_hello();
     hello.client.name = name.into();
     hello.client.version = env!("CARGO_PKG_VERSION").into();
+    hello
+}
+
+/// [`attach`] with a caller's hello.
+async fn attach_with<R, W>(
+    read: R,
+    write: W,
+    hello: HelloParams,
+) -> Result<DeviceRailClient, LinkError>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
     DeviceRailClient::attach(
         read,
         write,

@@ -41,7 +41,11 @@ pub(crate) const SETTINGS: &[&str] = &[
     "commandTimeoutMs",
     "inputMethod",
     "uiTreeReuseMs",
+    "devices",
 ];
+
+/// Every key of one `devices` entry.
+const DEVICE_SETTINGS: &[&str] = &["serial", "screenshotMode", "inputMethod"];
 
 /// How taps, long presses and swipes reach the device.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -127,6 +131,40 @@ pub struct Config {
     /// screen (same frame, same focused window, no Action since);
     /// `ZERO`: always dump.
     pub ui_tree_reuse: Duration,
+    /// Per-device choices (`devices`, e.g. what `devicerail bench --save`
+    /// measured), which win over `screenshotMode` and `inputMethod`.
+    pub devices: Vec<DeviceTuning>,
+}
+
+/// One entry of `devices`: methods chosen for one serial.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeviceTuning {
+    /// The device's adb serial.
+    pub serial: String,
+    /// Its screenshot method, if chosen.
+    pub screenshot: Option<ScreenshotPreference>,
+    /// Its input method, if chosen.
+    pub input: Option<InputMethod>,
+}
+
+impl Config {
+    /// The screenshot method `serial` uses.
+    pub fn screenshot_for(&self, serial: &str) -> ScreenshotPreference {
+        self.tuning(serial)
+            .and_then(|t| t.screenshot)
+            .unwrap_or(self.screenshot)
+    }
+
+    /// The input method `serial` uses.
+    pub fn input_for(&self, serial: &str) -> InputMethod {
+        self.tuning(serial)
+            .and_then(|t| t.input)
+            .unwrap_or(self.input)
+    }
+
+    fn tuning(&self, serial: &str) -> Option<&DeviceTuning> {
+        self.devices.iter().find(|t| t.serial == serial)
+    }
 }
 
 /// The longest `uiTreeReuseMs` by default.
@@ -142,6 +180,7 @@ impl Default for Config {
             command_timeout: DEFAULT_COMMAND_TIMEOUT,
             input: InputMethod::Auto,
             ui_tree_reuse: DEFAULT_UI_TREE_REUSE,
+            devices: Vec::new(),
         }
     }
 }
@@ -228,27 +267,55 @@ impl Config {
         {
             c.adb_path = path;
         }
-        let modes = [
-            ("auto", ScreenshotPreference::Auto),
-            ("raw", ScreenshotPreference::Fixed(ScreenshotMode::Raw)),
-            ("png", ScreenshotPreference::Fixed(ScreenshotMode::Png)),
-        ];
         let screenshot = read.get("screenshotMode").env(env::SCREENSHOT);
-        c.screenshot = screenshot.one_of(&modes)?.unwrap_or(c.screenshot);
+        c.screenshot = screenshot.one_of(&MODES)?.unwrap_or(c.screenshot);
         let timeout = read.get("commandTimeoutMs").env(env::COMMAND_TIMEOUT_MS);
         c.command_timeout = timeout.millis(1..=3_600_000)?.unwrap_or(c.command_timeout);
-        let methods = [
-            ("auto", InputMethod::Auto),
-            ("touch", InputMethod::Touch),
-            ("input", InputMethod::Input),
-        ];
         let input = read.get("inputMethod").env(env::INPUT_METHOD);
-        c.input = input.one_of(&methods)?.unwrap_or(c.input);
+        c.input = input.one_of(&METHODS)?.unwrap_or(c.input);
         let reuse = read.get("uiTreeReuseMs").env(env::UI_TREE_REUSE_MS);
         c.ui_tree_reuse = reuse.millis(0..=600_000)?.unwrap_or(c.ui_tree_reuse);
+        for table in read.tables("devices")?.unwrap_or_default() {
+            let entry = table.reader();
+            entry.deny_unknown(DEVICE_SETTINGS)?;
+            let serial = entry
+                .get("serial")
+                .string()?
+                .filter(|s| !s.trim().is_empty())
+                .ok_or_else(|| {
+                    ConfigError::refused(entry.origin_of("serial"), "every entry names a serial")
+                })?;
+            if c.tuning(&serial).is_some() {
+                return Err(ConfigError::refused(
+                    entry.origin_of("serial"),
+                    format!("{serial:?} has an entry already"),
+                ));
+            }
+            let screenshot = entry.get("screenshotMode").one_of(&MODES)?;
+            let input = entry.get("inputMethod").one_of(&METHODS)?;
+            c.devices.push(DeviceTuning {
+                serial,
+                screenshot,
+                input,
+            });
+        }
         Ok(c)
     }
 }
+
+/// `screenshotMode`'s values.
+const MODES: [(&str, ScreenshotPreference); 3] = [
+    ("auto", ScreenshotPreference::Auto),
+    ("raw", ScreenshotPreference::Fixed(ScreenshotMode::Raw)),
+    ("png", ScreenshotPreference::Fixed(ScreenshotMode::Png)),
+];
+
+/// `inputMethod`'s values.
+const METHODS: [(&str, InputMethod); 3] = [
+    ("auto", InputMethod::Auto),
+    ("touch", InputMethod::Touch),
+    ("input", InputMethod::Input),
+];
 
 #[cfg(test)]
 mod tests {
@@ -318,5 +385,38 @@ mod tests {
         assert!(e.is_err());
         let e = Config::from_sources(&map(json!({ "commandTimeoutMs": 0 })), |_| None);
         assert!(e.is_err());
+    }
+
+    #[test]
+    fn per_device_choices_win_for_their_serial_only() {
+        let c = Config::from_sources(
+            &map(json!({
+                "screenshotMode": "png",
+                "devices": [
+                    { "serial": "emulator-5554", "screenshotMode": "raw", "inputMethod": "touch" },
+                    { "serial": "R58M", "inputMethod": "input" },
+                ],
+            })),
+            |k| (k == env::INPUT_METHOD).then(|| "auto".to_owned()),
+        )
+        .expect("valid");
+        let raw = ScreenshotPreference::Fixed(ScreenshotMode::Raw);
+        let png = ScreenshotPreference::Fixed(ScreenshotMode::Png);
+        assert_eq!(c.screenshot_for("emulator-5554"), raw);
+        assert_eq!(c.input_for("emulator-5554"), InputMethod::Touch);
+        assert_eq!(c.screenshot_for("R58M"), png);
+        assert_eq!(c.input_for("R58M"), InputMethod::Input);
+        assert_eq!(c.screenshot_for("other"), png);
+        assert_eq!(c.input_for("other"), InputMethod::Auto);
+        for bad in [
+            json!({ "devices": [{ "screenshotMode": "raw" }] }),
+            json!({ "devices": [{ "serial": "a" }, { "serial": "a" }] }),
+            json!({ "devices": [{ "serial": "a", "inputMethod": "mouse" }] }),
+            json!({ "devices": [{ "serial": "a", "speed": 1 }] }),
+            json!({ "devices": { "serial": "a" } }),
+        ] {
+            let e = Config::from_sources(&map(bad.clone()), |_| None).expect_err("refused");
+            assert!(e.to_string().contains("devices"), "{bad}: {e}");
+        }
     }
 }

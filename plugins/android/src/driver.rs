@@ -210,7 +210,10 @@ impl AndroidDriver {
                 connection: e.connection,
                 display: e.display,
                 rotation: e.rotation,
-                screenshot: choose_screenshot(self.adb.config().screenshot, e.shot_cost),
+                screenshot: choose_screenshot(
+                    self.adb.config().screenshot_for(device.as_str()),
+                    e.shot_cost,
+                ),
                 shell_v2: e.shell_v2,
                 dump_gate: e.dump_gate.clone(),
                 input: e.input.clone(),
@@ -621,7 +624,7 @@ impl AndroidDriver {
         device: &DeviceId,
         g: touch::Gesture,
     ) -> DriverResult<&'static str> {
-        let method = self.adb.config().input;
+        let method = self.adb.config().input_for(device.as_str());
         let session = self.session(device)?;
         if method != InputMethod::Input {
             if session.rotation % 4 == 0 {

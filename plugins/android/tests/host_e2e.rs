@@ -110,3 +110,122 @@ fn login(profile: DeviceProfile) {
         "the secret reached the host's logs"
     );
 }
+
+/// `devicerail bench` on a device at a phone's pace (the fake's model at a
+/// fifth of its times): every method timed through the real binary, the
+/// faster marked, `--save` writing the device's own entry, which a host
+/// then uses over the plugin-wide setting; a second save refused.
+#[test]
+fn bench_measures_every_method_and_saves_the_faster_for_the_driver() {
+    let Some(server) = support::server() else {
+        return;
+    };
+    let (fake, serial) = support::attach(
+        &server,
+        FakeConfig {
+            profile: DeviceProfile {
+                latency: Latency::phone_like().scaled(0.2),
+                touchscreen: Some(Touchscreen::standard()),
+                ..DeviceProfile::default()
+            },
+            ..FakeConfig::default()
+        },
+    );
+    let lib = build_workspace_plugin("devicerail-host-plugin-android", "android");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let plugins = dir.path().join("plugins");
+    std::fs::create_dir_all(&plugins).expect("mkdir");
+    std::fs::copy(&lib, plugins.join(lib.file_name().expect("name"))).expect("copy");
+    // The plugin-wide method is `input`; the bench finds touch events
+    // faster on this device and saves that for it alone.
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, "[plugins.android]\ninputMethod = \"input\"\n").expect("config");
+    let spec = server.socket_spec();
+    let bench = |extra: &[&str]| {
+        let out = std::process::Command::new(devicerail_host_testing::host_process::host_binary())
+            .arg("--config")
+            .arg(&config)
+            .args(["bench", &serial, "--samples", "3", "--tap", "10,20"])
+            .arg("--plugins-dir")
+            .arg(&plugins)
+            .arg("--data-dir")
+            .arg(dir.path().join("data"))
+            .args(extra)
+            .env("ADB_SERVER_SOCKET", &spec)
+            .env("DEVICERAIL_ANDROID_START_SERVER", "false")
+            .env("XDG_RUNTIME_DIR", dir.path())
+            .output()
+            .expect("devicerail bench runs");
+        (
+            out.status,
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (status, stdout, stderr) = bench(&["--save"]);
+    assert!(status.success(), "{stdout}\n{stderr}");
+    println!("{stdout}");
+    for row in [
+        "screenshot (screencap (raw, encoded here))",
+        "screenshot (screencap -p)",
+        "UI tree (uiautomator dump)",
+        "observe (screenshot + UI tree) (both at once)",
+        "observe, unchanged screen (the last tree, checked)",
+        "tap (input tap)",
+        "tap (touch events)",
+    ] {
+        let line = stdout
+            .lines()
+            .find(|l| l.starts_with(row))
+            .unwrap_or_else(|| panic!("no row {row:?}:\n{stdout}"));
+        assert!(!line.contains("failed"), "{line}\n{stderr}");
+    }
+    assert_eq!(stdout.matches("* faster").count(), 2, "{stdout}");
+    let touch = stdout
+        .lines()
+        .find(|l| l.starts_with("tap (touch events)"))
+        .unwrap_or_default();
+    assert!(touch.ends_with("* faster"), "{stdout}");
+    let text = std::fs::read_to_string(&config).expect("config");
+    assert!(text.starts_with("[plugins.android]\ninputMethod = \"input\"\n"));
+    let doc: toml::Table = toml::from_str(&text).expect("still valid TOML");
+    let entry = &doc["plugins"]["android"]["devices"][0];
+    assert_eq!(entry["serial"].as_str(), Some(serial.as_str()), "{text}");
+    assert_eq!(entry["inputMethod"].as_str(), Some("touch"), "{text}");
+    assert!(
+        matches!(entry["screenshotMode"].as_str(), Some("raw" | "png")),
+        "{text}"
+    );
+    // Nothing the bench did is in the data directory a host would use.
+    assert!(!dir.path().join("data").join("events.sqlite3").exists());
+
+    // A host on that configuration taps this device with touch events,
+    // though the plugin-wide method says `input`.
+    let before = fake.inputs().len();
+    let config_text = config.display().to_string();
+    let host = HostClient::start(
+        &[lib],
+        &[
+            ("ADB_SERVER_SOCKET", &spec),
+            ("DEVICERAIL_ANDROID_START_SERVER", "false"),
+            ("DEVICERAIL_CONFIG", &config_text),
+        ],
+    );
+    host.ok::<DeviceSelect>(json!({ "deviceId": serial }));
+    host.ok0::<DeviceConnect>();
+    host.ok0::<SessionStart>();
+    wire(host.execute("tap", json!({ "x": 10, "y": 20 })));
+    let tapped = &fake.inputs()[before..];
+    assert_eq!(tapped.len(), 1, "{tapped:?}");
+    assert_eq!(
+        tapped[0].source,
+        devicerail_host_android_fake_adb::InputSource::TouchEvents
+    );
+    drop(host);
+
+    // A second save for the same device is refused; the file is unchanged.
+    let (status, stdout, stderr) = bench(&["--save"]);
+    assert!(!status.success(), "{stdout}");
+    assert!(stderr.contains("already has"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&config).expect("config"), text);
+}

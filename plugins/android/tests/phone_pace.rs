@@ -191,6 +191,25 @@ fn without_a_writable_touchscreen_gestures_use_input() {
         .expect("tap");
     assert!(!fake.command_lines().iter().any(|l| l.contains("getevent")));
     assert_eq!(fake.inputs()[0].source, InputSource::CommandLine);
+    // A choice for one serial (what `devicerail bench --save` writes) wins
+    // over the plugin-wide method, for that device only.
+    let (fake, serial) = support::attach(
+        &server,
+        FakeConfig {
+            profile: touchscreen(true),
+            ..FakeConfig::default()
+        },
+    );
+    let plugin = support::plugin_with(
+        &server,
+        json!({ "inputMethod": "touch", "devices": [{ "serial": serial, "inputMethod": "input" }] }),
+    );
+    let device = DeviceId::new(serial);
+    plugin.connect(&ctx(), &device).expect("connects");
+    plugin
+        .execute(&ctx(), &device, &call("tap", json!({ "x": 10, "y": 20 })))
+        .expect("tap");
+    assert_eq!(fake.inputs()[0].source, InputSource::CommandLine);
     // `inputMethod = "touch"` without a touchscreen fails the Action.
     let (_fake, plugin, device) = rig(
         &server,

@@ -13,6 +13,7 @@ use devicerail_host_config::{ConfigError, paths};
 use devicerail_host_engine::plugin_dir;
 
 pub(crate) mod attach;
+pub(crate) mod bench;
 pub(crate) mod completions;
 pub(crate) mod config;
 pub(crate) mod conformance;
