@@ -3,6 +3,8 @@
 
 mod support;
 
+use support::client::Launch as _;
+
 use serde_json::{Value, json};
 use support::client::{ClientHost, action, hello, hello_with, ready};
 use support::{Options, TestHost, error_code};

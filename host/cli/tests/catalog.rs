@@ -7,6 +7,8 @@
 
 mod support;
 
+use support::client::Launch as _;
+
 use devicerail_client::methods::{
     DeviceCapabilities, DeviceConnect, DeviceExecute, DeviceObserve, DeviceSelect, DevicesList,
     EventsClear, EventsList, MediaStreamCapture, MediaStreamEnd, MediaStreamStart, SessionCurrent,

@@ -7,6 +7,8 @@
 
 mod support;
 
+use support::client::Launch as _;
+
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

@@ -6,6 +6,8 @@
 
 mod support;
 
+use support::client::Launch as _;
+
 use std::time::{Duration, Instant};
 
 use devicerail_client::CallOptions;

@@ -4,6 +4,8 @@
 
 mod support;
 
+use support::client::Launch as _;
+
 use std::time::Duration;
 
 use devicerail_client::CallOptions;

@@ -6,6 +6,8 @@
 
 mod support;
 
+use support::client::Launch as _;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 

@@ -9,6 +9,8 @@
 
 mod support;
 
+use support::client::Launch as _;
+
 use std::io::Write;
 use std::time::{Duration, Instant};
 

@@ -14,6 +14,8 @@
 
 mod support;
 
+use support::client::Launch as _;
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

@@ -7,6 +7,8 @@
 
 mod support;
 
+use support::client::Launch as _;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;

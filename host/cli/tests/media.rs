@@ -3,6 +3,8 @@
 
 mod support;
 
+use support::client::Launch as _;
+
 use devicerail_client::CallOptions;
 use devicerail_client::protocol::RequestTimeoutMs;
 use serde_json::{Value, json};

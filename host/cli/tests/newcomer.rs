@@ -6,6 +6,8 @@
 
 mod support;
 
+use support::client::Launch as _;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};

@@ -12,6 +12,8 @@
 
 mod support;
 
+use support::client::Launch as _;
+
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 

@@ -23,6 +23,8 @@
 
 mod support;
 
+use support::client::Launch as _;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

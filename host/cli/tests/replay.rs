@@ -8,6 +8,8 @@
 
 mod support;
 
+use support::client::LaunchBlocking as _;
+
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -46,7 +48,7 @@ fn text(o: &Output) -> String {
 }
 
 fn tap(h: &BlockingHost, x: u32, y: u32) -> Value {
-    h.ok(
+    h.ok_json(
         "device.execute",
         Some(action("tap", json!({ "x": x, "y": y }))),
     )
@@ -56,24 +58,24 @@ fn tap(h: &BlockingHost, x: u32, y: u32) -> Value {
 /// protected Action, then signs out; returns the Session id.
 fn record_sign_in(h: &BlockingHost) -> String {
     let session = h.ready_session();
-    h.ok("device.observe", None);
+    h.ok_json("device.observe", None);
     tap(h, 360, 328); // username
-    h.ok(
+    h.ok_json(
         "device.execute",
         Some(action("inputText", json!({ "text": "alice" }))),
     );
     tap(h, 360, 468); // password
-    h.ok(
+    h.ok_json(
         "device.execute",
         Some(action("inputSecret", json!({ "text": SECRET }))),
     );
     tap(h, 360, 630); // Sign in
     // Sign out appears 300 ms after the home screen.
     std::thread::sleep(std::time::Duration::from_millis(600));
-    h.ok("device.observe", None);
+    h.ok_json("device.observe", None);
     let out = tap(h, 360, 1050); // Sign out
     assert_eq!(out["output"]["hit"], "sign-out", "{out}");
-    h.ok("session.end", None);
+    h.ok_json("session.end", None);
     session
 }
 
@@ -109,11 +111,11 @@ impl Recorded {
 }
 
 fn recorded(record: fn(&BlockingHost) -> String) -> Recorded {
-    let mut h = BlockingHost::start(Options::default());
+    let mut h = BlockingHost::serve(Options::default());
     let tmp = h.keep_root().expect("root");
     let session = record(&h);
     let root = h.root().to_path_buf();
-    assert!(h.finish().success());
+    assert!(h.finish_owned().success());
     Recorded {
         root,
         _tmp: tmp,
@@ -279,8 +281,8 @@ impl Shared {
         let c = BlockingHost::attach(&self.socket, "e2e-replay");
         let id = c.ready_session();
         steps(&c);
-        c.ok("session.end", None);
-        c.finish();
+        c.ok_json("session.end", None);
+        c.finish_owned();
         id
     }
 
@@ -322,16 +324,16 @@ fn a_tap_on_a_button_that_moved_is_healed_and_a_gone_one_diverges() {
     let host = Shared::start();
     // Recorded: Save pressed where it was (y 300-400).
     let recorded = host.session(|c| {
-        c.ok(
+        c.ok_json(
             "device.execute",
             Some(action("launchApp", json!({ "appId": "changes" }))),
         );
-        c.ok("device.observe", None);
+        c.ok_json("device.observe", None);
         assert_eq!(tap(c, 360, 350)["output"]["hit"], "save");
     });
     // Then a banner pushes Save down to y 420-520.
     host.session(|c| {
-        c.ok(
+        c.ok_json(
             "device.execute",
             Some(action("launchApp", json!({ "appId": "changes" }))),
         );

@@ -6,6 +6,8 @@
 
 mod support;
 
+use support::client::LaunchBlocking as _;
+
 use std::io::Read;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -39,10 +41,10 @@ fn text(o: &Output) -> String {
 /// is left active.
 fn record(h: &mut BlockingHost) -> String {
     let session = h.ready_session();
-    let obs = h.ok("device.observe", None);
+    let obs = h.ok_json("device.observe", None);
     assert!(obs["uiSnapshot"].is_object(), "{obs}");
     // A semantic Action (resolved element on its before screenshot).
-    let tap = h.ok(
+    let tap = h.ok_json(
         "device.execute",
         Some(action(
             "tapElement",
@@ -53,7 +55,7 @@ fn record(h: &mut BlockingHost) -> String {
         tap["output"]["element"]["stableNodeId"].is_string(),
         "{tap}"
     );
-    h.ok(
+    h.ok_json(
         "device.execute",
         Some(action(
             "setElementValue",
@@ -61,22 +63,22 @@ fn record(h: &mut BlockingHost) -> String {
         )),
     );
     // A failed Action.
-    let failed = h.call("device.execute", Some(action("failAction", json!({}))));
+    let failed = h.answer("device.execute", Some(action("failAction", json!({}))));
     assert!(failed.get("error").is_some(), "{failed}");
     // A protected Action with a secret.
-    h.ok(
+    h.ok_json(
         "device.execute",
         Some(action(
             "tapElement",
             json!({ "target": { "kind": "selector", "selector": { "identifier": "password" } } }),
         )),
     );
-    h.ok(
+    h.ok_json(
         "device.execute",
         Some(action("inputSecret", json!({ "text": SECRET }))),
     );
-    let last = h.ok("device.observe", None);
-    h.ok(
+    let last = h.ok_json("device.observe", None);
+    h.ok_json(
         "verdict.record",
         Some(json!({ "verdict": { "status": "fail", "summary": "sign-in failed: <b>not</b> markup", "evidence": [last["screenshot"]] } })),
     );
@@ -84,7 +86,7 @@ fn record(h: &mut BlockingHost) -> String {
 }
 
 fn end(h: &mut BlockingHost) {
-    h.ok(
+    h.ok_json(
         "session.end",
         Some(json!({ "outcome": "failed", "reason": "failAction failed" })),
     );
@@ -153,7 +155,7 @@ fn validate_fails(path: &Path, reason: &str) {
 
 #[test]
 fn report_and_bundle_round_trip_and_tampering_is_caught() {
-    let mut h = BlockingHost::start(Options {
+    let mut h = BlockingHost::serve(Options {
         faults: true,
         ..Options::default()
     });
@@ -233,7 +235,7 @@ fn report_and_bundle_round_trip_and_tampering_is_caught() {
     );
 
     // The events are exactly as stored: compare with session.export.
-    let export = h.ok("session.export", Some(json!({ "sessionId": session })));
+    let export = h.ok_json("session.export", Some(json!({ "sessionId": session })));
     let entries = tar_entries(&bundle);
     let names: Vec<&str> = entries.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(names[..2], ["manifest.json", "events.ndjson"]);
@@ -352,7 +354,7 @@ fn report_and_bundle_round_trip_and_tampering_is_caught() {
     // After the host stopped: the same report, and nothing written to the
     // data directory.
     let _root = h.keep_root();
-    assert!(h.finish().success());
+    assert!(h.finish_owned().success());
     let listing = |dir: &str| -> Vec<(String, u64)> {
         let mut v: Vec<(String, u64)> = std::fs::read_dir(dir)
             .expect("data dir")
@@ -625,7 +627,7 @@ fn near(a: f64, b: f64, what: &str) {
 
 #[test]
 fn the_report_works_in_headless_chromium() {
-    let mut h = BlockingHost::start(Options {
+    let mut h = BlockingHost::serve(Options {
         faults: true,
         ..Options::default()
     });
@@ -643,7 +645,7 @@ fn the_report_works_in_headless_chromium() {
         &bundle.display().to_string(),
     ]);
     assert!(o.status.success(), "{}", text(&o));
-    h.finish();
+    h.finish_owned();
     // The report is made from the bundle, on "another machine".
     let html = out.path().join("report.html");
     let o = devicerail(&[
@@ -878,14 +880,14 @@ fn the_report_works_in_headless_chromium() {
 #[test]
 #[ignore = "records 5,000 events (about two minutes); run with --ignored"]
 fn a_large_session_stays_usable() {
-    let h = BlockingHost::start(Options {
+    let h = BlockingHost::serve(Options {
         faults: true,
         ..Options::default()
     });
     let session = h.ready_session();
     let started = std::time::Instant::now();
     for i in 0..1000 {
-        let r = h.call(
+        let r = h.answer(
             "device.execute",
             Some(action(
                 "setElementValue",
@@ -895,10 +897,10 @@ fn a_large_session_stays_usable() {
         assert!(r.get("error").is_none(), "{r}");
     }
     for _ in 0..1500 {
-        let r = h.call("device.execute", Some(action("failAction", json!({}))));
+        let r = h.answer("device.execute", Some(action("failAction", json!({}))));
         assert!(r.get("error").is_some(), "{r}");
     }
-    h.ok("session.end", Some(json!({})));
+    h.ok_json("session.end", Some(json!({})));
     let record_ms = started.elapsed().as_millis();
     let dd = data_dir(&h);
     let out = tempfile::tempdir().expect("tempdir");
@@ -932,7 +934,7 @@ fn a_large_session_stays_usable() {
     let o = devicerail(&["bundle", "validate", &bundle.display().to_string()]);
     let validate_ms = t.elapsed().as_millis();
     assert!(o.status.success(), "{}", text(&o));
-    h.finish();
+    h.finish_owned();
     let data = devicerail_host_report::bundle::open(&bundle).expect("bundle");
     let events = data.events.len();
     let pngs = data

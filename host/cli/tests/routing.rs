@@ -8,6 +8,8 @@
 
 mod support;
 
+use support::client::Launch as _;
+
 use devicerail_client::methods::{
     DeviceConnect, DeviceDisconnect, DeviceExecute, DeviceSelect, DevicesList, EventsList,
     SessionEnd, SessionStart, SystemDescribe,

@@ -7,6 +7,8 @@
 
 mod support;
 
+use support::client::Launch as _;
+
 use devicerail_client::CallOptions;
 use serde_json::{Value, json};
 use support::client::{ClientHost, action, hello, ready};

@@ -6,6 +6,9 @@
 
 mod support;
 
+use support::client::Launch as _;
+use support::client::LaunchBlocking as _;
+
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::UnixStream;
@@ -422,8 +425,8 @@ fn a_stale_socket_is_replaced_and_a_live_one_is_never_stolen() {
         stderr.contains("already listening"),
         "second host said: {stderr}"
     );
-    assert!(client.ok("devices.list", None)["devices"].is_array());
-    assert!(client.finish().success());
+    assert!(client.ok_json("devices.list", None)["devices"].is_array());
+    assert!(client.finish_owned().success());
 
     // A socket directory others can enter is refused.
     let open = root.path().join("open");
@@ -482,11 +485,11 @@ fn attach_spawn_starts_a_background_host() {
         .arg("--data-dir")
         .arg(root.path().join("data"));
     let client = BlockingHost::spawn_named(cmd.get_args(), "spawner");
-    assert!(client.ok("devices.list", None)["devices"][0]["id"] == "mock-1");
-    assert!(client.finish().success());
+    assert!(client.ok_json("devices.list", None)["devices"][0]["id"] == "mock-1");
+    assert!(client.finish_owned().success());
     // The host outlives the client that started it.
     let again = BlockingHost::attach(&socket, "later");
-    assert!(again.finish().success());
+    assert!(again.finish_owned().success());
     let pid: i32 = std::fs::read_to_string(root.path().join("data/host.lock"))
         .expect("lock")
         .trim()
@@ -574,7 +577,7 @@ print("REPLY" if data else "CLOSED")
         String::from_utf8_lossy(&out.stderr)
     );
     let me = BlockingHost::attach(&shared.socket, "owner");
-    assert!(me.finish().success());
+    assert!(me.finish_owned().success());
     let _ = &shared.host;
 }
 

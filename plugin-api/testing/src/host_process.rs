@@ -98,14 +98,7 @@ impl HostProcess {
         env: &[(&str, &str)],
         config: Option<&str>,
     ) -> Self {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
-        let plugins_dir = dir.path().join("plugins");
-        std::fs::create_dir_all(&plugins_dir).unwrap_or_else(|e| panic!("mkdir: {e}"));
-        for p in plugins {
-            let name = p.file_name().unwrap_or_default();
-            std::fs::copy(p, plugins_dir.join(name))
-                .unwrap_or_else(|e| panic!("copy {}: {e}", p.display()));
-        }
+        let (dir, plugins_dir) = crate::root_with_plugins(plugins);
         let mut cmd = Self::serve_command(&host_binary(), &plugins_dir, &dir.path().join("data"));
         if let Some(text) = config {
             let file = dir.path().join("config.toml");

@@ -7,7 +7,7 @@
 //!
 //! * [`build_workspace_plugin`], [`load_workspace_plugin`]: a workspace
 //!   plugin crate, built and loaded through the host's loader;
-//! * [`client::HostClient`]: the workspace's `devicerail serve` driven
+//! * [`client::ClientHost`] and [`client::HostClient`]: the workspace's `devicerail` driven
 //!   through the protocol authors' official Rust client (`devicerail-client`
 //!   from crates.io), for end-to-end tests;
 //! * [`host_process::HostProcess`]: the same binary over raw NDJSON pipes,
@@ -37,6 +37,21 @@ use serde_json::Value;
 /// An `ActionCall` of `name` with `arguments` and a fresh call id.
 pub fn call(name: &str, arguments: Value) -> ActionCall {
     ActionCall::new(CallId::new_v4(), name, arguments)
+}
+
+/// A fresh temporary root with copies of `plugins` in its `plugins/`
+/// directory (returned beside it); a host serving from it keeps its data
+/// in `data/`.
+pub fn root_with_plugins(plugins: &[PathBuf]) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+    let plugins_dir = dir.path().join("plugins");
+    std::fs::create_dir_all(&plugins_dir).unwrap_or_else(|e| panic!("mkdir: {e}"));
+    for p in plugins {
+        let name = p.file_name().unwrap_or_default();
+        std::fs::copy(p, plugins_dir.join(name))
+            .unwrap_or_else(|e| panic!("copy {}: {e}", p.display()));
+    }
+    (dir, plugins_dir)
 }
 
 /// The `target/<profile>` directory of the running test binary.

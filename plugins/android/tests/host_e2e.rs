@@ -132,10 +132,7 @@ fn bench_measures_every_method_and_saves_the_faster_for_the_driver() {
         },
     );
     let lib = build_workspace_plugin("devicerail-host-plugin-android", "android");
-    let dir = tempfile::tempdir().expect("tempdir");
-    let plugins = dir.path().join("plugins");
-    std::fs::create_dir_all(&plugins).expect("mkdir");
-    std::fs::copy(&lib, plugins.join(lib.file_name().expect("name"))).expect("copy");
+    let (dir, plugins) = devicerail_host_testing::root_with_plugins(std::slice::from_ref(&lib));
     // The plugin-wide method is `input`; the bench finds touch events
     // faster on this device and saves that for it alone.
     let config = dir.path().join("config.toml");

@@ -205,17 +205,20 @@ fn print_table(device: &str, plugin: &str, samples: usize, rows: &[Row]) {
 }
 
 /// Why a variant gave no samples.
-enum Sample {
+#[derive(Debug, thiserror::Error)]
+enum VariantError {
+    /// The configuration file's table of the plugin is refused.
+    #[error("the plugin's settings are refused: {0}")]
+    Settings(devicerail_host_config::FileError),
+    /// Its host did not start.
+    #[error("the host did not start: {0}")]
+    Start(#[from] devicerail_host_core::serve::ServeError),
     /// A call failed.
-    Link(LinkError),
+    #[error(transparent)]
+    Link(#[from] LinkError),
     /// The driver used another method than the variant's.
-    FellBack(String),
-}
-
-impl From<LinkError> for Sample {
-    fn from(e: LinkError) -> Self {
-        Self::Link(e)
-    }
+    #[error("the driver fell back to {got} (the {want} method failed on this device)")]
+    FellBack { want: &'static str, got: String },
 }
 
 /// What every variant shares.
@@ -232,7 +235,7 @@ impl Bench<'_> {
     async fn row(&self, v: &Variant, number: usize) -> Row {
         let (stats, error) = match self.measure(v, number).await {
             Ok(samples) => (Stats::of(samples), None),
-            Err(e) => (None, Some(e)),
+            Err(e) => (None, Some(e.to_string())),
         };
         Row {
             what: v.what,
@@ -246,7 +249,7 @@ impl Bench<'_> {
 
     /// The configuration of `v`'s host: the user's, over a scratch data
     /// directory, with `v`'s policy and plugin settings.
-    fn config_of(&self, v: &Variant, number: usize) -> Result<Config, String> {
+    fn config_of(&self, v: &Variant, number: usize) -> Result<Config, VariantError> {
         let mut c = self.config.clone();
         c.data_dir.value = self.scratch.join(format!("host-{number}"));
         c.screenshot_policy.value = v.policy;
@@ -254,7 +257,7 @@ impl Bench<'_> {
         let mut file = match c.parsed.take() {
             Some(f) => f,
             None => ConfigFile::parse(Path::new("devicerail-bench.toml"), "")
-                .map_err(|e| e.to_string())?,
+                .map_err(VariantError::Settings)?,
         };
         let table = file
             .plugins
@@ -275,16 +278,16 @@ impl Bench<'_> {
                 }
                 s.extend(v.settings.clone());
             }
-            Err(e) => return Err(format!("the plugin's settings are refused: {e}")),
+            Err(e) => return Err(VariantError::Settings(e.clone())),
         }
         c.parsed = Some(file);
         Ok(c)
     }
 
     /// `v`'s samples, or why there are none.
-    async fn measure(&self, v: &Variant, number: usize) -> Result<Vec<Duration>, String> {
+    async fn measure(&self, v: &Variant, number: usize) -> Result<Vec<Duration>, VariantError> {
         let config = self.config_of(v, number)?;
-        let host = Reach::Local(InProcessHost::start(&config).map_err(|e| e.to_string())?);
+        let host = Reach::Local(InProcessHost::start(&config)?);
         let intro = Intro::new("bench");
         let client = if v.ui_tree {
             host.client(&intro, "devicerail-bench").await
@@ -298,7 +301,7 @@ impl Bench<'_> {
                 client.close().await.ok();
                 r
             }
-            Err(e) => Err(e.to_string()),
+            Err(e) => Err(e.into()),
         };
         host.shutdown().await;
         out
@@ -308,18 +311,7 @@ impl Bench<'_> {
         &self,
         client: &DeviceRailClient,
         v: &Variant,
-    ) -> Result<Vec<Duration>, String> {
-        self.samples_of(client, v).await.map_err(|e| match e {
-            Sample::Link(e) => e.to_string(),
-            Sample::FellBack(m) => m,
-        })
-    }
-
-    async fn samples_of(
-        &self,
-        client: &DeviceRailClient,
-        v: &Variant,
-    ) -> Result<Vec<Duration>, Sample> {
+    ) -> Result<Vec<Duration>, VariantError> {
         link::call::<DeviceSelect>(
             client,
             json!({ "deviceId": self.device }),
@@ -338,10 +330,10 @@ impl Bench<'_> {
                     if let Some(want) = v.expect_source {
                         let got = obs["metadata"]["screenshotSource"].as_str();
                         if got != Some(want) {
-                            return Err(Sample::FellBack(format!(
-                                "the driver fell back to {} (the {want} method failed on this device)",
-                                got.unwrap_or("another method")
-                            )));
+                            return Err(VariantError::FellBack {
+                                want,
+                                got: got.unwrap_or("another method").to_owned(),
+                            });
                         }
                     }
                 }

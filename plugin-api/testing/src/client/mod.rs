@@ -1,8 +1,10 @@
-//! The workspace's `devicerail serve` driven through the protocol authors'
-//! official Rust client (`devicerail-client` from crates.io), for the
-//! drivers' end-to-end tests: typed calls, every server frame checked by
-//! the client, and blocking wrappers so a plain `#[test]` reads like a
-//! script.
+//! The workspace's `devicerail` driven through the protocol authors'
+//! official Rust client (`devicerail-client` from crates.io): the one
+//! harness of every end-to-end test that drives a host — the drivers'
+//! (`plugins/*/tests/host_e2e.rs`) and the host's own
+//! (`host/cli/tests`). [`ClientHost`] is the asynchronous harness;
+//! [`HostClient`] the same on a runtime of its own, with blocking calls,
+//! so a plain `#[test]` reads like a script:
 //!
 //! ```ignore
 //! let lib = devicerail_host_testing::build_workspace_plugin("devicerail-host-plugin-mock", "mock");
@@ -14,16 +16,18 @@
 //! Frames the client refuses to send (malformed lines, calls before hello)
 //! stay with [`crate::host_process::HostProcess`].
 
-use std::path::PathBuf;
+mod host;
+
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use devicerail_client::methods::{ControlMethod, DeviceExecute, NoParams};
 use devicerail_client::protocol::{ActionResult, HelloParams, RpcError};
-use devicerail_client::{
-    CallOptions, ClientError, ClientOptions, DeviceRailClient, SpawnConfig, default_hello,
-};
+use devicerail_client::{CallOptions, ClientError, ClientOptions, SpawnConfig, default_hello};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
+
+pub use host::{ClientHost, Pending, expect_error, ready, remote};
 
 use crate::host_process::host_binary;
 
@@ -32,21 +36,33 @@ pub const CALL_WAIT: Duration = Duration::from_secs(60);
 /// How much of the host's stderr is kept (the client keeps a tail).
 const STDERR_TAIL: usize = 4 * 1024 * 1024;
 
-/// A host spawned by the official client over a fresh plugins and data
-/// directory, with a runtime of its own.
+/// A [`ClientHost`] with a runtime of its own: each call blocks on it, so
+/// a test can mix calls with blocking work (other commands, its own
+/// runtimes).
 pub struct HostClient {
-    /// The connected client (already past hello).
-    pub client: DeviceRailClient,
     rt: tokio::runtime::Runtime,
-    _dir: tempfile::TempDir,
+    host: Option<ClientHost>,
 }
 
 /// The client's default hello (protocol 1.0–1.5, every feature optional)
 /// under the name `driver-e2e`.
 pub fn hello() -> HelloParams {
+    hello_named("driver-e2e")
+}
+
+/// The client's default hello under the name `name`.
+pub fn hello_named(name: &str) -> HelloParams {
     let mut h = default_hello();
-    h.client.name = "driver-e2e".into();
+    h.client.name = name.into();
     h
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| panic!("tokio runtime: {e}"))
 }
 
 impl HostClient {
@@ -63,14 +79,7 @@ impl HostClient {
         env: &[(&str, &str)],
         hello: HelloParams,
     ) -> Result<Self, ClientError> {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
-        let plugins_dir = dir.path().join("plugins");
-        std::fs::create_dir_all(&plugins_dir).unwrap_or_else(|e| panic!("mkdir: {e}"));
-        for p in plugins {
-            let name = p.file_name().unwrap_or_default();
-            std::fs::copy(p, plugins_dir.join(name))
-                .unwrap_or_else(|e| panic!("copy {}: {e}", p.display()));
-        }
+        let (dir, plugins_dir) = crate::root_with_plugins(plugins);
         let mut config = SpawnConfig::new(host_binary(), hello)
             .arg("serve")
             .arg("--plugins-dir")
@@ -88,21 +97,43 @@ impl HostClient {
             stderr_tail_bytes: STDERR_TAIL,
             ..ClientOptions::default()
         };
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .unwrap_or_else(|e| panic!("tokio runtime: {e}"));
-        let client = rt
-            .block_on(async {
-                tokio::time::timeout(CALL_WAIT, DeviceRailClient::spawn(config)).await
-            })
-            .unwrap_or_else(|_| panic!("the host did not answer hello within {CALL_WAIT:?}"))?;
+        let rt = runtime();
+        let root = dir.path().to_path_buf();
+        let host = rt.block_on(ClientHost::spawn(config, root, Some(dir)))?;
         Ok(Self {
-            client,
             rt,
-            _dir: dir,
+            host: Some(host),
         })
+    }
+
+    /// Runs `config` (the test owns the process: its exit status and whole
+    /// stderr are kept) serving from `root` (`tmp` kept alive with it).
+    pub fn owned(
+        config: SpawnConfig,
+        root: PathBuf,
+        tmp: Option<tempfile::TempDir>,
+    ) -> Result<Self, ClientError> {
+        let rt = runtime();
+        let host = rt.block_on(ClientHost::spawn_owned(config, root, tmp))?;
+        Ok(Self {
+            rt,
+            host: Some(host),
+        })
+    }
+
+    /// The asynchronous harness underneath.
+    pub fn host(&self) -> &ClientHost {
+        self.host.as_ref().expect("running")
+    }
+
+    /// The temporary root (plugins/ and data/ inside).
+    pub fn root(&self) -> &Path {
+        &self.host().root
+    }
+
+    /// Keeps the temporary root alive beyond this host.
+    pub fn keep_root(&mut self) -> Option<tempfile::TempDir> {
+        self.host.as_mut().expect("running").keep_root()
     }
 
     /// Calls `M` with typed params and options; panics past [`CALL_WAIT`].
@@ -111,17 +142,7 @@ impl HostClient {
         params: M::Params,
         options: CallOptions,
     ) -> Result<M::Result, ClientError> {
-        self.rt
-            .block_on(async {
-                tokio::time::timeout(CALL_WAIT, self.client.call::<M>(params, options)).await
-            })
-            .unwrap_or_else(|_| {
-                panic!(
-                    "{} did not answer within {CALL_WAIT:?}; host stderr:\n{}",
-                    M::DESCRIPTOR.name,
-                    self.stderr()
-                )
-            })
+        self.rt.block_on(self.host().typed::<M>(params, options))
     }
 
     /// Calls `M` with params given as JSON (decoded into the client's own
@@ -131,9 +152,7 @@ impl HostClient {
         M: ControlMethod,
         M::Params: DeserializeOwned,
     {
-        let params: M::Params = serde_json::from_value(params)
-            .unwrap_or_else(|e| panic!("params of {}: {e}", M::DESCRIPTOR.name));
-        self.call_with::<M>(params, CallOptions::default())
+        self.rt.block_on(self.host().call::<M>(params))
     }
 
     /// [`HostClient::call`] that must succeed.
@@ -152,6 +171,22 @@ impl HostClient {
     pub fn ok0<M: ControlMethod<Params = NoParams>>(&self) -> M::Result {
         let r = self.call_with::<M>(NoParams, CallOptions::default());
         self.expect_ok(M::DESCRIPTOR.name, r)
+    }
+
+    /// The wire-shaped response (`{"result": …}` or `{"error": …}`) of
+    /// calling `method` by name.
+    pub fn answer(&self, method: &str, params: Option<Value>) -> Value {
+        self.rt.block_on(self.host().answer(method, params))
+    }
+
+    /// The wire result of calling `method` by name, which must succeed.
+    pub fn ok_json(&self, method: &str, params: Option<Value>) -> Value {
+        self.rt.block_on(self.host().ok(method, params))
+    }
+
+    /// Connects the device and starts a Session; returns its id.
+    pub fn ready_session(&self) -> String {
+        self.rt.block_on(ready(self.host()))
     }
 
     /// `device.execute` of `name` with a fresh call id.
@@ -175,16 +210,24 @@ impl HostClient {
         })
     }
 
-    /// The host's stderr so far (the last 4 MiB).
+    /// The host's stderr so far (the last 4 MiB, or all of it for an
+    /// owned process).
     pub fn stderr(&self) -> String {
-        self.client.stderr_tail()
+        self.host().stderr_text()
     }
 
     /// Closes stdin and waits for the host: an error when it does not
     /// exit 0 promptly. Returns the host's stderr.
-    pub fn finish(self) -> Result<String, ClientError> {
-        self.rt.block_on(self.client.close())?;
-        Ok(self.client.stderr_tail())
+    pub fn finish(mut self) -> Result<String, ClientError> {
+        let host = self.host.take().expect("running");
+        self.rt.block_on(host.client.close())?;
+        Ok(host.stderr_text())
+    }
+
+    /// Closes the client and waits for an owned process to exit.
+    pub fn finish_owned(mut self) -> std::process::ExitStatus {
+        let host = self.host.take().expect("running");
+        self.rt.block_on(host.finish())
     }
 }
 
