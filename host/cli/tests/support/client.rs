@@ -6,11 +6,13 @@
 
 use std::path::{Path, PathBuf};
 
+// Each test binary uses its own part of these.
+use devicerail_client::protocol::HelloParams;
+use devicerail_client::{ClientError, SpawnConfig};
+#[allow(unused_imports)]
 pub(crate) use devicerail_host_testing::client::{
     CALL_WAIT as WAIT, ClientHost, HostClient as BlockingHost, action, expect_error, ready, remote,
 };
-use devicerail_client::protocol::HelloParams;
-use devicerail_client::{ClientError, SpawnConfig};
 
 use super::{Options, plugins_dir_with_mock};
 

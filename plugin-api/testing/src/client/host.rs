@@ -246,7 +246,12 @@ impl ClientHost {
     /// types, failing the connection on anything invalid) and returns the
     /// response shaped as on the wire: `{"result": …}` with the typed
     /// result serialized again, or `{"error": …}`.
-    pub async fn call_json(&self, method: &str, params: Option<Value>, options: CallOptions) -> Value {
+    pub async fn call_json(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        options: CallOptions,
+    ) -> Value {
         call_json(&self.client, method, params, options).await
     }
 
