@@ -38,6 +38,15 @@ pub(crate) struct PendingShot {
     task: tokio::task::JoinHandle<Result<Vec<u8>, CdpError>>,
 }
 
+impl PendingShot {
+    /// Waits (within `budget`) for the capture to end, and drops it.
+    pub(crate) async fn settle(mut self, budget: Duration) {
+        if !self.task.is_finished() {
+            let _ = tokio::time::timeout(budget, &mut self.task).await;
+        }
+    }
+}
+
 impl Drop for PendingShot {
     fn drop(&mut self) {
         self.task.abort();
@@ -319,6 +328,16 @@ impl Connection {
             at: Instant::now(),
             task,
         });
+    }
+
+    /// Waits for a screenshot still being taken after the last input, and
+    /// drops it: a new Action outdates it, and input Chromium receives
+    /// while it captures can miss a cross-process frame (the click lands
+    /// in the page instead of the frame under it).
+    pub(crate) async fn settle_pending_shot(&mut self, budget: Duration) {
+        if let Some(pending) = self.pending_shot.take() {
+            pending.settle(budget).await;
+        }
     }
 
     /// The screenshot started after the last input, when it is still
