@@ -7,6 +7,14 @@
 //! actionability checks, waiting, result shapes and execution metadata are
 //! handled here once. Canonical input schemas come from the protocol types.
 //!
+//! A backend that can search the live UI (a web page, beyond the bounds
+//! of one snapshot) answers [`UiBackend::live_query`] and
+//! [`UiBackend::live_node`]; the Actions then resolve against the partial
+//! tree it returns (the matches and their ancestors) instead of taking a
+//! whole snapshot first, and that partial tree is the observation they
+//! resolved against. Backends without it are searched through
+//! [`UiBackend::snapshot`].
+//!
 //! `tapElement` on a node that is shown and enabled but reported not
 //! hittable (a label inside a clickable row) activates its nearest
 //! hittable ancestor that contains it ([`tap_target`]); the result still
@@ -45,6 +53,24 @@ pub enum Mode {
     CoordinateFallback(devicerail_host_protocol::CoordinateFallbackReason),
 }
 
+/// What a search of the live UI found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LiveResult {
+    /// The UI state the search resolved against: a partial tree in the
+    /// current context holding the matches and their ancestors
+    /// (`ui_tree` must be set).
+    pub observation: DriverObservation,
+    /// Stable ids of the matches, at most the limit asked for, in
+    /// document order.
+    pub matches: Vec<String>,
+    /// How many nodes matched in all (may exceed `matches`).
+    pub total: usize,
+}
+
+/// Most matches a live search returns when resolving one target (enough
+/// to name candidates of an ambiguous selector).
+pub const LIVE_CANDIDATES: usize = 5;
+
 /// The platform operations semantic Actions need.
 pub trait UiBackend {
     /// The current UI state; `observation.ui_tree` must be set.
@@ -82,6 +108,28 @@ pub trait UiBackend {
     /// outside the viewport is still actionable (web documents).
     fn scrolls_into_view(&self) -> bool {
         false
+    }
+
+    /// Searches the whole live UI (not a bounded snapshot) for nodes
+    /// matching `selector`, `css` included; at most `limit` are returned.
+    /// `None`: the backend cannot (the Actions take a snapshot instead).
+    fn live_query(
+        &self,
+        ctx: &CallContext,
+        selector: &ElementSelector,
+        limit: usize,
+    ) -> DriverResult<Option<LiveResult>> {
+        let _ = (ctx, selector, limit);
+        Ok(None)
+    }
+
+    /// The node a reference names, read from the live UI with its
+    /// ancestors, in the current context (a reference into another
+    /// context or epoch then resolves as stale). `None`: the backend
+    /// cannot (the Actions take a snapshot instead).
+    fn live_node(&self, ctx: &CallContext, node: &UiNodeRef) -> DriverResult<Option<LiveResult>> {
+        let _ = (ctx, node);
+        Ok(None)
     }
 }
 
@@ -423,11 +471,123 @@ pub fn tap_target<'t>(
     Err(not_interactable(node, "not hittable"))
 }
 
+/// The nodes of a live search that match `selector` by the host's rules
+/// (the backend's own matching is re-checked), with the selector's
+/// context checked against the partial tree; and how many matched in all.
+fn live_matches<'t>(
+    selector: &ElementSelector,
+    live: &'t LiveResult,
+) -> DriverResult<(Vec<&'t UiNode>, usize)> {
+    let tree = tree_of(&live.observation)?;
+    // Checks the selector against the context (kind, id, css).
+    matches(selector, tree)?;
+    let found: Vec<&UiNode> = live
+        .matches
+        .iter()
+        .filter_map(|id| tree.nodes.iter().find(|n| n.stable_node_id.as_str() == id))
+        .filter(|n| selector.matches_node(n))
+        .collect();
+    let dropped = live.matches.len() - found.len();
+    Ok((found, live.total.saturating_sub(dropped)))
+}
+
+/// Exactly one node of a live search, or the typed error.
+fn live_one<'t>(selector: &ElementSelector, live: &'t LiveResult) -> DriverResult<&'t UiNode> {
+    let (found, total) = live_matches(selector, live)?;
+    match (found.as_slice(), total) {
+        ([one], 1) => Ok(one),
+        (_, 0) | ([], _) => Err(DriverError::new(
+            ErrorCode::ElementNotFound,
+            "no element matches the selector",
+        )
+        .with_details(json!({ "selector": selector }))),
+        (many, total) => Err(DriverError::new(
+            ErrorCode::ElementAmbiguous,
+            format!("{total} elements match the selector"),
+        )
+        .with_details(json!({
+            "selector": selector,
+            "count": total,
+            "candidates": many.iter().take(5).map(|n| n.stable_node_id.as_str()).collect::<Vec<_>>(),
+        }))),
+    }
+}
+
+/// The target searched in the live UI, when the backend can: the
+/// observation it resolved against and the node's stable id.
+fn live_target(
+    backend: &dyn UiBackend,
+    ctx: &CallContext,
+    target: &ElementTarget,
+) -> DriverResult<Option<(DriverObservation, String)>> {
+    let live = match target {
+        ElementTarget::Selector { selector } => {
+            if selector.is_empty() {
+                return Err(DriverError::new(
+                    ErrorCode::InvalidArguments,
+                    "the selector names no condition",
+                ));
+            }
+            backend.live_query(ctx, selector, LIVE_CANDIDATES)?
+        }
+        ElementTarget::Node { node } => backend.live_node(ctx, node)?,
+    };
+    let Some(live) = live else {
+        return Ok(None);
+    };
+    let id = match target {
+        ElementTarget::Selector { selector } => live_one(selector, &live)?.stable_node_id.clone(),
+        ElementTarget::Node { node } => resolve_ref(node, tree_of(&live.observation)?)?
+            .stable_node_id
+            .clone(),
+    };
+    Ok(Some((live.observation, id.as_str().to_owned())))
+}
+
+/// The observation a target resolves against and the node's stable id:
+/// from the live UI when the backend can search it, else from a snapshot.
+fn target_in(
+    backend: &dyn UiBackend,
+    ctx: &CallContext,
+    target: &ElementTarget,
+) -> DriverResult<(DriverObservation, String)> {
+    if let Some(found) = live_target(backend, ctx, target)? {
+        return Ok(found);
+    }
+    let obs = backend.snapshot(ctx)?;
+    let tree = tree_of(&obs)?;
+    let id = resolve_target(backend, ctx, target, tree)?
+        .stable_node_id
+        .as_str()
+        .to_owned();
+    Ok((obs, id))
+}
+
+fn node_in<'t>(tree: &'t UiTree, id: &str) -> DriverResult<&'t UiNode> {
+    tree.nodes
+        .iter()
+        .find(|n| n.stable_node_id.as_str() == id)
+        .ok_or_else(|| DriverError::failure("the resolved node is missing from its tree"))
+}
+
 fn find(
     backend: &dyn UiBackend,
     ctx: &CallContext,
     selector: &ElementSelector,
 ) -> DriverResult<ActionOutput> {
+    if selector.is_empty() {
+        return Err(DriverError::new(
+            ErrorCode::InvalidArguments,
+            "the selector names no condition",
+        ));
+    }
+    if let Some(live) = backend.live_query(ctx, selector, LIVE_CANDIDATES)? {
+        let node = live_one(selector, &live)?.clone();
+        let tree = tree_of(&live.observation)?;
+        let element = node_ref(ctx, tree, &node);
+        let exec = execution(tree, read_mode(tree));
+        return output(&FindElementResult { element }, Some(exec), live.observation);
+    }
     let obs = backend.snapshot(ctx)?;
     let tree = tree_of(&obs)?;
     let element = node_ref(
@@ -445,9 +605,9 @@ fn act(
     target: &ElementTarget,
     op: impl FnOnce(&UiNode) -> DriverResult<Mode>,
 ) -> DriverResult<(UiNodeRef, ActionExecution, DriverObservation)> {
-    let obs = backend.snapshot(ctx)?;
+    let (obs, id) = target_in(backend, ctx, target)?;
     let tree = tree_of(&obs)?;
-    let node = resolve_target(backend, ctx, target, tree)?;
+    let node = node_in(tree, &id)?;
     check_actionable(node, &obs.viewport, backend.scrolls_into_view())?;
     ctx.check()?;
     let mode = op(node)?;
@@ -460,9 +620,9 @@ fn tap(
     ctx: &CallContext,
     target: &ElementTarget,
 ) -> DriverResult<ActionOutput> {
-    let mut obs = backend.snapshot(ctx)?;
+    let (mut obs, id) = target_in(backend, ctx, target)?;
     let tree = tree_of(&obs)?;
-    let node = resolve_target(backend, ctx, target, tree)?;
+    let node = node_in(tree, &id)?;
     let via = tap_target(node, tree, &obs.viewport, backend.scrolls_into_view())?;
     ctx.check()?;
     let mode = match via {
@@ -525,10 +685,39 @@ fn wait(
         .deadline()
         .is_none()
         .then(|| Instant::now() + DEFAULT_WAIT);
+    if args.selector.is_empty() {
+        return Err(DriverError::new(
+            ErrorCode::InvalidArguments,
+            "the selector names no condition",
+        ));
+    }
     loop {
-        let obs = backend.snapshot(ctx)?;
+        let (obs, live) = match backend.live_query(ctx, &args.selector, LIVE_CANDIDATES)? {
+            Some(live) => (live.observation.clone(), Some(live)),
+            None => (backend.snapshot(ctx)?, None),
+        };
         let tree = tree_of(&obs)?;
-        let found = matching(backend, ctx, &args.selector, tree)?;
+        let found: Vec<&UiNode> = match &live {
+            Some(live) => {
+                let (found, total) = live_matches(&args.selector, live)?;
+                if total > found.len() {
+                    return Err(DriverError::new(
+                        ErrorCode::ElementAmbiguous,
+                        format!("{total} elements match the selector"),
+                    ));
+                }
+                // The same nodes, borrowed from `obs`.
+                found
+                    .iter()
+                    .filter_map(|n| {
+                        tree.nodes
+                            .iter()
+                            .find(|m| m.stable_node_id == n.stable_node_id)
+                    })
+                    .collect()
+            }
+            None => matching(backend, ctx, &args.selector, tree)?,
+        };
         let done = match (args.condition, found.as_slice()) {
             (WaitForElementCondition::Absent, []) => Some(None),
             (WaitForElementCondition::Absent, _) => None,

@@ -462,10 +462,12 @@ async fn look_after(
     fresh: &Arc<Seen>,
     limits: &Limits,
 ) -> Result<Screens, ToolError> {
+    // A complete tree only: a semantic Action's resolved observation may
+    // hold just the match and its ancestors (`uiTreeScope: "query"`).
     let with_tree = |r: &Option<Value>, which: &str| {
         r.as_ref()
             .map(|r| r[which].clone())
-            .filter(|o| o["uiSnapshot"].is_object())
+            .filter(devicerail_host_agent::log::has_tree)
     };
     let after0 = match with_tree(&ran.last, "after") {
         Some(a) => seen_of(state, client, a).await?,

@@ -27,7 +27,7 @@ use devicerail_host_plugin_api::protocol::DeviceId;
 use devicerail_host_plugin_api::{CallContext, Driver, ObserveRequest};
 use devicerail_plugin_browser::BrowserDriver;
 use devicerail_plugin_browser::cdp::{CdpClient, CdpSession};
-use devicerail_plugin_browser::config::{BrowserSpec, DriverConfig, Source};
+use devicerail_plugin_browser::config::{BrowserSpec, DriverConfig, Source, TreeSource};
 use devicerail_plugin_browser::launch::{self, LaunchOptions, Spawner};
 use serde_json::{Value, json};
 
@@ -131,6 +131,7 @@ fn bench(c: &mut Criterion) {
         height: HEIGHT,
         scale: 1.0,
         launch_timeout: Duration::from_secs(60),
+        tree_source: TreeSource::Auto,
     };
     let settings = json!({ "id": "browser-bench" });
     let driver = BrowserDriver::with_config(DriverConfig {

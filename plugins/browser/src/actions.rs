@@ -31,6 +31,8 @@ pub(crate) const URLS: UrlRules = UrlRules::new(8_192)
 pub(crate) const MAX_DELTA: u32 = 100_000;
 /// Longest key name `pressKey` advertises.
 const MAX_KEY_LEN: usize = 16;
+/// The search of the live page.
+pub(crate) const QUERY_ELEMENTS: &str = "queryElements";
 
 /// Parses arguments; a non-object (or missing) value is refused.
 fn args<T: serde::de::DeserializeOwned>(call: &ActionCall) -> DriverResult<T> {
@@ -89,7 +91,29 @@ pub fn definitions(width: u32, height: u32) -> Vec<ActionDefinition> {
         ),
     ];
     defs.extend(semantic::definitions());
+    defs.push(actions::definition(
+        QUERY_ELEMENTS,
+        "Search the live page, every frame and the nodes a bounded UI snapshot leaves out included, for the nodes matching a selector (or every node under `within`); answers up to `limit` of them with how many matched in all. The observation it resolved against holds them with their ancestors.",
+        query_elements_schema(),
+    ));
     defs
+}
+
+/// The input schema of `queryElements`, with an example: the schema
+/// requires no member, yet a call needs a selector or `within`, so the
+/// example is what a caller (and the conformance suite) sends.
+fn query_elements_schema() -> Value {
+    let mut schema = serde_json::to_value(schemars::schema_for!(
+        crate::web_semantic::QueryElementsArguments
+    ))
+    .unwrap_or(Value::Bool(true));
+    if let Value::Object(o) = &mut schema {
+        o.insert(
+            "examples".to_owned(),
+            json!([{ "selector": { "role": "button" } }]),
+        );
+    }
+    schema
 }
 
 /// Runs a non-semantic Action; `None` when `call` names none.
@@ -99,6 +123,7 @@ pub(crate) async fn execute(
     device: &DeviceId,
     call: &ActionCall,
 ) -> Option<DriverResult<ActionOutput>> {
+    conn.settle_pending_shot(budget(ctx)).await;
     let cdp = |e| from_cdp(ctx, device, e);
     let result = match call.name.as_str() {
         "navigate" => navigate(conn, ctx, device, call).await,
@@ -297,8 +322,11 @@ async fn input_text(
 }
 
 /// Whether typed text has somewhere to go: an editable element has focus
-/// in the page, in a same-origin frame, or in a cross-origin frame of the
-/// last observation (asked in that frame's own process).
+/// in the page or in a same-origin frame; or focus is in a cross-origin
+/// frame, where the frame that says it has focus decides. When none of
+/// the frames this driver knows says so (a frame not observed yet, or one
+/// whose process does not report focus), the text is sent anyway:
+/// Chromium delivers it to the focused frame, wherever the tap put focus.
 async fn focus_is_editable(conn: &Connection, page: &CdpSession) -> Result<bool, CdpError> {
     let state: String = page.evaluate(scripts::FOCUS_IS_EDITABLE).await?;
     if state != "frame" {
@@ -313,14 +341,15 @@ async fn focus_is_editable(conn: &Connection, page: &CdpSession) -> Result<bool,
         }
         .await;
         match asked {
-            Ok((true, state)) if state == "editable" => return Ok(true),
+            Ok((true, state)) if state != "frame" => return Ok(state == "editable"),
             Ok(_) => {}
             // The frame went away since it was observed.
             Err(CdpError::Protocol { .. }) => {}
             Err(e) => return Err(e),
         }
     }
-    Ok(false)
+    tracing::debug!("focus is in a frame no known session reports; typing into it");
+    Ok(true)
 }
 
 #[derive(Deserialize)]

@@ -14,6 +14,7 @@ pub(crate) const VIEWPORT_ENV: &str = "DEVICERAIL_BROWSER_VIEWPORT";
 pub(crate) const SCALE_ENV: &str = "DEVICERAIL_BROWSER_SCALE";
 pub(crate) const ARGS_ENV: &str = "DEVICERAIL_BROWSER_ARGS";
 pub(crate) const LAUNCH_TIMEOUT_ENV: &str = "DEVICERAIL_BROWSER_LAUNCH_TIMEOUT_MS";
+pub(crate) const TREE_SOURCE_ENV: &str = "DEVICERAIL_BROWSER_TREE_SOURCE";
 
 pub(crate) const DEFAULT_WIDTH: u32 = 1280;
 pub(crate) const DEFAULT_HEIGHT: u32 = 800;
@@ -43,6 +44,22 @@ pub enum Source {
     },
 }
 
+/// How the UI tree is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TreeSource {
+    /// One walk of each frame's document by the driver's in-page library
+    /// (an isolated world), falling back to the accessibility tree where
+    /// script cannot run (the default).
+    #[default]
+    Auto,
+    /// The in-page walk only: an observation fails where it cannot run.
+    Walk,
+    /// Chromium's accessibility tree (`Accessibility.getFullAXTree`)
+    /// joined with a DOM snapshot; selectors then resolve against the
+    /// bounded snapshot.
+    Ax,
+}
+
 /// One configured browser = one device.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BrowserSpec {
@@ -62,6 +79,8 @@ pub struct BrowserSpec {
     /// How long starting a launched browser may take at connect (the
     /// call's own deadline still applies when it is sooner).
     pub launch_timeout: Duration,
+    /// How the UI tree is read.
+    pub tree_source: TreeSource,
 }
 
 /// The whole configuration.
@@ -84,6 +103,7 @@ const BROWSER_KEYS: &[&str] = &[
     "deviceScaleFactor",
     "args",
     "launchTimeoutMs",
+    "treeSource",
 ];
 
 /// Whether `id` is a usable device id: 1-64 of `[a-z0-9-]`.
@@ -232,6 +252,15 @@ fn spec(read: &ConfigReader<'_>, single: bool, index: usize) -> Result<BrowserSp
         .env(LAUNCH_TIMEOUT_ENV)
         .millis(0..=u64::MAX)?
         .unwrap_or(DEFAULT_LAUNCH_TIMEOUT);
+    let tree_source = read
+        .get("treeSource")
+        .env(TREE_SOURCE_ENV)
+        .one_of(&[
+            ("auto", TreeSource::Auto),
+            ("walk", TreeSource::Walk),
+            ("ax", TreeSource::Ax),
+        ])?
+        .unwrap_or_default();
     Ok(BrowserSpec {
         id,
         name,
@@ -240,6 +269,7 @@ fn spec(read: &ConfigReader<'_>, single: bool, index: usize) -> Result<BrowserSp
         height,
         scale,
         launch_timeout,
+        tree_source,
     })
 }
 
@@ -262,6 +292,7 @@ mod tests {
         let b = &c.browsers[0];
         assert_eq!(b.id, "browser-chromium");
         assert_eq!((b.width, b.height, b.scale), (1280, 800, 1.0));
+        assert_eq!(b.tree_source, TreeSource::Auto);
         assert_eq!(
             b.source,
             Source::Launch {
@@ -323,6 +354,7 @@ mod tests {
             json!({ "endpoint": "ws://x", "binary": "/bin/chromium" }),
             json!({ "browsers": [{ "id": "a" }, { "id": "a" }] }),
             json!({ "browsers": [] }),
+            json!({ "treeSource": "dom" }),
         ] {
             assert!(
                 DriverConfig::from_sources(&settings(bad.clone()), |_| None).is_err(),

@@ -4,7 +4,7 @@
 //! the driver runs it on its own runtime.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use devicerail_host_plugin_api::protocol::{IdString, UiContextKind, UiContextRef, Viewport};
 use devicerail_host_plugin_api::{DriverObservation, UiTree};
@@ -13,18 +13,45 @@ use serde_json::{Value, json};
 use tokio::sync::broadcast::{self, error::RecvError};
 
 use crate::cdp::{CdpClient, CdpError, CdpEvent, CdpSession};
-use crate::config::BrowserSpec;
+use crate::config::{BrowserSpec, TreeSource};
 use crate::epoch::EpochTracker;
 use crate::frame_reader;
 use crate::frames::FrameRegistry;
 use crate::launch::LaunchedBrowser;
 use crate::scripts;
-use crate::ui_tree::{self, BuiltTree, FrameInput};
+use crate::ui_tree::{self, BuiltTree, DocumentIdentity, FrameInput};
+use crate::walker::{self, Ask, FrameWalk, OwnerCache, WalkState};
+use crate::world::Worlds;
 
 /// Time to open the WebSocket.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Pause between `document.readyState` polls.
 const LOAD_POLL: Duration = Duration::from_millis(20);
+/// How long a screenshot taken right after an input stands for the
+/// screen after it.
+const PENDING_SHOT_FRESH: Duration = Duration::from_secs(2);
+
+/// A screenshot started as soon as an input was acknowledged; the next
+/// observation asking for a screenshot takes it instead of another.
+pub(crate) struct PendingShot {
+    at: Instant,
+    task: tokio::task::JoinHandle<Result<Vec<u8>, CdpError>>,
+}
+
+impl PendingShot {
+    /// Waits (within `budget`) for the capture to end, and drops it.
+    pub(crate) async fn settle(mut self, budget: Duration) {
+        if !self.task.is_finished() {
+            let _ = tokio::time::timeout(budget, &mut self.task).await;
+        }
+    }
+}
+
+impl Drop for PendingShot {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
 
 /// A connected device.
 pub(crate) struct Connection {
@@ -43,12 +70,39 @@ pub(crate) struct Connection {
     /// The frames of the last observation and the sessions attached to
     /// out-of-process frames.
     pub(crate) frames: FrameRegistry,
+    /// The in-page library's worlds, per frame document.
+    pub(crate) worlds: Worlds,
+    /// `<iframe>` elements mapped to their frames.
+    pub(crate) owners: OwnerCache,
+    /// The screenshot taken right after the last input, if any.
+    pub(crate) pending_shot: Option<PendingShot>,
+}
+
+/// What a search of the live page found.
+pub(crate) struct Found {
+    /// The partial tree, as an observation in the current context.
+    pub(crate) observation: DriverObservation,
+    /// Stable ids of the matches returned, in document order.
+    pub(crate) matches: Vec<String>,
+    /// How many nodes matched in all.
+    pub(crate) total: usize,
+    /// The node searched under is no longer in its document.
+    pub(crate) within_missing: bool,
+}
+
+/// How a UI tree was read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ReadBy {
+    Walk,
+    Ax,
 }
 
 /// What one capture returned, before it becomes an observation.
 pub(crate) struct Captured {
     pub(crate) png: Option<Vec<u8>>,
     pub(crate) tree: Option<BuiltTree>,
+    /// How the tree was read.
+    pub(crate) read_by: Option<ReadBy>,
     pub(crate) url: String,
     pub(crate) title: String,
 }
@@ -109,6 +163,9 @@ impl Connection {
             product: version.product,
             epoch: EpochTracker::new(),
             frames: FrameRegistry::default(),
+            worlds: Worlds::default(),
+            owners: OwnerCache::default(),
+            pending_shot: None,
         })
     }
 
@@ -139,6 +196,167 @@ impl Connection {
         self.page.with_timeout(Some(budget))
     }
 
+    /// The UI tree read through the accessibility tree and DOM snapshot.
+    async fn ax_tree(
+        page: &CdpSession,
+        browser: &CdpSession,
+        registry: &mut FrameRegistry,
+        view: ui_tree::Viewport,
+    ) -> Result<BuiltTree, CdpError> {
+        // The two snapshots are taken concurrently; if a navigation
+        // slipped between them, take both again.
+        for _ in 0..3 {
+            let (ax, dom) = tokio::try_join!(page.full_ax_tree(), page.capture_dom_snapshot())?;
+            let ax_root = ax
+                .iter()
+                .find(|n| n.parent_id.is_none())
+                .and_then(|n| n.backend_dom_node_id);
+            let main_document = dom
+                .documents
+                .first()
+                .and_then(|d| d.nodes.backend_node_id.first())
+                .copied();
+            if ax_root.is_none() || ax_root != main_document {
+                continue;
+            }
+            let rect = (
+                0.0,
+                0.0,
+                f64::from(view.css_width),
+                f64::from(view.css_height),
+            );
+            let frames = frame_reader::read_page(page, browser, registry, ax, &dom, rect).await?;
+            let inputs: Vec<FrameInput<'_>> = frames
+                .iter()
+                .map(|f| FrameInput {
+                    key: f.entry.key,
+                    ax: &f.ax,
+                    facts: &f.facts,
+                    rect: f.rect,
+                    owner: f.entry.parent.zip(f.entry.owner.and_then(|o| match o {
+                        crate::frames::NodeKey::Backend(b) => Some(b),
+                        crate::frames::NodeKey::World(_) => None,
+                    })),
+                })
+                .collect();
+            return Ok(ui_tree::build_frames(&inputs, view));
+        }
+        Err(CdpError::Decode {
+            method: "Accessibility.getFullAXTree".into(),
+            reason: "the page kept changing documents while it was observed".into(),
+        })
+    }
+
+    /// The viewport trees are built for.
+    fn tree_viewport(&self) -> ui_tree::Viewport {
+        ui_tree::Viewport {
+            css_width: self.spec.width,
+            css_height: self.spec.height,
+            scale: self.spec.scale,
+        }
+    }
+
+    /// Whether the in-page library is used (searches of the live page
+    /// need it).
+    pub(crate) fn walks(&self) -> bool {
+        self.spec.tree_source != TreeSource::Ax
+    }
+
+    /// Walks the page's frames with the in-page library.
+    pub(crate) async fn walk(
+        &mut self,
+        budget: Duration,
+        ask: &Ask,
+    ) -> Result<Vec<FrameWalk>, CdpError> {
+        let page = self.page(budget);
+        let browser = self.browser.with_timeout(Some(budget));
+        let viewport = (
+            0.0,
+            0.0,
+            f64::from(self.spec.width),
+            f64::from(self.spec.height),
+        );
+        let mut state = WalkState {
+            worlds: &mut self.worlds,
+            registry: &mut self.frames,
+            owners: &mut self.owners,
+        };
+        walker::walk_page(&page, &browser, &self.target_id, &mut state, viewport, ask).await
+    }
+
+    /// The identity of the main document of a walk.
+    pub(crate) fn walked_identity(&self, frames: &[FrameWalk]) -> DocumentIdentity {
+        let main = frames.first();
+        DocumentIdentity {
+            frame_id: self.target_id.clone(),
+            document_node: main.map(|f| f.entry.document).unwrap_or_default(),
+            url: main.map(|f| f.doc.url.clone()).unwrap_or_default(),
+        }
+    }
+
+    /// The UI tree, walked where the configuration allows (falling back
+    /// to the accessibility tree when the walk cannot run in `auto`).
+    async fn tree(&mut self, budget: Duration) -> Result<(BuiltTree, ReadBy), CdpError> {
+        let view = self.tree_viewport();
+        if self.walks() {
+            match self.walk(budget, &Ask::Tree).await {
+                Ok(frames) => {
+                    let identity = self.walked_identity(&frames);
+                    let inputs: Vec<_> = frames.iter().map(FrameWalk::input).collect();
+                    return Ok((ui_tree::build_walked(&inputs, view, identity), ReadBy::Walk));
+                }
+                Err(e @ (CdpError::Protocol { .. } | CdpError::Decode { .. }))
+                    if self.spec.tree_source == TreeSource::Auto =>
+                {
+                    tracing::debug!("the page walk failed, reading the accessibility tree: {e}");
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        let page = self.page(budget);
+        let browser = self.browser.with_timeout(Some(budget));
+        let tree = Self::ax_tree(&page, &browser, &mut self.frames, view).await?;
+        Ok((tree, ReadBy::Ax))
+    }
+
+    /// Starts a screenshot now (right after an input was acknowledged);
+    /// the next observation asking for one takes it.
+    pub(crate) fn start_pending_shot(&mut self, budget: Duration) {
+        let page = self.page(budget);
+        let task = tokio::spawn(async move { page.capture_screenshot_png().await });
+        self.pending_shot = Some(PendingShot {
+            at: Instant::now(),
+            task,
+        });
+    }
+
+    /// Waits for a screenshot still being taken after the last input, and
+    /// drops it: a new Action outdates it, and input Chromium receives
+    /// while it captures can miss a cross-process frame (the click lands
+    /// in the page instead of the frame under it).
+    pub(crate) async fn settle_pending_shot(&mut self, budget: Duration) {
+        if let Some(pending) = self.pending_shot.take() {
+            pending.settle(budget).await;
+        }
+    }
+
+    /// The screenshot started after the last input, when it is still
+    /// fresh and was taken.
+    async fn take_pending_shot(&mut self) -> Option<Vec<u8>> {
+        let mut pending = self.pending_shot.take()?;
+        if pending.at.elapsed() > PENDING_SHOT_FRESH {
+            return None;
+        }
+        match (&mut pending.task).await {
+            Ok(Ok(png)) => Some(png),
+            Ok(Err(e)) => {
+                tracing::debug!("the screenshot after the input failed: {e}");
+                None
+            }
+            Err(_) => None,
+        }
+    }
+
     /// Screenshot and/or UI tree in one round of concurrent requests.
     pub(crate) async fn capture(
         &mut self,
@@ -146,82 +364,48 @@ impl Connection {
         screenshot: bool,
         ui_tree: bool,
     ) -> Result<Captured, CdpError> {
+        let ready = if screenshot {
+            self.take_pending_shot().await
+        } else {
+            self.pending_shot = None;
+            None
+        };
         let page = self.page(budget);
         let png = async {
-            if screenshot {
-                page.capture_screenshot_png().await.map(Some)
+            match ready {
+                Some(png) => Ok(Some(png)),
+                None if screenshot => page.capture_screenshot_png().await.map(Some),
+                None => Ok(None),
+            }
+        };
+        let location_page = page.clone();
+        let tree = async {
+            if ui_tree {
+                self.tree(budget).await.map(Some)
             } else {
                 Ok(None)
             }
-        };
-        let view = ui_tree::Viewport {
-            css_width: self.spec.width,
-            css_height: self.spec.height,
-            scale: self.spec.scale,
-        };
-        let browser = self.browser.with_timeout(Some(budget));
-        let registry = &mut self.frames;
-        let tree = async {
-            if !ui_tree {
-                return Ok(None);
-            }
-            // The two snapshots are taken concurrently; if a navigation
-            // slipped between them, take both again.
-            for _ in 0..3 {
-                let (ax, dom) = tokio::try_join!(page.full_ax_tree(), page.capture_dom_snapshot())?;
-                let ax_root = ax
-                    .iter()
-                    .find(|n| n.parent_id.is_none())
-                    .and_then(|n| n.backend_dom_node_id);
-                let main_document = dom
-                    .documents
-                    .first()
-                    .and_then(|d| d.nodes.backend_node_id.first())
-                    .copied();
-                if ax_root.is_none() || ax_root != main_document {
-                    continue;
-                }
-                let rect = (
-                    0.0,
-                    0.0,
-                    f64::from(view.css_width),
-                    f64::from(view.css_height),
-                );
-                let frames =
-                    frame_reader::read_page(&page, &browser, registry, ax, &dom, rect).await?;
-                let inputs: Vec<FrameInput<'_>> = frames
-                    .iter()
-                    .map(|f| FrameInput {
-                        key: f.entry.key,
-                        ax: &f.ax,
-                        facts: &f.facts,
-                        rect: f.rect,
-                        owner: f.entry.parent.zip(f.entry.owner),
-                    })
-                    .collect();
-                return Ok(Some(ui_tree::build_frames(&inputs, view)));
-            }
-            Err(CdpError::Decode {
-                method: "Accessibility.getFullAXTree".into(),
-                reason: "the page kept changing documents while it was observed".into(),
-            })
         };
         let location = async {
             if ui_tree {
                 Ok(None)
             } else {
-                page.evaluate::<Location>(scripts::LOCATION).await.map(Some)
+                location_page
+                    .evaluate::<Location>(scripts::LOCATION)
+                    .await
+                    .map(Some)
             }
         };
         let (png, tree, location) = tokio::try_join!(png, tree, location)?;
         let (url, title) = match (&tree, location) {
-            (Some(t), _) => (t.document.url.clone(), t.title.clone()),
+            (Some((t, _)), _) => (t.document.url.clone(), t.title.clone()),
             (None, Some(l)) => (l.url, l.title),
             (None, None) => (String::new(), String::new()),
         };
         Ok(Captured {
             png,
-            tree,
+            read_by: tree.as_ref().map(|(_, r)| *r),
+            tree: tree.map(|(t, _)| t),
             url,
             title,
         })
@@ -255,22 +439,25 @@ impl Connection {
         obs.metadata.insert("url".into(), json!(captured.url));
         obs.metadata.insert("title".into(), json!(captured.title));
         obs.png = captured.png;
+        if let Some(by) = captured.read_by {
+            let source = match by {
+                ReadBy::Walk => "walk",
+                ReadBy::Ax => "accessibility",
+            };
+            obs.metadata.insert("uiTreeSource".into(), json!(source));
+        }
         if let Some(tree) = captured.tree {
             if tree.truncated {
-                tracing::warn!(device = %self.spec.id, "UI tree cut to the protocol's size bounds");
+                tracing::debug!(device = %self.spec.id, "UI tree fitted to the protocol's size bounds");
                 obs.metadata.insert("uiTreeTruncated".into(), json!(true));
             }
-            let epoch = self.epoch.observe(&tree.document);
-            let context_id = if tree.document.frame_id.is_empty() {
-                self.target_id.clone()
-            } else {
-                tree.document.frame_id.clone()
-            };
-            let context = UiContextRef {
-                context_kind: UiContextKind::Web,
-                context_id: id_string(&context_id),
-                document_epoch: id_string(&epoch),
-            };
+            if let Some(omitted) = &tree.omitted {
+                obs.metadata.insert("uiTreeOmitted".into(), omitted.clone());
+            }
+            if let Some(idle) = &tree.idle {
+                obs.metadata.insert("idle".into(), idle.clone());
+            }
+            let (context, epoch) = self.context_of(&tree.document);
             obs.metadata.insert("documentEpoch".into(), json!(epoch));
             if self.frames.table().len() > 1 {
                 obs.metadata
@@ -285,6 +472,92 @@ impl Connection {
         Ok(obs)
     }
 
+    /// The UI context of a main document, and its epoch.
+    fn context_of(&mut self, document: &DocumentIdentity) -> (UiContextRef, String) {
+        let epoch = self.epoch.observe(document);
+        let context_id = if document.frame_id.is_empty() {
+            self.target_id.clone()
+        } else {
+            document.frame_id.clone()
+        };
+        (
+            UiContextRef {
+                context_kind: UiContextKind::Web,
+                context_id: id_string(&context_id),
+                document_epoch: id_string(&epoch),
+            },
+            epoch,
+        )
+    }
+
+    /// Searches the live page (every frame) and answers the partial tree
+    /// of what was found: the matches (at most `limit`, in document
+    /// order) with their ancestors, as an observation in the current
+    /// context.
+    pub(crate) async fn search(
+        &mut self,
+        budget: Duration,
+        ask: &Ask,
+        limit: usize,
+    ) -> Result<Found, CdpError> {
+        let frames = self.walk(budget, ask).await?;
+        let identity = self.walked_identity(&frames);
+        let inputs: Vec<_> = frames.iter().map(FrameWalk::input).collect();
+        let joined = ui_tree::walked::assemble(&inputs, self.spec.scale);
+        let wanted: std::collections::HashSet<String> = frames
+            .iter()
+            .flat_map(|f| {
+                f.doc
+                    .matches
+                    .iter()
+                    .map(|m| crate::frames::NodeAddress::world(f.entry.key, *m).stable_id())
+            })
+            .collect();
+        let nodes: Vec<_> = joined.into_iter().map(|(n, _)| n).collect();
+        let view = self.viewport();
+        let fitted = ui_tree::fill::fit(nodes, (f64::from(view.width), f64::from(view.height)));
+        let matches: Vec<String> = fitted
+            .nodes
+            .iter()
+            .filter(|n| wanted.contains(n.stable_node_id.as_str()))
+            .map(|n| n.stable_node_id.as_str().to_owned())
+            .take(limit)
+            .collect();
+        let total = frames.iter().map(|f| f.doc.total).sum();
+        let within_missing = frames.iter().any(|f| f.doc.within_missing);
+        let roots = fitted
+            .nodes
+            .iter()
+            .filter(|n| n.parent_stable_node_id.is_none())
+            .map(|n| n.stable_node_id.as_str().to_owned())
+            .collect();
+        let (context, epoch) = self.context_of(&identity);
+        let mut obs = DriverObservation::new(view);
+        let main = frames.first();
+        obs.metadata
+            .insert("url".into(), json!(main.map(|f| f.doc.url.as_str())));
+        obs.metadata
+            .insert("title".into(), json!(main.map(|f| f.doc.title.as_str())));
+        obs.metadata.insert("documentEpoch".into(), json!(epoch));
+        obs.metadata.insert("uiTreeSource".into(), json!("walk"));
+        // A partial tree: what a search found, with its ancestors.
+        obs.metadata.insert("uiTreeScope".into(), json!("query"));
+        if let Some(idle) = main.and_then(|f| f.doc.idle.clone()) {
+            obs.metadata.insert("idle".into(), idle);
+        }
+        obs.ui_tree = Some(UiTree {
+            context,
+            root_stable_node_ids: roots,
+            nodes: fitted.nodes,
+        });
+        Ok(Found {
+            observation: obs,
+            matches,
+            total,
+            within_missing,
+        })
+    }
+
     /// The frames of the last observation as observation metadata: per
     /// frame its key, the prefix of its stable node ids, its frame id,
     /// URL, parent key, `<iframe>` node and node count.
@@ -295,7 +568,7 @@ impl Connection {
             Some(
                 crate::frames::NodeAddress {
                     frame: parent.key,
-                    backend: f.owner?,
+                    node: f.owner?,
                 }
                 .stable_id(),
             )

@@ -2,7 +2,6 @@
 //! configured browser; each device's calls are serialized by its own lock,
 //! and all DevTools I/O runs on the driver's private tokio runtime.
 
-use std::cell::RefCell;
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
@@ -331,13 +330,15 @@ impl Driver for BrowserDriver {
         };
         // Never log arguments: protected Actions carry secrets.
         tracing::debug!(device = %id, action = %call.name, call_id = %call.id, "executing");
+        // A screenshot taken after an earlier input no longer shows the
+        // screen after this Action.
+        conn.pending_shot = None;
+        if call.name == actions::QUERY_ELEMENTS {
+            return WebBackend::new(conn, id, &self.runtime).query_elements(ctx, call);
+        }
         if semantic::is_semantic(&call.name) {
-            let backend = WebBackend {
-                conn: RefCell::new(conn),
-                device: id,
-                runtime: &self.runtime,
-            };
-            return semantic::execute(&backend, ctx, call)
+            return WebBackend::new(conn, id, &self.runtime)
+                .execute(ctx, call)
                 .unwrap_or_else(|| Err(DriverError::unknown_action(&call.name)));
         }
         self.block(ctx, async {

@@ -27,7 +27,7 @@ use serde_json::{Value, json};
 use crate::cdp::accessibility::AxNode;
 use crate::cdp::dom::DomSnapshot;
 use crate::cdp::{CdpError, CdpSession};
-use crate::frames::{FrameEntry, FrameRegistry, MAX_FRAME_DEPTH, MAX_FRAMES};
+use crate::frames::{FrameEntry, FrameRegistry, MAX_FRAME_DEPTH, MAX_FRAMES, NodeKey};
 use crate::scripts;
 use crate::ui_tree::facts::{self, CssRect, DocFacts};
 
@@ -81,15 +81,38 @@ pub(crate) fn session_for(page: &CdpSession, entry: &FrameEntry) -> CdpSession {
     }
 }
 
-/// Calls `function` on the node `backend` of `session`'s process (`None`:
-/// the node is gone).
-pub(crate) async fn call_on_backend<R: serde::de::DeserializeOwned>(
+/// The script object of a node of `session`'s process: by backend id,
+/// or by library id in the frame's world `world` (`None`: the node, or
+/// its document, is gone).
+pub(crate) async fn node_object(
     session: &CdpSession,
-    backend: i64,
+    world: Option<i64>,
+    node: NodeKey,
+) -> Result<Option<String>, CdpError> {
+    match node {
+        NodeKey::Backend(b) => session.resolve_backend_node(b).await,
+        NodeKey::World(id) => {
+            let Some(context) = world else {
+                return Ok(None);
+            };
+            match crate::world::node_object(session, context, id).await {
+                Err(e) if crate::world::context_gone(&e) => Ok(None),
+                r => r,
+            }
+        }
+    }
+}
+
+/// Calls `function` on a node of `session`'s process (see
+/// [`node_object`]; `None`: the node is gone).
+pub(crate) async fn call_on_node<R: serde::de::DeserializeOwned>(
+    session: &CdpSession,
+    world: Option<i64>,
+    node: NodeKey,
     function: &str,
     args: &[Value],
 ) -> Result<Option<R>, CdpError> {
-    let Some(object) = session.resolve_backend_node(backend).await? else {
+    let Some(object) = node_object(session, world, node).await? else {
         return Ok(None);
     };
     let r = session.call_function_on(&object, function, args).await;
@@ -179,8 +202,9 @@ async fn read_process(
             frame_id: f.frame_id.clone(),
             session: session_id.map(str::to_owned),
             parent: Some(p.parent_key),
-            owner: Some(p.owner),
+            owner: Some(NodeKey::Backend(p.owner)),
             document,
+            world: None,
             url: f.url.clone(),
             out_of_process: false,
         };
@@ -216,7 +240,10 @@ fn has_unread_iframes(frames: &[FrameRead]) -> bool {
             let parent = frames
                 .iter()
                 .find(|p| Some(p.entry.key) == f.entry.parent)?;
-            Some((parent.entry.session.as_deref(), f.entry.owner?))
+            match f.entry.owner? {
+                NodeKey::Backend(b) => Some((parent.entry.session.as_deref(), b)),
+                NodeKey::World(_) => None,
+            }
         })
         .collect();
     frames.iter().any(|f| {
@@ -248,6 +275,7 @@ pub(crate) async fn read_page(
         parent: None,
         owner: None,
         document: main_facts.backend.first().copied().unwrap_or_default(),
+        world: None,
         url: main_facts.url.clone(),
         out_of_process: false,
     };
@@ -323,8 +351,9 @@ pub(crate) async fn read_page(
                     frame_id: target.target_id.clone(),
                     session: Some(session_id.clone()),
                     parent: Some(parent_key),
-                    owner: Some(owner),
+                    owner: Some(NodeKey::Backend(owner)),
                     document,
+                    world: None,
                     url: sub_facts.url.clone(),
                     out_of_process: true,
                 };
@@ -363,8 +392,9 @@ async fn place(page: &CdpSession, frames: &mut Vec<FrameRead>) -> Result<(), Cdp
             return Ok(None);
         };
         let session = session_for(page, &parent.entry);
-        call_on_backend::<FramePoint>(
+        call_on_node::<FramePoint>(
             &session,
+            parent.entry.world,
             owner,
             scripts::FRAME_POINT,
             &[json!(0), json!(0), json!(false)],
@@ -434,8 +464,9 @@ pub(crate) async fn point_in_page(
             return Ok(Err(FramePathError::Gone));
         };
         let session = session_for(page, parent);
-        let Some(p) = call_on_backend::<FramePoint>(
+        let Some(p) = call_on_node::<FramePoint>(
             &session,
+            parent.world,
             owner,
             scripts::FRAME_POINT,
             &[json!(x), json!(y), json!(true)],

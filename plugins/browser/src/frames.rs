@@ -6,9 +6,11 @@
 //!   keeps its document in the same renderer process (a frame that
 //!   navigates gets a new key, so references to its old nodes go stale).
 //! * Stable node ids are frame-scoped: `n<backendDOMNodeId>` in the main
-//!   frame (as always), `f<key>.n<backendDOMNodeId>` in frame `key`
-//!   (backend node ids are unique per renderer process only, and
-//!   out-of-process frames run in processes of their own).
+//!   frame, `f<key>.n<backendDOMNodeId>` in frame `key` (backend node ids
+//!   are unique per renderer process only, and out-of-process frames run
+//!   in processes of their own) for trees read from the accessibility
+//!   tree; `w<id>` / `f<key>.w<id>` for trees walked by the in-page
+//!   library, whose ids are unique per document (its world).
 //! * Out-of-process (cross-site) frames are separate DevTools targets: the
 //!   driver attaches to each with a session of its own and keeps it while
 //!   the target exists.
@@ -21,11 +23,20 @@ pub(crate) const MAX_FRAMES: usize = 32;
 /// Deepest nesting of frames read.
 pub(crate) const MAX_FRAME_DEPTH: usize = 8;
 
-/// Where a node lives: its frame's key and its backend DOM node id there.
+/// How a node is named inside its frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum NodeKey {
+    /// Its backend DOM node id (unique per renderer process).
+    Backend(i64),
+    /// Its id in the in-page library's world of the frame's document.
+    World(u64),
+}
+
+/// Where a node lives: its frame's key and its name there.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) struct NodeAddress {
     pub(crate) frame: u32,
-    pub(crate) backend: i64,
+    pub(crate) node: NodeKey,
 }
 
 /// The prefix of stable node ids in frame `key` (`""` for the main frame).
@@ -38,9 +49,29 @@ pub(crate) fn id_prefix(key: u32) -> String {
 }
 
 impl NodeAddress {
-    /// The stable node id: `n42`, or `f3.n42` inside frame 3.
+    /// A node named by its backend id.
+    pub(crate) fn backend(frame: u32, backend: i64) -> Self {
+        Self {
+            frame,
+            node: NodeKey::Backend(backend),
+        }
+    }
+
+    /// A node named by its library id.
+    pub(crate) fn world(frame: u32, id: u64) -> Self {
+        Self {
+            frame,
+            node: NodeKey::World(id),
+        }
+    }
+
+    /// The stable node id: `n42` (`w42`), or `f3.n42` (`f3.w42`) inside
+    /// frame 3.
     pub(crate) fn stable_id(self) -> String {
-        format!("{}n{}", id_prefix(self.frame), self.backend)
+        match self.node {
+            NodeKey::Backend(b) => format!("{}n{b}", id_prefix(self.frame)),
+            NodeKey::World(w) => format!("{}w{w}", id_prefix(self.frame)),
+        }
     }
 
     /// The address a stable node id encodes, if it names a DOM node.
@@ -52,8 +83,12 @@ impl NodeAddress {
             }
             None => (0, stable_node_id),
         };
-        let backend = rest.strip_prefix('n')?.parse().ok()?;
-        Some(Self { frame, backend })
+        let node = match rest.as_bytes().first() {
+            Some(b'n') => NodeKey::Backend(rest[1..].parse().ok()?),
+            Some(b'w') => NodeKey::World(rest[1..].parse().ok()?),
+            _ => return None,
+        };
+        Some(Self { frame, node })
     }
 }
 
@@ -72,10 +107,15 @@ pub(crate) struct FrameEntry {
     pub(crate) session: Option<String>,
     /// The frame holding it (`None` for the main frame).
     pub(crate) parent: Option<u32>,
-    /// The backend node id of its `<iframe>` in the parent's process.
-    pub(crate) owner: Option<i64>,
-    /// The backend node id of its document.
+    /// Its `<iframe>` in the parent's document.
+    pub(crate) owner: Option<NodeKey>,
+    /// What identifies its document: the document node's backend id
+    /// (accessibility trees), or the library world's execution context
+    /// (walked trees).
     pub(crate) document: i64,
+    /// The execution context of the library's world in its document,
+    /// when the tree was walked.
+    pub(crate) world: Option<i64>,
     pub(crate) url: String,
     /// Rendered by another process than its parent (a cross-site frame).
     pub(crate) out_of_process: bool,
@@ -144,6 +184,17 @@ impl FrameRegistry {
         self.table = table;
     }
 
+    /// Adds or replaces the frames a search found (a search does not
+    /// drop frames it did not look into).
+    pub(crate) fn merge(&mut self, found: Vec<FrameEntry>) {
+        for f in found {
+            match self.table.iter_mut().find(|e| e.key == f.key) {
+                Some(e) => *e = f,
+                None => self.table.push(f),
+            }
+        }
+    }
+
     /// The frames of the last observation, main frame first.
     pub(crate) fn table(&self) -> &[FrameEntry] {
         &self.table
@@ -161,15 +212,9 @@ mod tests {
 
     #[test]
     fn addresses_round_trip_and_are_frame_scoped() {
-        let main = NodeAddress {
-            frame: 0,
-            backend: 42,
-        };
+        let main = NodeAddress::backend(0, 42);
         assert_eq!(main.stable_id(), "n42");
-        let inner = NodeAddress {
-            frame: 3,
-            backend: 42,
-        };
+        let inner = NodeAddress::backend(3, 42);
         assert_eq!(inner.stable_id(), "f3.n42");
         assert_eq!(NodeAddress::parse("n42"), Some(main));
         assert_eq!(NodeAddress::parse("f3.n42"), Some(inner));
@@ -177,6 +222,11 @@ mod tests {
         assert_eq!(NodeAddress::parse("ax-5"), None);
         assert_eq!(NodeAddress::parse("f3.ax7"), None);
         assert_eq!(ax_stable_id(2, "7"), "f2.ax7");
+        let walked = NodeAddress::world(3, 9);
+        assert_eq!(walked.stable_id(), "f3.w9");
+        assert_eq!(NodeAddress::parse("f3.w9"), Some(walked));
+        assert_eq!(NodeAddress::parse("w9"), Some(NodeAddress::world(0, 9)));
+        assert_eq!(NodeAddress::parse("wx"), None);
     }
 
     #[test]
@@ -194,8 +244,9 @@ mod tests {
             frame_id: "F1".into(),
             session: None,
             parent: Some(0),
-            owner: Some(5),
+            owner: Some(NodeKey::Backend(5)),
             document: 77,
+            world: None,
             url: String::new(),
             out_of_process: false,
         }]);

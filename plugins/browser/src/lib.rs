@@ -9,12 +9,16 @@
 //!   ([`config`]); `connect` launches ([`launch`]) or attaches
 //!   (`endpoint`), `disconnect` closes only what it started.
 //! * Observations: a PNG screenshot whose size is the viewport in device
-//!   pixels, and a UI tree from the accessibility tree joined with layout
-//!   bounds ([`ui_tree`]), in a `web` context whose document epoch moves on
-//!   every new document (`epoch`).
+//!   pixels, and a UI tree walked in each frame by the driver's in-page
+//!   library (`world`, `walker`), or read from the accessibility tree
+//!   joined with layout bounds where script cannot run ([`ui_tree`]),
+//!   fitted to the protocol's bounds by priority, in a `web` context whose
+//!   document epoch moves on every new document (`epoch`).
 //! * Actions: navigation, pointer, keyboard and scrolling ([`actions`]),
-//!   and the five semantic Actions with css selectors and actionability
-//!   checks (`web_semantic`).
+//!   the five semantic Actions with css selectors and actionability
+//!   checks, resolved against the live page rather than a bounded
+//!   snapshot, and `queryElements`, a search of the live page
+//!   (`web_semantic`).
 //!
 //! What it must never do: write to stdout (the host's protocol channel;
 //! the browser's stdout goes to /dev/null, its stderr to `tracing`), log
@@ -38,7 +42,9 @@ mod keys;
 pub mod launch;
 mod scripts;
 pub mod ui_tree;
+mod walker;
 mod web_semantic;
+mod world;
 
 pub use driver::BrowserDriver;
 

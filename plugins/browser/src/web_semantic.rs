@@ -1,10 +1,18 @@
 //! The five semantic Actions in a web page, through the shared flow of
-//! `devicerail_host_plugin_api::semantic` with a web [`UiBackend`]:
+//! `devicerail_host_plugin_api::semantic` with a web [`UiBackend`], and
+//! `queryElements`:
 //!
-//! - `css` selectors are evaluated by the page itself, in the document of
-//!   every frame of the last observation (`DOM.querySelectorAll`, matched
-//!   to tree nodes through their frame-scoped backend DOM node ids); the
-//!   other selector fields match the UI tree.
+//! - Selectors and node references resolve against the live page, every
+//!   frame of it, not against a bounded snapshot: the in-page library
+//!   walks each document and answers the matches with their ancestors
+//!   (`live_query`, `live_node`); that partial tree is the observation
+//!   the Action resolved against, so no whole tree is read before acting.
+//!   `css` is evaluated by the page (`Element.matches`, shadow roots
+//!   included). `queryElements` returns such a search's nodes.
+//! - Where the library cannot run (`treeSource = "ax"`), Actions resolve
+//!   against a snapshot read from the accessibility tree; `css` then goes
+//!   through `DOM.querySelectorAll` in the document of every frame of the
+//!   last observation, matched to tree nodes through their backend ids.
 //! - Nodes inside `<iframe>`s are resolved in their frame's process; a tap
 //!   there maps the frame's click point up the chain of `<iframe>`s
 //!   (each scrolled into view and checked not covered) to the page.
@@ -13,7 +21,9 @@
 //!   animation frames and hit by `elementFromPoint` at the click point
 //!   (itself or a descendant).
 //! - `tapElement` clicks at that point with synthesized mouse input
-//!   (`coordinateFallback`: the DevTools protocol has no semantic "press");
+//!   (`coordinateFallback`: the DevTools protocol has no semantic "press")
+//!   and starts the after-Action screenshot as soon as the release is
+//!   acknowledged;
 //!   `clearElement` and `setElementValue` go through the DOM (native value
 //!   setter plus `input`/`change` events: `webSemantic`).
 //!
@@ -22,18 +32,49 @@
 use std::cell::RefCell;
 use std::collections::HashSet;
 
-use devicerail_host_plugin_api::protocol::{CoordinateFallbackReason, ErrorCode, UiNode};
-use devicerail_host_plugin_api::semantic::{Mode, UiBackend};
-use devicerail_host_plugin_api::{CallContext, DriverError, DriverObservation, DriverResult};
+use devicerail_host_plugin_api::protocol::{
+    ActionCall, CoordinateFallbackReason, ElementSelector, ErrorCode, IdString, UiNode, UiNodeRef,
+};
+use devicerail_host_plugin_api::semantic::{self, LiveResult, Mode, UiBackend};
+use devicerail_host_plugin_api::{
+    ActionOutput, CallContext, DriverError, DriverObservation, DriverResult,
+};
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::cdp::{CdpError, CdpSession};
-use crate::connection::Connection;
+use crate::config::TreeSource;
+use crate::connection::{Connection, Found};
 use crate::errors::{budget, from_cdp};
 use crate::frame_reader::{self, FramePathError};
-use crate::frames::NodeAddress;
+use crate::frames::{NodeAddress, NodeKey};
 use crate::scripts;
+use crate::walker::Ask;
+
+/// Most nodes one `queryElements` returns.
+pub(crate) const MAX_QUERY_LIMIT: u32 = 200;
+/// Nodes `queryElements` returns when no limit is given.
+const DEFAULT_QUERY_LIMIT: u32 = 50;
+
+/// Arguments of `queryElements`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(crate) struct QueryElementsArguments {
+    /// The nodes to find (every field that is set must match; `css` is
+    /// evaluated by the page). May be omitted with `within`: then every
+    /// node under it.
+    #[serde(default)]
+    pub(crate) selector: Option<ElementSelector>,
+    /// Search only under this node (a stable node id of the current
+    /// document epoch).
+    #[serde(default)]
+    pub(crate) within: Option<IdString>,
+    /// Most nodes returned (1-200, default 50); `total` counts them all.
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 200))]
+    pub(crate) limit: Option<u32>,
+}
 
 /// Most css matches resolved to backend ids per selector.
 const MAX_CSS_MATCHES: usize = 256;
@@ -75,9 +116,213 @@ pub(crate) struct WebBackend<'a> {
     pub(crate) conn: RefCell<&'a mut Connection>,
     pub(crate) device: &'a devicerail_host_plugin_api::protocol::DeviceId,
     pub(crate) runtime: &'a tokio::runtime::Runtime,
+    /// An input was sent: the after-Action screenshot starts when the
+    /// Action returns.
+    pub(crate) shot_after_input: std::cell::Cell<bool>,
 }
 
-impl WebBackend<'_> {
+impl<'a> WebBackend<'a> {
+    /// The backend over `conn`.
+    pub(crate) fn new(
+        conn: &'a mut Connection,
+        device: &'a devicerail_host_plugin_api::protocol::DeviceId,
+        runtime: &'a tokio::runtime::Runtime,
+    ) -> Self {
+        Self {
+            conn: RefCell::new(conn),
+            device,
+            runtime,
+            shot_after_input: std::cell::Cell::new(false),
+        }
+    }
+
+    /// Runs a semantic Action (`None`: `call` names none), then starts
+    /// the screenshot of the screen after it if it sent input.
+    pub(crate) fn execute(
+        &self,
+        ctx: &CallContext,
+        call: &ActionCall,
+    ) -> Option<DriverResult<ActionOutput>> {
+        if !semantic::is_semantic(&call.name) {
+            return None;
+        }
+        // A screenshot still being taken after the last input is waited
+        // for first (see `Connection::settle_pending_shot`).
+        let pending = self.conn.borrow_mut().pending_shot.take();
+        if let Some(p) = pending {
+            let _ = self.block(ctx, async {
+                p.settle(budget(ctx)).await;
+                Ok(())
+            });
+        }
+        let result = semantic::execute(self, ctx, call)?;
+        if result.is_ok() && self.shot_after_input.get() {
+            let _guard = self.runtime.enter();
+            let mut conn = self.conn.borrow_mut();
+            // Not on a page with cross-process frames: there a capture
+            // taken while the frame reacts to the input made Chromium send
+            // the next click to the page instead of the frame under it
+            // (`same_origin_and_cross_origin_iframes_are_read_and_acted_in`
+            // failed one run in two); the observation takes its own.
+            if !conn.frames.table().iter().any(|f| f.out_of_process) {
+                conn.start_pending_shot(budget(ctx));
+            }
+        }
+        Some(result)
+    }
+
+    /// Searches the live page; `None` where the library is not used.
+    fn search(&self, ctx: &CallContext, ask: &Ask, limit: usize) -> DriverResult<Option<Found>> {
+        ctx.check()?;
+        let mut conn = self.conn.borrow_mut();
+        if !conn.walks() {
+            return Ok(None);
+        }
+        let auto = conn.spec.tree_source == TreeSource::Auto;
+        self.block(ctx, async {
+            match conn.search(budget(ctx), ask, limit).await {
+                Ok(found) => Ok(Some(found)),
+                Err(CdpError::Protocol {
+                    message, code: 0, ..
+                }) if message.contains("SyntaxError")
+                    || message.contains("not a valid selector") =>
+                {
+                    Err(DriverError::new(
+                        ErrorCode::InvalidArguments,
+                        format!("the css selector is invalid: {message}"),
+                    ))
+                }
+                // The page does not let the library run: searched through
+                // a snapshot instead.
+                Err(e @ (CdpError::Protocol { .. } | CdpError::Decode { .. })) if auto => {
+                    tracing::debug!("the page search failed, using a snapshot: {e}");
+                    Ok(None)
+                }
+                Err(e) => Err(self.cdp(ctx, e)),
+            }
+        })
+    }
+
+    /// `queryElements`: the nodes of the live page matching a selector
+    /// (or under a node), with the partial tree as the observation it
+    /// resolved against.
+    pub(crate) fn query_elements(
+        &self,
+        ctx: &CallContext,
+        call: &ActionCall,
+    ) -> DriverResult<ActionOutput> {
+        let args: QueryElementsArguments = semantic::parse_arguments(call)?;
+        let limit = args.limit.unwrap_or(DEFAULT_QUERY_LIMIT);
+        if !(1..=MAX_QUERY_LIMIT).contains(&limit) {
+            return Err(DriverError::invalid_arguments(
+                &call.name,
+                format!("limit must be 1 to {MAX_QUERY_LIMIT}"),
+            ));
+        }
+        let selector = args.selector.unwrap_or_default();
+        if selector.is_empty() && args.within.is_none() {
+            return Err(DriverError::invalid_arguments(
+                &call.name,
+                "give a selector, a node to search within, or both",
+            ));
+        }
+        let within = match &args.within {
+            None => None,
+            Some(id) => Some(NodeAddress::parse(id.as_str()).ok_or_else(|| {
+                DriverError::new(
+                    ErrorCode::ElementStale,
+                    "the node to search within is not in this page",
+                )
+                .with_details(json!({ "within": id }))
+            })?),
+        };
+        let selector_json =
+            serde_json::to_value(&selector).map_err(|e| DriverError::failure(e.to_string()))?;
+        let ask = Ask::Query {
+            selector: selector_json,
+            limit: limit as usize,
+            within,
+        };
+        let limit = limit as usize;
+        let (observation, matches, total) = match self.search(ctx, &ask, limit)? {
+            Some(found) => {
+                if found.within_missing {
+                    return Err(DriverError::new(
+                        ErrorCode::ElementStale,
+                        "the node to search within left the document",
+                    )
+                    .with_details(json!({ "within": args.within })));
+                }
+                (found.observation, found.matches, found.total)
+            }
+            None => {
+                // Through a snapshot: what the bounded tree holds.
+                let obs = self.snapshot(ctx)?;
+                let tree = obs
+                    .ui_tree
+                    .as_ref()
+                    .ok_or_else(|| DriverError::failure("the driver produced no UI tree"))?;
+                let found: Vec<String> = if selector.is_empty() {
+                    let root = args.within.as_ref().map(|w| w.as_str().to_owned());
+                    let under = |n: &UiNode| {
+                        let mut at = n
+                            .parent_stable_node_id
+                            .as_ref()
+                            .map(|p| p.as_str().to_owned());
+                        for _ in 0..tree.nodes.len() {
+                            match at {
+                                Some(ref p) if Some(p) == root.as_ref() => return true,
+                                Some(p) => {
+                                    at = tree
+                                        .nodes
+                                        .iter()
+                                        .find(|m| m.stable_node_id.as_str() == p)
+                                        .and_then(|m| m.parent_stable_node_id.as_ref())
+                                        .map(|q| q.as_str().to_owned());
+                                }
+                                None => return false,
+                            }
+                        }
+                        false
+                    };
+                    tree.nodes
+                        .iter()
+                        .filter(|n| under(n))
+                        .map(|n| n.stable_node_id.as_str().to_owned())
+                        .collect()
+                } else {
+                    semantic::matching(self, ctx, &selector, tree)?
+                        .iter()
+                        .map(|n| n.stable_node_id.as_str().to_owned())
+                        .collect()
+                };
+                let total = found.len();
+                (obs, found.into_iter().take(limit).collect(), total)
+            }
+        };
+        let tree = observation
+            .ui_tree
+            .as_ref()
+            .ok_or_else(|| DriverError::failure("the driver produced no UI tree"))?;
+        let nodes: Vec<&UiNode> = matches
+            .iter()
+            .filter_map(|id| tree.nodes.iter().find(|n| n.stable_node_id.as_str() == id))
+            .filter(|n| selector.is_empty() || selector.matches_node(n))
+            .collect();
+        let output = json!({
+            "observationId": ctx.observation_id(),
+            "context": tree.context,
+            "total": total,
+            "returned": nodes.len(),
+            "nodes": nodes,
+        });
+        Ok(ActionOutput {
+            output,
+            execution: None,
+            resolved: Some(observation),
+        })
+    }
+
     fn block<T>(
         &self,
         ctx: &CallContext,
@@ -119,8 +364,8 @@ impl WebBackend<'_> {
         self.block(ctx, async {
             let page = conn.page(budget(ctx));
             let session = Self::session_of(&conn, &page, address.frame).ok_or_else(stale)?;
-            let object = session
-                .resolve_backend_node(address.backend)
+            let world = conn.frames.entry(address.frame).and_then(|e| e.world);
+            let object = frame_reader::node_object(&session, world, address.node)
                 .await
                 .map_err(|e| self.cdp(ctx, e))?
                 .ok_or_else(stale)?;
@@ -228,13 +473,7 @@ impl WebBackend<'_> {
             .map_err(|e| self.cdp(ctx, e))?;
         Ok(backends
             .into_iter()
-            .map(|backend| {
-                NodeAddress {
-                    frame: key,
-                    backend,
-                }
-                .stable_id()
-            })
+            .map(|backend| NodeAddress::backend(key, backend).stable_id())
             .collect())
     }
 }
@@ -291,6 +530,7 @@ impl UiBackend for WebBackend<'_> {
                 }
             };
             el.page.click(x, y).await.map_err(|e| self.cdp(ctx, e))?;
+            self.shot_after_input.set(true);
             Ok(Mode::CoordinateFallback(
                 CoordinateFallbackReason::SemanticInteractionUnavailable,
             ))
@@ -327,5 +567,42 @@ impl UiBackend for WebBackend<'_> {
 
     fn scrolls_into_view(&self) -> bool {
         true
+    }
+
+    fn live_query(
+        &self,
+        ctx: &CallContext,
+        selector: &ElementSelector,
+        limit: usize,
+    ) -> DriverResult<Option<LiveResult>> {
+        let selector_json =
+            serde_json::to_value(selector).map_err(|e| DriverError::failure(e.to_string()))?;
+        let ask = Ask::Query {
+            selector: selector_json,
+            limit,
+            within: None,
+        };
+        Ok(self.search(ctx, &ask, limit)?.map(|found| LiveResult {
+            observation: found.observation,
+            matches: found.matches,
+            total: found.total,
+        }))
+    }
+
+    fn live_node(&self, ctx: &CallContext, node: &UiNodeRef) -> DriverResult<Option<LiveResult>> {
+        let Some(address) = NodeAddress::parse(node.stable_node_id.as_str()) else {
+            return Ok(None);
+        };
+        if !matches!(address.node, NodeKey::World(_)) {
+            // A node of an accessibility tree: resolved in a snapshot.
+            return Ok(None);
+        }
+        Ok(self
+            .search(ctx, &Ask::Node(address), 1)?
+            .map(|found| LiveResult {
+                observation: found.observation,
+                matches: found.matches,
+                total: found.total,
+            }))
     }
 }

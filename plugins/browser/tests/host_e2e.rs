@@ -2,6 +2,7 @@
 //! real Chromium and pages served by the test on 127.0.0.1.
 
 mod common;
+mod pages;
 
 use devicerail_client::methods::{
     DeviceConnect, DeviceDisconnect, DeviceObserve, DevicesList, EventsList, SessionEnd,
@@ -98,6 +99,89 @@ fn a_checkout_through_the_host() {
         .and_then(|e| e.last().cloned())
         .expect("events");
     assert_eq!(last["payload"]["outcome"]["outcome"], "timedOut");
+
+    host.ok::<SessionEnd>(Value::Null);
+    host.ok0::<DeviceDisconnect>();
+    host.finish().expect("the host exits 0 on EOF");
+}
+
+/// The last row of a 1,000-row table, beyond the snapshot's bounds, is
+/// found by the live page search, tapped with its evidence recorded (the
+/// partial tree it resolved against before, the screenshot after), and
+/// its effect waited for: all through the host.
+#[test]
+fn the_last_row_of_a_thousand_through_the_host() {
+    common::require_browser();
+    let _serial = common::serial();
+    const ROWS: usize = 1_000;
+    let server = common::TestServer::start(&[("/table", &pages::table(ROWS))]);
+    let lib = build_workspace_plugin("devicerail-host-plugin-browser", "browser");
+    let host = HostClient::start(&[lib], &[("DEVICERAIL_BROWSER_VIEWPORT", "1280x800")]);
+    host.ok0::<DeviceConnect>();
+    host.ok0::<SessionStart>();
+    wire(host.execute("navigate", json!({ "url": server.url("/table") })));
+    let last = pages::person(ROWS - 1);
+
+    // The snapshot stays within bounds and says what it left out; the
+    // last row's name is not in it.
+    let (obs, snap) = snapshot(&host);
+    assert!(
+        obs["metadata"]["uiTreeOmitted"]["nodes"]
+            .as_u64()
+            .is_some_and(|n| n > 0),
+        "{}",
+        obs["metadata"]
+    );
+    assert!(!has_text(&snap, &last));
+
+    // queryElements finds it on the live page, with the partial tree it
+    // resolved against recorded as the Action's before.
+    let q = wire(host.execute(
+        "queryElements",
+        json!({ "selector": { "role": "cell", "name": last } }),
+    ));
+    assert_eq!(q["output"]["total"], 1, "{q}");
+    let cell = q["output"]["nodes"][0]["stableNodeId"].clone();
+    assert!(cell.is_string(), "{q}");
+    let before_id = q["before"]["id"].clone();
+    let resolved = wire(host.call::<UiSnapshotGet>(json!({ "observationId": before_id })));
+    assert!(
+        nodes(&resolved).iter().any(|n| n["stableNodeId"] == cell),
+        "the recorded partial tree holds the match"
+    );
+
+    // findElement and tapElement by selector reach it.
+    let found = wire(host.execute(
+        "findElement",
+        json!({ "selector": { "role": "cell", "name": last } }),
+    ));
+    assert_eq!(found["output"]["element"]["stableNodeId"], cell, "{found}");
+    let tapped = wire(host.execute(
+        "tapElement",
+        json!({ "target": { "kind": "selector", "selector": {
+            "css": format!("#people tbody tr:nth-child({ROWS}) button") } } }),
+    ));
+    // Synthesized mouse input at the checked point (DevTools has no
+    // semantic press).
+    assert_eq!(
+        tapped["execution"]["mode"], "coordinateFallback",
+        "{tapped}"
+    );
+    assert!(tapped["before"]["uiSnapshot"].is_object(), "{tapped}");
+    assert!(tapped["after"]["screenshot"].is_object(), "{tapped}");
+    let waited = wire(host.execute(
+        "waitForElement",
+        json!({ "selector": { "text": { "value": format!("Editing {last}") } }, "condition": "visible" }),
+    ));
+    assert_eq!(waited["output"]["matched"], true, "{waited}");
+
+    // A selector naming no row on the page is not found, however large
+    // the page.
+    let r = host.execute(
+        "tapElement",
+        json!({ "target": { "kind": "selector", "selector": { "role": "cell", "name": pages::person(ROWS) } } }),
+    );
+    assert_eq!(error_code(&r), Some("element_not_found"), "{r:?}");
 
     host.ok::<SessionEnd>(Value::Null);
     host.ok0::<DeviceDisconnect>();

@@ -35,6 +35,18 @@ struct Described {
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
+struct FrameOwnerNode {
+    #[serde(default)]
+    frame_id: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct DescribedOwner {
+    node: FrameOwnerNode,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
 struct FrameOwner {
     backend_node_id: i64,
 }
@@ -201,6 +213,18 @@ impl CdpSession {
             .send("DOM.describeNode", json!({ "nodeId": node_id, "depth": 0 }))
             .await?;
         Ok(r.node.backend_node_id)
+    }
+
+    /// The id of the frame a frame owner (`<iframe>`) object shows
+    /// (`None` when it shows none).
+    pub(crate) async fn owned_frame_id(&self, object_id: &str) -> Result<Option<String>, CdpError> {
+        let r: DescribedOwner = self
+            .send(
+                "DOM.describeNode",
+                json!({ "objectId": object_id, "depth": 0 }),
+            )
+            .await?;
+        Ok(r.node.frame_id)
     }
 
     /// A script object for a backend node (`None`: the node is gone).

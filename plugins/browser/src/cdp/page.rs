@@ -81,7 +81,9 @@ impl CdpSession {
         .await
     }
 
-    /// `Page.captureScreenshot` as base64 text, exactly as the browser sent it.
+    /// `Page.captureScreenshot` as base64 text, exactly as the browser
+    /// sent it: a PNG of the viewport from the compositor's surface,
+    /// encoded for speed (lighter compression, the same pixels).
     ///
     /// While the page commits a navigation (a form posted by the tap just
     /// before, say) the browser briefly answers "Not attached to an active
@@ -97,6 +99,7 @@ impl CdpSession {
                         "format": "png",
                         "captureBeyondViewport": false,
                         "fromSurface": true,
+                        "optimizeForSpeed": true,
                     }),
                 )
                 .await;

@@ -23,6 +23,14 @@ struct RemoteObject {
     value: Option<Value>,
     #[serde(default)]
     description: Option<String>,
+    #[serde(default)]
+    object_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct IsolatedWorld {
+    execution_context_id: i64,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -88,6 +96,98 @@ impl CdpSession {
             )
             .await?;
         decode("Runtime.callFunctionOn", e)
+    }
+
+    /// Creates an isolated world (a script context of its own, sharing
+    /// only the DOM) in frame `frame_id`; answers its execution context id.
+    pub(crate) async fn create_isolated_world(
+        &self,
+        frame_id: &str,
+        name: &str,
+    ) -> Result<i64, CdpError> {
+        let w: IsolatedWorld = self
+            .send(
+                "Page.createIsolatedWorld",
+                json!({ "frameId": frame_id, "worldName": name, "grantUniveralAccess": false }),
+            )
+            .await?;
+        Ok(w.execution_context_id)
+    }
+
+    /// Evaluates `expression` in execution context `context` and returns
+    /// its (awaited) value as JSON.
+    pub(crate) async fn evaluate_in<R: DeserializeOwned>(
+        &self,
+        context: i64,
+        expression: &str,
+    ) -> Result<R, CdpError> {
+        let e: Evaluated = self
+            .send(
+                "Runtime.evaluate",
+                json!({
+                    "expression": expression,
+                    "contextId": context,
+                    "returnByValue": true,
+                    "awaitPromise": true,
+                }),
+            )
+            .await?;
+        decode("Runtime.evaluate", e)
+    }
+
+    /// Calls `function` in execution context `context` with `args` passed
+    /// by value; returns the value as JSON.
+    pub(crate) async fn call_in<R: DeserializeOwned>(
+        &self,
+        context: i64,
+        function: &str,
+        args: &[Value],
+    ) -> Result<R, CdpError> {
+        let arguments: Vec<Value> = args.iter().map(|v| json!({ "value": v })).collect();
+        let e: Evaluated = self
+            .send(
+                "Runtime.callFunctionOn",
+                json!({
+                    "executionContextId": context,
+                    "functionDeclaration": function,
+                    "arguments": arguments,
+                    "returnByValue": true,
+                }),
+            )
+            .await?;
+        decode("Runtime.callFunctionOn", e)
+    }
+
+    /// Calls `function` in execution context `context` and keeps the
+    /// object it returns (`None` when it returns null or undefined).
+    pub(crate) async fn call_in_for_object(
+        &self,
+        context: i64,
+        function: &str,
+        args: &[Value],
+    ) -> Result<Option<String>, CdpError> {
+        let arguments: Vec<Value> = args.iter().map(|v| json!({ "value": v })).collect();
+        let e: Evaluated = self
+            .send(
+                "Runtime.callFunctionOn",
+                json!({
+                    "executionContextId": context,
+                    "functionDeclaration": function,
+                    "arguments": arguments,
+                    "returnByValue": false,
+                    "objectGroup": "devicerail",
+                }),
+            )
+            .await?;
+        if let Some(ex) = e.exception_details {
+            let detail = ex.exception.and_then(|o| o.description).unwrap_or(ex.text);
+            return Err(CdpError::Protocol {
+                method: "Runtime.callFunctionOn".into(),
+                code: 0,
+                message: format!("the script threw: {detail}"),
+            });
+        }
+        Ok(e.result.object_id)
     }
 
     /// Lets the page's remote object go.

@@ -30,6 +30,8 @@ pub(crate) struct DomFacts {
     pub(crate) addressable: bool,
     /// Laid out with a non-empty box and `visibility: visible`.
     pub(crate) drawn: bool,
+    /// The `href` attribute, resolved against the document's URL.
+    pub(crate) href: Option<String>,
 }
 
 /// The facts of one document of a snapshot.
@@ -158,6 +160,7 @@ pub(crate) fn document(dom: &DomSnapshot, index: usize) -> Option<DocFacts> {
         let mut id = None;
         let mut named = false;
         let mut password = false;
+        let mut href = None;
         if let Some(attrs) = nodes.attributes.get(i) {
             for pair in attrs.chunks_exact(2) {
                 let (Some(name), Some(value)) = (dom.string(pair[0]), dom.string(pair[1])) else {
@@ -172,6 +175,7 @@ pub(crate) fn document(dom: &DomSnapshot, index: usize) -> Option<DocFacts> {
                         named = true
                     }
                     "type" if value.eq_ignore_ascii_case("password") => password = true,
+                    "href" => href = Some(value.to_owned()),
                     _ => {}
                 }
             }
@@ -191,6 +195,8 @@ pub(crate) fn document(dom: &DomSnapshot, index: usize) -> Option<DocFacts> {
                     || tag.eq_ignore_ascii_case("textarea"),
                 addressable,
                 drawn,
+                href: href
+                    .map(|h| resolve_url(dom.string(doc.document_url).unwrap_or_default(), &h)),
             },
         );
         index_of.insert(*backend, i);
@@ -209,6 +215,49 @@ pub(crate) fn document(dom: &DomSnapshot, index: usize) -> Option<DocFacts> {
     })
 }
 
+/// `href` resolved against `base` the common ways (absolute, scheme-
+/// relative, root-relative, query, fragment, path-relative); dot segments
+/// are left as written.
+pub(crate) fn resolve_url(base: &str, href: &str) -> String {
+    let href = href.trim();
+    let scheme_end = href.find(':');
+    let first_delim = href.find(['/', '?', '#']);
+    if let Some(c) = scheme_end
+        && first_delim.is_none_or(|d| c < d)
+        && c > 0
+    {
+        return href.to_owned();
+    }
+    let Some((scheme, rest)) = base.split_once("://") else {
+        return href.to_owned();
+    };
+    if let Some(net) = href.strip_prefix("//") {
+        return format!("{scheme}://{net}");
+    }
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let origin = format!("{scheme}://{}", &rest[..authority_end]);
+    let without_fragment = base.split('#').next().unwrap_or(base);
+    if href.starts_with('#') {
+        return format!("{without_fragment}{href}");
+    }
+    let without_query = without_fragment
+        .split('?')
+        .next()
+        .unwrap_or(without_fragment);
+    if href.starts_with('?') {
+        return format!("{without_query}{href}");
+    }
+    if href.starts_with('/') {
+        return format!("{origin}{href}");
+    }
+    let path = &without_query[origin.len().min(without_query.len())..];
+    let dir = match path.rfind('/') {
+        Some(i) => &path[..=i],
+        None => "/",
+    };
+    format!("{origin}{dir}{href}")
+}
+
 /// For each document of `dom` owned by a frame element of another
 /// document in the same snapshot: `(owner document, owner node index)`.
 pub(crate) fn owners(dom: &DomSnapshot) -> HashMap<usize, (usize, usize)> {
@@ -225,4 +274,31 @@ pub(crate) fn owners(dom: &DomSnapshot) -> HashMap<usize, (usize, usize)> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::resolve_url;
+
+    #[test]
+    fn links_resolve_against_the_document() {
+        let base = "http://127.0.0.1:8080/docs/page.html?x=1#top";
+        assert_eq!(resolve_url(base, "https://e.org/a"), "https://e.org/a");
+        assert_eq!(resolve_url(base, "mailto:a@b"), "mailto:a@b");
+        assert_eq!(resolve_url(base, "//cdn.org/x"), "http://cdn.org/x");
+        assert_eq!(resolve_url(base, "/root"), "http://127.0.0.1:8080/root");
+        assert_eq!(
+            resolve_url(base, "#sec"),
+            "http://127.0.0.1:8080/docs/page.html?x=1#sec"
+        );
+        assert_eq!(
+            resolve_url(base, "?q=2"),
+            "http://127.0.0.1:8080/docs/page.html?q=2"
+        );
+        assert_eq!(
+            resolve_url(base, "other.html"),
+            "http://127.0.0.1:8080/docs/other.html"
+        );
+        assert_eq!(resolve_url("http://h", "a"), "http://h/a");
+    }
 }

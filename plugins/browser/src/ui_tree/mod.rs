@@ -1,7 +1,17 @@
-//! Building the normalized UI tree of a page from the accessibility tree
-//! of each frame (`Accessibility.getFullAXTree`) joined with its DOM
-//! snapshot (`DOMSnapshot.captureSnapshot`) through `backendDOMNodeId`.
+//! Building the normalized UI tree of a page, by one of two paths:
 //!
+//! * walked (the default): the driver's in-page library walks each
+//!   frame's document and names its nodes itself (`walked`, script in
+//!   `agent.js`), the way the accessibility path below normalizes them;
+//! * accessibility: the accessibility tree of each frame
+//!   (`Accessibility.getFullAXTree`) joined with its DOM snapshot
+//!   (`DOMSnapshot.captureSnapshot`) through `backendDOMNodeId`, where
+//!   script cannot run.
+//!
+//! Either way the tree is fitted to the protocol's bounds by priority
+//! (`fill`) and says what it left out.
+//!
+//! Normalization of the accessibility path:
 //! Normalization, kept small and predictable:
 //! * every element a selector can address is kept: a node with a role
 //!   other than `generic`, an accessible name, `data-testid`, `id`,
@@ -24,17 +34,21 @@
 //!   frame-scoped stable ids;
 //! * `enabled` is set only for focusable or widget nodes, `hittable`
 //!   never (the hit test runs when acting);
-//! * the tree is cut (in preorder) to the protocol's node and size bounds.
+//! * links carry their target URL as their value;
+//! * the tree is fitted to the protocol's node and size bounds by
+//!   priority (`fill`).
 
 pub(crate) mod facts;
+pub(crate) mod fill;
 mod splice;
+pub(crate) mod walked;
 
 use std::collections::{HashMap, HashSet};
 
 use devicerail_host_plugin_api::protocol::{
-    BoundedString, IdString, MAX_UI_NODES, MAX_UI_SNAPSHOT_BYTES, NodeText, RoleString, UiNode,
-    UiRect,
+    BoundedString, IdString, NodeText, RoleString, UiNode, UiRect,
 };
+use serde_json::Value;
 
 use crate::cdp::accessibility::AxNode;
 use crate::cdp::dom::DomSnapshot;
@@ -42,9 +56,6 @@ use crate::frames::{NodeAddress, ax_stable_id};
 
 use facts::{CssRect, DocFacts, DomFacts};
 use splice::AxGraph;
-
-/// Room left in the size bound for the snapshot envelope.
-const ENVELOPE_RESERVE: usize = 8 * 1024;
 
 /// Roles whose enabled state the browser always knows.
 const WIDGETS: [&str; 16] = [
@@ -112,6 +123,12 @@ pub struct BuiltTree {
     pub title: String,
     /// Nodes were dropped to stay within the protocol bounds.
     pub truncated: bool,
+    /// What was left out, for the observation's metadata
+    /// (`uiTreeOmitted`); `None` when nothing was.
+    pub omitted: Option<Value>,
+    /// The page's activity hints (`idle` metadata), when the tree was
+    /// walked.
+    pub idle: Option<Value>,
     /// Nodes per frame key, after the cut.
     pub nodes_per_frame: HashMap<u32, usize>,
 }
@@ -262,10 +279,20 @@ pub(crate) fn build_frames(frames: &[FrameInput<'_>], viewport: Viewport) -> Bui
         nodes.push(node);
         keys.push(key);
     }
-    let truncated = enforce_bounds(&mut nodes);
+    let fitted = fill::fit(
+        std::mem::take(&mut nodes),
+        (
+            f64::from(viewport.css_width) * viewport.scale,
+            f64::from(viewport.css_height) * viewport.scale,
+        ),
+    );
+    let nodes = fitted.nodes;
+    let truncated = fitted.omitted.is_some();
     let mut nodes_per_frame: HashMap<u32, usize> = HashMap::new();
-    for key in keys.iter().take(nodes.len()) {
-        *nodes_per_frame.entry(*key).or_default() += 1;
+    for i in &fitted.kept {
+        if let Some(key) = keys.get(*i) {
+            *nodes_per_frame.entry(*key).or_default() += 1;
+        }
     }
     let roots = nodes
         .iter()
@@ -285,6 +312,51 @@ pub(crate) fn build_frames(frames: &[FrameInput<'_>], viewport: Viewport) -> Bui
         },
         title: main.map(|f| f.title.clone()).unwrap_or_default(),
         truncated,
+        omitted: fitted.omitted,
+        idle: None,
+        nodes_per_frame,
+    }
+}
+
+/// Builds the tree of a page from its walked frames (`frames[0]` is the
+/// main frame): joined, then fitted to the bounds by priority. `document`
+/// identifies the main document.
+pub(crate) fn build_walked(
+    frames: &[walked::WalkedInput<'_>],
+    viewport: Viewport,
+    document: DocumentIdentity,
+) -> BuiltTree {
+    let joined = walked::assemble(frames, viewport.scale);
+    let (nodes, keys): (Vec<UiNode>, Vec<u32>) = joined.into_iter().unzip();
+    let fitted = fill::fit(
+        nodes,
+        (
+            f64::from(viewport.css_width) * viewport.scale,
+            f64::from(viewport.css_height) * viewport.scale,
+        ),
+    );
+    let mut nodes_per_frame: HashMap<u32, usize> = HashMap::new();
+    for i in &fitted.kept {
+        if let Some(key) = keys.get(*i) {
+            *nodes_per_frame.entry(*key).or_default() += 1;
+        }
+    }
+    let roots = fitted
+        .nodes
+        .iter()
+        .filter(|n| n.parent_stable_node_id.is_none())
+        .map(|n| n.stable_node_id.as_str().to_owned())
+        .collect();
+    let main = frames.first().map(|f| f.doc);
+    let capped = frames.iter().any(|f| f.doc.capped);
+    BuiltTree {
+        truncated: fitted.omitted.is_some() || capped,
+        omitted: fitted.omitted,
+        nodes: fitted.nodes,
+        roots,
+        document,
+        title: main.map(|d| d.title.clone()).unwrap_or_default(),
+        idle: main.and_then(|d| d.idle.clone()),
         nodes_per_frame,
     }
 }
@@ -427,7 +499,7 @@ fn draft_node(
     let fact = node.backend_dom_node_id.and_then(|b| facts.get(b));
     let mut id = node
         .backend_dom_node_id
-        .map(|backend| NodeAddress { frame, backend }.stable_id())
+        .map(|backend| NodeAddress::backend(frame, backend).stable_id())
         .unwrap_or_else(|| ax_stable_id(frame, &node.node_id));
     if used.contains(&id) {
         id = ax_stable_id(frame, &node.node_id);
@@ -450,6 +522,9 @@ fn draft_node(
             .find(|p| p.name == "checked")
             .and_then(|p| p.value.text())
     });
+    if role == "link" && value.is_none() {
+        value = fact.and_then(|f| f.href.clone());
+    }
     if fact.is_some_and(|f| f.password) {
         // Never expose a secret, even if a browser reported it in clear.
         value = value.map(|v| "\u{2022}".repeat(v.chars().count()));
@@ -505,51 +580,6 @@ fn round(v: f64) -> f64 {
 
 fn id_string(id: &str) -> IdString {
     IdString::truncating(id).unwrap_or_else(|| unreachable!("stable ids are never empty"))
-}
-
-/// Cuts `nodes` (a preorder, so any prefix is a valid tree) to the node
-/// count and serialized size bounds. Returns whether anything was cut.
-fn enforce_bounds(nodes: &mut Vec<UiNode>) -> bool {
-    let mut cut = false;
-    if nodes.len() > MAX_UI_NODES {
-        nodes.truncate(MAX_UI_NODES);
-        cut = true;
-    }
-    let budget = MAX_UI_SNAPSHOT_BYTES - ENVELOPE_RESERVE;
-    let total: usize = serialized_len(nodes);
-    if total <= budget {
-        return cut;
-    }
-    let mut used = 2; // the brackets
-    let mut keep = 0;
-    for node in nodes.iter() {
-        let len = serialized_len(std::slice::from_ref(node)) - 1; // minus brackets, plus comma
-        if used + len > budget {
-            break;
-        }
-        used += len;
-        keep += 1;
-    }
-    nodes.truncate(keep.max(1));
-    true
-}
-
-fn serialized_len(nodes: &[UiNode]) -> usize {
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 += buf.len();
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut count = Count(0);
-    match serde_json::to_writer(&mut count, nodes) {
-        Ok(()) => count.0,
-        Err(_) => usize::MAX / 2,
-    }
 }
 
 #[cfg(test)]
@@ -821,27 +851,5 @@ mod tests {
         assert_eq!(note.identifier.as_deref(), Some("note"), "spliced in");
         assert_eq!(t.nodes_per_frame.get(&4), Some(&4));
         assert_eq!(t.document.frame_id, "FRAME1", "the main document");
-    }
-
-    #[test]
-    fn large_trees_are_cut_to_the_bounds_in_preorder() {
-        let mut nodes: Vec<UiNode> = (0..12_000)
-            .map(|i| UiNode {
-                stable_node_id: id_string(&format!("n{i}")),
-                parent_stable_node_id: (i > 0).then(|| id_string("n0")),
-                role: RoleString::truncating("staticText").expect("role"),
-                name: None,
-                value: None,
-                identifier: None,
-                text: NodeText::truncating(&"x".repeat(100)),
-                bounds: None,
-                enabled: None,
-                hittable: None,
-            })
-            .collect();
-        assert!(enforce_bounds(&mut nodes));
-        assert!(nodes.len() <= MAX_UI_NODES);
-        assert!(serialized_len(&nodes) <= MAX_UI_SNAPSHOT_BYTES - ENVELOPE_RESERVE);
-        assert_eq!(nodes[0].stable_node_id.as_str(), "n0");
     }
 }

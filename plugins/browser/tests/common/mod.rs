@@ -135,8 +135,13 @@ pub(crate) struct Browser {
 
 impl Browser {
     pub(crate) fn connect(settings: Value) -> Self {
+        let id = settings
+            .get("id")
+            .and_then(Value::as_str)
+            .unwrap_or(DEVICE)
+            .to_owned();
         let plugin = load(settings);
-        let device = DeviceId::new(DEVICE);
+        let device = DeviceId::new(&id);
         plugin
             .connect(&ctx(30), &device)
             .unwrap_or_else(|e| panic!("connect failed: {e}"));
