@@ -32,11 +32,12 @@ const HOST_LAYERS: &[(&str, u8)] = &[
     // in-process host (core), the attach preamble, the official client.
     ("devicerail-host-link", 5),
     // Clients of the host over its protocol, through the link.
-    ("devicerail-host-mcp", 6),
     ("devicerail-host-kube", 6),
     // Replay: the link, the report's loader for recordings.
     ("devicerail-host-replay", 6),
-    ("devicerail-host", 7),
+    // The MCP server: the link, and replay for agents.
+    ("devicerail-host-mcp", 7),
+    ("devicerail-host", 8),
 ];
 
 /// Third-party crates that only the named workspace crates may depend on
@@ -370,7 +371,7 @@ fn the_rules_catch_what_they_are_for() {
         pkg(
             "devicerail-host-kube",
             "host/kube/Cargo.toml",
-            &["devicerail-host-mcp", "tonic"],
+            &["devicerail-host-replay", "tonic"],
         ),
         pkg(
             "devicerail-host-report",
@@ -394,8 +395,8 @@ fn the_rules_catch_what_they_are_for() {
     assert_eq!(
         layer_breaches(&packages),
         [
-            "devicerail-host-core (layer 4) depends on devicerail-host-mcp (layer 6)",
-            "devicerail-host-kube (layer 6) depends on devicerail-host-mcp (layer 6)",
+            "devicerail-host-core (layer 4) depends on devicerail-host-mcp (layer 7)",
+            "devicerail-host-kube (layer 6) depends on devicerail-host-replay (layer 6)",
             "devicerail-host-store (layer 2) depends on devicerail-host-engine (layer 3)",
         ]
     );

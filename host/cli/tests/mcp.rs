@@ -81,6 +81,25 @@ fn the_mcp_sdk_lists_the_tools_and_an_agent_signs_in_on_the_mock() {
     assert!(out.contains("1,000 rows: outline"), "{out}");
 }
 
+/// Replay for agents (issue 39): `session` op=replay runs a recorded
+/// Session, then a bundle of it, on the device as new Sessions, through
+/// the official MCP Python SDK; refused while a Session is active.
+#[test]
+fn an_agent_replays_a_session_and_a_bundle_through_the_mcp_sdk() {
+    let Some(python) = venv_python() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let plugins = support::plugins_dir_with_mock(tmp.path());
+    let out = run_suite(
+        &python,
+        &["McpReplay"],
+        &[("DEVICERAIL_PLUGINS_DIR", &plugins)],
+    );
+    assert_eq!(ran(&out), 1, "{out}");
+    assert!(out.contains("mcp replay: "), "{out}");
+}
+
 /// Issue 29 through the SDK: refs stable across looks at an unchanged
 /// screen, diffs smaller than outlines, every no-op tap flagged (in the
 /// report too), and an element removed, replaced, duplicated or moved

@@ -217,6 +217,7 @@ async fn session(state: &State, args: SessionArgs) -> Result<CallToolResult, Too
             }
             (None, None) => session_result(state, &args.device, None, "none", None),
         }),
+        SessionOp::Replay => replay(state, &mut slot, &args).await,
         SessionOp::End => {
             let verdict = args.verdict.as_deref().unwrap_or("unknown");
             if !["pass", "fail", "unknown"].contains(&verdict) {
@@ -240,6 +241,96 @@ async fn session(state: &State, args: SessionArgs) -> Result<CallToolResult, Too
         }
     }
 }
+
+/// `session` op=replay: the device's own connection gives way (it holds
+/// the lease) to one that replays `source` as a new Session, which ends
+/// with the replay's verdict.
+async fn replay(
+    state: &State,
+    slot: &mut crate::sessions::Slot,
+    args: &SessionArgs,
+) -> Result<CallToolResult, ToolError> {
+    use devicerail_host_replay::run::{self, Options};
+    let source = args
+        .source
+        .as_deref()
+        .filter(|s| !s.trim().is_empty())
+        .ok_or_else(|| {
+            ToolError::Args("op=replay needs `source`: a Session id or a bundle file".into())
+        })?;
+    if let Some(id) = slot.session() {
+        return Err(ToolError::Args(format!(
+            "{} has an active Session ({id}); end it (op=end) before replaying",
+            args.device
+        )));
+    }
+    let source = run::source_of(source, &state.data_dir).ok_or_else(|| {
+        ToolError::Args(format!(
+            "{source:?} is neither a Session id nor a bundle file"
+        ))
+    })?;
+    slot.close().await;
+    let opts = Options {
+        source,
+        device: Some(args.device.clone()),
+        from: None,
+        to: None,
+        strict: args.strict.unwrap_or(false),
+        settle_max_ms: REPLAY_SETTLE_MS,
+    };
+    let client = crate::backend::connect(&state.backend, &state.leases).await?;
+    let env = |k: &str| std::env::var(k).ok();
+    let outcome = run::replay_on(&client, &opts, &env).await;
+    let _ = client.close().await;
+    let summary = outcome.map_err(|e| ToolError::Step {
+        step: "replay",
+        done: 0,
+        code: None,
+        message: e.to_string(),
+    })?;
+    let verdict = if summary.succeeded() { "pass" } else { "fail" };
+    slot.ended = Some((summary.session.clone(), Some(verdict.to_owned())));
+    let mut result = session_result(
+        state,
+        &args.device,
+        Some(&summary.session),
+        "ended",
+        Some(verdict),
+    );
+    let lines: Vec<String> = summary
+        .steps
+        .iter()
+        .map(|s| {
+            format!(
+                "step {} {}: {} — {}",
+                s.number,
+                s.action,
+                s.verdict.as_str(),
+                s.note
+            )
+        })
+        .collect();
+    let text = format!(
+        "replayed {} on {}: {} → {verdict}{}\n{}",
+        summary.replays,
+        args.device,
+        summary.counts(),
+        summary
+            .stopped
+            .as_deref()
+            .map(|s| format!(" (stopped: {s})"))
+            .unwrap_or_default(),
+        lines.join("\n")
+    );
+    if let Some(Value::Object(o)) = result.structured_content.as_mut() {
+        o.insert("replay".into(), serde_json::to_value(&summary)?);
+    }
+    result.content.insert(0, ContentBlock::text(text));
+    Ok(result)
+}
+
+/// How long a replayed step may wait for the screen to settle.
+const REPLAY_SETTLE_MS: u32 = 3_000;
 
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {

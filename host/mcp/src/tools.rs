@@ -317,14 +317,16 @@ pub(crate) fn all() -> Vec<Tool> {
         }))),
         Tool::new(
             SESSION,
-            "The recorded Session of a device. Every tool call on a device runs in its Session, started on first use (or here with op=start). op=end records your verdict (pass/fail/unknown with a summary), ends the Session and frees the device. op=info says where the record is and how to render its report.",
+            "The recorded Session of a device. Every tool call on a device runs in its Session, started on first use (or here with op=start). op=end records your verdict (pass/fail/unknown with a summary), ends the Session and frees the device. op=info says where the record is and how to render its report. op=replay runs a recorded Session (`source`: its id, or a bundle file) again on this device as a new Session: each step is re-aimed where its element is now and compared with the recording; the answer is the verdict (pass when every step matched or healed) and each step's outcome (matched, healed with both positions, or diverged with candidates; a diverged step never taps elsewhere). End an active Session first.",
             object(json!({
                 "type": "object",
                 "properties": {
                     "device": device_arg(),
-                    "op": { "type": "string", "enum": ["start", "end", "info"] },
+                    "op": { "type": "string", "enum": ["start", "end", "info", "replay"] },
                     "verdict": { "type": "string", "enum": ["pass", "fail", "unknown"] },
-                    "summary": { "type": "string", "minLength": 1, "maxLength": 16384 }
+                    "summary": { "type": "string", "minLength": 1, "maxLength": 16384 },
+                    "source": { "type": "string", "minLength": 1, "maxLength": 4096, "description": "op=replay: the recorded Session's id, or the path of a bundle file." },
+                    "strict": { "type": "boolean", "default": false, "description": "op=replay: stop at the first divergence." }
                 },
                 "required": ["device", "op"],
                 "additionalProperties": false
@@ -339,7 +341,20 @@ pub(crate) fn all() -> Vec<Tool> {
                 "verdict": nullable("string"),
                 "dataDir": { "type": "string" },
                 "reportCommand": nullable("string"),
-                "bundleCommand": nullable("string")
+                "bundleCommand": nullable("string"),
+                "replay": {
+                    "type": "object",
+                    "description": "op=replay: the outcome of each step.",
+                    "properties": {
+                        "replays": { "type": "string" },
+                        "matched": { "type": "integer", "minimum": 0 },
+                        "healed": { "type": "integer", "minimum": 0 },
+                        "diverged": { "type": "integer", "minimum": 0 },
+                        "stopped": { "type": "string" },
+                        "steps": { "type": "array", "items": { "type": "object" } }
+                    },
+                    "required": ["replays", "matched", "healed", "diverged", "steps"]
+                }
             },
             "required": ["device", "sessionId", "state", "verdict", "dataDir", "reportCommand", "bundleCommand"]
         }))),
@@ -524,6 +539,7 @@ pub(crate) enum SessionOp {
     Start,
     End,
     Info,
+    Replay,
 }
 
 /// Arguments of `session`.
@@ -536,6 +552,12 @@ pub(crate) struct SessionArgs {
     pub(crate) verdict: Option<String>,
     #[serde(default)]
     pub(crate) summary: Option<String>,
+    /// op=replay: a Session id or a bundle file.
+    #[serde(default)]
+    pub(crate) source: Option<String>,
+    /// op=replay: stop at the first divergence.
+    #[serde(default)]
+    pub(crate) strict: Option<bool>,
 }
 
 /// Arguments of `devices`.

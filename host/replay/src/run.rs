@@ -504,6 +504,19 @@ fn pick_device(
     }
 }
 
+/// The recording `s` names: a Session id of `data_dir`, or the path of
+/// a bundle file; `None` when it is neither.
+pub fn source_of(s: &str, data_dir: &Path) -> Option<Source> {
+    if let Ok(id) = s.parse::<devicerail_host_protocol::SessionId>() {
+        return Some(Source::Store {
+            data_dir: data_dir.to_path_buf(),
+            session: Some(id),
+        });
+    }
+    let path = Path::new(s);
+    path.is_file().then(|| Source::Bundle(path.to_path_buf()))
+}
+
 /// Replays `opts.source` on the host of `config` (or the shared host on
 /// `socket`), reading secrets from `env`.
 pub fn run(

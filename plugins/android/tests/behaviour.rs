@@ -661,7 +661,9 @@ fn semantic_actions_resolve_the_tree_and_act_by_coordinates() {
         )
         .expect("waits");
     assert_eq!(waited.output["matched"], json!(true));
-    let short = CallContext::new(Some(Instant::now() + Duration::from_millis(400)));
+    let short = CallContext::new(Some(
+        Instant::now() + support::paced(Duration::from_millis(400)),
+    ));
     let gone = plugin
         .execute(
             &short,

@@ -237,7 +237,13 @@ fn an_unchanged_screen_is_answered_from_the_last_tree() {
     // One screenshot method throughout (auto would try both, and frames
     // of different methods are never compared).
     let raw = json!({ "screenshotMode": "raw" });
-    let (fake, plugin, device) = rig(&server, DeviceProfile::default(), raw.clone());
+    // Instant, whatever the environment's model: dumps are counted, and an
+    // animating screen would add retries.
+    let instant = DeviceProfile {
+        latency: Latency::Instant,
+        ..DeviceProfile::default()
+    };
+    let (fake, plugin, device) = rig(&server, instant.clone(), raw.clone());
     let first = plugin.observe(&ctx(), &device, &BOTH).expect("observes");
     assert!(first.metadata.get("uiTreeReused").is_none());
     assert_eq!(dumps(&fake), 1);
@@ -269,7 +275,7 @@ fn an_unchanged_screen_is_answered_from_the_last_tree() {
     // `uiTreeReuseMs = 0`: always dumped.
     let (fake, plugin, device) = rig(
         &server,
-        DeviceProfile::default(),
+        instant,
         json!({ "screenshotMode": "raw", "uiTreeReuseMs": 0 }),
     );
     for _ in 0..2 {

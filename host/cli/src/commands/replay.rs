@@ -17,18 +17,7 @@ const USAGE: u8 = 2;
 
 /// A session id of `data_dir`, or a bundle file.
 fn source_of(s: &str, data_dir: &Path) -> Result<Source, super::CommandError> {
-    if let Ok(id) = s.parse::<devicerail_host_protocol::SessionId>() {
-        return Ok(Source::Store {
-            data_dir: data_dir.to_path_buf(),
-            session: Some(id),
-        });
-    }
-    let path = Path::new(s);
-    if path.is_file() {
-        Ok(Source::Bundle(path.to_path_buf()))
-    } else {
-        Err(super::CommandError::BadSource(s.to_owned()))
-    }
+    run::source_of(s, data_dir).ok_or_else(|| super::CommandError::BadSource(s.to_owned()))
 }
 
 /// Runs `replay`.

@@ -481,6 +481,56 @@ class McpAgent(unittest.IsolatedAsyncioTestCase):
             self.assertIn("no visible change", html)
 
 
+class McpReplay(unittest.IsolatedAsyncioTestCase):
+    async def test_an_agent_replays_a_session_and_a_bundle(self) -> None:
+        async with mcp_server(os.environ["DEVICERAIL_PLUGINS_DIR"]) as (session, data, _):
+            agent = Agent(session, self)
+            await agent.load_tools()
+            dev = "mock-1"
+            # The recording opens the sign-in screen first, so a replay
+            # starts where the recording did.
+            await agent.call("act", {"device": dev, "action": "launchApp", "appId": "login"})
+            obs, _ = await agent.observe(dev, full=True)
+            outline = obs["outline"]
+            # setValue (not type, which appends): the mock's sign-in screen
+            # keeps what was typed across launches, and a replay that typed
+            # again would rightly diverge ("adaada").
+            await agent.call("act", {"device": dev, "action": "setValue", "ref": ref_of(outline, r'"Username"'), "text": "ada"})
+            await agent.call("act", {"device": dev, "action": "setValue", "ref": ref_of(outline, r'"Password"'), "text": "pw"})
+            await agent.call("act", {"device": dev, "action": "tap", "ref": ref_of(outline, r'button "Sign in"')})
+            # Replaying while the device's Session is active is refused.
+            busy = await agent.call("session", {"device": dev, "op": "replay", "source": obs["sessionId"]}, ok=False)
+            self.assertIn("end it (op=end)", busy.content[0].text)
+            ended = (await agent.call("session", {"device": dev, "op": "end", "verdict": "pass", "summary": "signed in"})).structured_content
+            sid = ended["sessionId"]
+            # The recording replays step for step, as a new Session.
+            r = await agent.call("session", {"device": dev, "op": "replay", "source": sid})
+            out = r.structured_content
+            self.assertNotEqual(out["sessionId"], sid)
+            self.assertEqual((out["state"], out["verdict"]), ("ended", "pass"), json.dumps(out["replay"], indent=1)[:3000])
+            rep = out["replay"]
+            self.assertEqual(rep["replays"], sid)
+            self.assertEqual(rep["diverged"], 0, rep)
+            self.assertGreaterEqual(rep["matched"] + rep["healed"], 3, rep)
+            self.assertTrue(all(st["verdict"] in ("matched", "healed") for st in rep["steps"]), rep)
+            self.assertIn(f"replayed {sid} on {dev}", r.content[0].text)
+            info = (await agent.call("session", {"device": dev, "op": "info"})).structured_content
+            self.assertEqual((info["sessionId"], info["state"], info["verdict"]), (out["sessionId"], "ended", "pass"))
+            # The same from a bundle file.
+            with tempfile.TemporaryDirectory() as tmp:
+                bundle = os.path.join(tmp, "signin.tar")
+                subprocess.run(
+                    [os.environ["DEVICERAIL_BIN"], "bundle", "export", sid, "--data-dir", data, "--out", bundle],
+                    check=True, capture_output=True, timeout=60,
+                )
+                again = (await agent.call("session", {"device": dev, "op": "replay", "source": bundle})).structured_content
+                self.assertEqual((again["verdict"], again["replay"]["diverged"]), ("pass", 0), again)
+            # Neither a Session nor a file: a clear error, nothing run.
+            bad = await agent.call("session", {"device": dev, "op": "replay", "source": "no-such-thing"}, ok=False)
+            self.assertIn("neither a Session id nor a bundle file", bad.content[0].text)
+            print(f"mcp replay: {rep['matched']} matched, {rep['healed']} healed, {rep['diverged']} diverged")
+
+
 class McpShared(unittest.IsolatedAsyncioTestCase):
     async def test_two_agents_share_a_host_under_leases(self) -> None:
         root = tempfile.mkdtemp(prefix="devicerail-shared-")

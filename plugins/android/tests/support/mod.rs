@@ -75,6 +75,18 @@ pub(crate) fn online(server: &AdbServer) -> (FakeAdbDevice, String) {
     attach(server, FakeConfig::default())
 }
 
+/// `base` plus the time a UI dump can take under the fake's latency model
+/// from the environment (nothing for the instant model), for tests whose
+/// deadlines must leave room for one dump.
+pub(crate) fn paced(base: std::time::Duration) -> std::time::Duration {
+    match devicerail_host_android_fake_adb::Latency::from_env() {
+        devicerail_host_android_fake_adb::Latency::PhoneLike { scale, .. } => {
+            base + std::time::Duration::from_secs_f64(4.0 * scale)
+        }
+        devicerail_host_android_fake_adb::Latency::Instant => base,
+    }
+}
+
 pub(crate) fn ctx() -> CallContext {
     CallContext::new(Some(
         std::time::Instant::now() + std::time::Duration::from_secs(30),
