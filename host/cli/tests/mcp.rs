@@ -65,18 +65,24 @@ fn ran(output: &str) -> usize {
         .unwrap_or(0)
 }
 
-#[test]
-fn the_mcp_sdk_lists_the_tools_and_an_agent_signs_in_on_the_mock() {
-    let Some(python) = venv_python() else {
-        return;
-    };
+/// The suite's `classes` against the mock (`None` when the venv is
+/// missing and the suite may be skipped).
+fn mock_suite(classes: &[&str]) -> Option<String> {
+    let python = venv_python()?;
     let tmp = tempfile::tempdir().expect("tempdir");
     let plugins = support::plugins_dir_with_mock(tmp.path());
-    let out = run_suite(
+    Some(run_suite(
         &python,
-        &["McpTools", "McpMock", "McpShared"],
+        classes,
         &[("DEVICERAIL_PLUGINS_DIR", &plugins)],
-    );
+    ))
+}
+
+#[test]
+fn the_mcp_sdk_lists_the_tools_and_an_agent_signs_in_on_the_mock() {
+    let Some(out) = mock_suite(&["McpTools", "McpMock", "McpShared"]) else {
+        return;
+    };
     assert_eq!(ran(&out), 4, "{out}");
     assert!(out.contains("1,000 rows: outline"), "{out}");
 }
@@ -86,16 +92,9 @@ fn the_mcp_sdk_lists_the_tools_and_an_agent_signs_in_on_the_mock() {
 /// the official MCP Python SDK; refused while a Session is active.
 #[test]
 fn an_agent_replays_a_session_and_a_bundle_through_the_mcp_sdk() {
-    let Some(python) = venv_python() else {
+    let Some(out) = mock_suite(&["McpReplay"]) else {
         return;
     };
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let plugins = support::plugins_dir_with_mock(tmp.path());
-    let out = run_suite(
-        &python,
-        &["McpReplay"],
-        &[("DEVICERAIL_PLUGINS_DIR", &plugins)],
-    );
     assert_eq!(ran(&out), 1, "{out}");
     assert!(out.contains("mcp replay: "), "{out}");
 }
@@ -107,16 +106,9 @@ fn an_agent_replays_a_session_and_a_bundle_through_the_mcp_sdk() {
 /// now, never another one.
 #[test]
 fn refs_diffs_effects_and_stale_refs_through_the_mcp_sdk() {
-    let Some(python) = venv_python() else {
+    let Some(out) = mock_suite(&["McpAgent"]) else {
         return;
     };
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let plugins = support::plugins_dir_with_mock(tmp.path());
-    let out = run_suite(
-        &python,
-        &["McpAgent"],
-        &[("DEVICERAIL_PLUGINS_DIR", &plugins)],
-    );
     assert_eq!(ran(&out), 3, "{out}");
     assert!(out.contains("0 wrong-element actions"), "{out}");
     assert!(out.contains("no-op taps: 4 of 4 flagged"), "{out}");
