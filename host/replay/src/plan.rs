@@ -57,6 +57,11 @@ pub struct RecordedStep {
     pub outcome: String,
     /// How long the Action took in the recording.
     pub duration_ms: Option<u64>,
+    /// When it started and ended in the recording (the events' `atMs`).
+    pub at_ms: (Option<u64>, Option<u64>),
+    /// Whether its after tree is the Action's own after observation,
+    /// taken as it ended (not a later look after a wait).
+    pub after_at_once: bool,
     /// What it was aimed at.
     pub aiming: Aiming,
     /// The observation with its before tree.
@@ -142,6 +147,8 @@ pub fn plan(data: &SessionData, events: &[Value]) -> Recording {
     let mut by_call: HashMap<String, usize> = HashMap::new();
     let mut device = None;
     let mut started_at: HashMap<String, u64> = HashMap::new();
+    // Each Action's own after observation, by call id.
+    let mut own_after: HashMap<String, String> = HashMap::new();
     for e in events {
         if device.is_none() {
             device = e["deviceId"].as_str().map(str::to_owned);
@@ -174,6 +181,8 @@ pub fn plan(data: &SessionData, events: &[Value]) -> Recording {
                     redacted,
                     outcome: "unfinished".into(),
                     duration_ms: None,
+                    at_ms: (e["atMs"].as_u64(), None),
+                    after_at_once: false,
                     before: None,
                     before_shot: None,
                     after: None,
@@ -185,6 +194,7 @@ pub fn plan(data: &SessionData, events: &[Value]) -> Recording {
                 if let Some(&k) = by_call.get(id) {
                     let o = &p["outcome"];
                     steps[k].outcome = o["outcome"].as_str().unwrap_or("unknown").to_owned();
+                    steps[k].at_ms.1 = e["atMs"].as_u64();
                     let r = &o["result"];
                     steps[k].duration_ms =
                         match (r["startedAtMs"].as_u64(), r["finishedAtMs"].as_u64()) {
@@ -199,6 +209,9 @@ pub fn plan(data: &SessionData, events: &[Value]) -> Recording {
                             keep(&r[key]);
                         }
                     }
+                    if let Some(own) = r["after"]["id"].as_str() {
+                        own_after.insert(id.to_owned(), own.to_owned());
+                    }
                 }
             }
             _ => {}
@@ -210,6 +223,10 @@ pub fn plan(data: &SessionData, events: &[Value]) -> Recording {
             s.before = inputs.before.cloned();
             s.before_shot = inputs.before_shot.cloned();
             s.after = inputs.after.cloned();
+            s.after_at_once = match (&s.after, own_after.get(&inputs.call_id)) {
+                (Some(a), Some(own)) => a["id"].as_str() == Some(own.as_str()),
+                _ => false,
+            };
             s.after_shot = inputs.after_shot.cloned();
         }
     }
@@ -218,6 +235,14 @@ pub fn plan(data: &SessionData, events: &[Value]) -> Recording {
         device,
         steps,
         observations,
+    }
+}
+
+impl RecordedStep {
+    /// How long the recording waited after this step before `next`
+    /// started (`None` when either time is unknown).
+    pub fn gap_before(&self, next: &RecordedStep) -> Option<u64> {
+        Some(next.at_ms.0?.saturating_sub(self.at_ms.1?))
     }
 }
 

@@ -657,7 +657,7 @@ async fn run_steps(
     summary: &mut Summary,
 ) -> Result<(), ReplayError> {
     let mut screen = settle(client, observe(client).await?, opts.settle_max_ms).await?;
-    for (step, secret) in steps.iter().zip(secrets) {
+    for (k, (step, secret)) in steps.iter().zip(secrets).enumerate() {
         let t0 = Instant::now();
         let mut out = StepOutcome {
             number: step.number,
@@ -751,12 +751,39 @@ async fn run_steps(
             }
             Err(e) => return Err(e),
         };
-        let first = if after_obs["uiSnapshot"].is_object() {
-            screen_of(client, after_obs).await?
+        // Settle only where the recording waited: when the next step (or
+        // the end) followed at once, the screen right after the Action is
+        // what the recording saw next, and what its after tree shows.
+        let quiet = u64::from(SettlePolicy::for_screen(screen.web(), 0).quiet_ms);
+        let recorded_at_once = step.after.is_none() || step.after_at_once;
+        let quick = recorded_at_once
+            && steps
+                .get(k + 1)
+                .is_none_or(|next| step.gap_before(next).is_some_and(|gap| gap < quiet));
+        screen = if after_obs["uiSnapshot"].is_object() || out.verdict == Verdict::Diverged {
+            let first = if after_obs["uiSnapshot"].is_object() {
+                screen_of(client, after_obs).await?
+            } else {
+                observe(client).await?
+            };
+            if quick {
+                first
+            } else {
+                settle(client, first, opts.settle_max_ms).await?
+            }
+        } else if quick && step.after.is_none() {
+            // No after tree here nor in the recording (a protected
+            // Action): the recording's next step was aimed against the
+            // look before this one, and so is the replay's.
+            screen
         } else {
-            observe(client).await?
+            let first = observe(client).await?;
+            if quick {
+                first
+            } else {
+                settle(client, first, opts.settle_max_ms).await?
+            }
         };
-        screen = settle(client, first, opts.settle_max_ms).await?;
         out.shots.replayed.1 = screen.shot();
         if out.verdict != Verdict::Diverged {
             let rec_before = step
