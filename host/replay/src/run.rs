@@ -760,29 +760,20 @@ async fn run_steps(
             && steps
                 .get(k + 1)
                 .is_none_or(|next| step.gap_before(next).is_some_and(|gap| gap < quiet));
-        screen = if after_obs["uiSnapshot"].is_object() || out.verdict == Verdict::Diverged {
-            let first = if after_obs["uiSnapshot"].is_object() {
-                screen_of(client, after_obs).await?
-            } else {
-                observe(client).await?
-            };
-            if quick {
-                first
-            } else {
-                settle(client, first, opts.settle_max_ms).await?
-            }
-        } else if quick && step.after.is_none() {
+        let first = if after_obs["uiSnapshot"].is_object() {
+            Some(screen_of(client, after_obs).await?)
+        } else if quick && step.after.is_none() && out.verdict != Verdict::Diverged {
             // No after tree here nor in the recording (a protected
             // Action): the recording's next step was aimed against the
             // look before this one, and so is the replay's.
-            screen
+            None
         } else {
-            let first = observe(client).await?;
-            if quick {
-                first
-            } else {
-                settle(client, first, opts.settle_max_ms).await?
-            }
+            Some(observe(client).await?)
+        };
+        screen = match first {
+            None => screen,
+            Some(f) if quick => f,
+            Some(f) => settle(client, f, opts.settle_max_ms).await?,
         };
         out.shots.replayed.1 = screen.shot();
         if out.verdict != Verdict::Diverged {
