@@ -252,12 +252,16 @@ catalog! {
     MediaStreamConflict = "media_stream_conflict", -32016, false, Reference, ["streamId"], "The stream id is in use with another kind, Session or device.";
     MediaStreamBusy = "media_stream_busy", -32016, true, Reference, ["streamId"], "Another capture of the stream is running.";
     MediaStreamSensitiveActionInFlight = "media_stream_sensitive_action_in_flight", -32016, true, Reference, [], "A protected or unclassified Action is running; no stream may start.";
+    MediaStreamActiveLimit = "media_stream_active_limit", -32016, true, Reference, ["limit"], "Two media streams of the Session are open; end one first.";
+    MediaStreamSessionLimit = "media_stream_session_limit", -32016, false, Reference, ["limit"], "The Session has started its eight media streams.";
     MediaStreamNotFound = "media_stream_not_found", -32016, false, Reference, ["streamId"], "The connection owns no media stream with this id.";
     MediaStreamSessionMismatch = "media_stream_session_mismatch", -32016, false, Reference, ["streamId"], "The stream belongs to another Session.";
     InvalidMediaFrame = "invalid_media_frame", -32016, false, Reference, ["streamId"], "durationMs is required for video frames and refused for screenshots.";
     MediaFrameRetryConflict = "media_frame_retry_conflict", -32016, false, Reference, ["streamId", "frameIndex"], "A retried frame index differs from the committed frame.";
     MediaStreamEnded = "media_stream_ended", -32016, false, Reference, ["streamId"], "The stream has ended.";
     MediaFrameOutOfOrder = "media_frame_out_of_order", -32016, false, Reference, ["streamId", "frameIndex", "expectedFrameIndex"], "The frame index is neither the last committed nor the next.";
+    MediaStreamFrameLimit = "media_stream_frame_limit", -32016, false, Reference, ["limit"], "The stream holds its 1000 frames; start another.";
+    MediaCaptureRateLimited = "media_capture_rate_limited", -32016, true, Reference, ["streamId", "retryAfterMs"], "The stream was captured less than 50 ms ago; retry after retryAfterMs.";
     MediaCaptureUnavailable = "media_capture_unavailable", -32016, true, Reference, ["streamId"], "The device returned no screenshot for the frame.";
     MediaCaptureFormatUnsupported = "media_capture_format_unsupported", -32016, false, Reference, ["streamId", "mediaType"], "The device's screenshot is not image/png.";
     MediaStreamProtectedActionBlocked = "media_stream_protected_action_blocked", -32016, true, Reference, [], "A protected or unclassified Action cannot run while a media stream is open.";

@@ -15,7 +15,22 @@ fn id() -> String {
     uuid::Uuid::new_v4().to_string()
 }
 
+/// One capture as a client paces them: refused for the rate limit, it
+/// waits the `retryAfterMs` it was told and tries again.
 async fn capture(h: &ClientHost, stream: &str, index: u64, duration: Option<u64>) -> Value {
+    loop {
+        let r = capture_once(h, stream, index, duration).await;
+        match r["error"]["data"]["details"]["retryAfterMs"].as_u64() {
+            Some(ms) if error_code(&r).as_deref() == Some("media_capture_rate_limited") => {
+                tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+            }
+            _ => return r,
+        }
+    }
+}
+
+/// One `media.stream.capture` call, answered as it comes.
+async fn capture_once(h: &ClientHost, stream: &str, index: u64, duration: Option<u64>) -> Value {
     let mut params = json!({ "streamId": stream, "frameIndex": index });
     if let Some(d) = duration {
         params["durationMs"] = json!(d);
@@ -149,9 +164,11 @@ async fn screenshot_stream_lifecycle() {
         [
             "sessionStarted",
             "mediaStreamStarted",
+            "observationCaptured",
             "mediaFrameCaptured",
             "actionStarted",
             "actionCompleted",
+            "observationCaptured",
             "mediaFrameCaptured",
             "verdictRecorded",
             "mediaStreamEnded"
@@ -191,7 +208,8 @@ async fn video_frames_need_a_duration() {
     );
     let r = capture(&h, &s, 1, Some(100)).await;
     assert_eq!(r["result"]["frame"]["durationMs"], 100);
-    // timeoutMs is accepted on captures.
+    // timeoutMs is accepted on captures (after the rate limit's interval).
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     let timed = h
         .call_json(
             "media.stream.capture",
@@ -331,4 +349,328 @@ async fn open_streams_end_at_shutdown() {
         json!({ "type": "mediaStreamEnded", "streamId": s, "frameCount": 1 })
     );
     assert_eq!(events[n - 1]["payload"]["outcome"], "shutdown");
+}
+
+/// Checks an answer is the media error `code` with its catalog flags and
+/// exactly `details`.
+#[track_caller]
+fn assert_media_error(r: &Value, code: &str, retryable: bool, details: &Value) {
+    assert_eq!(error_code(r).as_deref(), Some(code), "{r}");
+    assert_eq!(r["error"]["code"], -32016, "{r}");
+    assert_eq!(r["error"]["data"]["retryable"], retryable, "{r}");
+    assert_eq!(&r["error"]["data"]["details"], details, "{r}");
+}
+
+/// The payload types of the active Session's events, in order.
+async fn event_types(h: &ClientHost) -> Vec<String> {
+    h.ok("events.list", None)
+        .await
+        .as_array()
+        .expect("events")
+        .iter()
+        .filter_map(|e| e["payload"]["type"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// As on the reference daemon: a capture takes its frame through the
+/// device's normal observation path, so the log holds the Observation (with
+/// the UI tree the connection negotiated) right before the frame that names
+/// its screenshot; an exact retry appends nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_capture_records_its_observation_before_its_frame() {
+    let h = ClientHost::start(Options::default(), hello())
+        .await
+        .expect("spawn");
+    ready(&h).await;
+    let s = id();
+    h.ok(
+        "media.stream.start",
+        Some(json!({ "streamId": s, "kind": "screenshot" })),
+    )
+    .await;
+    let first = capture(&h, &s, 1, None).await;
+    assert_eq!(capture(&h, &s, 1, None).await, first, "an exact retry");
+    h.ok("media.stream.end", Some(json!({ "streamId": s })))
+        .await;
+    assert_eq!(
+        event_types(&h).await,
+        [
+            "sessionStarted",
+            "mediaStreamStarted",
+            "observationCaptured",
+            "mediaFrameCaptured",
+            "mediaStreamEnded"
+        ]
+    );
+    let events = h.ok("events.list", None).await;
+    let (observed, framed) = (&events[2], &events[3]);
+    let observation = &observed["payload"]["observation"];
+    assert_eq!(
+        observation["screenshot"], first["result"]["frame"]["evidence"],
+        "the frame is the Observation's screenshot"
+    );
+    assert_eq!(framed["payload"]["frame"], first["result"]["frame"]);
+    assert_eq!(observed["requestId"], framed["requestId"]);
+    assert_eq!(observed["deviceId"], "mock-1");
+    // The UI tree was negotiated, so the Observation carries one, readable
+    // like any other.
+    let tree = h
+        .ok(
+            "ui.snapshot.get",
+            Some(json!({ "observationId": observation["id"] })),
+        )
+        .await;
+    assert_eq!(
+        tree["nodes"].as_array().map(Vec::len),
+        observation["uiSnapshot"]["nodeCount"]
+            .as_u64()
+            .map(|n| n as usize)
+    );
+}
+
+/// The catalog's stream limits: two open streams, eight in a Session, and
+/// one capture a stream every 50 ms, each with its code, flag and details.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stream_limits_answer_the_catalogs_errors() {
+    let h = ClientHost::start(Options::default(), hello())
+        .await
+        .expect("spawn");
+    ready(&h).await;
+    let start = |s: &str| {
+        h.call_json(
+            "media.stream.start",
+            Some(json!({ "streamId": s, "kind": "screenshot" })),
+            CallOptions::default(),
+        )
+    };
+    let (a, b) = (id(), id());
+    assert!(start(&a).await.get("result").is_some());
+    assert!(start(&b).await.get("result").is_some());
+    assert_media_error(
+        &start(&id()).await,
+        "media_stream_active_limit",
+        true,
+        &json!({ "limit": 2 }),
+    );
+    // Captures as fast as a client can send them: one is refused for the
+    // rate limit (a capture and its commit take a few ms).
+    assert!(capture_once(&h, &a, 1, None).await.get("result").is_some());
+    let mut frames = 1;
+    let refused = loop {
+        let r = capture_once(&h, &a, frames + 1, None).await;
+        if r.get("error").is_some() {
+            break r;
+        }
+        frames += 1;
+        assert!(frames < 100, "no capture was refused for the rate limit");
+    };
+    let after = refused["error"]["data"]["details"]["retryAfterMs"]
+        .as_u64()
+        .expect("retryAfterMs");
+    assert!((1..=50).contains(&after), "{refused}");
+    assert_media_error(
+        &refused,
+        "media_capture_rate_limited",
+        true,
+        &json!({ "streamId": a, "retryAfterMs": after }),
+    );
+    tokio::time::sleep(std::time::Duration::from_millis(after)).await;
+    assert!(
+        capture_once(&h, &a, frames + 1, None)
+            .await
+            .get("result")
+            .is_some(),
+        "admitted once retryAfterMs has passed"
+    );
+    // Ended streams count toward the Session's eight; an identical start of
+    // one of them is still answered.
+    for s in [&a, &b] {
+        h.ok("media.stream.end", Some(json!({ "streamId": s })))
+            .await;
+    }
+    for _ in 0..6 {
+        let s = id();
+        assert!(start(&s).await.get("result").is_some());
+        h.ok("media.stream.end", Some(json!({ "streamId": s })))
+            .await;
+    }
+    assert_media_error(
+        &start(&id()).await,
+        "media_stream_session_limit",
+        false,
+        &json!({ "limit": 8 }),
+    );
+    assert!(
+        start(&a).await.get("result").is_some(),
+        "an identical start"
+    );
+    // A new Session starts with none.
+    h.ok("session.end", None).await;
+    h.ok("session.start", None).await;
+    assert!(start(&id()).await.get("result").is_some());
+}
+
+/// A stream holds 1000 frames; the next is refused with
+/// `media_stream_frame_limit`, while a retry of the last still answers.
+/// (Paced by the rate limit: about 50 s.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_holds_at_most_a_thousand_frames() {
+    let h = ClientHost::start(Options::default(), hello())
+        .await
+        .expect("spawn");
+    ready(&h).await;
+    let s = id();
+    h.ok(
+        "media.stream.start",
+        Some(json!({ "streamId": s, "kind": "screenshot" })),
+    )
+    .await;
+    let mut last = Value::Null;
+    for index in 1..=1000 {
+        last = capture(&h, &s, index, None).await;
+        assert!(last.get("result").is_some(), "frame {index}: {last}");
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    assert_media_error(
+        &capture_once(&h, &s, 1001, None).await,
+        "media_stream_frame_limit",
+        false,
+        &json!({ "limit": 1000 }),
+    );
+    assert_eq!(capture_once(&h, &s, 1000, None).await, last);
+    assert_eq!(
+        h.ok("media.stream.end", Some(json!({ "streamId": s })))
+            .await["frameCount"],
+        1000
+    );
+}
+
+/// What one host answered to the media script, in a form two hosts can be
+/// compared by: each step's error (code, JSON-RPC code, retryable, details
+/// with stream ids and times named, not valued) or `ok`, and the event
+/// types the Session recorded.
+async fn media_transcript(h: &ClientHost) -> Vec<Value> {
+    let mut out = Vec::new();
+    let shape = |r: &Value| -> Value {
+        match r.get("error") {
+            None => json!("ok"),
+            Some(e) => {
+                let mut details = e["data"]["details"].clone();
+                if let Some(d) = details.as_object_mut() {
+                    for key in ["streamId", "retryAfterMs"] {
+                        if d.contains_key(key) {
+                            d.insert(key.into(), json!(key));
+                        }
+                    }
+                }
+                json!([
+                    e["data"]["code"],
+                    e["code"],
+                    e["data"]["retryable"],
+                    details
+                ])
+            }
+        }
+    };
+    h.ok("device.connect", None).await;
+    h.ok("session.start", None).await;
+    let start = |s: String| {
+        h.call_json(
+            "media.stream.start",
+            Some(json!({ "streamId": s, "kind": "screenshot" })),
+            CallOptions::default(),
+        )
+    };
+    let (a, b) = (id(), id());
+    out.push(shape(&start(a.clone()).await));
+    out.push(shape(&capture_once(h, &a, 1, None).await));
+    out.push(shape(&capture_once(h, &a, 1, None).await));
+    // Frames until one is refused for the rate limit.
+    let mut frames = 1;
+    let refused = loop {
+        let r = capture_once(h, &a, frames + 1, None).await;
+        if r.get("error").is_some() || frames > 100 {
+            break r;
+        }
+        frames += 1;
+    };
+    out.push(shape(&refused));
+    // Frame indexes relative to the frames captured (which vary).
+    let mut skipped = shape(&capture_once(h, &a, frames + 5, None).await);
+    for key in ["frameIndex", "expectedFrameIndex"] {
+        if let Some(n) = skipped[3][key].as_u64() {
+            skipped[3][key] = json!(n - frames);
+        }
+    }
+    out.push(skipped);
+    out.push(shape(&capture_once(h, &a, 2, Some(5)).await));
+    out.push(shape(&start(b.clone()).await));
+    out.push(shape(&start(id()).await));
+    for s in [&a, &b] {
+        out.push(shape(
+            &h.call_json(
+                "media.stream.end",
+                Some(json!({ "streamId": s })),
+                CallOptions::default(),
+            )
+            .await,
+        ));
+    }
+    out.push(shape(&capture_once(h, &a, frames + 1, None).await));
+    let mut types = event_types(h).await;
+    // The frames before the refusal, as one pair.
+    types.dedup_by(|x, y| (x == "observationCaptured" || x == "mediaFrameCaptured") && x == y);
+    let mut pairs = Vec::new();
+    for t in types {
+        if pairs.len() >= 2
+            && t == "mediaFrameCaptured"
+            && pairs[pairs.len() - 1] == "observationCaptured"
+            && pairs[pairs.len() - 2] == "mediaFrameCaptured"
+        {
+            pairs.pop();
+            continue;
+        }
+        pairs.push(t);
+    }
+    out.push(json!(pairs));
+    for _ in 0..6 {
+        let s = id();
+        out.push(shape(&start(s.clone()).await));
+        h.ok("media.stream.end", Some(json!({ "streamId": s })))
+            .await;
+    }
+    out.push(shape(&start(id()).await));
+    out.push(shape(&start(a.clone()).await));
+    out
+}
+
+/// Side by side with the protocol's published reference daemon (its path
+/// in `DEVICERAIL_REFERENCE_DAEMON`, which `.ci/run` sets when the peer is
+/// there): the same media calls through the same official client answer
+/// the same errors and record the same event types.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn media_answers_match_the_reference_daemon() {
+    let Some(reference) = std::env::var_os("DEVICERAIL_REFERENCE_DAEMON") else {
+        println!("reference daemon: skipped (DEVICERAIL_REFERENCE_DAEMON is not set)");
+        return;
+    };
+    let home = tempfile::tempdir().expect("tempdir");
+    let config = devicerail_client::SpawnConfig::new(reference, hello())
+        .env("HOME", home.path())
+        .env("DEVICERAIL_ANDROID", "off");
+    let theirs = {
+        let h = ClientHost::start_config(config)
+            .await
+            .expect("the reference daemon answers hello");
+        media_transcript(&h).await
+    };
+    let h = ClientHost::start(Options::default(), hello())
+        .await
+        .expect("spawn");
+    let ours = media_transcript(&h).await;
+    assert_eq!(
+        ours, theirs,
+        "this host (left) and the reference daemon (right)"
+    );
+    println!("reference daemon: {} media answers match", ours.len());
 }

@@ -355,17 +355,36 @@ fn report_and_bundle_round_trip_and_tampering_is_caught() {
     // data directory.
     let _root = h.keep_root();
     assert!(h.finish_owned().success());
-    let listing = |dir: &str| -> Vec<(String, u64)> {
-        let mut v: Vec<(String, u64)> = std::fs::read_dir(dir)
-            .expect("data dir")
-            .flatten()
-            .map(|e| {
-                (
-                    e.file_name().to_string_lossy().into_owned(),
-                    e.metadata().map(|m| m.len()).unwrap_or(0),
-                )
-            })
-            .collect();
+    // A clean stop folds the write-ahead log into the file: the store is
+    // one file, which offline readers open without creating anything.
+    assert!(
+        !Path::new(&dd).join("events.sqlite3-wal").exists(),
+        "a clean stop leaves no write-ahead log"
+    );
+    // "Unchanged" means every data file keeps its name and its bytes: the
+    // event store, its write-ahead log when a stopped host left one, the
+    // Evidence and the lock file. SQLite's `-shm` index is not data: a
+    // reader of a store with a log builds it beside the log (a host that
+    // opens the store rebuilds it from the log), so it may appear.
+    fn listing_of(dir: &Path, into: &mut Vec<(String, Vec<u8>)>) {
+        for e in std::fs::read_dir(dir).expect("data dir").flatten() {
+            let name = e.path().display().to_string();
+            if name.ends_with("-shm") {
+                continue;
+            }
+            if e.path().is_dir() {
+                into.push((name, Vec::new()));
+                listing_of(&e.path(), into);
+            } else {
+                use sha2::Digest as _;
+                let bytes = std::fs::read(e.path()).unwrap_or_default();
+                into.push((name, sha2::Sha256::digest(bytes).to_vec()));
+            }
+        }
+    }
+    let listing = |dir: &str| -> Vec<(String, Vec<u8>)> {
+        let mut v = Vec::new();
+        listing_of(Path::new(dir), &mut v);
         v.sort();
         v
     };

@@ -415,9 +415,10 @@ async fn results_over_one_frame_are_refused_but_pages_work() {
         .await
         .expect("spawn");
     let id = ready(&h).await;
-    // About 800 bytes per observation event: 1,600 of them exceed 1 MiB.
-    // (In batches of 200: the client holds at most 240 calls pending.)
-    for _ in 0..8 {
+    // About 1.3 KB per observation event (its UI snapshot reference
+    // included): 1,000 of them exceed 1 MiB. (In batches of 200: the
+    // client holds at most 240 calls pending.)
+    for _ in 0..12 {
         let ids: Vec<_> = (0..200)
             .map(|_| h.request("device.observe", None, CallOptions::default()))
             .collect();
@@ -454,5 +455,71 @@ async fn results_over_one_frame_are_refused_but_pages_work() {
             None => break,
         }
     }
-    assert_eq!(total, 1602);
+    assert_eq!(total, 2402);
+    // A page of 1,000 would not fit one frame: pages end early, each under
+    // the frame limit with `nextAfterSequence`, and the export completes
+    // with every event once, in order.
+    let mut sequences = Vec::new();
+    let mut shortened = 0;
+    let mut after = 0u64;
+    loop {
+        let mut params = json!({ "sessionId": id, "limit": 1000 });
+        if after > 0 {
+            params["afterSequence"] = json!(after);
+        }
+        let page = h.ok("session.export", Some(params)).await;
+        assert!(page.to_string().len() < 1024 * 1024);
+        let events = page["events"].as_array().expect("events");
+        sequences.extend(events.iter().filter_map(|e| e["sequence"].as_u64()));
+        match page.get("nextAfterSequence").and_then(Value::as_u64) {
+            Some(n) => {
+                assert_eq!(Some(n), sequences.last().copied());
+                if events.len() < 1000 {
+                    shortened += 1;
+                }
+                after = n;
+            }
+            None => break,
+        }
+    }
+    assert_eq!(sequences, (1..=2402).collect::<Vec<u64>>());
+    assert!(shortened >= 2, "pages ended early to fit: {shortened}");
+}
+
+/// A Session's start is one time: `session.start`, `sessions.list` and
+/// `session.export` answer the `atMs` of its `sessionStarted` event.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sessions_start_time_is_its_first_events_time() {
+    let h = ClientHost::start(Options::default(), hello())
+        .await
+        .expect("spawn");
+    h.ok("device.connect", None).await;
+    let mut started = std::collections::HashMap::new();
+    for _ in 0..300 {
+        let info = h.ok("session.start", None).await;
+        started.insert(
+            info["id"].as_str().expect("id").to_owned(),
+            info["startedAtMs"].clone(),
+        );
+        h.ok("session.end", None).await;
+    }
+    let listed = h.ok("sessions.list", None).await;
+    let listed = listed.as_array().expect("sessions");
+    assert_eq!(listed.len(), 300);
+    for info in listed {
+        let id = info["id"].as_str().expect("id");
+        let export = h
+            .ok("session.export", Some(json!({ "sessionId": id })))
+            .await;
+        let first = &export["events"][0];
+        assert_eq!(first["payload"]["type"], "sessionStarted");
+        assert_eq!(info["startedAtMs"], first["atMs"], "sessions.list");
+        assert_eq!(started[id], first["atMs"], "session.start");
+        assert_eq!(export["session"]["startedAtMs"], first["atMs"], "export");
+        let last = export["events"]
+            .as_array()
+            .and_then(|e| e.last())
+            .expect("last");
+        assert_eq!(export["session"]["endedAtMs"], last["atMs"], "the end");
+    }
 }

@@ -327,9 +327,12 @@ async fn run(
         tracing::warn!("socket connections did not close before shutdown");
     }
     shutdown(&host, std::slice::from_ref(&conn)).await;
+    let store = host.store.clone();
     drop(conn);
     drop(dispatcher);
     drop(host);
+    // Everything is recorded: a clean stop leaves the store as one file.
+    store.close().await;
     match tokio::task::spawn_blocking(move || writer.join()).await {
         Ok(Ok(Ok(()))) => {}
         Ok(Ok(Err(e))) => tracing::warn!("writing stdout failed: {e}"),

@@ -233,6 +233,59 @@ class SmokeSession(unittest.IsolatedAsyncioTestCase):
         self.assertEqual(e["data"]["code"], "session_active")
         self.assertEqual(await host.close(), 0)
 
+    async def test_media_streams_record_observations_and_keep_their_limits(self) -> None:
+        """The reference daemon's event log and admission limits for media streams."""
+        host = await start()
+        await host.call("device.connect")
+        sid = (await host.call("session.start"))["id"]
+        a, b, c = (str(uuid.uuid4()) for _ in range(3))
+        await host.call("media.stream.start", {"streamId": a, "kind": "screenshot"})
+        frame = (await host.call("media.stream.capture", {"streamId": a, "frameIndex": 1}))["frame"]
+        retried = (await host.call("media.stream.capture", {"streamId": a, "frameIndex": 1}))["frame"]
+        self.assertEqual(retried, frame, "an exact retry returns the committed frame")
+        # A capture right after the previous one: the rate limit (a capture
+        # and its commit take a few ms, so one of the next tries lands within
+        # 50 ms of the one before, even on a slow disk).
+        frames = 1
+        while True:
+            try:
+                await host.call("media.stream.capture", {"streamId": a, "frameIndex": frames + 1})
+                frames += 1
+                self.assertLess(frames, 100, "no capture was refused for the rate limit")
+            except RpcRemoteError as refused:
+                e = refused.rpc_error
+                break
+        self.assertEqual((e["code"], e["data"]["code"], e["data"]["retryable"]),
+                         (-32016, "media_capture_rate_limited", True))
+        self.assertEqual(set(e["data"]["details"]), {"streamId", "retryAfterMs"})
+        self.assertEqual(e["data"]["details"]["streamId"], a)
+        self.assertTrue(1 <= e["data"]["details"]["retryAfterMs"] <= 50, e)
+        # A third open stream: the active limit.
+        await host.call("media.stream.start", {"streamId": b, "kind": "screenshot"})
+        e = await host.error("media.stream.start", {"streamId": c, "kind": "screenshot"})
+        self.assertEqual((e["code"], e["data"]["code"], e["data"]["retryable"], e["data"]["details"]),
+                         (-32016, "media_stream_active_limit", True, {"limit": 2}))
+        self.assertEqual(await host.call("media.stream.end", {"streamId": a}), {"streamId": a, "frameCount": frames})
+        await host.call("media.stream.end", {"streamId": b})
+        events = await events_of(host, sid)
+        self.assertEqual([e["payload"]["type"] for e in events],
+                         ["sessionStarted", "mediaStreamStarted"]
+                         + ["observationCaptured", "mediaFrameCaptured"] * frames
+                         + ["mediaStreamStarted", "mediaStreamEnded", "mediaStreamEnded"])
+        observation = events[2]["payload"]["observation"]
+        self.assertEqual(observation["screenshot"], frame["evidence"])
+        self.assertIn("uiSnapshot", observation, "the frame's Observation carries the negotiated UI tree")
+        self.assertEqual(events[2]["requestId"], events[3]["requestId"])
+        # Eight streams a Session, ended ones included.
+        for _ in range(6):
+            s = str(uuid.uuid4())
+            await host.call("media.stream.start", {"streamId": s, "kind": "screenshot"})
+            await host.call("media.stream.end", {"streamId": s})
+        e = await host.error("media.stream.start", {"streamId": c, "kind": "screenshot"})
+        self.assertEqual((e["code"], e["data"]["code"], e["data"]["retryable"], e["data"]["details"]),
+                         (-32016, "media_stream_session_limit", False, {"limit": 8}))
+        self.assertEqual(await host.close(), 0)
+
     async def test_features_the_client_checks_itself(self) -> None:
         hello = default_hello()
         hello["protocol"]["ranges"] = [{"major": 1, "minMinor": 0, "maxMinor": 0}]

@@ -15,6 +15,8 @@ use crate::handlers::request::{
 use crate::handlers::{session_required, store_error};
 use crate::leases::Acquired;
 use crate::recorder::{self, Shot, Tree};
+use devicerail_host_engine::observation::HostObservation;
+use devicerail_host_store::event_store::NewEvent;
 
 /// `device.connect`: takes the device's lease for this connection first
 /// (`device_in_use` when another holds it), gives it back if connecting
@@ -75,11 +77,19 @@ pub(crate) async fn capabilities_method(a: &Accepted) -> Result<Vec<ActionDefini
         .collect())
 }
 
-pub(crate) async fn observe(a: &Accepted) -> Result<Observation, RpcError> {
-    let session = a
-        .session
-        .clone()
-        .ok_or_else(|| session_required("device.observe"))?;
+/// One observation of the accepted request's device, as `device.observe`
+/// takes it (a screenshot as the policy says, the UI tree where the
+/// connection negotiated snapshots and the driver has them), not yet
+/// recorded. `media.stream.capture` takes its frames the same way.
+pub(crate) struct Looked {
+    pub id: ObservationId,
+    pub obs: HostObservation,
+    pub shot: Shot,
+    pub tree: Tree,
+}
+
+/// Asks the device for one observation the way `device.observe` does.
+pub(crate) async fn look(a: &Accepted) -> Result<Looked, RpcError> {
     require_connected(a)?;
     let caps = capabilities(a).await?;
     let tree = match (a.neg.has(Feature::ObservationUiSnapshot), caps.ui_tree) {
@@ -94,10 +104,29 @@ pub(crate) async fn observe(a: &Accepted) -> Result<Observation, RpcError> {
         screenshot: shot == Shot::Wanted,
         ui_tree: tree == Tree::Wanted,
     };
-    let observation_id = ObservationId::new_v7();
-    let obs = observe_device(a, a.context(observation_id), request).await?;
-    let captured =
-        recorder::capture(&a.host, observation_id, &a.route.device, obs, shot, tree).await?;
+    let id = ObservationId::new_v7();
+    let obs = observe_device(a, a.context(id), request).await?;
+    Ok(Looked {
+        id,
+        obs,
+        shot,
+        tree,
+    })
+}
+
+/// Turns what [`look`] saw into an Observation with its Evidence, and the
+/// `observationCaptured` event that records it (not yet appended).
+pub(crate) async fn record(
+    a: &Accepted,
+    looked: Looked,
+) -> Result<(Observation, NewEvent), RpcError> {
+    let Looked {
+        id,
+        obs,
+        shot,
+        tree,
+    } = looked;
+    let captured = recorder::capture(&a.host, id, &a.route.device, obs, shot, tree).await?;
     if let Some(why) = a.stop.fired() {
         return Err(interrupt_error(why, a.timeout_ms));
     }
@@ -106,10 +135,20 @@ pub(crate) async fn observe(a: &Accepted) -> Result<Observation, RpcError> {
     });
     event.evidence = captured.evidence;
     event.blobs = captured.blobs;
+    Ok((captured.observation, event))
+}
+
+pub(crate) async fn observe(a: &Accepted) -> Result<Observation, RpcError> {
+    let session = a
+        .session
+        .clone()
+        .ok_or_else(|| session_required("device.observe"))?;
+    let looked = look(a).await?;
+    let (observation, event) = record(a, looked).await?;
     a.host
         .store
         .append_one(session.id, event)
         .await
         .map_err(store_error)?;
-    Ok(captured.observation)
+    Ok(observation)
 }

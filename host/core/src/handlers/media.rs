@@ -5,20 +5,22 @@
 
 use std::sync::Arc;
 
-use devicerail_host_plugin_api::ObserveRequest;
 use devicerail_host_protocol::{
     ErrorCode, MediaFrame, MediaStreamCaptureParams, MediaStreamCaptureResult,
     MediaStreamEndParams, MediaStreamEndResult, MediaStreamId, MediaStreamInfo, MediaStreamKind,
-    MediaStreamStartParams, MediaStreamStartResult, ObservationId, PNG_MEDIA_TYPE, RpcError,
-    SafeU64, TestEventPayload,
+    MediaStreamStartParams, MediaStreamStartResult, PNG_MEDIA_TYPE, RpcError, SafeU64,
+    TestEventPayload,
 };
 use serde_json::json;
 
 use crate::connection::{ActiveSession, Connection};
 use crate::handlers::call::Call;
-use crate::handlers::request::{Accepted, interrupt_error, observe_device, require_connected};
+use crate::handlers::device::{look, record};
+use crate::handlers::request::Accepted;
 use crate::handlers::{routing, session_required, store_error};
-use crate::media::{MediaStream, Progress};
+use crate::media::{
+    MAX_ACTIVE_STREAMS, MAX_FRAMES_PER_STREAM, MAX_SESSION_STREAMS, MediaStream, Progress,
+};
 use crate::state::Host;
 use devicerail_host_config::ScreenshotPolicy;
 use devicerail_host_store::event_store::NewEvent;
@@ -67,6 +69,7 @@ pub(crate) async fn start(call: &mut Call) -> Result<MediaStreamStartResult, Rpc
             json!({ "streamId": p.stream_id }),
         ));
     }
+    admit_stream(&session)?;
     if session.sensitive_in_flight() {
         return Err(ErrorCode::MediaStreamSensitiveActionInFlight.rpc(
             "a protected or unclassified action is running; start the stream after it",
@@ -106,6 +109,26 @@ pub(crate) async fn start(call: &mut Call) -> Result<MediaStreamStartResult, Rpc
         .unwrap_or_else(|p| p.into_inner())
         .insert(p.stream_id, Arc::new(MediaStream::new(info.clone(), route)));
     Ok(MediaStreamStartResult { stream: info })
+}
+
+/// The Session's stream limits: [`MAX_ACTIVE_STREAMS`] un-ended at once,
+/// [`MAX_SESSION_STREAMS`] in all (checked in that order, as the reference
+/// daemon does).
+fn admit_stream(session: &ActiveSession) -> Result<(), RpcError> {
+    let streams = session.streams.lock().unwrap_or_else(|p| p.into_inner());
+    if streams.values().filter(|s| !s.is_ended()).count() >= MAX_ACTIVE_STREAMS {
+        return Err(ErrorCode::MediaStreamActiveLimit.rpc(
+            format!("{MAX_ACTIVE_STREAMS} media streams of this session are open; end one first"),
+            json!({ "limit": MAX_ACTIVE_STREAMS }),
+        ));
+    }
+    if streams.len() >= MAX_SESSION_STREAMS {
+        return Err(ErrorCode::MediaStreamSessionLimit.rpc(
+            format!("this session has started its {MAX_SESSION_STREAMS} media streams"),
+            json!({ "limit": MAX_SESSION_STREAMS }),
+        ));
+    }
+    Ok(())
 }
 
 /// Ends one open stream of `session`, recording `mediaStreamEnded`; an
@@ -228,6 +251,12 @@ pub(crate) async fn capture(
             json!({ "streamId": id }),
         ));
     }
+    if progress.frame_count >= MAX_FRAMES_PER_STREAM {
+        return Err(ErrorCode::MediaStreamFrameLimit.rpc(
+            format!("media stream {id} holds its {MAX_FRAMES_PER_STREAM} frames; start another"),
+            json!({ "limit": MAX_FRAMES_PER_STREAM }),
+        ));
+    }
     let expected = progress.frame_count + 1;
     if index != expected {
         return Err(ErrorCode::MediaFrameOutOfOrder.rpc(
@@ -235,50 +264,61 @@ pub(crate) async fn capture(
             json!({ "streamId": id, "frameIndex": index, "expectedFrameIndex": expected }),
         ));
     }
-    require_connected(a)?;
-    let request = ObserveRequest {
-        screenshot: true,
-        ui_tree: false,
-    };
-    let obs = observe_device(a, a.context(ObservationId::new_v7()), request).await?;
-    let png = obs.png.ok_or_else(|| {
+    if let Err(retry_after_ms) = progress.admit(std::time::Instant::now()) {
+        return Err(ErrorCode::MediaCaptureRateLimited.rpc(
+            format!(
+                "media stream {id} was captured less than 50 ms ago; retry in {retry_after_ms} ms"
+            ),
+            json!({ "streamId": id, "retryAfterMs": retry_after_ms }),
+        ));
+    }
+    // The frame is an ordinary Observation of the device (its UI tree too,
+    // where negotiated), recorded before the frame that names its
+    // screenshot, both in one commit.
+    let looked = look(a).await?;
+    let media_type = looked.obs.png.as_deref().map(sniff_media_type);
+    match media_type {
+        None => {
+            return Err(ErrorCode::MediaCaptureUnavailable.rpc(
+                "the device returned no screenshot for the frame",
+                json!({ "streamId": id }),
+            ));
+        }
+        Some(PNG_MEDIA_TYPE) => {}
+        Some(other) => {
+            return Err(ErrorCode::MediaCaptureFormatUnsupported.rpc(
+                format!("the device's screenshot is {other}, not the stream's image/png"),
+                json!({ "streamId": id, "mediaType": other }),
+            ));
+        }
+    }
+    let (observation, observed) = record(a, looked).await?;
+    let evidence = observation.screenshot.clone().ok_or_else(|| {
         ErrorCode::MediaCaptureUnavailable.rpc(
-            "the device returned no screenshot for the frame",
+            "the observation recorded no screenshot for the frame",
             json!({ "streamId": id }),
         )
     })?;
-    let media_type = sniff_media_type(&png);
-    if media_type != PNG_MEDIA_TYPE {
-        return Err(ErrorCode::MediaCaptureFormatUnsupported.rpc(
-            format!("the device's screenshot is {media_type}, not the stream's image/png"),
-            json!({ "streamId": id, "mediaType": media_type }),
-        ));
-    }
-    let mut blobs = Vec::new();
-    let asset = crate::recorder::store_evidence(&a.host, png, PNG_MEDIA_TYPE, &mut blobs).await?;
-    if let Some(why) = a.stop.fired() {
-        return Err(interrupt_error(why, a.timeout_ms));
-    }
     let frame = MediaFrame {
         stream_id: id,
         frame_index: p.frame_index,
         key_frame: true,
         duration_ms: p.duration_ms,
-        evidence: asset.clone(),
+        evidence: evidence.clone(),
     };
-    let mut event = a.event(TestEventPayload::MediaFrameCaptured {
+    let mut captured = a.event(TestEventPayload::MediaFrameCaptured {
         frame: frame.clone(),
     });
-    event.evidence = vec![asset];
-    event.blobs = blobs;
+    captured.evidence = vec![evidence];
     a.host
         .store
-        .append_one(session.id, event)
+        .append(session.id, vec![observed, captured])
         .await
         .map_err(store_error)?;
     *progress = Progress {
         last: Some(frame.clone()),
         frame_count: index,
+        last_admitted: progress.last_admitted,
     };
     Ok(MediaStreamCaptureResult { frame })
 }

@@ -3,7 +3,7 @@
 //! `session.export` (legacy and paged) and `events.clear`.
 
 use devicerail_host_protocol::{
-    ErrorCode, EventsClearResult, EventsListParams, Feature, NoParams, RpcError,
+    ErrorCode, EventsClearResult, EventsListParams, Feature, MAX_FRAME_BYTES, NoParams, RpcError,
     SessionCurrentResult, SessionEndParams, SessionExportParams, SessionId, SessionInfo,
     SessionOutcome, SessionState, SessionTargetParams,
 };
@@ -266,10 +266,27 @@ pub(crate) async fn export(call: &mut Call) -> Result<ExportResult, RpcError> {
             json!({ "sessionId": id, "afterSequence": after, "lastSequence": info.last_sequence }),
         ));
     }
+    // A page stops early rather than outgrow one frame: it holds what fits
+    // beside the envelope (with the largest `nextAfterSequence`), and only
+    // an event that cannot fit on its own fails the export.
+    let envelope = serde_json::to_vec(&devicerail_host_protocol::RpcSuccess::new(
+        call.id.clone(),
+        &ExportResult {
+            session: info.clone(),
+            events: Vec::new(),
+            next_after_sequence: Some(u64::MAX),
+        },
+    ))
+    .map_or(MAX_FRAME_BYTES, |v| v.len());
     let rows = call
         .host
         .store
-        .events(id, after, Some(limit.get()))
+        .events_within(
+            id,
+            after,
+            Some(limit.get()),
+            MAX_FRAME_BYTES.saturating_sub(envelope),
+        )
         .await
         .map_err(store_error)?;
     let events = readable(call, "session.export", id, rows)?;

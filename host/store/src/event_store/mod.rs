@@ -181,6 +181,8 @@ pub struct EventStore {
     /// as immutable.
     immutable: bool,
     watchers: Arc<Mutex<HashMap<SessionId, watch::Sender<u64>>>>,
+    /// Set by [`EventStore::close`]: no reader opens a connection again.
+    closed: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// One stored event as read back: its exact JSON and the protocol minor a
@@ -277,6 +279,7 @@ impl EventStore {
                 path,
                 immutable,
                 watchers,
+                closed: Arc::default(),
             },
             recovery,
         ))
@@ -317,6 +320,27 @@ impl EventStore {
             Err(std::sync::mpsc::TrySendError::Disconnected(_)) => return Err(StoreError::Closed),
         }
         rx.await.map_err(|_| StoreError::Closed)?
+    }
+
+    /// Closes the store at a clean stop: the pooled readers first, then
+    /// the writer once it has committed what is queued. The last
+    /// connection to close folds the write-ahead log into the file and
+    /// deletes it, so offline readers find the file alone and create
+    /// nothing beside it. Later calls through any handle answer
+    /// [`StoreError::Closed`].
+    pub async fn close(&self) {
+        self.closed
+            .store(true, std::sync::atomic::Ordering::Release);
+        self.readers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
+        let (reply, rx) = oneshot::channel();
+        let tx = self.tx.clone();
+        let sent = tokio::task::spawn_blocking(move || tx.send(Command::Close { reply })).await;
+        if matches!(sent, Ok(Ok(()))) {
+            let _ = rx.await;
+        }
     }
 
     /// Creates a session with its `sessionStarted` event (sequence 1).

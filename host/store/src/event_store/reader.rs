@@ -17,7 +17,11 @@ impl EventStore {
         let readers = self.readers.clone();
         let path = self.path.clone();
         let immutable = self.immutable;
+        let closed = self.closed.clone();
         tokio::task::spawn_blocking(move || {
+            if closed.load(std::sync::atomic::Ordering::Acquire) {
+                return Err(StoreError::Closed);
+            }
             let conn = readers.lock().unwrap_or_else(|p| p.into_inner()).pop();
             let conn = match conn {
                 Some(c) => c,
@@ -38,7 +42,9 @@ impl EventStore {
                 }
             };
             let out = f(&conn);
-            readers.lock().unwrap_or_else(|p| p.into_inner()).push(conn);
+            if !closed.load(std::sync::atomic::Ordering::Acquire) {
+                readers.lock().unwrap_or_else(|p| p.into_inner()).push(conn);
+            }
             out
         })
         .await
@@ -73,6 +79,20 @@ impl EventStore {
         after: u64,
         limit: Option<u64>,
     ) -> Result<Vec<EventRow>, StoreError> {
+        self.events_within(session, after, limit, usize::MAX).await
+    }
+
+    /// Like [`Self::events`], but the page also stops before its events'
+    /// JSON (with one separator byte each) would pass `max_bytes`; the
+    /// first event is always returned, whatever its size, so a caller can
+    /// tell "one event cannot fit" from "the page is full".
+    pub async fn events_within(
+        &self,
+        session: SessionId,
+        after: u64,
+        limit: Option<u64>,
+        max_bytes: usize,
+    ) -> Result<Vec<EventRow>, StoreError> {
         self.read(move |c| {
             let Some(ord) = session_ord(c, &session)? else {
                 return Err(StoreError::NotFound(session));
@@ -81,18 +101,23 @@ impl EventStore {
             let mut stmt = c.prepare_cached(
                 "SELECT sequence, min_minor, json FROM events WHERE session_ord = ?1 AND sequence > ?2 ORDER BY sequence LIMIT ?3",
             )?;
-            let rows = stmt.query_map(params![ord, i64::try_from(after).unwrap_or(i64::MAX), limit], |r| {
-                Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, String>(2)?))
-            })?;
-            rows.map(|r| {
-                let (sequence, min_minor, json) = r?;
-                Ok(EventRow {
-                    sequence: u64::try_from(sequence).unwrap_or(0),
-                    min_minor: u16::try_from(min_minor).unwrap_or(u16::MAX),
-                    json: RawValue::from_string(json).map_err(|e| StoreError::Storage(e.to_string()))?,
-                })
-            })
-            .collect()
+            let mut rows = stmt.query(params![ord, i64::try_from(after).unwrap_or(i64::MAX), limit])?;
+            let mut page = Vec::new();
+            let mut bytes = 0usize;
+            while let Some(r) = rows.next()? {
+                let json = r.get_ref(2)?.as_str().map_err(|e| StoreError::Storage(e.to_string()))?;
+                bytes = bytes.saturating_add(json.len() + 1);
+                if bytes > max_bytes && !page.is_empty() {
+                    break;
+                }
+                page.push(EventRow {
+                    sequence: u64::try_from(r.get::<_, i64>(0)?).unwrap_or(0),
+                    min_minor: u16::try_from(r.get::<_, i64>(1)?).unwrap_or(u16::MAX),
+                    json: RawValue::from_string(json.to_owned())
+                        .map_err(|e| StoreError::Storage(e.to_string()))?,
+                });
+            }
+            Ok(page)
         })
         .await
     }

@@ -6,12 +6,12 @@
 //! sequence twice, or rewrite an event once committed.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::mpsc::{Receiver, TryRecvError};
+use std::sync::mpsc::Receiver;
 use std::sync::{Arc, Mutex};
 
 use devicerail_host_protocol::{
-    ActionOutcome, CallId, ErrorCode, EventId, RpcId, SessionId, SessionInfo, SessionOutcome,
-    SessionState, TestEvent, TestEventPayload,
+    ActionOutcome, CallId, ErrorCode, EventId, RpcId, SafeU64, SessionId, SessionInfo,
+    SessionOutcome, SessionState, TestEvent, TestEventPayload,
 };
 use rusqlite::{Connection, OptionalExtension, params};
 use tokio::sync::{oneshot, watch};
@@ -46,11 +46,18 @@ pub(super) enum Command {
         session: SessionId,
         reply: oneshot::Sender<Result<Vec<String>, StoreError>>,
     },
+    /// Stop after what is queued and close the connection (answered once
+    /// it is closed; later commands find the store closed).
+    Close { reply: oneshot::Sender<()> },
 }
 
 /// The writer of a read-only store: every command is refused.
 pub(super) fn refuse_writes(rx: &Receiver<Command>, why: &str) {
     while let Ok(cmd) = rx.recv() {
+        if let Command::Close { reply } = cmd {
+            let _ = reply.send(());
+            return;
+        }
         Writer::placeholder(cmd)
             .fail(StoreError::ReadOnly(why.to_owned()))
             .send();
@@ -107,6 +114,8 @@ enum Done {
         Result<Vec<String>, StoreError>,
         SessionId,
     ),
+    /// A close request, answered after the connection closed.
+    Close(oneshot::Sender<()>),
 }
 
 impl Done {
@@ -116,6 +125,7 @@ impl Done {
             Done::Append(r, _) => Done::Append(r, Err(e)),
             Done::End(r, _) => Done::End(r, Err(e)),
             Done::Delete(r, _, s) => Done::Delete(r, Err(e), s),
+            Done::Close(r) => Done::Close(r),
         }
     }
 
@@ -126,6 +136,7 @@ impl Done {
             Done::Append(r, v) => drop(r.send(v)),
             Done::End(r, v) => drop(r.send(v)),
             Done::Delete(r, v, _) => drop(r.send(v)),
+            Done::Close(r) => drop(r.send(())),
         }
     }
 }
@@ -221,13 +232,21 @@ impl Writer {
         rx: Receiver<Command>,
         watchers: Arc<Mutex<HashMap<SessionId, watch::Sender<u64>>>>,
     ) {
+        let mut closing = Vec::new();
         while let Ok(first) = rx.recv() {
-            let mut batch = vec![first];
-            while batch.len() < MAX_BATCH {
-                match rx.try_recv() {
-                    Ok(c) => batch.push(c),
-                    Err(TryRecvError::Empty | TryRecvError::Disconnected) => break,
+            let mut batch = Vec::with_capacity(1);
+            let mut next = Some(first);
+            while let Some(c) = next.take() {
+                match c {
+                    Command::Close { reply } => closing.push(reply),
+                    c => batch.push(c),
                 }
+                if batch.len() < MAX_BATCH {
+                    next = rx.try_recv().ok();
+                }
+            }
+            if batch.is_empty() && !closing.is_empty() {
+                break;
             }
             let done = self.apply_batch(batch);
             let mut touched: Vec<(SessionId, u64)> = Vec::new();
@@ -260,6 +279,17 @@ impl Writer {
                     }
                 }
             }
+            if !closing.is_empty() {
+                break;
+            }
+        }
+        // Closing the last connection folds the write-ahead log into the
+        // file and deletes it (the store's readers closed theirs first).
+        if let Err((_, e)) = self.conn.close() {
+            tracing::warn!("closing the event store: {e}");
+        }
+        for reply in closing {
+            let _ = reply.send(());
         }
         tracing::debug!("event store writer stopped");
     }
@@ -282,6 +312,7 @@ impl Writer {
                 Done::Start(_, r) | Done::End(_, r) => r.is_err(),
                 Done::Append(_, r) => r.is_err(),
                 Done::Delete(_, r, _) => r.is_err(),
+                Done::Close(_) => false,
             };
             if failed {
                 let _ = self.exec("ROLLBACK TO cmd");
@@ -310,6 +341,7 @@ impl Writer {
             Command::Delete { reply, session } => {
                 Done::Delete(reply, Err(StoreError::Closed), session)
             }
+            Command::Close { reply } => Done::Close(reply),
         }
     }
 
@@ -338,6 +370,8 @@ impl Writer {
             Command::Delete { session, reply } => {
                 Done::Delete(reply, self.delete(session), session)
             }
+            // Taken out of every batch before it is applied (`run`).
+            Command::Close { reply } => Done::Close(reply),
         }
     }
 
@@ -362,7 +396,9 @@ impl Writer {
         );
         let mut first = NewEvent::new(TestEventPayload::SessionStarted);
         first.request_id = request_id;
-        let mut stored = self.append(id, vec![first])?;
+        // One time for the Session's start: its row, every SessionInfo
+        // and its `sessionStarted` event carry the same `at`.
+        let mut stored = self.append_at(id, vec![first], Some(at))?;
         let event = stored
             .pop()
             .ok_or_else(|| StoreError::Storage("no event".into()))?;
@@ -381,6 +417,17 @@ impl Writer {
         &mut self,
         session: SessionId,
         events: Vec<NewEvent>,
+    ) -> Result<Vec<StoredEvent>, StoreError> {
+        self.append_at(session, events, None)
+    }
+
+    /// Appends `events`, each stamped `at` when given, else with the clock
+    /// as it is written.
+    fn append_at(
+        &mut self,
+        session: SessionId,
+        events: Vec<NewEvent>,
+        at: Option<SafeU64>,
     ) -> Result<Vec<StoredEvent>, StoreError> {
         self.load_active(&session)?;
         let (ord, mut last, mut open) = match self.active.get(&session) {
@@ -432,7 +479,7 @@ impl Writer {
                 sequence: seq(last)?,
                 request_id: e.request_id,
                 device_id: e.device_id,
-                at_ms: now_ms(),
+                at_ms: at.unwrap_or_else(now_ms),
                 payload: e.payload,
             };
             let json =
