@@ -120,7 +120,7 @@ pub fn steps(data: &SessionData, rec: &Recording) -> Result<Vec<ScriptStep>, Exp
     // The field the last aimed step hit (for secret names).
     let mut field: Option<(Keyed, usize)> = None;
     for s in &rec.steps {
-        if s.outcome != "succeeded" {
+        if !s.succeeded() {
             continue;
         }
         if s.redacted {

@@ -13,16 +13,17 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use devicerail_host_agent::Keyed;
-use devicerail_host_agent::settle::{IdleHint, Sample, SettlePolicy, Settler, Step};
+use devicerail_host_agent::settle::{self, SettlePolicy};
+use devicerail_host_agent::{Keyed, Screen};
 use devicerail_host_config::Config;
 use devicerail_host_core::serve;
 use devicerail_host_link::methods::{
-    ControlMethod, DeviceConnect, DeviceExecute, DeviceObserve, DeviceSelect, DevicesList,
-    NoParams, SessionEnd, SessionStart, UiSnapshotGet, VerdictRecord,
+    ControlMethod, DeviceConnect, DeviceSelect, DevicesList, NoParams, SessionEnd, SessionStart,
+    VerdictRecord,
 };
-use devicerail_host_link::{self as link, DeviceRailClient, Intro, LinkError, Reach};
-use devicerail_host_protocol::{UiContextKind, UiSnapshot};
+use devicerail_host_link::typed::{call0_as, execute};
+use devicerail_host_link::{self as link, DeviceRailClient, Eyes, Intro, LinkError, Reach};
+use devicerail_host_protocol::{DevicesListResult, Observation, SessionInfo};
 use devicerail_host_report::bundle::SessionData;
 use devicerail_host_report::report::{self, ReportError, Source};
 use serde::Serialize;
@@ -298,86 +299,23 @@ where
     Ok(link::call0::<M>(client, Some(CALL_TIMEOUT_MS)).await?)
 }
 
-/// One observed screen.
-struct Screen {
-    observation: Value,
-    id: String,
-    tree: Option<Keyed>,
-    idle: Option<IdleHint>,
-    at: Instant,
+/// The screen size of a recorded observation.
+fn viewport_of(obs: &Observation) -> (f64, f64) {
+    (
+        f64::from(obs.viewport.width),
+        f64::from(obs.viewport.height),
+    )
 }
 
-impl Screen {
-    fn shot(&self) -> Option<String> {
-        plan::shot_of(Some(&self.observation))
-    }
-
-    fn viewport(&self) -> Option<(f64, f64)> {
-        viewport_of(&self.observation)
-    }
-
-    fn web(&self) -> bool {
-        self.tree
-            .as_ref()
-            .and_then(|k| k.view.context.as_ref())
-            .is_some_and(|c| c.context_kind == UiContextKind::Web)
-    }
+/// Observes the device now.
+async fn observe(eyes: &mut Eyes<'_>) -> Result<Screen, ReplayError> {
+    Ok(settle::Eyes::look(eyes).await?)
 }
 
-fn viewport_of(obs: &Value) -> Option<(f64, f64)> {
-    Some((
-        obs["viewport"]["width"].as_f64()?,
-        obs["viewport"]["height"].as_f64()?,
-    ))
-}
-
-async fn screen_of(client: &DeviceRailClient, obs: Value) -> Result<Screen, ReplayError> {
-    let id = obs["id"].as_str().unwrap_or_default().to_owned();
-    let tree = if obs["uiSnapshot"].is_object() {
-        let snap = call::<UiSnapshotGet>(client, json!({ "observationId": id })).await?;
-        let snap: UiSnapshot = serde_json::from_value(snap)?;
-        Some(plan::keyed(snap, &obs))
-    } else {
-        None
-    };
-    Ok(Screen {
-        idle: IdleHint::from_metadata(&obs["metadata"]),
-        observation: obs,
-        id,
-        tree,
-        at: Instant::now(),
-    })
-}
-
-async fn observe(client: &DeviceRailClient) -> Result<Screen, ReplayError> {
-    let obs = call0::<DeviceObserve>(client).await?;
-    screen_of(client, obs).await
-}
-
-/// Observes until the tree is quiet (bounded), from `first`.
-async fn settle(
-    client: &DeviceRailClient,
-    first: Screen,
-    max_ms: u32,
-) -> Result<Screen, ReplayError> {
-    let t0 = first.at;
-    let mut settler = Settler::new(SettlePolicy::for_screen(first.web(), max_ms));
-    let mut last = first;
-    loop {
-        let sample = Sample {
-            at_ms: last.at.saturating_duration_since(t0).as_millis() as u64,
-            tree: last.tree.as_ref().map(|k| k.digest),
-            pixels: None,
-            idle: last.idle,
-        };
-        match settler.feed(sample) {
-            Step::Settled(_) | Step::GaveUp(_) => return Ok(last),
-            Step::PollAfter(ms) => {
-                tokio::time::sleep(Duration::from_millis(u64::from(ms))).await;
-                last = observe(client).await?;
-            }
-        }
-    }
+/// Observes until the tree is quiet (bounded), from `first`: the agent
+/// crate's one settle loop.
+async fn settled(eyes: &mut Eyes<'_>, first: Screen, max_ms: u32) -> Result<Screen, ReplayError> {
+    Ok(settle::settle(eyes, first, max_ms).await?.0)
 }
 
 /// The steps of `rec` between `from` and `to`.
@@ -424,7 +362,7 @@ fn secrets_for(
 ) -> Result<Vec<Option<(String, Secret)>>, ReplayError> {
     let mut out = Vec::with_capacity(steps.len());
     for s in steps {
-        if !s.redacted || s.outcome != "succeeded" {
+        if !s.redacted || !s.succeeded() {
             out.push(None);
             continue;
         }
@@ -471,14 +409,15 @@ fn secrets_for(
 /// Picks the device: `--device`, else the recorded one when listed, else
 /// the only one.
 fn pick_device(
-    listed: &Value,
+    listed: &DevicesListResult,
     asked: Option<&str>,
     recorded: Option<&str>,
 ) -> Result<String, ReplayError> {
-    let ids: Vec<&str> = listed["devices"]
-        .as_array()
-        .map(|a| a.iter().filter_map(|d| d["id"].as_str()).collect())
-        .unwrap_or_default();
+    let ids: Vec<&str> = listed
+        .devices
+        .iter()
+        .map(|d| d.device.id.as_str())
+        .collect();
     if let Some(a) = asked {
         return if ids.contains(&a) {
             Ok(a.to_owned())
@@ -591,12 +530,13 @@ async fn replay(
     secrets: &[Option<(String, Secret)>],
     opts: &Options,
 ) -> Result<Summary, ReplayError> {
-    let listed = call0::<DevicesList>(client).await?;
+    let listed: DevicesListResult =
+        call0_as::<DevicesList, _>(client, Some(CALL_TIMEOUT_MS)).await?;
     let device = pick_device(&listed, opts.device.as_deref(), rec.device.as_deref())?;
     call::<DeviceSelect>(client, json!({ "deviceId": device })).await?;
     call0::<DeviceConnect>(client).await?;
-    let started = call0::<SessionStart>(client).await?;
-    let session = started["id"].as_str().unwrap_or_default().to_owned();
+    let started: SessionInfo = call0_as::<SessionStart, _>(client, Some(CALL_TIMEOUT_MS)).await?;
+    let session = started.id.to_string();
     let (first, last) = (
         steps.first().map(|s| s.number).unwrap_or(0),
         steps.last().map(|s| s.number).unwrap_or(0),
@@ -656,7 +596,9 @@ async fn run_steps(
     opts: &Options,
     summary: &mut Summary,
 ) -> Result<(), ReplayError> {
-    let mut screen = settle(client, observe(client).await?, opts.settle_max_ms).await?;
+    let mut eyes = Eyes::new(client, Some(CALL_TIMEOUT_MS));
+    let first = observe(&mut eyes).await?;
+    let mut screen = settled(&mut eyes, first, opts.settle_max_ms).await?;
     for (k, (step, secret)) in steps.iter().zip(secrets).enumerate() {
         let t0 = Instant::now();
         let mut out = StepOutcome {
@@ -678,24 +620,27 @@ async fn run_steps(
                     plan::shot_of(step.before_shot.as_ref()),
                     plan::shot_of(step.after_shot.as_ref()),
                 ),
-                replayed: (screen.shot(), None),
+                replayed: (screen.screenshot.clone(), None),
                 target: None,
                 viewports: (
-                    step.before_shot.as_ref().and_then(viewport_of),
-                    screen.viewport(),
+                    step.before_shot.as_ref().map(viewport_of),
+                    Some(screen.viewport),
                 ),
             },
         };
-        if step.outcome != "succeeded" {
+        if !step.succeeded() {
             out.verdict = Verdict::Skipped;
-            out.note = format!("not replayed: it {} in the recording", step.outcome);
+            out.note = format!(
+                "not replayed: it {} in the recording",
+                step.outcome.as_str()
+            );
             summary.steps.push(out);
             continue;
         }
         let rec_tree = aim_tree(data, rec, step);
         let current = screen.tree.as_ref().map(|tree| Current {
             tree,
-            observation_id: &screen.id,
+            observation_id: &screen.observation_id,
         });
         let aimed = match aim::aim(&step.aiming, &step.arguments, rec_tree.as_ref(), current) {
             Ok(a) => a,
@@ -735,21 +680,23 @@ async fn run_steps(
         let call_id = uuid::Uuid::new_v4().to_string();
         out.call_id = Some(call_id.clone());
         let t_call = Instant::now();
-        let result = call::<DeviceExecute>(
+        let result = execute(
             client,
-            json!({ "id": call_id, "name": step.name, "arguments": arguments }),
+            &call_id,
+            &step.name,
+            arguments,
+            Some(CALL_TIMEOUT_MS),
         )
         .await;
-        drop(arguments);
         out.action_ms = t_call.elapsed().as_millis() as u64;
         let after_obs = match result {
-            Ok(r) => r["after"].clone(),
-            Err(ReplayError::Link(LinkError::Remote { code, message, .. })) => {
+            Ok(r) => r.after,
+            Err(LinkError::Remote { code, message, .. }) => {
                 out.verdict = Verdict::Diverged;
                 out.note = format!("the Action failed: {message} ({code})");
-                Value::Null
+                None
             }
-            Err(e) => return Err(e),
+            Err(e) => return Err(e.into()),
         };
         // Settle only where the recording waited: when the next step (or
         // the end) followed at once, the screen right after the Action is
@@ -760,22 +707,22 @@ async fn run_steps(
             && steps
                 .get(k + 1)
                 .is_none_or(|next| step.gap_before(next).is_some_and(|gap| gap < quiet));
-        let first = if after_obs["uiSnapshot"].is_object() {
-            Some(screen_of(client, after_obs).await?)
+        let first = if let Some(after) = after_obs.filter(|o| o.ui_snapshot.is_some()) {
+            Some(eyes.screen(after).await?)
         } else if quick && step.after.is_none() && out.verdict != Verdict::Diverged {
             // No after tree here nor in the recording (a protected
             // Action): the recording's next step was aimed against the
             // look before this one, and so is the replay's.
             None
         } else {
-            Some(observe(client).await?)
+            Some(observe(&mut eyes).await?)
         };
         screen = match first {
             None => screen,
             Some(f) if quick => f,
-            Some(f) => settle(client, f, opts.settle_max_ms).await?,
+            Some(f) => settled(&mut eyes, f, opts.settle_max_ms).await?,
         };
-        out.shots.replayed.1 = screen.shot();
+        out.shots.replayed.1 = screen.screenshot.clone();
         if out.verdict != Verdict::Diverged {
             let rec_before = step
                 .before
@@ -843,7 +790,12 @@ mod tests {
 
     #[test]
     fn the_device_is_the_asked_then_the_recorded_then_the_only_one() {
-        let listed = json!({ "devices": [{ "id": "mock-1" }, { "id": "mock-2" }] });
+        let list = |ids: &[&str]| -> DevicesListResult {
+            serde_json::from_value(json!({ "devices": ids.iter().map(|id| json!({
+                "id": id, "platform": { "kind": "android" }, "name": id, "connected": false })).collect::<Vec<_>>() }))
+            .expect("devices")
+        };
+        let listed = list(&["mock-1", "mock-2"]);
         assert_eq!(
             pick_device(&listed, Some("mock-2"), Some("mock-1")).expect("asked"),
             "mock-2"
@@ -854,7 +806,7 @@ mod tests {
         );
         assert!(pick_device(&listed, None, Some("phone")).is_err());
         assert!(pick_device(&listed, Some("phone"), None).is_err());
-        let one = json!({ "devices": [{ "id": "mock-1" }] });
+        let one = list(&["mock-1"]);
         assert_eq!(
             pick_device(&one, None, Some("phone")).expect("only"),
             "mock-1"

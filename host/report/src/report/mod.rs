@@ -220,7 +220,18 @@ pub(crate) fn render(data: &SessionData) -> Result<String, ReportError> {
             images.push_str("</script>\n");
         }
     }
-    let effects = effects::effects(data, &events);
+    // Effects read the typed log (an event this host could not read back is
+    // shown, not compared).
+    let typed: Vec<devicerail_host_protocol::TestEvent> = data
+        .events
+        .iter()
+        .filter_map(|e| {
+            serde_json::from_str(&e.json)
+                .inspect_err(|err| tracing::warn!("event {} is not readable: {err}", e.sequence))
+                .ok()
+        })
+        .collect();
+    let effects = effects::effects(data, &typed);
     let page = json!({
         "producer": concat!("devicerail ", env!("CARGO_PKG_VERSION")),
         "session": data.session,
