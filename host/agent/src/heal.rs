@@ -18,9 +18,10 @@ use crate::render::describe;
 use crate::view::Class;
 
 /// The least score that heals: a renamed control keeps its accessible
-/// name, its kind of value and its named ancestors (0.6 together) even
-/// when it moved far; a position and a partial name never reach it.
-pub const HEAL_AT: f64 = 0.55;
+/// name, its kind of value and its named ancestors (0.65 together) even
+/// when it moved far; a position, the ancestors and a partial name (at
+/// most 0.575) never reach it, nor does an unnamed element.
+pub const HEAL_AT: f64 = 0.62;
 /// How far the winner must lead a runner-up that also reaches the bar.
 pub const MARGIN: f64 = 0.2;
 /// Candidates an answer names, best first.
@@ -30,11 +31,11 @@ const DESCRIBE_CHARS: usize = 60;
 
 /// Weights of the facts (they sum to 1 for an element that matches in
 /// every way).
-const W_IDENTIFIER: f64 = 0.25;
-const W_NAME: f64 = 0.4;
+const W_IDENTIFIER: f64 = 0.2;
+const W_NAME: f64 = 0.35;
 const W_TEXT: f64 = 0.05;
 const W_VALUE_KIND: f64 = 0.05;
-const W_ANCESTORS: f64 = 0.15;
+const W_ANCESTORS: f64 = 0.25;
 const W_POSITION: f64 = 0.1;
 
 /// What kind of value a field holds (never the value itself).
@@ -199,8 +200,9 @@ impl Scored {
     }
 }
 
-/// The score of current node `j` as recorded element `want`.
-pub fn score(want: &Facts, current: &Keyed, j: usize) -> Option<Scored> {
+/// The score of current node `j` as recorded element `want`, each of
+/// whose named ancestors counts `ancestor_weights[k]` (see [`rank`]).
+pub fn score(want: &Facts, ancestor_weights: &[f64], current: &Keyed, j: usize) -> Option<Scored> {
     let got = facts(current, j);
     if family(&want.role) != family(&got.role) {
         return None;
@@ -216,9 +218,12 @@ pub fn score(want: &Facts, current: &Keyed, j: usize) -> Option<Scored> {
     }
     let label = |f: &Facts| f.name.clone().or_else(|| f.text.clone());
     match (label(want), label(&got)) {
+        // A name that is not the same counts half its shared words: a
+        // longer label is another control more often than the same one.
         (Some(a), Some(b)) => {
             let o = overlap(&a, &b);
-            add("name", W_NAME * o, format!("{a:?} vs {b:?}"));
+            let points = if o >= 1.0 { W_NAME } else { W_NAME * o * 0.5 };
+            add("name", points, format!("{a:?} vs {b:?}"));
         }
         (None, None) => add("name", W_NAME * 0.5, "both unnamed".into()),
         (a, b) => add("name", 0.0, format!("{a:?} vs {b:?}")),
@@ -231,21 +236,45 @@ pub fn score(want: &Facts, current: &Keyed, j: usize) -> Option<Scored> {
     if want.value_kind == got.value_kind {
         add("valueKind", W_VALUE_KIND, format!("{:?}", got.value_kind));
     }
-    let shared = want
+    // Ancestors weigh by how much they tell: one every candidate has
+    // (the form, the table) little; one only this candidate has (its row)
+    // much. New ones (a wrapper) are named, not counted.
+    let total: f64 = ancestor_weights.iter().sum();
+    let shared: f64 = want
         .ancestors
         .iter()
-        .filter(|a| got.ancestors.contains(a))
+        .zip(ancestor_weights)
+        .filter(|(a, _)| got.ancestors.contains(a))
+        .map(|(_, w)| w)
+        .sum();
+    let extra = got
+        .ancestors
+        .iter()
+        .filter(|a| !want.ancestors.contains(a))
         .count();
-    let most = want.ancestors.len().max(got.ancestors.len());
-    let anc = if most == 0 {
+    let anc = if want.ancestors.is_empty() {
         1.0
+    } else if total <= 0.0 {
+        0.0
     } else {
-        shared as f64 / most as f64
+        shared / total
     };
+    let named = want.ancestors.len();
     add(
         "ancestors",
         W_ANCESTORS * anc,
-        format!("{shared} of {most} named ancestors shared"),
+        format!(
+            "{} of {named} named ancestors kept{}",
+            want.ancestors
+                .iter()
+                .filter(|a| got.ancestors.contains(a))
+                .count(),
+            if extra > 0 {
+                format!(", {extra} new")
+            } else {
+                String::new()
+            }
+        ),
     );
     if let (Some((ax, ay)), Some((bx, by))) = (want.position, got.position) {
         let d = (ax - bx).hypot(ay - by);
@@ -295,13 +324,30 @@ pub enum Ranking {
 /// never the recorded control).
 pub fn rank(recorded: &Keyed, i: usize, current: &Keyed) -> Ranking {
     let want = facts(recorded, i);
-    let mut scored: Vec<Scored> = (0..current.len())
+    let candidates: Vec<usize> = (0..current.len())
         .filter(|&j| {
             current.view.shown(j)
                 && current.key[j].is_some()
                 && current.view.class[j] != Class::Structure
+                && family(&current.view.role[j]) == family(&want.role)
         })
-        .filter_map(|j| score(&want, current, j))
+        .collect();
+    // Each recorded ancestor weighs one over the candidates that have it.
+    let chains: Vec<Vec<String>> = candidates
+        .iter()
+        .map(|&j| facts(current, j).ancestors)
+        .collect();
+    let weights: Vec<f64> = want
+        .ancestors
+        .iter()
+        .map(|a| {
+            let n = chains.iter().filter(|c| c.contains(a)).count();
+            1.0 / n.max(1) as f64
+        })
+        .collect();
+    let mut scored: Vec<Scored> = candidates
+        .into_iter()
+        .filter_map(|j| score(&want, &weights, current, j))
         .collect();
     scored.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.node.cmp(&b.node)));
     scored.truncate(MAX_NAMED.max(2));
@@ -419,7 +465,9 @@ mod tests {
             60.0,
         );
         let mut cur_nodes = form(["signin", "user-name", "pass-word", "go"], Some(sso));
-        cur_nodes[5].bounds = Some(devicerail_host_protocol::UiRect::new(40.0, 520.0, 640.0, 60.0));
+        cur_nodes[5].bounds = Some(devicerail_host_protocol::UiRect::new(
+            40.0, 520.0, 640.0, 60.0,
+        ));
         let cur = identify(tree(cur_nodes.clone()));
         match rank(&rec, 4, &cur) {
             Ranking::Healed { best, runner_up } => {

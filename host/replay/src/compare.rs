@@ -12,7 +12,8 @@
 
 use devicerail_host_agent::Keyed;
 use devicerail_host_agent::diff::{Field, diff, field_of, is_new_screen};
-use devicerail_host_agent::matching::match_trees;
+use devicerail_host_agent::heal::{self, Ranking};
+use devicerail_host_agent::matching::{Matching, match_trees};
 use devicerail_host_agent::render::{describe, diff_counts};
 use devicerail_host_agent::view::Class;
 use serde::Serialize;
@@ -80,6 +81,16 @@ impl Comparison {
     }
 }
 
+/// The replayed node of recorded node `a`: its identity's match, else a
+/// clear winner of the heal scores (an element whose identifier was
+/// renamed is still itself; two as good are no match).
+fn counterpart(m: &Matching, rec_after: &Keyed, a: usize, rep_after: &Keyed) -> Option<usize> {
+    m.cur_of[a].or_else(|| match heal::rank(rec_after, a, rep_after) {
+        Ranking::Healed { best, .. } => Some(best.node),
+        _ => None,
+    })
+}
+
 fn same(a: Option<&str>, b: Option<&str>) -> bool {
     a.map(str::trim).unwrap_or("") == b.map(str::trim).unwrap_or("")
 }
@@ -115,12 +126,12 @@ pub fn compare(
     };
     let Some(rec_before) = rec_before else {
         // No recorded before-tree: the recorded screen is the expectation.
-        expect_screen(rec_after, &m, &mut out, &missing);
+        expect_screen(rec_after, rep_after, &m, &mut out, &missing);
         return out;
     };
     let mr = match_trees(rec_before, rec_after);
     if is_new_screen(rec_before, rec_after, &mr) {
-        expect_screen(rec_after, &m, &mut out, &missing);
+        expect_screen(rec_after, rep_after, &m, &mut out, &missing);
         return out;
     }
     let effect = diff(rec_before, rec_after, &mr);
@@ -129,13 +140,13 @@ pub fn compare(
             continue;
         }
         out.expected += 1;
-        if m.cur_of[a].is_none() {
+        if counterpart(&m, rec_after, a, rep_after).is_none() {
             out.differences.push(missing(a));
         }
     }
     for &(_, a) in &effect.replaced {
         out.expected += 1;
-        if m.cur_of[a].is_none() {
+        if counterpart(&m, rec_after, a, rep_after).is_none() {
             out.differences.push(missing(a));
         }
     }
@@ -162,8 +173,9 @@ pub fn compare(
             continue;
         }
         out.expected += 1;
-        let got = m.cur_of[c.cur].and_then(|j| field_of(rep_after, j, c.field));
-        if m.cur_of[c.cur].is_none() {
+        let there = counterpart(&m, rec_after, c.cur, rep_after);
+        let got = there.and_then(|j| field_of(rep_after, j, c.field));
+        if there.is_none() {
             out.differences.push(missing(c.cur));
         } else if !same(c.after.as_deref(), got.as_deref()) {
             out.differences.push(Difference {
@@ -181,7 +193,8 @@ pub fn compare(
 /// Expects every interactive element of `rec_after` in the replay.
 fn expect_screen(
     rec_after: &Keyed,
-    m: &devicerail_host_agent::matching::Matching,
+    rep_after: &Keyed,
+    m: &Matching,
     out: &mut Comparison,
     missing: &dyn Fn(usize) -> Difference,
 ) {
@@ -191,7 +204,7 @@ fn expect_screen(
             && rec_after.view.class[i] == Class::Interactive
         {
             out.expected += 1;
-            if m.cur_of[i].is_none() {
+            if counterpart(m, rec_after, i, rep_after).is_none() {
                 out.differences.push(missing(i));
             }
         }

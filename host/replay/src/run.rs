@@ -13,17 +13,18 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use devicerail_host_agent::screen::Hit;
 use devicerail_host_agent::settle::{self, SettlePolicy};
 use devicerail_host_agent::{Keyed, Screen};
 use devicerail_host_config::Config;
 use devicerail_host_core::serve;
 use devicerail_host_link::methods::{
-    ControlMethod, DeviceConnect, DeviceSelect, DevicesList, NoParams, SessionEnd, SessionStart,
-    VerdictRecord,
+    ControlMethod, DeviceCapabilities, DeviceConnect, DeviceSelect, DevicesList, NoParams,
+    SessionEnd, SessionStart, VerdictRecord,
 };
 use devicerail_host_link::typed::{call0_as, execute};
 use devicerail_host_link::{self as link, DeviceRailClient, Eyes, Intro, LinkError, Reach};
-use devicerail_host_protocol::{DevicesListResult, Observation, SessionInfo};
+use devicerail_host_protocol::{ActionDefinition, DevicesListResult, Observation, SessionInfo};
 use devicerail_host_report::bundle::SessionData;
 use devicerail_host_report::report::{self, ReportError, Source};
 use serde::Serialize;
@@ -160,8 +161,11 @@ pub struct HealJson {
     pub from: [f64; 2],
     /// The point hit.
     pub to: [f64; 2],
-    /// How the element was re-found.
+    /// How the element was re-found: `key`, `base`, `label` or `score`.
     pub found_by: &'static str,
+    /// For `score`: the score and what made it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
 }
 
 impl From<&Heal> for HealJson {
@@ -170,6 +174,7 @@ impl From<&Heal> for HealJson {
             from: [h.from.0, h.from.1],
             to: [h.to.0, h.to.1],
             found_by: h.found_by,
+            why: h.why.clone(),
         }
     }
 }
@@ -203,6 +208,16 @@ pub struct StepOutcome {
     /// The replayed call id.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub call_id: Option<String>,
+    /// The Action sent, when not the recorded one (a recorded tap on a web
+    /// element is sent as `tapElement` on it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sent: Option<String>,
+    /// Scrolls made looking for its element, before it ran.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub scrolled: u32,
+    /// What covered its element (nothing was sent).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub covered_by: Option<String>,
     /// How long the Action took in the recording.
     pub recorded_ms: Option<u64>,
     /// How long the Action took now (the device call).
@@ -212,6 +227,10 @@ pub struct StepOutcome {
     /// Screens and outlines for the comparison report.
     #[serde(skip)]
     pub shots: Shots,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// A screen's width and height in screenshot pixels.
@@ -251,6 +270,45 @@ pub struct Summary {
     /// Why it stopped early.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stopped: Option<String>,
+    /// What replaying cost on top of the Actions themselves.
+    pub overhead: Overhead,
+}
+
+/// The replay's own time per step (settling, aiming, checking, comparing:
+/// the whole step but its Action), over the steps it ran.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Overhead {
+    /// Steps counted.
+    pub steps: usize,
+    /// The median, in milliseconds.
+    pub p50_ms: u64,
+    /// The 95th percentile, in milliseconds.
+    pub p95_ms: u64,
+}
+
+impl Overhead {
+    /// The overhead of `steps` (skipped ones left out).
+    pub fn of(steps: &[StepOutcome]) -> Self {
+        let mut v: Vec<u64> = steps
+            .iter()
+            .filter(|s| s.verdict != Verdict::Skipped)
+            .map(|s| s.step_ms.saturating_sub(s.action_ms))
+            .collect();
+        v.sort_unstable();
+        let at = |q: f64| {
+            if v.is_empty() {
+                0
+            } else {
+                v[((v.len() as f64 * q).ceil() as usize).clamp(1, v.len()) - 1]
+            }
+        };
+        Self {
+            steps: v.len(),
+            p50_ms: at(0.5),
+            p95_ms: at(0.95),
+        }
+    }
 }
 
 impl Summary {
@@ -316,6 +374,173 @@ async fn observe(eyes: &mut Eyes<'_>) -> Result<Screen, ReplayError> {
 /// crate's one settle loop.
 async fn settled(eyes: &mut Eyes<'_>, first: Screen, max_ms: u32) -> Result<Screen, ReplayError> {
     Ok(settle::settle(eyes, first, max_ms).await?.0)
+}
+
+/// Scrolls a step may make looking for its element.
+const MAX_SEARCH: u32 = 3;
+
+/// Which way a search scrolls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Toward {
+    /// Toward the end of the content (it moves up).
+    Down,
+    /// Toward its start.
+    Up,
+}
+
+/// How the device scrolls its content.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Scroller {
+    /// `scroll {deltaX, deltaY}` (browsers, the mock).
+    Scroll,
+    /// `swipe {fromX, fromY, toX, toY}` (phones).
+    Swipe,
+}
+
+/// The Actions of the device that replay leans on.
+#[derive(Debug, Clone, Copy, Default)]
+struct DeviceActions {
+    tap_element: bool,
+    scroll: bool,
+    swipe: bool,
+}
+
+impl DeviceActions {
+    fn of(defs: &[ActionDefinition]) -> Self {
+        let has = |n: &str| defs.iter().any(|d| d.name == n);
+        Self {
+            tap_element: has("tapElement"),
+            scroll: has("scroll"),
+            swipe: has("swipe"),
+        }
+    }
+
+    fn scroller(&self) -> Option<Scroller> {
+        if self.scroll {
+            Some(Scroller::Scroll)
+        } else if self.swipe {
+            Some(Scroller::Swipe)
+        } else {
+            None
+        }
+    }
+}
+
+/// Where an aimed element lies off a native screen (its centre outside
+/// the viewport), which a coordinate tap cannot reach. A web element is
+/// scrolled into view by the driver's own tap on it.
+fn off_screen(screen: &Screen, a: &aim::Aimed) -> Option<Toward> {
+    let (j, k) = (a.node?, screen.tree.as_ref()?);
+    let (_, y) = k.view.nodes[j].bounds?.center();
+    let (_, h) = screen.viewport;
+    if screen.web() || h <= 0.0 {
+        return None;
+    }
+    if y >= h {
+        Some(Toward::Down)
+    } else if y < 0.0 {
+        Some(Toward::Up)
+    } else {
+        None
+    }
+}
+
+/// Scrolls `screen` by most of its height, `way`.
+async fn scroll(
+    client: &DeviceRailClient,
+    scroller: Scroller,
+    screen: &Screen,
+    way: Toward,
+) -> Result<(), ReplayError> {
+    let (w, h) = screen.viewport;
+    let sign = if way == Toward::Down { 1.0 } else { -1.0 };
+    let (name, arguments) = match scroller {
+        Scroller::Scroll => (
+            "scroll",
+            json!({ "deltaX": 0, "deltaY": (sign * h * 0.7).round() as i64 }),
+        ),
+        Scroller::Swipe => {
+            let (from, to) = (h * (0.5 + sign * 0.25), h * (0.5 - sign * 0.25));
+            (
+                "swipe",
+                json!({ "fromX": (w / 2.0).round() as u32, "fromY": from.round() as u32,
+                    "toX": (w / 2.0).round() as u32, "toY": to.round() as u32 }),
+            )
+        }
+    };
+    let id = uuid::Uuid::new_v4().to_string();
+    execute(client, &id, name, arguments, Some(CALL_TIMEOUT_MS)).await?;
+    Ok(())
+}
+
+/// What a step sends, once checked.
+enum Sending<'a> {
+    /// This Action with these arguments.
+    Send {
+        /// The Action.
+        name: &'a str,
+        /// Its arguments.
+        arguments: Value,
+    },
+    /// Something else is on top where the step would tap: nothing is sent.
+    Covered {
+        /// What covers the element.
+        by: String,
+    },
+}
+
+/// Checks an aimed step before it acts. A recorded tap on a web element
+/// becomes a tap on that element (`tapElement` on its node in the
+/// current tree): the driver scrolls it into view and refuses, naming
+/// what covers it, when anything else would be hit — the browser's own
+/// hit test, frames included. A point step on a native screen is sent as
+/// recorded only when the element is the topmost node at the point in the
+/// fresh tree.
+fn sending<'a>(
+    step: &'a RecordedStep,
+    aimed: &aim::Aimed,
+    screen: &Screen,
+    device: &DeviceActions,
+) -> Sending<'a> {
+    let as_aimed = || Sending::Send {
+        name: step.name.as_str(),
+        arguments: aimed.arguments.clone(),
+    };
+    let (Aiming::Point { .. }, Some(j), Some(k)) = (&step.aiming, aimed.node, screen.tree.as_ref())
+    else {
+        return as_aimed();
+    };
+    if screen.web() && device.tap_element && step.name == "tap" {
+        let node = &k.view.nodes[j];
+        return Sending::Send {
+            name: "tapElement",
+            arguments: json!({ "target": { "kind": "node", "node": {
+                "observationId": screen.observation_id,
+                "context": k.view.context,
+                "stableNodeId": node.stable_node_id,
+            } } }),
+        };
+    }
+    let point = aimed
+        .arguments
+        .get("x")
+        .and_then(Value::as_f64)
+        .zip(aimed.arguments.get("y").and_then(Value::as_f64));
+    match point.map(|(x, y)| screen.hit(j, x, y)) {
+        Some(Hit::Other(o)) => Sending::Covered {
+            by: devicerail_host_agent::render::describe(k, o, 60),
+        },
+        _ => as_aimed(),
+    }
+}
+
+/// What a driver's refusal names as covering the element (`… is covered
+/// by div#cookies "We use cookies"`).
+fn covered_by(message: &str) -> Option<String> {
+    message
+        .split_once(" is covered by ")
+        .map(|(_, by)| by.trim().to_owned())
+        .filter(|by| !by.is_empty())
 }
 
 /// The steps of `rec` between `from` and `to`.
@@ -559,8 +784,10 @@ async fn replay(
         healed: 0,
         diverged: 0,
         stopped: None,
+        overhead: Overhead::default(),
     };
     let outcome = run_steps(client, data, rec, steps, secrets, opts, &mut summary).await;
+    summary.overhead = Overhead::of(&summary.steps);
     // The Session ends whatever happened, with the replay's verdict.
     let failed = outcome.is_err() || !summary.succeeded();
     let mut text = format!("replay of Session {}: {}", rec.session, summary.counts());
@@ -596,6 +823,10 @@ async fn run_steps(
     opts: &Options,
     summary: &mut Summary,
 ) -> Result<(), ReplayError> {
+    let device = DeviceActions::of(
+        &call0_as::<DeviceCapabilities, Vec<ActionDefinition>>(client, Some(CALL_TIMEOUT_MS))
+            .await?,
+    );
     let mut eyes = Eyes::new(client, Some(CALL_TIMEOUT_MS));
     let first = observe(&mut eyes).await?;
     let mut screen = settled(&mut eyes, first, opts.settle_max_ms).await?;
@@ -612,6 +843,9 @@ async fn run_steps(
             candidates: Vec::new(),
             secret: secret.as_ref().map(|(n, _)| secrets::variable(n)),
             call_id: None,
+            sent: None,
+            scrolled: 0,
+            covered_by: None,
             recorded_ms: step.duration_ms,
             action_ms: 0,
             step_ms: 0,
@@ -638,20 +872,44 @@ async fn run_steps(
             continue;
         }
         let rec_tree = aim_tree(data, rec, step);
-        let current = screen.tree.as_ref().map(|tree| Current {
-            tree,
-            observation_id: &screen.observation_id,
-        });
-        let aimed = match aim::aim(&step.aiming, &step.arguments, rec_tree.as_ref(), current) {
+        // Aim; an element not on the screen is looked for by scrolling
+        // (a bounded search, each scroll an Action of the replay).
+        let aimed = loop {
+            let current = screen.tree.as_ref().map(|tree| Current {
+                tree,
+                observation_id: &screen.observation_id,
+            });
+            let aimed = aim::aim(&step.aiming, &step.arguments, rec_tree.as_ref(), current);
+            let toward = match &aimed {
+                Err(lost) if lost.gone => Some(Toward::Down),
+                Ok(a) => off_screen(&screen, a),
+                Err(_) => None,
+            };
+            match (toward, device.scroller()) {
+                (Some(way), Some(scroller)) if out.scrolled < MAX_SEARCH => {
+                    scroll(client, scroller, &screen, way).await?;
+                    out.scrolled += 1;
+                    let first = observe(&mut eyes).await?;
+                    screen = settled(&mut eyes, first, opts.settle_max_ms).await?;
+                }
+                _ => break aimed,
+            }
+        };
+        let aimed = match aimed {
             Ok(a) => a,
             Err(Lost {
                 element,
                 recorded,
                 reason,
                 candidates,
+                ..
             }) => {
                 out.verdict = Verdict::Diverged;
                 out.note = format!("its element {element} is {reason} on the current screen");
+                if out.scrolled > 0 {
+                    out.note
+                        .push_str(&format!(" (after {} scroll(s))", out.scrolled));
+                }
                 out.element = Some(element.clone());
                 out.candidates = candidates;
                 out.shots.target = Some(Target {
@@ -672,23 +930,62 @@ async fn run_steps(
         out.element = aimed.target.as_ref().map(|t| t.element.clone());
         out.heal = aimed.heal.as_ref().map(HealJson::from);
         out.shots.target = aimed.target.clone();
+        // Check before acting: nothing but the element may be hit.
+        let (name, arguments) = match sending(step, &aimed, &screen, &device) {
+            Sending::Send { name, arguments } => (name, arguments),
+            Sending::Covered { by } => {
+                out.verdict = Verdict::Diverged;
+                out.note = format!(
+                    "{} is covered by {by}: nothing was sent",
+                    out.element.as_deref().unwrap_or("its element")
+                );
+                out.covered_by = Some(by);
+                out.step_ms = t0.elapsed().as_millis() as u64;
+                summary.diverged += 1;
+                summary.stopped = Some(format!("step {}: its element is covered", step.number));
+                summary.steps.push(out);
+                return Ok(());
+            }
+        };
         let arguments = match secret {
             // The one place a secret's value is used: the call's arguments.
             Some((_, s)) => json!({ "text": s.expose() }),
-            None => aimed.arguments,
+            None => arguments,
         };
         let call_id = uuid::Uuid::new_v4().to_string();
         out.call_id = Some(call_id.clone());
+        if name != step.name {
+            out.sent = Some(name.to_owned());
+        }
         let t_call = Instant::now();
-        let result = execute(
-            client,
-            &call_id,
-            &step.name,
-            arguments,
-            Some(CALL_TIMEOUT_MS),
-        )
-        .await;
+        let result = execute(client, &call_id, name, arguments, Some(CALL_TIMEOUT_MS)).await;
         out.action_ms = t_call.elapsed().as_millis() as u64;
+        // A driver that refused because something covers the element sent
+        // nothing: the replay stops there, as for any aimed step that
+        // failed (what follows would type or tap on a screen it did not
+        // reach).
+        if let Err(LinkError::Remote { code, message, .. }) = &result
+            && (aimed.node.is_some() || code == "element_not_interactable")
+        {
+            let covering = covered_by(message);
+            out.verdict = Verdict::Diverged;
+            out.note = match &covering {
+                Some(by) => format!(
+                    "{} is covered by {by}: nothing was sent",
+                    out.element.as_deref().unwrap_or("its element")
+                ),
+                None => format!("the Action failed: {message} ({code})"),
+            };
+            out.covered_by = covering;
+            out.step_ms = t0.elapsed().as_millis() as u64;
+            summary.diverged += 1;
+            summary.stopped = Some(format!(
+                "step {}: its element could not be acted on",
+                step.number
+            ));
+            summary.steps.push(out);
+            return Ok(());
+        }
         let after_obs = match result {
             Ok(r) => r.after,
             Err(LinkError::Remote { code, message, .. }) => {
@@ -750,14 +1047,19 @@ async fn run_steps(
                 );
             } else if let Some(h) = &aimed.heal {
                 out.verdict = Verdict::Healed;
-                out.note = format!(
-                    "{} moved: hit at ({:.0}, {:.0}) instead of ({:.0}, {:.0})",
-                    out.element.as_deref().unwrap_or("its element"),
-                    h.to.0,
-                    h.to.1,
-                    h.from.0,
-                    h.from.1
-                );
+                let element = out.element.as_deref().unwrap_or("its element");
+                out.note = if h.from == h.to {
+                    format!("{element} is where it was")
+                } else {
+                    format!(
+                        "{element} moved: hit at ({:.0}, {:.0}) instead of ({:.0}, {:.0})",
+                        h.to.0, h.to.1, h.from.0, h.from.1
+                    )
+                };
+                if let Some(why) = &h.why {
+                    out.note
+                        .push_str(&format!("; found by what it is, score {why}"));
+                }
             } else if out.comparison.compared {
                 out.note = format!("{} recorded change(s) seen again", out.comparison.expected);
             } else {

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use devicerail_host_config::{CommandLine, paths};
-use devicerail_host_replay::run::{self, Options, Verdict};
+use devicerail_host_replay::run::{self, Options};
 use devicerail_host_replay::{export, page};
 use devicerail_host_report::report::Source;
 
@@ -86,24 +86,16 @@ pub(crate) fn run(a: ReplayArgs, mut line: CommandLine) -> ExitCode {
                 st.note
             );
         }
-        let overhead: Vec<u64> = s
-            .steps
-            .iter()
-            .filter(|st| st.verdict != Verdict::Skipped)
-            .map(|st| st.step_ms.saturating_sub(st.action_ms))
-            .collect();
-        let mean = if overhead.is_empty() {
-            0
-        } else {
-            overhead.iter().sum::<u64>() / overhead.len() as u64
-        };
         println!(
-            "{}{}; replay overhead per step (settle, aim, compare) {mean} ms on average",
+            "{}{}; replay overhead per step (settle, aim, check, compare) p50 {} ms, p95 {} ms over {} step(s)",
             s.counts(),
             s.stopped
                 .as_deref()
                 .map(|w| format!("; stopped at {w}"))
-                .unwrap_or_default()
+                .unwrap_or_default(),
+            s.overhead.p50_ms,
+            s.overhead.p95_ms,
+            s.overhead.steps
         );
     }
     match written {
