@@ -358,8 +358,10 @@ fn run_case(
     (mutation, variant, expect): (&str, Variant, Expect),
 ) -> (Case, Value) {
     (flow.pages)(&lab.server, &variant);
-    lab.server.take_probes();
+    lab.server.clear();
+    let t = Instant::now();
     let (o, summary) = lab.replay(session, &[]);
+    let took = t.elapsed();
     assert!(
         summary.is_object(),
         "{} / {mutation}: no summary\n{}",
@@ -368,6 +370,8 @@ fn run_case(
     );
     let probes = lab.server.take_probes();
     let outcome = classify(expect, &summary, &probes, recorded);
+    let mut summary = summary;
+    summary["tookMs"] = json!(took.as_millis() as u64);
     (
         Case {
             flow: flow.name.to_owned(),
@@ -559,16 +563,41 @@ fn heal_accuracy_suite_meets_its_targets() {
     let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     let lab = Lab::start();
     let mut cases = Vec::new();
+    let mut overheads: Vec<u64> = Vec::new();
+    let t0 = Instant::now();
     for flow in flows() {
         let (session, recorded) = record(&lab, &flow);
         for m in pages::mutations() {
-            let (case, _) = run_case(&lab, &flow, &session, &recorded, m);
+            let (case, summary) = run_case(&lab, &flow, &session, &recorded, m);
             cases.push(case);
+            overheads.extend(
+                summary["steps"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|st| {
+                        Some(
+                            st["stepMs"]
+                                .as_u64()?
+                                .saturating_sub(st["actionMs"].as_u64()?),
+                        )
+                    }),
+            );
         }
     }
+    let chromium = t0.elapsed();
     cases.extend(mock_cases(&lab));
     let text = table(&cases);
-    println!("heal-accuracy suite\n{text}");
+    overheads.sort_unstable();
+    let at = |q: f64| overheads[((overheads.len() as f64 * q).ceil() as usize).max(1) - 1];
+    println!(
+        "heal-accuracy suite\n{text}\nreplay overhead per step in Chromium: p50 {} ms, p95 {} ms over {} steps; {} Chromium replays in {:.0} s",
+        at(0.5),
+        at(0.95),
+        overheads.len(),
+        cases.len() - 10,
+        chromium.as_secs_f64()
+    );
     let healable: Vec<&Case> = cases.iter().filter(|c| c.expect == Expect::Heal).collect();
     let divergent: Vec<&Case> = cases
         .iter()
@@ -613,7 +642,25 @@ fn one(flow: &str, mutation: &str) -> (Case, Value) {
         .find(|m| m.0 == mutation)
         .expect("mutation");
     let (session, recorded) = record(&lab, &flow);
-    run_case(&lab, &flow, &session, &recorded, m)
+    let (case, summary) = run_case(&lab, &flow, &session, &recorded, m);
+    let times: Vec<String> = summary["steps"]
+        .as_array()
+        .map(|s| {
+            s.iter()
+                .map(|st| {
+                    format!(
+                        "{}: {} of {} ms",
+                        st["action"], st["actionMs"], st["stepMs"]
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    println!(
+        "{} / {}: overhead {}; {times:?}; the replay took {} ms",
+        case.flow, case.mutation, summary["overhead"], summary["tookMs"]
+    );
+    (case, summary)
 }
 
 #[test]

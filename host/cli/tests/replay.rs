@@ -69,6 +69,8 @@ fn record_sign_in(h: &BlockingHost) -> String {
         "device.execute",
         Some(action("inputSecret", json!({ "text": SECRET }))),
     );
+    // A look at the filled form: the recorded state of the password field.
+    h.ok_json("device.observe", None);
     tap(h, 360, 630); // Sign in
     // Sign out appears 300 ms after the home screen.
     std::thread::sleep(std::time::Duration::from_millis(600));
@@ -121,6 +123,18 @@ fn recorded(record: fn(&BlockingHost) -> String) -> Recorded {
         _tmp: tmp,
         session,
     }
+}
+
+/// The replay comparison a report page embeds (its data's `replay`).
+fn report_replay(html: &str) -> Value {
+    let start = html
+        .find("<script type=\"application/json\" id=\"report-data\">")
+        .expect("report data");
+    let data = &html[start..];
+    let data = &data[data.find('>').expect("tag") + 1..];
+    let data = &data[..data.find("</script>").expect("end")];
+    let v: Value = serde_json::from_str(data).expect("report data is JSON");
+    v["replay"].clone()
 }
 
 fn verdicts(summary: &Value) -> Vec<(u64, String)> {
@@ -185,6 +199,14 @@ fn a_recorded_sign_in_replays_matched_with_its_secret_from_the_environment() {
         );
     }
     assert_eq!(s["steps"][3]["secret"], "DEVICERAIL_SECRET_PASSWORD");
+    // The protected step is compared by its field's state, never its value.
+    assert_eq!(s["steps"][3]["comparison"]["compared"], true, "{s:#}");
+    assert!(
+        s["steps"][3]["note"]
+            .as_str()
+            .is_some_and(|n| n.contains("state the recording left it in")),
+        "{s:#}"
+    );
     // The sign-in step checked the recorded screen again.
     assert!(
         s["steps"][4]["comparison"]["expected"].as_u64() >= Some(1),
@@ -230,11 +252,30 @@ fn a_recorded_sign_in_replays_matched_with_its_secret_from_the_environment() {
         &std::fs::read(&report).expect("report"),
         "the new Session's report",
     );
+    // The comparison is the replay Session's report: `devicerail replay`
+    // wrote it, `devicerail report` of the new Session shows the same
+    // steps, both sides embedded.
     let html = std::fs::read(r.root.join("replay.html")).expect("comparison report");
     assert_no_secret(&html, "the comparison report");
     let html = String::from_utf8_lossy(&html);
-    assert_eq!(html.matches("class=\"matched\"").count(), 6);
-    assert!(html.contains("data:image/png;base64,"), "screens inlined");
+    let compared = report_replay(&html);
+    assert_eq!(compared["replays"], r.session.as_str(), "{compared:#}");
+    assert_eq!(compared["recordedAvailable"], true);
+    let steps = compared["steps"].as_array().expect("steps");
+    assert_eq!(steps.len(), 6, "{compared:#}");
+    assert!(
+        steps.iter().all(|st| st["verdict"] == "matched"),
+        "{compared:#}"
+    );
+    for side in ["recordedAfter", "replayedAfter"] {
+        let sha = steps[0][side].as_str().expect(side);
+        assert!(
+            html.contains(&format!("id=\"blob-{sha}\"")),
+            "{side} embedded"
+        );
+    }
+    let again = std::fs::read_to_string(&report).expect("report");
+    assert_eq!(report_replay(&again)["steps"], compared["steps"]);
     assert_no_secret(&ro.stdout, "the replay's stdout");
     assert_no_secret(&ro.stderr, "the replay's stderr");
     for entry in std::fs::read_dir(r.root.join("data")).expect("data dir") {
@@ -352,10 +393,13 @@ fn a_tap_on_a_button_that_moved_is_healed_and_a_gone_one_diverges() {
         "{s:#}"
     );
     let html = std::fs::read_to_string(host.root.path().join("replay.html")).expect("report");
-    assert!(html.contains("class=\"healed\""));
+    let step = &report_replay(&html)["steps"][0];
+    assert_eq!(step["verdict"], "healed", "{step:#}");
     assert!(
-        html.contains("recorded at (360, 350), hit at (360, 470)"),
-        "both positions"
+        step["note"]
+            .as_str()
+            .is_some_and(|n| n.contains("hit at (360, 470) instead of (360, 350)")),
+        "both positions: {step:#}"
     );
 
     // Save removed: the step diverges and the replay stops there; the
@@ -368,10 +412,14 @@ fn a_tap_on_a_button_that_moved_is_healed_and_a_gone_one_diverges() {
     assert_eq!(verdicts(&s), vec![(2, "diverged".into())], "{s:#}");
     assert!(s["stopped"].is_string(), "{s:#}");
     let html = std::fs::read_to_string(host.root.path().join("replay.html")).expect("report");
-    assert!(html.contains("class=\"diverged\""));
+    let step = &report_replay(&html)["steps"][0];
+    assert_eq!(step["verdict"], "diverged", "{step:#}");
+    let shot = step["recordedBefore"]
+        .as_str()
+        .expect("the recorded screen");
     assert!(
-        html.matches("data:image/png;base64,").count() >= 2,
-        "both screens"
+        html.contains(&format!("id=\"blob-{shot}\"")),
+        "the recorded screen is embedded"
     );
 }
 

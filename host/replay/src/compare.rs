@@ -12,7 +12,7 @@
 
 use devicerail_host_agent::Keyed;
 use devicerail_host_agent::diff::{Field, diff, field_of, is_new_screen};
-use devicerail_host_agent::heal::{self, Ranking};
+use devicerail_host_agent::heal::{self, Ranking, ValueKind};
 use devicerail_host_agent::matching::{Matching, match_trees};
 use devicerail_host_agent::render::{describe, diff_counts};
 use devicerail_host_agent::view::Class;
@@ -190,6 +190,61 @@ pub fn compare(
     out
 }
 
+/// The state of a field, as a protected step may be compared by it.
+fn state_of(k: &Keyed, i: usize) -> &'static str {
+    match ValueKind::of(k.view.nodes[i].value.as_deref()) {
+        ValueKind::Empty => "empty",
+        ValueKind::Masked => "masked",
+        ValueKind::Number | ValueKind::Email | ValueKind::Text => "filled",
+    }
+}
+
+/// A protected step's comparison: the state of the field it typed into
+/// (`field`, node `i` of the tree the recording aimed it in) after it, in
+/// the recording (`rec_after`) and in the replay (`rep_after`) — `empty`,
+/// `masked` or `filled`, never a value.
+pub fn compare_field(
+    field: (&Keyed, usize),
+    rec_after: Option<&Keyed>,
+    rep_after: Option<&Keyed>,
+) -> Comparison {
+    let (fk, fi) = field;
+    let (Some(rec_after), Some(rep_after)) = (rec_after, rep_after) else {
+        return Comparison::default();
+    };
+    let find = |k: &Keyed| {
+        let m = match_trees(fk, k);
+        counterpart(&m, fk, fi, k)
+    };
+    let element = describe(fk, fi, DESCRIBE_CHARS);
+    let Some(want) = find(rec_after).map(|j| state_of(rec_after, j)) else {
+        return Comparison::default();
+    };
+    let mut out = Comparison {
+        compared: true,
+        expected: 1,
+        ..Comparison::default()
+    };
+    match find(rep_after).map(|j| state_of(rep_after, j)) {
+        Some(got) if got == want => {}
+        Some(got) => out.differences.push(Difference {
+            kind: "field",
+            element,
+            field: Some("state"),
+            want: Some(want.to_owned()),
+            got: Some(got.to_owned()),
+        }),
+        None => out.differences.push(Difference {
+            kind: "missing",
+            element,
+            field: None,
+            want: None,
+            got: None,
+        }),
+    }
+    out
+}
+
 /// Expects every interactive element of `rec_after` in the replay.
 fn expect_screen(
     rec_after: &Keyed,
@@ -214,7 +269,7 @@ fn expect_screen(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{button, label, tree};
+    use crate::testing::{button, label, secret_field, tree};
 
     #[test]
     fn the_same_effect_is_reproduced_even_on_a_changed_screen() {
@@ -257,6 +312,22 @@ mod tests {
         assert!(
             text.iter().any(|t| t.starts_with("missing: button")),
             "{text:?}"
+        );
+    }
+
+    #[test]
+    fn a_protected_step_is_compared_by_its_fields_state_never_its_value() {
+        let before = tree(vec![secret_field("password", None, 400.0)]);
+        let rec_after = tree(vec![secret_field("password", Some("••••••"), 400.0)]);
+        let same = tree(vec![secret_field("password", Some("••"), 500.0)]);
+        let c = compare_field((&before, 1), Some(&rec_after), Some(&same));
+        assert!(c.compared && c.reproduced(), "{:?}", c.differences);
+        let empty = tree(vec![secret_field("password", None, 400.0)]);
+        let c = compare_field((&before, 1), Some(&rec_after), Some(&empty));
+        let text: Vec<String> = c.differences.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            text,
+            ["state of textbox \"Password\" #password: recorded \"masked\", replayed \"empty\""]
         );
     }
 

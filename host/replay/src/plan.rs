@@ -94,6 +94,10 @@ pub struct RecordedStep {
     /// Whether its after tree is the Action's own after observation,
     /// taken as it ended (not a later look after a wait).
     pub after_at_once: bool,
+    /// Whether the recorded screen stayed as the Action left it until the
+    /// look its effect is read from (`None`: not known): a wait that saw
+    /// nothing change needs no settling in the replay.
+    pub still_after: Option<bool>,
     /// What it was aimed at.
     pub aiming: Aiming,
     /// The observation with its before tree.
@@ -230,6 +234,7 @@ pub fn plan(data: &SessionData, events: &[TestEvent]) -> Recording {
                     duration_ms: None,
                     at_ms: (Some(e.at_ms.get()), None),
                     after_at_once: false,
+                    still_after: None,
                     before: None,
                     before_shot: None,
                     after: None,
@@ -274,6 +279,20 @@ pub fn plan(data: &SessionData, events: &[TestEvent]) -> Recording {
                 _ => false,
             };
             s.after_shot = inputs.after_shot.cloned();
+            // An effect read from the Action's own after tells nothing of
+            // a wait after it (the gap decides then).
+            s.still_after = if s.after_at_once {
+                None
+            } else {
+                let own = own_after
+                    .get(&inputs.call_id)
+                    .and_then(|id| observations.get(id));
+                let digest = |o: &Observation| recorded_tree(data, o).map(|k| k.digest);
+                match (own.and_then(digest), s.after.as_ref().and_then(digest)) {
+                    (Some(a), Some(b)) => Some(a == b),
+                    _ => None,
+                }
+            };
         }
     }
     Recording {

@@ -24,14 +24,17 @@ use devicerail_host_link::methods::{
 };
 use devicerail_host_link::typed::{call0_as, execute};
 use devicerail_host_link::{self as link, DeviceRailClient, Eyes, Intro, LinkError, Reach};
-use devicerail_host_protocol::{ActionDefinition, DevicesListResult, Observation, SessionInfo};
+use devicerail_host_protocol::{
+    ActionDefinition, AssetRef, DevicesListResult, PNG_MEDIA_TYPE, SessionInfo,
+};
 use devicerail_host_report::bundle::SessionData;
+use devicerail_host_report::report::replay as replay_link;
 use devicerail_host_report::report::{self, ReportError, Source};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use crate::aim::{self, Current, Heal, Lost, Target};
+use crate::aim::{self, Current, Heal, Lost};
 use crate::compare::{self, Comparison};
 use crate::plan::{self, Aiming, PlanError, RecordedStep, Recording};
 use crate::secrets::{self, Secret};
@@ -224,29 +227,14 @@ pub struct StepOutcome {
     pub action_ms: u64,
     /// The whole step now: settling, aiming, the call, comparing.
     pub step_ms: u64,
-    /// Screens and outlines for the comparison report.
-    #[serde(skip)]
-    pub shots: Shots,
+    /// The replayed screen after it (screenshot sha256), which its
+    /// verdict cites.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replayed_shot: Option<String>,
 }
 
 fn is_zero(n: &u32) -> bool {
     *n == 0
-}
-
-/// A screen's width and height in screenshot pixels.
-pub type Size = (f64, f64);
-
-/// Screenshots and element bounds of one step, both runs.
-#[derive(Debug, Clone, Default)]
-pub struct Shots {
-    /// Recorded before/after screenshot sha256.
-    pub recorded: (Option<String>, Option<String>),
-    /// Replayed before/after screenshot sha256.
-    pub replayed: (Option<String>, Option<String>),
-    /// The element's bounds (recorded, replayed).
-    pub target: Option<Target>,
-    /// Screen sizes (recorded, replayed), for outlines.
-    pub viewports: (Option<Size>, Option<Size>),
 }
 
 /// A whole replay.
@@ -355,14 +343,6 @@ where
     M::Result: Serialize,
 {
     Ok(link::call0::<M>(client, Some(CALL_TIMEOUT_MS)).await?)
-}
-
-/// The screen size of a recorded observation.
-fn viewport_of(obs: &Observation) -> (f64, f64) {
-    (
-        f64::from(obs.viewport.width),
-        f64::from(obs.viewport.height),
-    )
 }
 
 /// Observes the device now.
@@ -578,6 +558,25 @@ fn aim_tree(data: &SessionData, rec: &Recording, step: &RecordedStep) -> Option<
     }
 }
 
+/// The field a protected step typed into: the element the last aimed step
+/// before it hit, in that step's recorded tree.
+fn field_of(data: &SessionData, rec: &Recording, s: &RecordedStep) -> Option<(Keyed, usize)> {
+    rec.steps[..s.number.saturating_sub(1)]
+        .iter()
+        .rev()
+        .find(|p| matches!(p.aiming, Aiming::Point { .. } | Aiming::Node { .. }))
+        .and_then(|p| {
+            let k = aim_tree(data, rec, p)?;
+            let i = match &p.aiming {
+                Aiming::Point { x, y } => aim::element_at(&k, *x, *y),
+                Aiming::Node { stable_node_id, .. } => (0..k.len())
+                    .find(|&i| k.view.nodes[i].stable_node_id.as_str() == stable_node_id),
+                _ => None,
+            }?;
+            Some((k, i))
+        })
+}
+
 /// The secret of every protected step, from `env`, before anything runs.
 fn secrets_for(
     data: &SessionData,
@@ -597,21 +596,7 @@ fn secrets_for(
                 action: s.name.clone(),
             });
         }
-        // The field: the element the last aimed step before it hit.
-        let field = rec.steps[..s.number - 1]
-            .iter()
-            .rev()
-            .find(|p| matches!(p.aiming, Aiming::Point { .. } | Aiming::Node { .. }))
-            .and_then(|p| {
-                let k = aim_tree(data, rec, p)?;
-                let i = match &p.aiming {
-                    Aiming::Point { x, y } => aim::element_at(&k, *x, *y),
-                    Aiming::Node { stable_node_id, .. } => (0..k.len())
-                        .find(|&i| k.view.nodes[i].stable_node_id.as_str() == stable_node_id),
-                    _ => None,
-                }?;
-                Some((k, i))
-            });
+        let field = field_of(data, rec, s);
         let names = secrets::names_for(s.number, field.as_ref().map(|(k, i)| (k, *i)));
         match secrets::resolve(&names, env) {
             Some(found) => out.push(Some(found)),
@@ -768,10 +753,8 @@ async fn replay(
     );
     call::<VerdictRecord>(
         client,
-        json!({ "verdict": { "status": "unknown", "summary": format!(
-            "devicerail replay: this Session replays Session {} (steps {first} to {last})",
-            rec.session
-        ) } }),
+        json!({ "verdict": { "status": "unknown",
+            "summary": replay_link::link(&rec.session, first, last) } }),
     )
     .await?;
     tracing::info!(replays = %rec.session, session = %session, device = %device, "replay started");
@@ -813,6 +796,35 @@ async fn replay(
     Ok(summary)
 }
 
+/// Records a step's outcome in the replay's Session (a verdict citing the
+/// replayed screen after it, so its report shows both sides), then keeps
+/// it for the summary.
+async fn push(
+    client: &DeviceRailClient,
+    summary: &mut Summary,
+    out: StepOutcome,
+) -> Result<(), ReplayError> {
+    let status = match out.verdict {
+        Verdict::Matched | Verdict::Healed => "pass",
+        Verdict::Diverged => "fail",
+        Verdict::Skipped => "unknown",
+    };
+    let evidence: Vec<AssetRef> = out
+        .replayed_shot
+        .as_deref()
+        .map(|sha| AssetRef::content_addressed(sha, PNG_MEDIA_TYPE))
+        .into_iter()
+        .collect();
+    call::<VerdictRecord>(
+        client,
+        json!({ "verdict": { "status": status, "evidence": evidence,
+            "summary": replay_link::step_summary(out.number, &out.action, out.verdict.as_str(), &out.note) } }),
+    )
+    .await?;
+    summary.steps.push(out);
+    Ok(())
+}
+
 #[allow(clippy::too_many_arguments)]
 async fn run_steps(
     client: &DeviceRailClient,
@@ -849,18 +861,7 @@ async fn run_steps(
             recorded_ms: step.duration_ms,
             action_ms: 0,
             step_ms: 0,
-            shots: Shots {
-                recorded: (
-                    plan::shot_of(step.before_shot.as_ref()),
-                    plan::shot_of(step.after_shot.as_ref()),
-                ),
-                replayed: (screen.screenshot.clone(), None),
-                target: None,
-                viewports: (
-                    step.before_shot.as_ref().map(viewport_of),
-                    Some(screen.viewport),
-                ),
-            },
+            replayed_shot: None,
         };
         if !step.succeeded() {
             out.verdict = Verdict::Skipped;
@@ -868,7 +869,7 @@ async fn run_steps(
                 "not replayed: it {} in the recording",
                 step.outcome.as_str()
             );
-            summary.steps.push(out);
+            push(client, summary, out).await?;
             continue;
         }
         let rec_tree = aim_tree(data, rec, step);
@@ -899,7 +900,6 @@ async fn run_steps(
             Ok(a) => a,
             Err(Lost {
                 element,
-                recorded,
                 reason,
                 candidates,
                 ..
@@ -912,24 +912,18 @@ async fn run_steps(
                 }
                 out.element = Some(element.clone());
                 out.candidates = candidates;
-                out.shots.target = Some(Target {
-                    element,
-                    recorded,
-                    current: None,
-                });
                 out.step_ms = t0.elapsed().as_millis() as u64;
                 summary.diverged += 1;
                 summary.stopped = Some(format!(
                     "step {}: the element it was aimed at cannot be found",
                     step.number
                 ));
-                summary.steps.push(out);
+                push(client, summary, out).await?;
                 return Ok(());
             }
         };
         out.element = aimed.target.as_ref().map(|t| t.element.clone());
         out.heal = aimed.heal.as_ref().map(HealJson::from);
-        out.shots.target = aimed.target.clone();
         // Check before acting: nothing but the element may be hit.
         let (name, arguments) = match sending(step, &aimed, &screen, &device) {
             Sending::Send { name, arguments } => (name, arguments),
@@ -943,7 +937,7 @@ async fn run_steps(
                 out.step_ms = t0.elapsed().as_millis() as u64;
                 summary.diverged += 1;
                 summary.stopped = Some(format!("step {}: its element is covered", step.number));
-                summary.steps.push(out);
+                push(client, summary, out).await?;
                 return Ok(());
             }
         };
@@ -983,7 +977,7 @@ async fn run_steps(
                 "step {}: its element could not be acted on",
                 step.number
             ));
-            summary.steps.push(out);
+            push(client, summary, out).await?;
             return Ok(());
         }
         let after_obs = match result {
@@ -1000,13 +994,19 @@ async fn run_steps(
         // what the recording saw next, and what its after tree shows.
         let quiet = u64::from(SettlePolicy::for_screen(screen.web(), 0).quiet_ms);
         let recorded_at_once = step.after.is_none() || step.after_at_once;
-        let quick = recorded_at_once
-            && steps
-                .get(k + 1)
-                .is_none_or(|next| step.gap_before(next).is_some_and(|gap| gap < quiet));
+        // Nor where it waited and saw nothing change.
+        let quick = step.still_after == Some(true)
+            || (recorded_at_once
+                && steps
+                    .get(k + 1)
+                    .is_none_or(|next| step.gap_before(next).is_some_and(|gap| gap < quiet)));
         let first = if let Some(after) = after_obs.filter(|o| o.ui_snapshot.is_some()) {
             Some(eyes.screen(after).await?)
-        } else if quick && step.after.is_none() && out.verdict != Verdict::Diverged {
+        } else if quick
+            && step.after.is_none()
+            && !step.redacted
+            && out.verdict != Verdict::Diverged
+        {
             // No after tree here nor in the recording (a protected
             // Action): the recording's next step was aimed against the
             // look before this one, and so is the replay's.
@@ -1019,7 +1019,7 @@ async fn run_steps(
             Some(f) if quick => f,
             Some(f) => settled(&mut eyes, f, opts.settle_max_ms).await?,
         };
-        out.shots.replayed.1 = screen.screenshot.clone();
+        out.replayed_shot = screen.screenshot.clone();
         if out.verdict != Verdict::Diverged {
             let rec_before = step
                 .before
@@ -1029,11 +1029,33 @@ async fn run_steps(
                 .after
                 .as_ref()
                 .and_then(|o| plan::recorded_tree(data, o));
-            out.comparison = compare::compare(
-                rec_before.as_ref(),
-                rec_after.as_ref(),
-                screen.tree.as_ref(),
-            );
+            out.comparison = if step.redacted {
+                // A protected step is compared by the state of the field
+                // it typed into (empty, masked, text), never its value: the
+                // recording's next look shows that state.
+                let ended = step.at_ms.1.unwrap_or(u64::MAX);
+                let rec_after = rec_after.or_else(|| {
+                    steps
+                        .get(k + 1)
+                        .and_then(|n| n.before.as_ref())
+                        // A look taken after the step ended, not one the
+                        // next step borrowed from before it.
+                        .filter(|o| o.captured_at_ms.get() >= ended)
+                        .and_then(|o| plan::recorded_tree(data, o))
+                });
+                match field_of(data, rec, step) {
+                    Some((fk, fi)) => {
+                        compare::compare_field((&fk, fi), rec_after.as_ref(), screen.tree.as_ref())
+                    }
+                    None => Comparison::default(),
+                }
+            } else {
+                compare::compare(
+                    rec_before.as_ref(),
+                    rec_after.as_ref(),
+                    screen.tree.as_ref(),
+                )
+            };
             if !out.comparison.reproduced() {
                 out.verdict = Verdict::Diverged;
                 out.note = format!(
@@ -1060,6 +1082,10 @@ async fn run_steps(
                     out.note
                         .push_str(&format!("; found by what it is, score {why}"));
                 }
+            } else if out.comparison.compared && step.redacted {
+                out.note =
+                    "its field is in the state the recording left it in (values are never compared)"
+                        .into();
             } else if out.comparison.compared {
                 out.note = format!("{} recorded change(s) seen again", out.comparison.expected);
             } else {
@@ -1074,7 +1100,7 @@ async fn run_steps(
             Verdict::Skipped => {}
         }
         let diverged = out.verdict == Verdict::Diverged;
-        summary.steps.push(out);
+        push(client, summary, out).await?;
         if diverged && opts.strict {
             summary.stopped = Some(format!(
                 "step {}: --strict stops at the first divergence",

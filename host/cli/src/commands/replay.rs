@@ -5,9 +5,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use devicerail_host_config::{CommandLine, paths};
+use devicerail_host_replay::export;
 use devicerail_host_replay::run::{self, Options};
-use devicerail_host_replay::{export, page};
-use devicerail_host_report::report::Source;
+use devicerail_host_report::report::{self, Source};
 
 use crate::args::{ExportArgs, ReplayArgs, ScriptArg};
 use crate::logging;
@@ -64,8 +64,15 @@ pub(crate) fn run(a: ReplayArgs, mut line: CommandLine) -> ExitCode {
     let out = a
         .out
         .unwrap_or_else(|| PathBuf::from(format!("devicerail-replay-{}.html", s.session)));
-    let html = page::render(&replayed);
-    let written = devicerail_host_store::private_file::write(&out, html.as_bytes());
+    // The comparison is the replay Session's own report: each step beside
+    // the recorded one.
+    let written = match &replayed.replayed {
+        Some(data) => report::write(data, Some(&replayed.recorded), &out).map(drop),
+        None => Err(report::ReportError::Write {
+            path: out.clone(),
+            source: std::io::Error::other("the replay's Session could not be read back"),
+        }),
+    };
     if a.json {
         let mut doc = serde_json::to_value(s).unwrap_or_default();
         if written.is_ok() {
@@ -99,9 +106,12 @@ pub(crate) fn run(a: ReplayArgs, mut line: CommandLine) -> ExitCode {
         );
     }
     match written {
-        Ok(_) => eprintln!("wrote the comparison report {}", out.display()),
+        Ok(()) => eprintln!(
+            "wrote the replay Session's report, both sides per step: {}",
+            out.display()
+        ),
         Err(e) => {
-            eprintln!("devicerail replay: cannot write {}: {e}", out.display());
+            eprintln!("devicerail replay: {e}");
             return ExitCode::FAILURE;
         }
     }

@@ -55,11 +55,16 @@ impl Server {
             .insert(path.to_owned(), html);
     }
 
+    /// Forgets the probes reported so far.
+    pub(crate) fn clear(&self) {
+        self.probes.lock().expect("probes").clear();
+    }
+
     /// The probes reported since the last call (and forgets them), after
     /// a moment for the last ones to arrive, in the order the pages sent
     /// them (by each probe's `o=LOAD-N`, which is then dropped).
     pub(crate) fn take_probes(&self) -> Vec<String> {
-        std::thread::sleep(Duration::from_millis(150));
+        std::thread::sleep(Duration::from_millis(60));
         let raw = std::mem::take(&mut *self.probes.lock().expect("probes"));
         let mut keyed: Vec<((f64, u64), String)> = raw
             .into_iter()
