@@ -731,3 +731,67 @@ fn an_ambiguous_pair_diverges_naming_both() {
         "{step:#}"
     );
 }
+
+/// `devicerail export --script playwright` of recorded Chromium Sessions
+/// (a form with a select, a frame), run by `playwright-core` on the same
+/// Chromium: the pages report the same elements reached, in the same
+/// order, as the recording.
+#[test]
+fn chromium_sessions_export_to_playwright_and_reach_the_same_elements() {
+    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let bench = support::python::workspace_root().join("plugins/browser/bench-playwright");
+    let modules = bench.join("node_modules");
+    if !modules.join("playwright-core").exists() {
+        assert!(
+            std::env::var("DEVICERAIL_REQUIRE_PLAYWRIGHT").as_deref() != Ok("1"),
+            "run `npm ci` in plugins/browser/bench-playwright"
+        );
+        println!("playwright export: SKIPPED: `npm ci` in plugins/browser/bench-playwright first");
+        return;
+    }
+    let chromium = devicerail_plugin_browser::binary::find(None).expect("Chromium");
+    let lab = Lab::start();
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::os::unix::fs::symlink(&modules, dir.path().join("node_modules")).expect("link modules");
+    for name in ["form with a select", "frame", "sign-in"] {
+        let flow = flows().into_iter().find(|f| f.name == name).expect("flow");
+        let (session, recorded) = record(&lab, &flow);
+        let script = dir.path().join("replay.mjs");
+        let data = lab.root.path().join("data").display().to_string();
+        let o = Command::new(env!("CARGO_BIN_EXE_devicerail"))
+            .args([
+                "export",
+                &session,
+                "--script",
+                "playwright",
+                "--data-dir",
+                &data,
+                "--out",
+            ])
+            .arg(&script)
+            .env("RUST_LOG", "warn")
+            .output()
+            .expect("export");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let text = std::fs::read_to_string(&script).expect("script");
+        assert!(
+            !text.contains("page.mouse.click"),
+            "every tap by what it reached:\n{text}"
+        );
+        lab.server.clear();
+        let run = Command::new("node")
+            .arg(&script)
+            .env("CHROME_PATH", &chromium)
+            .output()
+            .expect("node");
+        assert!(
+            run.status.success(),
+            "{name}: {}\n{}\n{text}",
+            String::from_utf8_lossy(&run.stdout),
+            String::from_utf8_lossy(&run.stderr)
+        );
+        let out: Value = serde_json::from_slice(&run.stdout).expect("the script prints JSON");
+        assert_eq!(out["replays"], session.as_str());
+        assert_eq!(lab.server.take_probes(), recorded, "{name}:\n{text}");
+    }
+}

@@ -513,13 +513,20 @@ fn the_exported_python_script_runs_against_a_fresh_host() {
     assert!(run.status.success(), "{}", text(&run));
     let out: Value = serde_json::from_slice(&run.stdout).expect("the script prints JSON");
     assert_eq!(out["replays"], r.session.as_str());
-    // Its Session ran every step and passed.
-    let bundle = fresh.path().join("b.tar");
+    assert_signed_in_and_out(fresh.path(), &out);
+}
+
+/// What an exported script must have done on the device, read from the
+/// Session it ran (`out`'s): every step succeeded, the mock's home screen
+/// came (its Sign out button was pressed, which only signing in shows)
+/// and the verdict passed; the secret is nowhere in the record.
+fn assert_signed_in_and_out(fresh: &Path, out: &Value) {
+    let bundle = fresh.join("b.tar");
     let new = out["session"].as_str().expect("session").to_owned();
     let b = bundle.display().to_string();
-    let fresh_data = fresh.path().join("data").display().to_string();
+    let fresh_data = fresh.join("data").display().to_string();
     let o = devicerail(
-        fresh.path(),
+        fresh,
         &[
             "bundle",
             "export",
@@ -536,7 +543,60 @@ fn the_exported_python_script_runs_against_a_fresh_host() {
     let events = String::from_utf8_lossy(&tar);
     assert!(events.contains("\"status\":\"pass\""));
     assert!(events.matches("\"outcome\":\"succeeded\"").count() >= 6);
+    assert!(
+        events.contains("\"stableNodeId\":\"sign-out\""),
+        "the script pressed Sign out, which only a signed-in screen has"
+    );
     assert_no_secret(&tar, "the script's Session");
+}
+
+/// The program `devicerail export --script rust` writes builds with the
+/// dependencies its header names (offline, against this workspace's lock
+/// file) and runs against a fresh host with the same effect.
+#[test]
+fn the_exported_rust_program_builds_and_runs_against_a_fresh_host() {
+    let r = recorded(record_sign_in);
+    let dir = r.root.join("rust-export");
+    std::fs::create_dir_all(dir.join("src")).expect("mkdir");
+    export(&r, "rust", &dir.join("src/main.rs"));
+    let main = std::fs::read_to_string(dir.join("src/main.rs")).expect("main.rs");
+    assert!(main.contains("devicerail-client = \"=0.3.8\""), "{main}");
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        "[package]\nname = \"replay-export\"\nversion = \"0.0.0\"\nedition = \"2024\"\npublish = false\n\n\
+         [dependencies]\ndevicerail-client = \"=0.3.8\"\nserde_json = \"1\"\n\
+         tokio = { version = \"1\", features = [\"macros\", \"rt\"] }\n\
+         uuid = { version = \"1\", features = [\"v4\"] }\n\n[workspace]\n",
+    )
+    .expect("Cargo.toml");
+    std::fs::copy(
+        support::python::workspace_root().join("Cargo.lock"),
+        dir.join("Cargo.lock"),
+    )
+    .expect("Cargo.lock");
+    let build = devicerail_host_testing::cargo_command()
+        .args(["build", "--quiet", "--offline", "--manifest-path"])
+        .arg(dir.join("Cargo.toml"))
+        .env_remove("CARGO_MANIFEST_DIR")
+        .output()
+        .expect("cargo build");
+    assert!(build.status.success(), "{}", text(&build));
+    let program = devicerail_host_testing::profile_dir().join("replay-export");
+    let fresh = tempfile::tempdir().expect("tempdir");
+    let plugins = support::plugins_dir_with_mock(fresh.path());
+    let run = Command::new(&program)
+        .env("DEVICERAIL_BIN", env!("CARGO_BIN_EXE_devicerail"))
+        .env("DEVICERAIL_PLUGINS_DIR", &plugins)
+        .env("DEVICERAIL_DATA_DIR", fresh.path().join("data"))
+        .env("DEVICERAIL_SECRET_PASSWORD", SECRET)
+        .env("RUST_LOG", "warn")
+        .env_remove("DEVICERAIL_CONFIG")
+        .output()
+        .expect("run the program");
+    assert!(run.status.success(), "{}", text(&run));
+    let out: Value = serde_json::from_slice(&run.stdout).expect("the program prints JSON");
+    assert_eq!(out["replays"], r.session.as_str());
+    assert_signed_in_and_out(fresh.path(), &out);
 }
 
 /// `devicerail export SESSION --script LANGUAGE --out FILE`.
@@ -621,4 +681,5 @@ fn the_exported_typescript_script_compiles_with_tsc_and_runs() {
     assert!(run.status.success(), "{}", text(&run));
     let out: Value = serde_json::from_slice(&run.stdout).expect("the script prints JSON");
     assert_eq!(out["replays"], r.session.as_str());
+    assert_signed_in_and_out(fresh.path(), &out);
 }

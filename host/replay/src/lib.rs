@@ -28,6 +28,7 @@ pub mod aim;
 pub mod compare;
 pub mod export;
 pub mod plan;
+pub mod playwright;
 pub mod run;
 pub mod secrets;
 

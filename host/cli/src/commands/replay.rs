@@ -143,6 +143,7 @@ pub(crate) fn run_export(a: ExportArgs) -> ExitCode {
         ScriptArg::Python => export::Language::Python,
         ScriptArg::Typescript => export::Language::TypeScript,
         ScriptArg::Rust => export::Language::Rust,
+        ScriptArg::Playwright => export::Language::Playwright,
     };
     let script = match export::export_source(&source, language) {
         Ok(s) => s,
