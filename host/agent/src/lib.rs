@@ -9,6 +9,9 @@
 //! * [`identity`] — what names an element across observations (its
 //!   identifier, else role + label + the path of named ancestors, else its
 //!   text), as a stable [`identity::ElementKey`].
+//! * [`heal`] — when an identity no longer names an element: candidates
+//!   scored on what the element is, every point explained; a clear winner
+//!   heals, two close ones are named both.
 //! * [`matching`] — which node of one tree is which node of another.
 //! * [`refs`] — `e12` refs interned per element, and re-finding a ref's
 //!   element in a fresh tree ([`refs::StaleRef`] when it is gone or
@@ -18,9 +21,13 @@
 //!   it changed.
 //! * [`effect`] — the verdict on an Action: what its before and after
 //!   observations differ in, or `no visible change`.
+//! * [`screen`] — one look at a device, typed ([`Screen`]): an
+//!   Observation's identified tree, screenshot digest and idle hint, and
+//!   what is on top at a point.
 //! * [`settle`] — when a screen has settled (tree and pixels quiet for a
 //!   window, driver idle hints honoured), as a state machine the caller
-//!   feeds with samples.
+//!   feeds with samples, and the one loop that drives it over a caller's
+//!   [`settle::Eyes`].
 //! * [`budget`], [`render`] — outlines filled by priority within a
 //!   character budget, and the text lines of outlines, diffs and effects.
 //! * [`log`] — where an Action's before and after observations are in a
@@ -37,12 +44,14 @@
 pub mod budget;
 pub mod diff;
 pub mod effect;
+pub mod heal;
 pub mod identity;
 pub mod log;
 pub mod matching;
 pub mod pixels;
 pub mod refs;
 pub mod render;
+pub mod screen;
 pub mod settle;
 pub mod view;
 
@@ -50,4 +59,5 @@ pub mod view;
 pub(crate) mod testing;
 
 pub use identity::{ElementKey, Keyed};
+pub use screen::Screen;
 pub use view::{Class, TreeView};

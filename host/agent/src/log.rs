@@ -15,69 +15,59 @@
 //! `observationCaptured` events and the `before`/`after` of succeeded
 //! Actions, in log order.
 //!
-//! Pure: it reads event JSON it is given.
+//! Pure: it reads the typed events it is given.
 
 use std::collections::HashMap;
 
-use serde_json::Value;
+use devicerail_host_protocol::{ActionOutcome, Observation, TestEvent, TestEventPayload};
 
-/// The observations an Action's effect compares (observation JSON).
+pub use crate::screen::has_tree;
+
+/// The observations an Action's effect compares.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct EffectInputs<'a> {
     /// The Action's call id.
     pub call_id: String,
     /// The observation with the before tree.
-    pub before: Option<&'a Value>,
+    pub before: Option<&'a Observation>,
     /// The observation with the before screenshot.
-    pub before_shot: Option<&'a Value>,
+    pub before_shot: Option<&'a Observation>,
     /// The observation with the after tree.
-    pub after: Option<&'a Value>,
+    pub after: Option<&'a Observation>,
     /// The observation with the after screenshot.
-    pub after_shot: Option<&'a Value>,
-}
-
-/// Whether `obs` carries a complete UI tree.
-pub fn has_tree(obs: &Value) -> bool {
-    obs.get("uiSnapshot").is_some_and(Value::is_object)
-        && obs.pointer("/metadata/uiTreeScope").and_then(Value::as_str) != Some("query")
+    pub after_shot: Option<&'a Observation>,
 }
 
 /// Whether `obs` carries a screenshot.
-pub fn has_shot(obs: &Value) -> bool {
-    obs.get("screenshot").is_some_and(Value::is_object)
+pub fn has_shot(obs: &Observation) -> bool {
+    obs.screenshot.is_some()
 }
 
 /// The inputs of every succeeded Action of `events` (in log order), with
 /// the rule above.
-pub fn effect_inputs(events: &[Value]) -> Vec<EffectInputs<'_>> {
+pub fn effect_inputs(events: &[TestEvent]) -> Vec<EffectInputs<'_>> {
     let mut out: Vec<EffectInputs<'_>> = Vec::new();
-    let mut last_tree: Option<&Value> = None;
-    let mut last_shot: Option<&Value> = None;
-    let mut started: HashMap<&str, (Option<&Value>, Option<&Value>)> = HashMap::new();
+    let mut last_tree: Option<&Observation> = None;
+    let mut last_shot: Option<&Observation> = None;
+    type Seen<'a> = (Option<&'a Observation>, Option<&'a Observation>);
+    let mut started: HashMap<String, Seen<'_>> = HashMap::new();
     // The Action whose after-window is open (index into `out`).
     let mut open: Option<usize> = None;
     for e in events {
-        let p = &e["payload"];
-        match p["type"].as_str() {
-            Some("actionStarted") => {
+        match &e.payload {
+            TestEventPayload::ActionStarted { call } => {
                 open = None;
-                if let Some(id) = p.pointer("/call/id").and_then(Value::as_str) {
-                    started.insert(id, (last_tree, last_shot));
-                }
+                started.insert(call.id.to_string(), (last_tree, last_shot));
             }
-            Some("actionCompleted") => {
-                let Some(id) = p["callId"].as_str() else {
+            TestEventPayload::ActionCompleted { call_id, outcome } => {
+                let id = call_id.to_string();
+                let (tree0, shot0) = started.remove(&id).unwrap_or((None, None));
+                let ActionOutcome::Succeeded { result: r } = outcome else {
                     continue;
                 };
-                let (tree0, shot0) = started.remove(id).unwrap_or((None, None));
-                if p.pointer("/outcome/outcome").and_then(Value::as_str) != Some("succeeded") {
-                    continue;
-                }
-                let r = &p["outcome"]["result"];
-                let before = r.get("before").filter(|o| o.is_object());
-                let after = r.get("after").filter(|o| o.is_object());
+                let (before, after) = (r.before.as_ref(), r.after.as_ref());
                 let inputs = EffectInputs {
-                    call_id: id.to_owned(),
+                    call_id: id,
                     before: before.filter(|o| has_tree(o)).or(tree0),
                     before_shot: before.filter(|o| has_shot(o)).or(shot0),
                     after: after.filter(|o| has_tree(o)),
@@ -94,8 +84,7 @@ pub fn effect_inputs(events: &[Value]) -> Vec<EffectInputs<'_>> {
                 out.push(inputs);
                 open = Some(out.len() - 1);
             }
-            Some("observationCaptured") => {
-                let o = &p["observation"];
+            TestEventPayload::ObservationCaptured { observation: o } => {
                 if has_tree(o) {
                     last_tree = Some(o);
                     if let Some(k) = open {
@@ -118,52 +107,88 @@ pub fn effect_inputs(events: &[Value]) -> Vec<EffectInputs<'_>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{Value, json};
 
-    fn obs(id: &str, tree: bool, shot: bool) -> Value {
-        let mut o = json!({ "id": id, "metadata": {} });
+    /// Observation ids are UUIDs: `n` names one.
+    fn oid(n: u32) -> String {
+        format!("00000000-0000-7000-8000-{n:012}")
+    }
+
+    fn asset(hex: &str, media: &str) -> Value {
+        json!({ "id": format!("sha256:{hex}"), "mediaType": media,
+            "uri": format!("devicerail://assets/sha256/{hex}"), "sha256": hex })
+    }
+
+    fn obs(n: u32, tree: bool, shot: bool) -> Value {
+        let mut o = json!({ "id": oid(n), "deviceId": "d", "capturedAtMs": 1,
+            "viewport": { "width": 10, "height": 10, "scaleFactor": 1.0 }, "screenshot": null,
+            "metadata": {} });
         if tree {
-            o["uiSnapshot"] = json!({ "nodeCount": 1 });
+            o["uiSnapshot"] = json!({ "formatVersion": 1, "context": {
+                "contextId": "c", "contextKind": "native", "documentEpoch": "e" },
+                "nodeCount": 1, "byteLength": 1,
+                "evidence": asset(&"0".repeat(64), "application/vnd.devicerail.ui-tree+json") });
         }
         if shot {
-            o["screenshot"] = json!({ "sha256": id });
+            o["screenshot"] = asset(&format!("{n:064}"), "image/png");
         }
         o
     }
 
-    fn captured(o: Value) -> Value {
-        json!({ "payload": { "type": "observationCaptured", "observation": o } })
+    fn event(seq: u64, payload: Value) -> TestEvent {
+        serde_json::from_value(json!({ "eventId": oid(9000 + seq as u32),
+            "sessionId": oid(1), "sequence": seq, "atMs": seq, "payload": payload }))
+        .unwrap_or_else(|e| panic!("event {payload}: {e}"))
     }
 
-    fn started(id: &str) -> Value {
-        json!({ "payload": { "type": "actionStarted", "call": { "id": id } } })
+    fn call(n: u32) -> String {
+        oid(500 + n)
     }
 
-    fn completed(id: &str, before: Option<Value>, after: Option<Value>) -> Value {
-        json!({ "payload": { "type": "actionCompleted", "callId": id, "outcome": {
-            "outcome": "succeeded", "result": { "before": before, "after": after } } } })
+    fn captured(seq: u64, o: Value) -> TestEvent {
+        event(
+            seq,
+            json!({ "type": "observationCaptured", "observation": o }),
+        )
+    }
+
+    fn started(seq: u64, c: u32) -> TestEvent {
+        event(
+            seq,
+            json!({ "type": "actionStarted", "call": { "id": call(c), "name": "tap", "arguments": {} } }),
+        )
+    }
+
+    fn completed(seq: u64, c: u32, before: Option<Value>, after: Option<Value>) -> TestEvent {
+        event(
+            seq,
+            json!({ "type": "actionCompleted", "callId": call(c), "outcome": {
+            "outcome": "succeeded", "result": { "callId": call(c), "startedAtMs": 1,
+            "finishedAtMs": 2, "output": null, "before": before, "after": after } } }),
+        )
     }
 
     #[test]
     fn before_and_after_follow_the_rule() {
         let events = vec![
-            captured(obs("o1", true, true)),
-            started("a"),
-            completed(
-                "a",
-                Some(obs("resolved", true, false)),
-                Some(obs("after-a", true, true)),
+            captured(1, obs(1, true, true)),
+            started(2, 1),
+            completed(3, 1, Some(obs(2, true, false)), Some(obs(3, true, true))),
+            captured(4, obs(4, true, true)),
+            captured(5, obs(5, true, true)),
+            started(6, 2),
+            completed(7, 2, None, Some(obs(6, false, true))),
+            started(8, 3),
+            event(
+                9,
+                json!({ "type": "actionCompleted", "callId": call(3), "outcome": {
+                "outcome": "failed", "error": { "code": "platform_error", "message": "x",
+                "retryable": false, "details": null } } }),
             ),
-            captured(obs("settle-1", true, true)),
-            captured(obs("settle-2", true, true)),
-            started("b"),
-            completed("b", None, Some(obs("after-b", false, true))),
-            started("c"),
-            json!({ "payload": { "type": "actionCompleted", "callId": "c", "outcome": { "outcome": "failed" } } }),
         ];
         let got = effect_inputs(&events);
         assert_eq!(got.len(), 2);
-        let id = |o: Option<&Value>| o.and_then(|o| o["id"].as_str()).unwrap_or("-").to_owned();
+        let id = |o: Option<&Observation>| o.map(|o| o.id.to_string()).unwrap_or_default();
         let a = &got[0];
         assert_eq!(
             (
@@ -172,12 +197,7 @@ mod tests {
                 id(a.after),
                 id(a.after_shot)
             ),
-            (
-                "resolved".into(),
-                "o1".into(),
-                "settle-2".into(),
-                "settle-2".into()
-            )
+            (oid(2), oid(1), oid(5), oid(5))
         );
         let b = &got[1];
         assert_eq!(
@@ -187,12 +207,7 @@ mod tests {
                 id(b.after),
                 id(b.after_shot)
             ),
-            (
-                "settle-2".into(),
-                "settle-2".into(),
-                "-".into(),
-                "after-b".into()
-            )
+            (oid(5), oid(5), String::new(), oid(6))
         );
     }
 }

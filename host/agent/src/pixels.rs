@@ -136,6 +136,38 @@ fn hex(bytes: &[u8]) -> String {
     out
 }
 
+/// Pixel digests kept by a [`PixelCache`].
+pub const DIGESTS_KEPT: usize = 256;
+
+/// Pixel digests by screenshot sha256, the most recent
+/// [`DIGESTS_KEPT`]: an unchanged screen is decoded once.
+#[derive(Debug, Default)]
+pub struct PixelCache {
+    map: std::collections::HashMap<String, PixelDigest>,
+    order: std::collections::VecDeque<String>,
+}
+
+impl PixelCache {
+    /// The digest of screenshot `sha`, when kept.
+    pub fn get(&self, sha: &str) -> Option<PixelDigest> {
+        self.map.get(sha).cloned()
+    }
+
+    /// Keeps `d`, forgetting the oldest beyond [`DIGESTS_KEPT`].
+    pub fn put(&mut self, d: PixelDigest) {
+        if self.map.contains_key(&d.sha256) {
+            return;
+        }
+        self.order.push_back(d.sha256.clone());
+        self.map.insert(d.sha256.clone(), d);
+        while self.order.len() > DIGESTS_KEPT {
+            if let Some(old) = self.order.pop_front() {
+                self.map.remove(&old);
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,10 +8,17 @@
 //! flight and no animation running. A first sample whose hint says the
 //! screen has not changed for the quiet window is settled at once.
 //!
-//! Sans I/O: time comes in with the samples; it never sleeps or reads a
-//! clock.
+//! [`settle`] is the one observe-and-settle loop every tool runs: it asks
+//! the caller's [`Eyes`] for looks and pauses, feeds them to a
+//! [`Settler`], and answers the last look with how settling went.
+//!
+//! Sans I/O: time comes in with the samples (and the looks); it never
+//! sleeps or reads a clock itself.
+
+use std::future::Future;
 
 use crate::pixels::{PixelChange, PixelDigest};
+use crate::screen::Screen;
 
 /// How long to wait for quiet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,7 +67,7 @@ pub struct IdleHint {
 
 impl IdleHint {
     /// Reads the hint from observation metadata (`metadata.idle`).
-    pub fn from_metadata(metadata: &serde_json::Value) -> Option<Self> {
+    pub fn from_map(metadata: &serde_json::Map<String, serde_json::Value>) -> Option<Self> {
         let idle = metadata.get("idle")?;
         let field = |k: &str| {
             idle.get(k)
@@ -228,6 +235,38 @@ impl Settler {
     }
 }
 
+/// Where looks come from, for [`settle`]: a fresh look at the device
+/// (stamped with the caller's clock), and a pause.
+pub trait Eyes {
+    /// Why a look failed.
+    type Error;
+    /// Observes the device now.
+    fn look(&mut self) -> impl Future<Output = Result<Screen, Self::Error>> + Send;
+    /// Waits `ms` milliseconds.
+    fn pause(&mut self, ms: u32) -> impl Future<Output = ()> + Send;
+}
+
+/// Looks again from `first` until the screen is quiet or `max_ms` passed
+/// (the policy for its kind of screen): the last look and how it went.
+pub async fn settle<E: Eyes + Send>(
+    eyes: &mut E,
+    first: Screen,
+    max_ms: u32,
+) -> Result<(Screen, SettleReport), E::Error> {
+    let t0 = first.at_ms;
+    let mut settler = Settler::new(SettlePolicy::for_screen(first.web(), max_ms));
+    let mut last = first;
+    loop {
+        match settler.feed(last.sample(t0)) {
+            Step::Settled(r) | Step::GaveUp(r) => return Ok((last, r)),
+            Step::PollAfter(ms) => {
+                eyes.pause(ms).await;
+                last = eyes.look().await?;
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -325,7 +364,7 @@ mod tests {
     #[test]
     fn metadata_hints_are_read() {
         let m = serde_json::json!({ "idle": { "runningAnimations": 1, "msSinceMutation": 20 } });
-        let h = IdleHint::from_metadata(&m).expect("hint");
+        let h = IdleHint::from_map(m.as_object().expect("object")).expect("hint");
         assert_eq!(
             (
                 h.running_animations,
@@ -334,6 +373,6 @@ mod tests {
             ),
             (Some(1), Some(20), None)
         );
-        assert_eq!(IdleHint::from_metadata(&serde_json::json!({})), None);
+        assert_eq!(IdleHint::from_map(&serde_json::Map::new()), None);
     }
 }

@@ -347,6 +347,8 @@ pub(crate) enum ScriptArg {
     Typescript,
     /// Rust with the official `devicerail-client` crate.
     Rust,
+    /// A Node script for `playwright-core` (browser Sessions).
+    Playwright,
 }
 
 /// `plugin-worker` (internal).

@@ -655,7 +655,10 @@ async fn media_answers_match_the_reference_daemon() {
         return;
     };
     let home = tempfile::tempdir().expect("tempdir");
+    // It keeps its data under the working directory and HOME: both a
+    // scratch directory.
     let config = devicerail_client::SpawnConfig::new(reference, hello())
+        .cwd(home.path())
         .env("HOME", home.path())
         .env("DEVICERAIL_ANDROID", "off");
     let theirs = {

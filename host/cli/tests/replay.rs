@@ -69,6 +69,8 @@ fn record_sign_in(h: &BlockingHost) -> String {
         "device.execute",
         Some(action("inputSecret", json!({ "text": SECRET }))),
     );
+    // A look at the filled form: the recorded state of the password field.
+    h.ok_json("device.observe", None);
     tap(h, 360, 630); // Sign in
     // Sign out appears 300 ms after the home screen.
     std::thread::sleep(std::time::Duration::from_millis(600));
@@ -121,6 +123,18 @@ fn recorded(record: fn(&BlockingHost) -> String) -> Recorded {
         _tmp: tmp,
         session,
     }
+}
+
+/// The replay comparison a report page embeds (its data's `replay`).
+fn report_replay(html: &str) -> Value {
+    let start = html
+        .find("<script type=\"application/json\" id=\"report-data\">")
+        .expect("report data");
+    let data = &html[start..];
+    let data = &data[data.find('>').expect("tag") + 1..];
+    let data = &data[..data.find("</script>").expect("end")];
+    let v: Value = serde_json::from_str(data).expect("report data is JSON");
+    v["replay"].clone()
 }
 
 fn verdicts(summary: &Value) -> Vec<(u64, String)> {
@@ -185,6 +199,14 @@ fn a_recorded_sign_in_replays_matched_with_its_secret_from_the_environment() {
         );
     }
     assert_eq!(s["steps"][3]["secret"], "DEVICERAIL_SECRET_PASSWORD");
+    // The protected step is compared by its field's state, never its value.
+    assert_eq!(s["steps"][3]["comparison"]["compared"], true, "{s:#}");
+    assert!(
+        s["steps"][3]["note"]
+            .as_str()
+            .is_some_and(|n| n.contains("state the recording left it in")),
+        "{s:#}"
+    );
     // The sign-in step checked the recorded screen again.
     assert!(
         s["steps"][4]["comparison"]["expected"].as_u64() >= Some(1),
@@ -230,11 +252,30 @@ fn a_recorded_sign_in_replays_matched_with_its_secret_from_the_environment() {
         &std::fs::read(&report).expect("report"),
         "the new Session's report",
     );
+    // The comparison is the replay Session's report: `devicerail replay`
+    // wrote it, `devicerail report` of the new Session shows the same
+    // steps, both sides embedded.
     let html = std::fs::read(r.root.join("replay.html")).expect("comparison report");
     assert_no_secret(&html, "the comparison report");
     let html = String::from_utf8_lossy(&html);
-    assert_eq!(html.matches("class=\"matched\"").count(), 6);
-    assert!(html.contains("data:image/png;base64,"), "screens inlined");
+    let compared = report_replay(&html);
+    assert_eq!(compared["replays"], r.session.as_str(), "{compared:#}");
+    assert_eq!(compared["recordedAvailable"], true);
+    let steps = compared["steps"].as_array().expect("steps");
+    assert_eq!(steps.len(), 6, "{compared:#}");
+    assert!(
+        steps.iter().all(|st| st["verdict"] == "matched"),
+        "{compared:#}"
+    );
+    for side in ["recordedAfter", "replayedAfter"] {
+        let sha = steps[0][side].as_str().expect(side);
+        assert!(
+            html.contains(&format!("id=\"blob-{sha}\"")),
+            "{side} embedded"
+        );
+    }
+    let again = std::fs::read_to_string(&report).expect("report");
+    assert_eq!(report_replay(&again)["steps"], compared["steps"]);
     assert_no_secret(&ro.stdout, "the replay's stdout");
     assert_no_secret(&ro.stderr, "the replay's stderr");
     for entry in std::fs::read_dir(r.root.join("data")).expect("data dir") {
@@ -352,10 +393,13 @@ fn a_tap_on_a_button_that_moved_is_healed_and_a_gone_one_diverges() {
         "{s:#}"
     );
     let html = std::fs::read_to_string(host.root.path().join("replay.html")).expect("report");
-    assert!(html.contains("class=\"healed\""));
+    let step = &report_replay(&html)["steps"][0];
+    assert_eq!(step["verdict"], "healed", "{step:#}");
     assert!(
-        html.contains("recorded at (360, 350), hit at (360, 470)"),
-        "both positions"
+        step["note"]
+            .as_str()
+            .is_some_and(|n| n.contains("hit at (360, 470) instead of (360, 350)")),
+        "both positions: {step:#}"
     );
 
     // Save removed: the step diverges and the replay stops there; the
@@ -368,10 +412,14 @@ fn a_tap_on_a_button_that_moved_is_healed_and_a_gone_one_diverges() {
     assert_eq!(verdicts(&s), vec![(2, "diverged".into())], "{s:#}");
     assert!(s["stopped"].is_string(), "{s:#}");
     let html = std::fs::read_to_string(host.root.path().join("replay.html")).expect("report");
-    assert!(html.contains("class=\"diverged\""));
+    let step = &report_replay(&html)["steps"][0];
+    assert_eq!(step["verdict"], "diverged", "{step:#}");
+    let shot = step["recordedBefore"]
+        .as_str()
+        .expect("the recorded screen");
     assert!(
-        html.matches("data:image/png;base64,").count() >= 2,
-        "both screens"
+        html.contains(&format!("id=\"blob-{shot}\"")),
+        "the recorded screen is embedded"
     );
 }
 
@@ -465,13 +513,20 @@ fn the_exported_python_script_runs_against_a_fresh_host() {
     assert!(run.status.success(), "{}", text(&run));
     let out: Value = serde_json::from_slice(&run.stdout).expect("the script prints JSON");
     assert_eq!(out["replays"], r.session.as_str());
-    // Its Session ran every step and passed.
-    let bundle = fresh.path().join("b.tar");
+    assert_signed_in_and_out(fresh.path(), &out);
+}
+
+/// What an exported script must have done on the device, read from the
+/// Session it ran (`out`'s): every step succeeded, the mock's home screen
+/// came (its Sign out button was pressed, which only signing in shows)
+/// and the verdict passed; the secret is nowhere in the record.
+fn assert_signed_in_and_out(fresh: &Path, out: &Value) {
+    let bundle = fresh.join("b.tar");
     let new = out["session"].as_str().expect("session").to_owned();
     let b = bundle.display().to_string();
-    let fresh_data = fresh.path().join("data").display().to_string();
+    let fresh_data = fresh.join("data").display().to_string();
     let o = devicerail(
-        fresh.path(),
+        fresh,
         &[
             "bundle",
             "export",
@@ -488,7 +543,60 @@ fn the_exported_python_script_runs_against_a_fresh_host() {
     let events = String::from_utf8_lossy(&tar);
     assert!(events.contains("\"status\":\"pass\""));
     assert!(events.matches("\"outcome\":\"succeeded\"").count() >= 6);
+    assert!(
+        events.contains("\"stableNodeId\":\"sign-out\""),
+        "the script pressed Sign out, which only a signed-in screen has"
+    );
     assert_no_secret(&tar, "the script's Session");
+}
+
+/// The program `devicerail export --script rust` writes builds with the
+/// dependencies its header names (offline, against this workspace's lock
+/// file) and runs against a fresh host with the same effect.
+#[test]
+fn the_exported_rust_program_builds_and_runs_against_a_fresh_host() {
+    let r = recorded(record_sign_in);
+    let dir = r.root.join("rust-export");
+    std::fs::create_dir_all(dir.join("src")).expect("mkdir");
+    export(&r, "rust", &dir.join("src/main.rs"));
+    let main = std::fs::read_to_string(dir.join("src/main.rs")).expect("main.rs");
+    assert!(main.contains("devicerail-client = \"=0.3.8\""), "{main}");
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        "[package]\nname = \"replay-export\"\nversion = \"0.0.0\"\nedition = \"2024\"\npublish = false\n\n\
+         [dependencies]\ndevicerail-client = \"=0.3.8\"\nserde_json = \"1\"\n\
+         tokio = { version = \"1\", features = [\"macros\", \"rt\"] }\n\
+         uuid = { version = \"1\", features = [\"v4\"] }\n\n[workspace]\n",
+    )
+    .expect("Cargo.toml");
+    std::fs::copy(
+        support::python::workspace_root().join("Cargo.lock"),
+        dir.join("Cargo.lock"),
+    )
+    .expect("Cargo.lock");
+    let build = devicerail_host_testing::cargo_command()
+        .args(["build", "--quiet", "--offline", "--manifest-path"])
+        .arg(dir.join("Cargo.toml"))
+        .env_remove("CARGO_MANIFEST_DIR")
+        .output()
+        .expect("cargo build");
+    assert!(build.status.success(), "{}", text(&build));
+    let program = devicerail_host_testing::profile_dir().join("replay-export");
+    let fresh = tempfile::tempdir().expect("tempdir");
+    let plugins = support::plugins_dir_with_mock(fresh.path());
+    let run = Command::new(&program)
+        .env("DEVICERAIL_BIN", env!("CARGO_BIN_EXE_devicerail"))
+        .env("DEVICERAIL_PLUGINS_DIR", &plugins)
+        .env("DEVICERAIL_DATA_DIR", fresh.path().join("data"))
+        .env("DEVICERAIL_SECRET_PASSWORD", SECRET)
+        .env("RUST_LOG", "warn")
+        .env_remove("DEVICERAIL_CONFIG")
+        .output()
+        .expect("run the program");
+    assert!(run.status.success(), "{}", text(&run));
+    let out: Value = serde_json::from_slice(&run.stdout).expect("the program prints JSON");
+    assert_eq!(out["replays"], r.session.as_str());
+    assert_signed_in_and_out(fresh.path(), &out);
 }
 
 /// `devicerail export SESSION --script LANGUAGE --out FILE`.
@@ -573,4 +681,5 @@ fn the_exported_typescript_script_compiles_with_tsc_and_runs() {
     assert!(run.status.success(), "{}", text(&run));
     let out: Value = serde_json::from_slice(&run.stdout).expect("the script prints JSON");
     assert_eq!(out["replays"], r.session.as_str());
+    assert_signed_in_and_out(fresh.path(), &out);
 }

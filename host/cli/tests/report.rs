@@ -1026,3 +1026,68 @@ fn a_large_session_stays_usable() {
     // under 100 ms while scrolling 5,000 rows.
     assert!(p95 < 100.0, "p95 frame {p95:.1} ms");
 }
+
+/// A replay Session's report shows the replay beside the recording, step
+/// by step, in a browser: every step's row, its verdict, and the recorded
+/// and replayed screens decoded from the page itself.
+#[test]
+fn a_replay_sessions_report_shows_both_sides_in_chromium() {
+    let mut h = BlockingHost::serve(Options::default());
+    let tmp = h.keep_root();
+    let session = h.ready_session();
+    h.ok_json("device.observe", None);
+    for (x, y) in [(360, 328), (360, 468)] {
+        h.ok_json(
+            "device.execute",
+            Some(action("tap", json!({ "x": x, "y": y }))),
+        );
+    }
+    h.ok_json("session.end", None);
+    let root = h.root().to_path_buf();
+    assert!(h.finish_owned().success());
+    let html = root.join("replay.html");
+    let o = Command::new(env!("CARGO_BIN_EXE_devicerail"))
+        .args([
+            "replay",
+            &session,
+            "--json",
+            "--plugins-dir",
+            &root.join("plugins").display().to_string(),
+            "--data-dir",
+            &root.join("data").display().to_string(),
+            "--out",
+            &html.display().to_string(),
+        ])
+        .env("RUST_LOG", "warn")
+        .env("DEVICERAIL_SOCKET", root.join("no-host.sock"))
+        .env_remove("DEVICERAIL_CONFIG")
+        .output()
+        .expect("replay");
+    assert!(o.status.success(), "{}", text(&o));
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    rt.block_on(async {
+        let mut p = browser::open(&file_url(&html), (1280, 900)).await;
+        assert_eq!(p.eval("document.getElementById('replay').hidden").await, json!(false));
+        assert_eq!(
+            p.eval("document.querySelectorAll('#replay tr.replay-step.matched').length")
+                .await,
+            json!(2)
+        );
+        assert!(
+            p.eval("document.querySelector('#replay summary').textContent")
+                .await
+                .as_str()
+                .is_some_and(|t| t.contains(&session) && t.contains("2 matched")),
+        );
+        // Three screens a row: the recorded before and after, the replayed.
+        p.wait_for("[...document.querySelectorAll('#replay tr.replay-step img')].length === 6 && [...document.querySelectorAll('#replay tr.replay-step img')].every(i => i.complete && i.naturalWidth > 0)").await;
+        let problems: Vec<String> = p
+            .drain()
+            .iter()
+            .filter(|e| e.method == "Runtime.exceptionThrown")
+            .map(|e| e.params.to_string())
+            .collect();
+        assert!(problems.is_empty(), "{problems:?}");
+    });
+    drop(tmp);
+}

@@ -7,8 +7,8 @@
 //!   client, like every tool of this project;
 //! * the host's pool extension (`devicerailHost.pool.*`, which the official
 //!   client cannot express: its method set is closed) goes over a second
-//!   connection with a minimal request/response codec, typed with the
-//!   host's own protocol crate.
+//!   connection, the link's `Extension` (same introduction, hello and
+//!   error mapping), typed with the host's own protocol crate.
 //!
 //! A broken connection is dropped and both are made again on the next
 //! call. Tokens travel only inside requests on these private sockets;
@@ -20,17 +20,13 @@ use std::time::Duration;
 use devicerail_host_core::pool_key;
 use devicerail_host_link::methods::{DevicesList, NoParams};
 use devicerail_host_link::protocol::Platform;
-use devicerail_host_link::{DeviceRailClient, Intro, LinkError, Reach};
+use devicerail_host_link::{DeviceRailClient, Extension, Intro, LinkError, Reach};
 use devicerail_host_protocol::DeviceId;
 use devicerail_host_protocol::pool::{
     LeaseToken, POOL_FEATURE, POOL_RELEASE, POOL_RESERVE, POOL_STATUS, PoolReleaseParams,
     PoolReleaseResult, PoolReserveParams, PoolStatusResult,
 };
-use serde::Serialize;
-use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 
 use crate::pool::{Holder, HostView, Pool, PoolError, ViewDevice};
 
@@ -60,19 +56,6 @@ fn unreachable(e: impl std::fmt::Display) -> PoolError {
     PoolError::Unreachable(e.to_string())
 }
 
-/// A connection to the shared host's socket that introduced itself with
-/// `intro`, split for reading and writing.
-async fn attach(
-    socket: &Path,
-    intro: &Intro,
-) -> Result<(OwnedReadHalf, OwnedWriteHalf), PoolError> {
-    let stream = Reach::shared(socket)
-        .stream(intro)
-        .await
-        .map_err(link_error)?;
-    Ok(stream.into_split())
-}
-
 /// A host's answer as the pool sees it: a refusal keeps its code and
 /// message; anything else means the host is unreachable.
 fn link_error(e: LinkError) -> PoolError {
@@ -82,95 +65,27 @@ fn link_error(e: LinkError) -> PoolError {
     }
 }
 
-/// The pool extension's connection: NDJSON requests answered in order.
-struct ExtConn {
-    read: BufReader<OwnedReadHalf>,
-    write: OwnedWriteHalf,
-    next_id: u64,
-}
-
-impl ExtConn {
-    async fn open(socket: &Path, key_file: &Path) -> Result<Self, PoolError> {
-        // Read at every connection: the host writes a fresh key whenever
-        // it starts.
-        let key = pool_key::read(key_file).map_err(unreachable)?;
-        let intro = Intro::new("kube-device-plugin pool").pool_key(key);
-        let (read, write) = attach(socket, &intro).await?;
-        let mut conn = Self {
-            read: BufReader::new(read),
-            write,
-            next_id: 1,
-        };
-        let hello = conn
-            .request::<Value>(
-                "system.hello",
-                json!({
-                    "client": { "name": CLIENT_NAME, "version": env!("CARGO_PKG_VERSION") },
-                    "protocol": { "ranges": [{ "major": 1, "minMinor": 0, "maxMinor": 5 }] },
-                    "features": { "required": [POOL_FEATURE], "optional": [] },
-                }),
-            )
-            .await?;
-        let enabled = hello["features"]["enabled"]
-            .as_array()
-            .is_some_and(|a| a.iter().any(|f| f == POOL_FEATURE));
-        if !enabled {
-            return Err(PoolError::Refused {
-                code: "required_feature_unsupported".into(),
-                message: format!("the host does not offer {POOL_FEATURE}"),
-            });
-        }
-        Ok(conn)
-    }
-
-    async fn request<R: DeserializeOwned>(
-        &mut self,
-        method: &str,
-        params: impl Serialize,
-    ) -> Result<R, PoolError> {
-        let id = self.next_id;
-        self.next_id += 1;
-        let mut frame = serde_json::to_vec(&json!({
-            "jsonrpc": "2.0", "id": id, "method": method, "params": params,
-        }))
-        .map_err(unreachable)?;
-        frame.push(b'\n');
-        let exchange = async {
-            self.write.write_all(&frame).await.map_err(unreachable)?;
-            let mut line = String::new();
-            loop {
-                line.clear();
-                if self.read.read_line(&mut line).await.map_err(unreachable)? == 0 {
-                    return Err(unreachable("the host closed the connection"));
-                }
-                let v: Value = serde_json::from_str(&line).map_err(unreachable)?;
-                // Notifications (no id) are not ours to read.
-                if v["id"] != json!(id) {
-                    continue;
-                }
-                return Ok(v);
-            }
-        };
-        let v = tokio::time::timeout(CALL_TIMEOUT, exchange)
-            .await
-            .map_err(|_| unreachable(format!("{method} got no answer in time")))??;
-        if let Some(e) = v.get("error") {
-            return Err(PoolError::Refused {
-                code: e["data"]["code"]
-                    .as_str()
-                    .map(str::to_owned)
-                    .unwrap_or_else(|| e["code"].to_string()),
-                message: e["message"].as_str().unwrap_or("").to_owned(),
-            });
-        }
-        serde_json::from_value(v["result"].clone()).map_err(unreachable)
-    }
+/// The pool extension's connection, through the link: introduced with
+/// the pool manager's key (read at every connection: the host writes a
+/// fresh key whenever it starts).
+async fn open_extension(socket: &Path, key_file: &Path) -> Result<Extension, PoolError> {
+    let key = pool_key::read(key_file).map_err(unreachable)?;
+    let intro = Intro::new("kube-device-plugin pool").pool_key(key);
+    Extension::open(
+        &Reach::shared(socket),
+        &intro,
+        CLIENT_NAME,
+        POOL_FEATURE,
+        CALL_TIMEOUT,
+    )
+    .await
+    .map_err(link_error)
 }
 
 /// Both connections.
 struct Links {
     client: DeviceRailClient,
-    ext: ExtConn,
+    ext: Extension,
 }
 
 impl Links {
@@ -182,7 +97,7 @@ impl Links {
         .await
         .map_err(|_| unreachable("the host did not answer hello in time"))?
         .map_err(link_error)?;
-        let ext = ExtConn::open(socket, key_file).await?;
+        let ext = open_extension(socket, key_file).await?;
         Ok(Self { client, ext })
     }
 }
@@ -279,7 +194,11 @@ impl Pool for HostPool {
             .await
             .map_err(|_| unreachable("devices.list got no answer in time"))?
             .map_err(|e| link_error(devicerail_host_link::remote("devices.list", e)))?;
-            let status: PoolStatusResult = l.ext.request(POOL_STATUS, json!({})).await?;
+            let status: PoolStatusResult = l
+                .ext
+                .request(POOL_STATUS, json!({}))
+                .await
+                .map_err(link_error)?;
             Ok(merge(list, status))
         })
         .await
@@ -301,6 +220,7 @@ impl Pool for HostPool {
                 .request::<Value>(POOL_RESERVE, &params)
                 .await
                 .map(|_| ())
+                .map_err(link_error)
         })
         .await
     }
@@ -315,6 +235,7 @@ impl Pool for HostPool {
                 .request::<PoolReleaseResult>(POOL_RELEASE, &params)
                 .await
                 .map(|r| r.released)
+                .map_err(link_error)
         })
         .await
     }

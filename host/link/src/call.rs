@@ -27,19 +27,23 @@ pub fn options<M: ControlMethod>(timeout_ms: Option<u64>) -> CallOptions {
 pub fn remote(method: &'static str, e: ClientError) -> LinkError {
     match e {
         ClientError::RemoteRpc { error, .. } => {
-            let v = serde_json::to_value(&error).unwrap_or(Value::Null);
-            let code = v["data"]["code"]
-                .as_str()
-                .map(str::to_owned)
-                .unwrap_or_else(|| v["code"].to_string());
-            LinkError::Remote {
-                method,
-                code,
-                message: v["message"].as_str().unwrap_or("").to_owned(),
-                data: v["data"].clone(),
-            }
+            wire_error(method, &serde_json::to_value(&error).unwrap_or(Value::Null))
         }
         other => LinkError::Client(other),
+    }
+}
+
+/// The one mapping of a JSON-RPC `error` object of a call to `method`.
+pub(crate) fn wire_error(method: &'static str, error: &Value) -> LinkError {
+    let code = error["data"]["code"]
+        .as_str()
+        .map(str::to_owned)
+        .unwrap_or_else(|| error["code"].to_string());
+    LinkError::Remote {
+        method,
+        code,
+        message: error["message"].as_str().unwrap_or("").to_owned(),
+        data: error["data"].clone(),
     }
 }
 

@@ -15,6 +15,11 @@
 //!   the only crate that depends on it).
 //! * [`call`], [`call0`]: typed calls with JSON in and out, and the one
 //!   mapping of wire errors to [`LinkError`].
+//! * [`typed`]: the methods tools call most, answered in this project's
+//!   protocol types; [`eyes::Eyes`]: a device's screens as the agent
+//!   crate's typed `Screen`, for the one settle loop.
+//! * [`Extension`]: this host's own extension methods (the device pool),
+//!   with the same introduction, hello and error mapping.
 //! * [`LeaseTap`]: reads lease holders (this host's extension field,
 //!   which the official client's types drop) from `devices.list`
 //!   answers as they pass.
@@ -26,13 +31,18 @@
 
 mod call;
 mod error;
+mod extension;
+pub mod eyes;
 mod intro;
 mod leases;
 mod reach;
+pub mod typed;
 
 pub use call::{call, call0, options, remote};
 pub use devicerail_client::{ClientError, ClientState, DeviceRailClient, methods, protocol};
 pub use error::LinkError;
+pub use extension::Extension;
+pub use eyes::{Eyes, Pixels};
 pub use intro::Intro;
 pub use leases::{LeaseTap, LeaseView, devices_with_leases};
 pub use reach::{Reach, attach, listening};

@@ -129,7 +129,7 @@ where
 
 /// The hello of client `name` (this build's version), every feature
 /// offered.
-fn hello(name: &str) -> HelloParams {
+pub(crate) fn hello(name: &str) -> HelloParams {
     let mut hello = default_hello();
     hello.client.name = name.into();
     hello.client.version = env!("CARGO_PKG_VERSION").into();

@@ -31,15 +31,17 @@ use devicerail_host_link::methods::{DeviceCapabilities, DeviceExecute};
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Value, json};
 
-use super::backend::{BackendError, DeviceRailClient, call, call0};
+use super::backend::{BackendError, DeviceRailClient};
 use super::image::Encoded;
 use super::present::{
     self, diff_text, image_block, image_json, image_of, stale_error, wants_image,
 };
+use devicerail_host_agent::Screen;
+use devicerail_host_link::typed::{call_as, call0_as};
+use devicerail_host_protocol::{ActionDefinition, ActionResult, WaitForElementResult};
+
 use super::secrets::{self, Secret};
-use super::seen::{
-    self, DEFAULT_SETTLE_MAX_MS, Seen, observe_now, seen_of, settle_json, settle_text,
-};
+use super::seen::{self, DEFAULT_SETTLE_MAX_MS, observe_now, seen_of, settle_json, settle_text};
 use super::sessions::ids;
 use super::state::{State, ToolError};
 use super::tools::{ActArgs, ActKind, DEFAULT_WAIT_MS, MAX_TIMEOUT_MS, ShotMode, WaitArgs};
@@ -191,18 +193,16 @@ fn action_name(kind: ActKind) -> &'static str {
 /// offers (`caps`, its `device.capabilities`): `launchApp` names the app by
 /// `bundleId` on Apple platforms, and a device without `navigate` may open
 /// URLs with `openUrl`.
-fn fit_to_device(steps: &mut [Step], caps: &Value) {
-    let def = |name: &str| {
-        caps.as_array()
-            .into_iter()
-            .flatten()
-            .find(|d| d["name"] == name)
-    };
+fn fit_to_device(steps: &mut [Step], caps: &[ActionDefinition]) {
+    let def = |name: &str| caps.iter().find(|d| d.name == name);
     for s in steps.iter_mut() {
         match s.name {
             "launchApp" => {
-                let takes_bundle = def("launchApp")
-                    .is_some_and(|d| d["inputSchema"]["properties"]["bundleId"].is_object());
+                let takes_bundle = def("launchApp").is_some_and(|d| {
+                    d.input_schema
+                        .pointer("/properties/bundleId")
+                        .is_some_and(Value::is_object)
+                });
                 if takes_bundle && let Some(id) = s.arguments.get("appId").cloned() {
                     s.arguments = json!({ "bundleId": id });
                 }
@@ -229,7 +229,7 @@ struct Resolved {
 fn element_target(
     state: &State,
     args: &ActArgs,
-    fresh: &Seen,
+    fresh: &Screen,
     seen_record: Option<RefRecord>,
 ) -> Result<(Option<Value>, Option<Resolved>), ToolError> {
     match (&args.reference, &args.selector) {
@@ -238,7 +238,7 @@ fn element_target(
             let mut views = state.views();
             let book = &mut views.book;
             let rec = book.record(r, &args.device)?.clone();
-            let Some(k) = fresh.keyed.as_ref() else {
+            let Some(k) = fresh.tree.as_ref() else {
                 return Err(ToolError::Args(format!(
                     "{r} cannot be re-found: the device gave no UI tree ({})",
                     fresh.no_tree.as_deref().unwrap_or("none")
@@ -328,20 +328,30 @@ impl Limits {
     }
 }
 
+/// One step `act` ran: its name, call id and output (protected: `null`).
+#[derive(Debug, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Did {
+    name: &'static str,
+    call_id: String,
+    protected: bool,
+    output: Value,
+}
+
 /// What the Actions of one `act` did.
 struct Ran {
-    /// Each step's name, call id and output (protected: `null`).
-    done: Vec<Value>,
+    /// Each step, in order.
+    done: Vec<Did>,
     /// The first and last `device.execute` results.
-    first: Option<Value>,
-    last: Option<Value>,
+    first: Option<ActionResult>,
+    last: Option<ActionResult>,
 }
 
 /// The screens an `act` compares: before (the Action's own before tree,
 /// else the fresh look), after (settled), and how settling went.
 struct Screens {
-    before: Arc<Seen>,
-    after: Arc<Seen>,
+    before: Arc<Screen>,
+    after: Arc<Screen>,
     settled: SettleReport,
 }
 
@@ -352,7 +362,7 @@ async fn look_before(
     client: &DeviceRailClient,
     args: &ActArgs,
     session: &str,
-) -> Result<(Arc<Seen>, Option<RefRecord>), ToolError> {
+) -> Result<(Arc<Screen>, Option<RefRecord>), ToolError> {
     let before = observe_now(state, client).await?;
     let seen_record = match &args.reference {
         Some(r) => Some(state.views().book.record(r, &args.device)?.clone()),
@@ -361,8 +371,8 @@ async fn look_before(
     let mut views = state.views();
     let views = &mut *views;
     let last = views.device(&args.device, session).last.clone();
-    if let Some(bk) = before.keyed.as_ref() {
-        let lk = last.as_ref().and_then(|l| l.keyed.as_ref());
+    if let Some(bk) = before.tree.as_ref() {
+        let lk = last.as_ref().and_then(|l| l.tree.as_ref());
         let m = lk.map(|lk| match_trees(lk, bk));
         views.book.seen(&args.device, bk, lk.zip(m.as_ref()));
     }
@@ -377,7 +387,7 @@ async fn run_steps(
     client: &DeviceRailClient,
     args: &ActArgs,
     steps: Vec<Step>,
-    target: (Option<&Resolved>, &Arc<Seen>),
+    target: (Option<&Resolved>, &Arc<Screen>),
     timeout_ms: u64,
     scrub_with: &[Secret],
 ) -> Result<Ran, ToolError> {
@@ -395,7 +405,7 @@ async fn run_steps(
             "arguments": s.arguments,
             "actionTimeoutMs": timeout_ms,
         });
-        let result = match call::<DeviceExecute>(
+        let result = match call_as::<DeviceExecute, ActionResult>(
             client,
             params,
             Some(timeout_ms + REQUEST_SLACK_MS),
@@ -404,7 +414,7 @@ async fn run_steps(
         {
             Ok(r) => r,
             Err(e) => {
-                if let (Some(r), Some(k)) = (resolved, before.keyed.as_ref())
+                if let (Some(r), Some(k)) = (resolved, before.tree.as_ref())
                     && element_changed(e.code())
                 {
                     // It changed between re-finding and acting: stale.
@@ -438,11 +448,14 @@ async fn run_steps(
         let output = if s.protected {
             Value::Null
         } else {
-            result["output"].clone()
+            result.output.clone()
         };
-        ran.done.push(
-            json!({ "name": s.name, "callId": call_id, "protected": s.protected, "output": output }),
-        );
+        ran.done.push(Did {
+            name: s.name,
+            call_id,
+            protected: s.protected,
+            output,
+        });
         if ran.first.is_none() {
             ran.first = Some(result.clone());
         }
@@ -459,17 +472,16 @@ async fn look_after(
     state: &State,
     client: &DeviceRailClient,
     ran: &Ran,
-    fresh: &Arc<Seen>,
+    fresh: &Arc<Screen>,
     limits: &Limits,
 ) -> Result<Screens, ToolError> {
     // A complete tree only: a semantic Action's resolved observation may
     // hold just the match and its ancestors (`uiTreeScope: "query"`).
-    let with_tree = |r: &Option<Value>, which: &str| {
-        r.as_ref()
-            .map(|r| r[which].clone())
-            .filter(devicerail_host_agent::log::has_tree)
+    let with_tree = |o: Option<&devicerail_host_protocol::Observation>| {
+        o.filter(|o| devicerail_host_agent::log::has_tree(o))
+            .cloned()
     };
-    let after0 = match with_tree(&ran.last, "after") {
+    let after0 = match with_tree(ran.last.as_ref().and_then(|r| r.after.as_ref())) {
         Some(a) => seen_of(state, client, a).await?,
         None => observe_now(state, client).await?,
     };
@@ -478,7 +490,7 @@ async fn look_after(
     } else {
         (after0, seen::unsettled())
     };
-    let before = match with_tree(&ran.first, "before") {
+    let before = match with_tree(ran.first.as_ref().and_then(|r| r.before.as_ref())) {
         Some(b) => seen_of(state, client, b).await?,
         None => fresh.clone(),
     };
@@ -501,7 +513,7 @@ fn effect_body(
     let mut views = state.views();
     let views = &mut *views;
     let book = &mut views.book;
-    let (before, after) = (screens.before.keyed.as_ref(), screens.after.keyed.as_ref());
+    let (before, after) = (screens.before.tree.as_ref(), screens.after.tree.as_ref());
     if let Some(ak) = after {
         book.seen(device, ak, before.zip(eff.matching.as_ref()));
     }
@@ -527,7 +539,7 @@ async fn act_image(
     args: &ActArgs,
     session: &str,
     eff: &Effect,
-    after: &Arc<Seen>,
+    after: &Arc<Screen>,
 ) -> (Option<Encoded>, Option<String>) {
     let mode = match args.screenshot.unwrap_or(ShotMode::Never) {
         ShotMode::Auto if eff.verdict != Verdict::PixelsOnly => ShotMode::Never,
@@ -625,7 +637,7 @@ impl Done<'_> {
             settle,
             ..
         } = *self;
-        let names: Vec<&str> = ran.done.iter().filter_map(|s| s["name"].as_str()).collect();
+        let names: Vec<&str> = ran.done.iter().map(|s| s.name).collect();
         let what = match (resolved, args.x.zip(args.y)) {
             (Some(r), _) => {
                 let moved = r
@@ -669,7 +681,8 @@ pub(crate) async fn act(state: &State, args: ActArgs) -> Result<CallToolResult, 
         .iter()
         .any(|s| matches!(s.name, "launchApp" | "navigate"))
     {
-        let caps = call0::<DeviceCapabilities>(client, Some(DEFAULT_ACTION_MS)).await?;
+        let caps: Vec<ActionDefinition> =
+            call0_as::<DeviceCapabilities, _>(client, Some(DEFAULT_ACTION_MS)).await?;
         fit_to_device(&mut steps, &caps);
     }
     let ran = run_steps(
@@ -690,8 +703,8 @@ pub(crate) async fn act(state: &State, args: ActArgs) -> Result<CallToolResult, 
         _ => None,
     };
     let eff = effect(
-        screens.before.keyed.as_ref(),
-        screens.after.keyed.as_ref(),
+        screens.before.tree.as_ref(),
+        screens.after.tree.as_ref(),
         pixels,
     );
     let body = effect_body(state, &args.device, &eff, &screens, limits.max_chars);
@@ -758,16 +771,21 @@ pub(crate) async fn wait_for(state: &State, args: WaitArgs) -> Result<CallToolRe
         "arguments": { "selector": selector.to_protocol(), "condition": condition },
         "actionTimeoutMs": timeout,
     });
-    let matched =
-        match call::<DeviceExecute>(client, params, Some(timeout + REQUEST_SLACK_MS)).await {
-            Ok(r) => r["output"]["matched"].as_bool().unwrap_or(false),
-            Err(e @ BackendError::Remote { .. })
-                if matches!(e.code(), Some("action_timed_out" | "request_timed_out")) =>
-            {
-                false
-            }
-            Err(e) => return Err(e.into()),
-        };
+    let matched = match call_as::<DeviceExecute, ActionResult>(
+        client,
+        params,
+        Some(timeout + REQUEST_SLACK_MS),
+    )
+    .await
+    {
+        Ok(r) => serde_json::from_value::<WaitForElementResult>(r.output).is_ok_and(|w| w.matched),
+        Err(e @ BackendError::Remote { .. })
+            if matches!(e.code(), Some("action_timed_out" | "request_timed_out")) =>
+        {
+            false
+        }
+        Err(e) => return Err(e.into()),
+    };
     let elapsed = started.elapsed().as_millis() as u64;
     let mut structured = ids(&args.device, &session);
     if let Some(m) = structured.as_object_mut() {
@@ -822,10 +840,12 @@ mod tests {
 
     #[test]
     fn launch_and_navigate_fit_the_device() {
-        let ios = json!([
-            { "name": "launchApp", "inputSchema": { "properties": { "bundleId": { "type": "string" } } } },
-            { "name": "openUrl", "inputSchema": {} }
-        ]);
+        let defs =
+            |v: Value| -> Vec<ActionDefinition> { serde_json::from_value(v).expect("definitions") };
+        let ios = defs(json!([
+            { "name": "launchApp", "description": "", "inputSchema": { "properties": { "bundleId": { "type": "string" } } } },
+            { "name": "openUrl", "description": "", "inputSchema": {} }
+        ]));
         let mut steps = vec![
             step("launchApp", json!({ "appId": "com.example.app" })),
             step("navigate", json!({ "url": "https://example.com" })),
@@ -833,8 +853,9 @@ mod tests {
         fit_to_device(&mut steps, &ios);
         assert_eq!(steps[0].arguments, json!({ "bundleId": "com.example.app" }));
         assert_eq!(steps[1].name, "openUrl");
-        let android =
-            json!([{ "name": "launchApp", "inputSchema": { "properties": { "appId": {} } } }]);
+        let android = defs(json!([
+            { "name": "launchApp", "description": "", "inputSchema": { "properties": { "appId": {} } } }
+        ]));
         let mut steps = vec![step("launchApp", json!({ "appId": "com.example" }))];
         fit_to_device(&mut steps, &android);
         assert_eq!(steps[0].arguments, json!({ "appId": "com.example" }));

@@ -17,8 +17,8 @@
 //! * `server` — the rmcp handler, `devices` and `session`.
 //! * `observe`, `act` — the tools that touch a device.
 //! * `tools` — names, schemas and arguments.
-//! * `looks` — observations as the server keeps them; `seen` — taking
-//!   them, and settling.
+//! * `seen` — taking observations as the server keeps them (the agent
+//!   crate's `Screen`, through the link's eyes), and settling.
 //! * `present`, `image` — what an observation becomes for an agent
 //!   (outlines, diffs and effects come from `devicerail-host-agent`).
 //! * `state`, `sessions`, `secrets` — per-server state.
@@ -30,7 +30,6 @@
 mod act;
 mod backend;
 mod image;
-mod looks;
 mod observe;
 mod present;
 mod secrets;

@@ -28,10 +28,11 @@ use serde_json::{Value, json};
 use super::present::{
     self, diff_text, image_block, image_json, image_of, outline, stale_error, wants_image,
 };
-use super::seen::{self, DEFAULT_SETTLE_MAX_MS, Seen, observe_now, settle_json, settle_text};
+use super::seen::{self, DEFAULT_SETTLE_MAX_MS, observe_now, settle_json, settle_text};
 use super::sessions::ids;
 use super::state::{State, ToolError};
 use super::tools::{ObserveArgs, ShotMode};
+use devicerail_host_agent::Screen;
 
 /// A rendered diff longer than this share of the outline is shown as a
 /// new screen instead.
@@ -163,13 +164,13 @@ pub(crate) async fn observe(state: &State, args: ObserveArgs) -> Result<CallTool
 fn body(
     book: &mut RefBook,
     args: &ObserveArgs,
-    cur: &Arc<Seen>,
-    last: Option<Arc<Seen>>,
-    since: Option<Arc<Seen>>,
+    cur: &Arc<Screen>,
+    last: Option<Arc<Screen>>,
+    since: Option<Arc<Screen>>,
     max_chars: usize,
 ) -> Result<Body, ToolError> {
     let device = args.device.as_str();
-    let Some(k) = cur.keyed.as_ref() else {
+    let Some(k) = cur.tree.as_ref() else {
         return Ok(Body {
             mode: "full",
             text: String::new(),
@@ -181,7 +182,7 @@ fn body(
         });
     };
     // Refs follow elements from what the agent saw last.
-    let last_k = last.as_ref().and_then(|l| l.keyed.as_ref());
+    let last_k = last.as_ref().and_then(|l| l.tree.as_ref());
     let m_last = last_k.map(|lk| match_trees(lk, k));
     book.seen(device, k, last_k.zip(m_last.as_ref()));
     let subtree = match &args.subtree {
@@ -219,7 +220,7 @@ fn body(
         }
     };
     let base = since.or_else(|| last.clone());
-    let base_k = base.as_ref().and_then(|b| b.keyed.as_ref());
+    let base_k = base.as_ref().and_then(|b| b.tree.as_ref());
     let prev = match base_k {
         Some(p) if !args.full && budget.filter.is_none() && subtree.is_none() => p,
         _ => return Ok(full(book, "full", String::new())),

@@ -18,9 +18,10 @@ use rmcp::model::ContentBlock;
 use serde_json::{Value, json};
 
 use super::image::{self, Encoded, Format};
-use super::seen::{Seen, screenshot_bytes};
 use super::state::{Candidate, State, ToolError};
 use super::tools::ShotMode;
+use devicerail_host_agent::Screen;
+use devicerail_host_link::eyes::{ShotError, screenshot_bytes};
 
 /// An image is sent again (`auto`) when more than this share of the
 /// screen changed since the last one sent.
@@ -89,7 +90,7 @@ pub(crate) fn stale_error(
 
 /// Whether `seen`'s screenshot goes to the agent under `mode`, given the
 /// last image sent.
-pub(crate) fn wants_image(mode: ShotMode, seen: &Seen, last_image: Option<&PixelDigest>) -> bool {
+pub(crate) fn wants_image(mode: ShotMode, seen: &Screen, last_image: Option<&PixelDigest>) -> bool {
     if seen.screenshot.is_none() {
         return false;
     }
@@ -97,7 +98,7 @@ pub(crate) fn wants_image(mode: ShotMode, seen: &Seen, last_image: Option<&Pixel
         ShotMode::Always => true,
         ShotMode::Never => false,
         ShotMode::Auto => {
-            if seen.keyed.is_none() {
+            if seen.tree.is_none() {
                 return true;
             }
             match (last_image, &seen.pixels) {
@@ -118,7 +119,7 @@ pub(crate) enum NoImage {
     NoScreenshot(String),
     /// Its bytes could not be read.
     #[error("no image: {0}")]
-    Unreadable(#[from] crate::seen::ShotError),
+    Unreadable(#[from] ShotError),
     /// They could not be decoded or encoded.
     #[error("no image: {0}")]
     Encoding(#[from] image::ImageError),
@@ -131,7 +132,7 @@ pub(crate) enum NoImage {
 /// be read.
 pub(crate) async fn image_of(
     state: &State,
-    seen: &Seen,
+    seen: &Screen,
     format: Format,
     max_side: Option<u32>,
 ) -> Result<Encoded, NoImage> {
@@ -143,7 +144,7 @@ pub(crate) async fn image_of(
                 .to_owned(),
         ));
     };
-    let bytes = screenshot_bytes(state, sha).await?;
+    let bytes = screenshot_bytes(&state.data_dir, sha).await?;
     let max_side = max_side.unwrap_or(image::DEFAULT_MAX_SIDE);
     Ok(tokio::task::spawn_blocking(move || image::prepare(&bytes, format, max_side)).await??)
 }

@@ -16,9 +16,10 @@ use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::json;
 
 use super::backend::{Backend, BackendError, LeaseView};
-use super::looks::{Digests, Seen};
 use super::secrets::SecretError;
 use super::sessions::Slots;
+use devicerail_host_agent::Screen;
+use devicerail_host_link::Pixels;
 
 /// Observations per device that `observe since=…` can name.
 pub(crate) const KEPT_OBSERVATIONS: usize = 8;
@@ -118,9 +119,9 @@ pub(crate) struct DeviceView {
     /// The Session these views belong to.
     pub(crate) session: Option<String>,
     /// What the agent saw last (an observe, or an act's effect).
-    pub(crate) last: Option<Arc<Seen>>,
+    pub(crate) last: Option<Arc<Screen>>,
     /// Recent observations, for `since`.
-    pub(crate) recent: VecDeque<Arc<Seen>>,
+    pub(crate) recent: VecDeque<Arc<Screen>>,
     /// The screenshot last sent as an image.
     pub(crate) last_image: Option<PixelDigest>,
 }
@@ -137,7 +138,7 @@ impl DeviceView {
     }
 
     /// Records that the agent now sees `seen`.
-    pub(crate) fn saw(&mut self, seen: Arc<Seen>) {
+    pub(crate) fn saw(&mut self, seen: Arc<Screen>) {
         if !self
             .recent
             .iter()
@@ -152,7 +153,7 @@ impl DeviceView {
     }
 
     /// A recent observation by id.
-    pub(crate) fn recent(&self, id: &str) -> Option<Arc<Seen>> {
+    pub(crate) fn recent(&self, id: &str) -> Option<Arc<Screen>> {
         self.recent.iter().find(|s| s.observation_id == id).cloned()
     }
 }
@@ -180,7 +181,8 @@ pub(crate) struct State {
     pub(crate) slots: Slots,
     pub(crate) data_dir: PathBuf,
     views: Mutex<Views>,
-    digests: Mutex<Digests>,
+    /// Where screenshots are read for pixel digests, and those computed.
+    pub(crate) pixels: Pixels,
     /// A connection for `devices` (it never selects a device).
     pub(crate) lobby: tokio::sync::Mutex<Option<DeviceRailClient>>,
     /// What `devices` says when the host serves no device: why, and the
@@ -194,9 +196,12 @@ impl State {
             backend,
             leases: LeaseView::default(),
             slots: Slots::default(),
+            pixels: Pixels {
+                data_dir: data_dir.clone(),
+                cache: Arc::default(),
+            },
             data_dir,
             views: Mutex::new(Views::default()),
-            digests: Mutex::new(Digests::default()),
             lobby: tokio::sync::Mutex::new(None),
             no_devices: "no devices".to_owned(),
         }
@@ -205,13 +210,6 @@ impl State {
     /// Refs and views (never held across an await).
     pub(crate) fn views(&self) -> MutexGuard<'_, Views> {
         self.views
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    /// Pixel digests by screenshot.
-    pub(crate) fn digests(&self) -> MutexGuard<'_, Digests> {
-        self.digests
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }

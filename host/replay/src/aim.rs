@@ -2,17 +2,22 @@
 //! point or at a node of the recorded tree names an element there (the
 //! one under the point, or the node); its identity — identifier, role and
 //! label, named ancestors, text, from `devicerail-host-agent` — is looked
-//! up in the current tree with the same re-finding rule refs use. Where it
-//! still covers the recorded point the step runs as recorded; where it
-//! moved it is hit at its current centre (*healed*, both positions kept);
-//! where it is gone or ambiguous the step cannot run ([`Lost`]), never
-//! aimed at another element.
+//! up in the current tree with the same re-finding rule refs use. When
+//! that identity names nothing (an identifier renamed, anchors changed),
+//! every candidate is scored on what the element is
+//! (`devicerail_host_agent::heal`): a clear winner is the element, every
+//! point of its score explained. Where it still covers the recorded point
+//! the step runs as recorded; where it moved it is hit at its current
+//! centre (*healed*, both positions kept); where it is gone or two
+//! candidates are as good the step cannot run ([`Lost`], both named),
+//! never aimed at another element.
 //!
 //! Pure: it reads trees and arguments it is given.
 
 use devicerail_host_agent::Keyed;
 use devicerail_host_agent::diff::MOVE_SLACK_PX;
-use devicerail_host_agent::refs::{Found, RefBook};
+use devicerail_host_agent::heal::{self, Ranking};
+use devicerail_host_agent::refs::{Found, RefBook, StaleReason};
 use devicerail_host_agent::render::describe;
 use devicerail_host_agent::view::Class;
 use devicerail_host_protocol::UiRect;
@@ -41,9 +46,11 @@ pub struct Heal {
     pub from: (f64, f64),
     /// Where it is hit now.
     pub to: (f64, f64),
-    /// How the element was found: `key`, `base` (its context changed) or
-    /// `label` (its anchors changed).
+    /// How the element was found: `key`, `base` (its context changed),
+    /// `label` (its anchors changed) or `score` (by what it is).
     pub found_by: &'static str,
+    /// For `score`: the score and how it was made.
+    pub why: Option<String>,
 }
 
 /// A step ready to run.
@@ -55,6 +62,8 @@ pub struct Aimed {
     pub target: Option<Target>,
     /// Set when the step was re-aimed.
     pub heal: Option<Heal>,
+    /// The element's node in the current tree, when the step names one.
+    pub node: Option<usize>,
 }
 
 /// The recorded element is not (exactly once) on the current screen.
@@ -64,6 +73,9 @@ pub struct Lost {
     pub element: String,
     /// Where it was.
     pub recorded: Option<UiRect>,
+    /// Whether nothing on the screen is it (a search may find it
+    /// elsewhere), as opposed to several candidates or no identity.
+    pub gone: bool,
     /// `gone` or `ambiguous`, with detail.
     pub reason: String,
     /// Current elements that look like it, best first.
@@ -106,11 +118,34 @@ pub fn element_at(k: &Keyed, x: f64, y: f64) -> Option<usize> {
     .or_else(|| smallest(&mut hits.iter().copied()))
 }
 
-fn found_name(f: Found) -> &'static str {
-    match f {
-        Found::Key => "key",
-        Found::Base => "base",
-        Found::Label => "label",
+/// How an element was found in the current tree.
+#[derive(Debug, Clone, PartialEq)]
+enum How {
+    /// By identity (refs' rule).
+    Identity(Found),
+    /// By score, explained.
+    Score(String),
+}
+
+impl How {
+    fn name(&self) -> &'static str {
+        match self {
+            How::Identity(Found::Key) => "key",
+            How::Identity(Found::Base) => "base",
+            How::Identity(Found::Label) => "label",
+            How::Score(_) => "score",
+        }
+    }
+
+    fn why(&self) -> Option<String> {
+        match self {
+            How::Score(w) => Some(w.clone()),
+            How::Identity(_) => None,
+        }
+    }
+
+    fn is_key(&self) -> bool {
+        *self == How::Identity(Found::Key)
     }
 }
 
@@ -123,11 +158,13 @@ fn number_like(like: &Value, v: f64) -> Value {
     }
 }
 
-/// Finds recorded node `i` of `recorded` in `current`.
-fn refind(recorded: &Keyed, i: usize, current: &Keyed) -> Result<(usize, Found), Lost> {
+/// Finds recorded node `i` of `recorded` in `current`: by identity, else
+/// (when that names nothing) by a clear winner of the scores.
+fn refind(recorded: &Keyed, i: usize, current: &Keyed) -> Result<(usize, How), Lost> {
     let lost = |reason: String, candidates: Vec<String>| Lost {
         element: describe(recorded, i, DESCRIBE_CHARS),
         recorded: recorded.view.nodes[i].bounds,
+        gone: reason == "gone",
         reason,
         candidates,
     };
@@ -141,23 +178,47 @@ fn refind(recorded: &Keyed, i: usize, current: &Keyed) -> Result<(usize, Found),
     let rec = book
         .record(&format!("e{n}"), "replay")
         .map_err(|e| lost(e.to_string(), vec![]))?;
-    RefBook::refind(rec, current).map_err(|stale| {
-        let reason = match stale.reason {
-            devicerail_host_agent::refs::StaleReason::Gone => "gone".to_owned(),
-            devicerail_host_agent::refs::StaleReason::Ambiguous { count } => {
-                format!("ambiguous: {count} elements match")
-            }
-            devicerail_host_agent::refs::StaleReason::GroupChanged { was, now } => {
-                format!("ambiguous: its group was {was}, now {now}")
-            }
-        };
-        let candidates = stale
-            .candidates
-            .iter()
-            .map(|&c| describe(current, c, DESCRIBE_CHARS))
-            .collect();
-        lost(reason, candidates)
-    })
+    let stale = match RefBook::refind(rec, current) {
+        Ok((j, found)) => return Ok((j, How::Identity(found))),
+        Err(stale) => stale,
+    };
+    match (stale.reason, heal::rank(recorded, i, current)) {
+        // Its identity names nothing: what it is decides, if it is clear.
+        (StaleReason::Gone, Ranking::Healed { best, .. }) => {
+            Ok((best.node, How::Score(best.explain())))
+        }
+        (_, Ranking::Ambiguous { best, close }) => Err(lost(
+            format!(
+                "ambiguous: {} ({:.2}) and {} ({:.2}) are as good",
+                best.element, best.score, close.element, close.score
+            ),
+            vec![best.element, close.element],
+        )),
+        (StaleReason::Gone, Ranking::Gone { nearest }) => Err(lost(
+            "gone".to_owned(),
+            nearest
+                .iter()
+                .map(|s| format!("{} ({:.2})", s.element, s.score))
+                .collect(),
+        )),
+        // Several elements carry its identity (or its group changed): the
+        // identity is no longer its own, whatever the scores say.
+        (reason, _) => {
+            let reason = match reason {
+                StaleReason::Gone => "gone".to_owned(),
+                StaleReason::Ambiguous { count } => format!("ambiguous: {count} elements match"),
+                StaleReason::GroupChanged { was, now } => {
+                    format!("ambiguous: its group was {was}, now {now}")
+                }
+            };
+            let candidates = stale
+                .candidates
+                .iter()
+                .map(|&c| describe(current, c, DESCRIBE_CHARS))
+                .collect();
+            Err(lost(reason, candidates))
+        }
+    }
 }
 
 /// Aims `aiming` (with recorded `arguments`) on `current`, the recorded
@@ -173,6 +234,7 @@ pub fn aim(
         arguments: arguments.clone(),
         target: None,
         heal: None,
+        node: None,
     };
     let (Some(recorded), Some(cur)) = (recorded, current) else {
         return Ok(as_recorded());
@@ -183,7 +245,7 @@ pub fn aim(
             let Some(i) = element_at(recorded, *x, *y) else {
                 return Ok(as_recorded());
             };
-            let (j, found) = refind(recorded, i, cur.tree)?;
+            let (j, how) = refind(recorded, i, cur.tree)?;
             let now = cur.tree.view.nodes[j].bounds;
             let target = Some(Target {
                 element: describe(recorded, i, DESCRIBE_CHARS),
@@ -206,14 +268,29 @@ pub fn aim(
                         heal: Some(Heal {
                             from: (*x, *y),
                             to,
-                            found_by: found_name(found),
+                            found_by: how.name(),
+                            why: how.why(),
                         }),
+                        node: Some(j),
                     })
                 }
+                // Where it was, but found by what it is: a heal all the same.
+                _ if matches!(how, How::Score(_)) => Ok(Aimed {
+                    arguments: arguments.clone(),
+                    target,
+                    heal: Some(Heal {
+                        from: (*x, *y),
+                        to: (*x, *y),
+                        found_by: how.name(),
+                        why: how.why(),
+                    }),
+                    node: Some(j),
+                }),
                 _ => Ok(Aimed {
                     arguments: arguments.clone(),
                     target,
                     heal: None,
+                    node: Some(j),
                 }),
             }
         }
@@ -224,11 +301,12 @@ pub fn aim(
                 return Err(Lost {
                     element: format!("node {stable_node_id}"),
                     recorded: None,
+                    gone: false,
                     reason: "it is not in the recorded tree its reference names".into(),
                     candidates: vec![],
                 });
             };
-            let (j, found) = refind(recorded, i, cur.tree)?;
+            let (j, how) = refind(recorded, i, cur.tree)?;
             let node = &cur.tree.view.nodes[j];
             let mut args = arguments.clone();
             args["target"]["node"] = json!({
@@ -242,10 +320,11 @@ pub fn aim(
                 (Some(a), Some(b)) => (a.x - b.x).abs().max((a.y - b.y).abs()) > MOVE_SLACK_PX,
                 _ => false,
             };
-            let heal = (moved || found != Found::Key).then(|| Heal {
+            let heal = (moved || !how.is_key()).then(|| Heal {
                 from: was.map(|b| b.center()).unwrap_or_default(),
                 to: now.map(|b| b.center()).unwrap_or_default(),
-                found_by: found_name(found),
+                found_by: how.name(),
+                why: how.why(),
             });
             Ok(Aimed {
                 arguments: args,
@@ -255,6 +334,7 @@ pub fn aim(
                     current: now,
                 }),
                 heal,
+                node: Some(j),
             })
         }
         Aiming::Selector | Aiming::None => Ok(as_recorded()),

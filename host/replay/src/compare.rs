@@ -12,7 +12,8 @@
 
 use devicerail_host_agent::Keyed;
 use devicerail_host_agent::diff::{Field, diff, field_of, is_new_screen};
-use devicerail_host_agent::matching::match_trees;
+use devicerail_host_agent::heal::{self, Ranking, ValueKind};
+use devicerail_host_agent::matching::{Matching, match_trees};
 use devicerail_host_agent::render::{describe, diff_counts};
 use devicerail_host_agent::view::Class;
 use serde::Serialize;
@@ -80,6 +81,16 @@ impl Comparison {
     }
 }
 
+/// The replayed node of recorded node `a`: its identity's match, else a
+/// clear winner of the heal scores (an element whose identifier was
+/// renamed is still itself; two as good are no match).
+fn counterpart(m: &Matching, rec_after: &Keyed, a: usize, rep_after: &Keyed) -> Option<usize> {
+    m.cur_of[a].or_else(|| match heal::rank(rec_after, a, rep_after) {
+        Ranking::Healed { best, .. } => Some(best.node),
+        _ => None,
+    })
+}
+
 fn same(a: Option<&str>, b: Option<&str>) -> bool {
     a.map(str::trim).unwrap_or("") == b.map(str::trim).unwrap_or("")
 }
@@ -115,12 +126,12 @@ pub fn compare(
     };
     let Some(rec_before) = rec_before else {
         // No recorded before-tree: the recorded screen is the expectation.
-        expect_screen(rec_after, &m, &mut out, &missing);
+        expect_screen(rec_after, rep_after, &m, &mut out, &missing);
         return out;
     };
     let mr = match_trees(rec_before, rec_after);
     if is_new_screen(rec_before, rec_after, &mr) {
-        expect_screen(rec_after, &m, &mut out, &missing);
+        expect_screen(rec_after, rep_after, &m, &mut out, &missing);
         return out;
     }
     let effect = diff(rec_before, rec_after, &mr);
@@ -129,13 +140,13 @@ pub fn compare(
             continue;
         }
         out.expected += 1;
-        if m.cur_of[a].is_none() {
+        if counterpart(&m, rec_after, a, rep_after).is_none() {
             out.differences.push(missing(a));
         }
     }
     for &(_, a) in &effect.replaced {
         out.expected += 1;
-        if m.cur_of[a].is_none() {
+        if counterpart(&m, rec_after, a, rep_after).is_none() {
             out.differences.push(missing(a));
         }
     }
@@ -162,8 +173,9 @@ pub fn compare(
             continue;
         }
         out.expected += 1;
-        let got = m.cur_of[c.cur].and_then(|j| field_of(rep_after, j, c.field));
-        if m.cur_of[c.cur].is_none() {
+        let there = counterpart(&m, rec_after, c.cur, rep_after);
+        let got = there.and_then(|j| field_of(rep_after, j, c.field));
+        if there.is_none() {
             out.differences.push(missing(c.cur));
         } else if !same(c.after.as_deref(), got.as_deref()) {
             out.differences.push(Difference {
@@ -178,10 +190,66 @@ pub fn compare(
     out
 }
 
+/// The state of a field, as a protected step may be compared by it.
+fn state_of(k: &Keyed, i: usize) -> &'static str {
+    match ValueKind::of(k.view.nodes[i].value.as_deref()) {
+        ValueKind::Empty => "empty",
+        ValueKind::Masked => "masked",
+        ValueKind::Number | ValueKind::Email | ValueKind::Text => "filled",
+    }
+}
+
+/// A protected step's comparison: the state of the field it typed into
+/// (`field`, node `i` of the tree the recording aimed it in) after it, in
+/// the recording (`rec_after`) and in the replay (`rep_after`) — `empty`,
+/// `masked` or `filled`, never a value.
+pub fn compare_field(
+    field: (&Keyed, usize),
+    rec_after: Option<&Keyed>,
+    rep_after: Option<&Keyed>,
+) -> Comparison {
+    let (fk, fi) = field;
+    let (Some(rec_after), Some(rep_after)) = (rec_after, rep_after) else {
+        return Comparison::default();
+    };
+    let find = |k: &Keyed| {
+        let m = match_trees(fk, k);
+        counterpart(&m, fk, fi, k)
+    };
+    let element = describe(fk, fi, DESCRIBE_CHARS);
+    let Some(want) = find(rec_after).map(|j| state_of(rec_after, j)) else {
+        return Comparison::default();
+    };
+    let mut out = Comparison {
+        compared: true,
+        expected: 1,
+        ..Comparison::default()
+    };
+    match find(rep_after).map(|j| state_of(rep_after, j)) {
+        Some(got) if got == want => {}
+        Some(got) => out.differences.push(Difference {
+            kind: "field",
+            element,
+            field: Some("state"),
+            want: Some(want.to_owned()),
+            got: Some(got.to_owned()),
+        }),
+        None => out.differences.push(Difference {
+            kind: "missing",
+            element,
+            field: None,
+            want: None,
+            got: None,
+        }),
+    }
+    out
+}
+
 /// Expects every interactive element of `rec_after` in the replay.
 fn expect_screen(
     rec_after: &Keyed,
-    m: &devicerail_host_agent::matching::Matching,
+    rep_after: &Keyed,
+    m: &Matching,
     out: &mut Comparison,
     missing: &dyn Fn(usize) -> Difference,
 ) {
@@ -191,7 +259,7 @@ fn expect_screen(
             && rec_after.view.class[i] == Class::Interactive
         {
             out.expected += 1;
-            if m.cur_of[i].is_none() {
+            if counterpart(m, rec_after, i, rep_after).is_none() {
                 out.differences.push(missing(i));
             }
         }
@@ -201,7 +269,7 @@ fn expect_screen(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{button, label, tree};
+    use crate::testing::{button, label, secret_field, tree};
 
     #[test]
     fn the_same_effect_is_reproduced_even_on_a_changed_screen() {
@@ -244,6 +312,22 @@ mod tests {
         assert!(
             text.iter().any(|t| t.starts_with("missing: button")),
             "{text:?}"
+        );
+    }
+
+    #[test]
+    fn a_protected_step_is_compared_by_its_fields_state_never_its_value() {
+        let before = tree(vec![secret_field("password", None, 400.0)]);
+        let rec_after = tree(vec![secret_field("password", Some("••••••"), 400.0)]);
+        let same = tree(vec![secret_field("password", Some("••"), 500.0)]);
+        let c = compare_field((&before, 1), Some(&rec_after), Some(&same));
+        assert!(c.compared && c.reproduced(), "{:?}", c.differences);
+        let empty = tree(vec![secret_field("password", None, 400.0)]);
+        let c = compare_field((&before, 1), Some(&rec_after), Some(&empty));
+        let text: Vec<String> = c.differences.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            text,
+            ["state of textbox \"Password\" #password: recorded \"masked\", replayed \"empty\""]
         );
     }
 

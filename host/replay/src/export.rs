@@ -1,7 +1,8 @@
 //! `devicerail export`: a recorded Session as a runnable script for an
 //! official client — Python (`devicerail-client`), Rust
 //! (`devicerail-client`), or TypeScript speaking NDJSON over the host's
-//! stdio with the host's type declarations. The script starts a host
+//! stdio with the host's type declarations — or, for a browser Session, a
+//! Playwright script ([`crate::playwright`]). The script starts a host
 //! (`$DEVICERAIL_BIN serve`, default `devicerail`), runs the same steps in
 //! a Session and ends by recording a verdict.
 //!
@@ -36,6 +37,8 @@ pub enum Language {
     TypeScript,
     /// Rust with the official `devicerail-client` crate.
     Rust,
+    /// A Node script for `playwright-core` (browser Sessions).
+    Playwright,
 }
 
 /// Why no script could be written.
@@ -88,7 +91,7 @@ pub enum ScriptStep {
 }
 
 /// The selector that identifies node `i` of `k`, if one does.
-fn selector_of(k: &Keyed, i: usize) -> Option<Value> {
+pub(crate) fn selector_of(k: &Keyed, i: usize) -> Option<Value> {
     let id = k.identity(i)?;
     if k.weak(i) || !matches!(id.tier, Tier::Id | Tier::Label | Tier::Text) {
         return None;
@@ -101,7 +104,7 @@ fn selector_of(k: &Keyed, i: usize) -> Option<Value> {
     (!m.is_empty()).then_some(Value::Object(m))
 }
 
-fn tree_for(data: &SessionData, rec: &Recording, step: &RecordedStep) -> Option<Keyed> {
+pub(crate) fn tree_for(data: &SessionData, rec: &Recording, step: &RecordedStep) -> Option<Keyed> {
     match &step.aiming {
         Aiming::Node { observation_id, .. } => rec
             .observations
@@ -120,7 +123,7 @@ pub fn steps(data: &SessionData, rec: &Recording) -> Result<Vec<ScriptStep>, Exp
     // The field the last aimed step hit (for secret names).
     let mut field: Option<(Keyed, usize)> = None;
     for s in &rec.steps {
-        if s.outcome != "succeeded" {
+        if !s.succeeded() {
             continue;
         }
         if s.redacted {
@@ -204,11 +207,11 @@ pub fn export_source(source: &Source, language: Language) -> Result<String, Expo
     let data = report::load(source)?;
     let events = plan::events_of(&data)?;
     let rec = plan::plan(&data, &events);
-    let steps = steps(&data, &rec)?;
     Ok(match language {
-        Language::Python => python(&rec.session, &steps),
-        Language::TypeScript => typescript(&rec.session, &steps),
-        Language::Rust => rust(&rec.session, &steps),
+        Language::Playwright => crate::playwright::script(&data, &rec)?,
+        Language::Python => python(&rec.session, &steps(&data, &rec)?),
+        Language::TypeScript => typescript(&rec.session, &steps(&data, &rec)?),
+        Language::Rust => rust(&rec.session, &steps(&data, &rec)?),
     })
 }
 

@@ -7,12 +7,13 @@
 //! selector is resolved again by the host; a protected Action takes its
 //! secret from the environment by name. After each step the replayed
 //! screen is compared with what the recording's step did: *matched*,
-//! *healed* or *diverged* with the difference. A comparison page shows
-//! both runs side by side; `devicerail export` turns the same plan into a
-//! script for an official client.
+//! *healed* or *diverged* with the difference, each step recorded in the
+//! replay's own Session (whose report shows both runs side by side, the
+//! report crate's `replay` module); `devicerail export` turns the same
+//! plan into a script for an official client.
 //!
-//! * [`plan`], [`aim`], [`compare`], [`secrets`] (naming), [`page`],
-//!   [`export`] — pure: they read the recording and trees they are given.
+//! * [`plan`], [`aim`], [`compare`], [`secrets`] (naming), [`export`] —
+//!   pure: they read the recording and trees they are given.
 //! * [`run`] — the I/O: the host (shared, or in this process) through the
 //!   official client.
 //!
@@ -26,8 +27,8 @@
 pub mod aim;
 pub mod compare;
 pub mod export;
-pub mod page;
 pub mod plan;
+pub mod playwright;
 pub mod run;
 pub mod secrets;
 

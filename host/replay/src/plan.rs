@@ -4,15 +4,19 @@
 //! the observations its effect is read from (`devicerail-host-agent`'s
 //! before/after rule, the same one the report and `devicerail mcp` use).
 //!
-//! Pure: it reads the events and blobs of a [`SessionData`] it is given.
+//! Pure: it reads the typed events and blobs of a [`SessionData`] it is
+//! given.
 
 use std::collections::HashMap;
 
-use devicerail_host_agent::identity::identify;
+use devicerail_host_agent::Keyed;
 use devicerail_host_agent::log::effect_inputs;
-use devicerail_host_agent::{Keyed, TreeView};
-use devicerail_host_protocol::{UI_TREE_MEDIA_TYPE, UiSnapshot};
+use devicerail_host_agent::screen;
+use devicerail_host_protocol::{
+    ActionOutcome, Observation, TestEvent, TestEventPayload, UI_TREE_MEDIA_TYPE, UiSnapshot,
+};
 use devicerail_host_report::bundle::SessionData;
+use serde::Deserialize;
 use serde_json::Value;
 
 /// What a recorded Action was aimed at.
@@ -38,6 +42,34 @@ pub enum Aiming {
     None,
 }
 
+/// How a recorded Action ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ended {
+    /// It succeeded.
+    Succeeded,
+    /// It failed.
+    Failed,
+    /// It was cancelled.
+    Cancelled,
+    /// Its time ran out.
+    TimedOut,
+    /// The log holds no terminal for it.
+    Unfinished,
+}
+
+impl Ended {
+    /// `succeeded`, `failed`, `cancelled`, `timedOut`, `unfinished`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Ended::Succeeded => "succeeded",
+            Ended::Failed => "failed",
+            Ended::Cancelled => "cancelled",
+            Ended::TimedOut => "timedOut",
+            Ended::Unfinished => "unfinished",
+        }
+    }
+}
+
 /// One recorded Action.
 #[derive(Debug, Clone)]
 pub struct RecordedStep {
@@ -53,8 +85,8 @@ pub struct RecordedStep {
     pub arguments: Value,
     /// Whether the record holds no arguments (protected or unknown).
     pub redacted: bool,
-    /// `succeeded`, `failed`, `cancelled`, `timedOut`, or `unfinished`.
-    pub outcome: String,
+    /// How it ended.
+    pub outcome: Ended,
     /// How long the Action took in the recording.
     pub duration_ms: Option<u64>,
     /// When it started and ended in the recording (the events' `atMs`).
@@ -62,16 +94,20 @@ pub struct RecordedStep {
     /// Whether its after tree is the Action's own after observation,
     /// taken as it ended (not a later look after a wait).
     pub after_at_once: bool,
+    /// Whether the recorded screen stayed as the Action left it until the
+    /// look its effect is read from (`None`: not known): a wait that saw
+    /// nothing change needs no settling in the replay.
+    pub still_after: Option<bool>,
     /// What it was aimed at.
     pub aiming: Aiming,
     /// The observation with its before tree.
-    pub before: Option<Value>,
+    pub before: Option<Observation>,
     /// The observation with its before screenshot.
-    pub before_shot: Option<Value>,
+    pub before_shot: Option<Observation>,
     /// The observation with its after tree.
-    pub after: Option<Value>,
+    pub after: Option<Observation>,
     /// The observation with its after screenshot.
-    pub after_shot: Option<Value>,
+    pub after_shot: Option<Observation>,
 }
 
 /// A recorded Session, ready to replay.
@@ -84,14 +120,14 @@ pub struct Recording {
     /// Its Actions in log order.
     pub steps: Vec<RecordedStep>,
     /// Every Observation of the Session by id.
-    pub observations: HashMap<String, Value>,
+    pub observations: HashMap<String, Observation>,
 }
 
 /// Why a Session cannot be planned.
 #[derive(Debug, thiserror::Error)]
 pub enum PlanError {
-    /// A stored event is not JSON.
-    #[error("event {sequence} is not JSON: {reason}")]
+    /// A stored event is not an event.
+    #[error("event {sequence} is not a DeviceRail event: {reason}")]
     BadEvent {
         /// Its sequence.
         sequence: u64,
@@ -100,8 +136,8 @@ pub enum PlanError {
     },
 }
 
-/// Every event of `data` as JSON.
-pub fn events_of(data: &SessionData) -> Result<Vec<Value>, PlanError> {
+/// Every event of `data`, typed.
+pub fn events_of(data: &SessionData) -> Result<Vec<TestEvent>, PlanError> {
     data.events
         .iter()
         .map(|e| {
@@ -113,104 +149,119 @@ pub fn events_of(data: &SessionData) -> Result<Vec<Value>, PlanError> {
         .collect()
 }
 
+/// The arguments that aim an Action: a point, or a node or selector
+/// target (every other member is the Action's own).
+#[derive(Debug, Default, Deserialize)]
+struct AimArgs {
+    x: Option<f64>,
+    y: Option<f64>,
+    target: Option<AimTarget>,
+    selector: Option<Value>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+enum AimTarget {
+    Node {
+        node: AimNode,
+    },
+    Selector {},
+    #[serde(other)]
+    Other,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct AimNode {
+    observation_id: String,
+    stable_node_id: String,
+}
+
 fn aiming_of(arguments: &Value) -> Aiming {
-    if let (Some(x), Some(y)) = (
-        arguments.get("x").and_then(Value::as_f64),
-        arguments.get("y").and_then(Value::as_f64),
-    ) {
+    let a: AimArgs = serde_json::from_value(arguments.clone()).unwrap_or_default();
+    if let (Some(x), Some(y)) = (a.x, a.y) {
         return Aiming::Point { x, y };
     }
-    let target = &arguments["target"];
-    match target["kind"].as_str() {
-        Some("node") => match (
-            target
-                .pointer("/node/observationId")
-                .and_then(Value::as_str),
-            target.pointer("/node/stableNodeId").and_then(Value::as_str),
-        ) {
-            (Some(o), Some(n)) => Aiming::Node {
-                observation_id: o.to_owned(),
-                stable_node_id: n.to_owned(),
-            },
-            _ => Aiming::None,
+    match a.target {
+        Some(AimTarget::Node { node }) => Aiming::Node {
+            observation_id: node.observation_id,
+            stable_node_id: node.stable_node_id,
         },
-        Some("selector") => Aiming::Selector,
-        _ if arguments.get("selector").is_some() => Aiming::Selector,
+        Some(AimTarget::Selector {}) => Aiming::Selector,
+        _ if a.selector.is_some() => Aiming::Selector,
         _ => Aiming::None,
     }
 }
 
+fn ended(outcome: &ActionOutcome) -> Ended {
+    match outcome {
+        ActionOutcome::Succeeded { .. } => Ended::Succeeded,
+        ActionOutcome::Failed { .. } => Ended::Failed,
+        ActionOutcome::Cancelled { .. } => Ended::Cancelled,
+        ActionOutcome::TimedOut { .. } => Ended::TimedOut,
+    }
+}
+
 /// The steps of the Session `events` (of `data`).
-pub fn plan(data: &SessionData, events: &[Value]) -> Recording {
+pub fn plan(data: &SessionData, events: &[TestEvent]) -> Recording {
     let mut observations = HashMap::new();
     let mut steps: Vec<RecordedStep> = Vec::new();
     let mut by_call: HashMap<String, usize> = HashMap::new();
     let mut device = None;
-    let mut started_at: HashMap<String, u64> = HashMap::new();
     // Each Action's own after observation, by call id.
     let mut own_after: HashMap<String, String> = HashMap::new();
     for e in events {
         if device.is_none() {
-            device = e["deviceId"].as_str().map(str::to_owned);
+            device = e.device_id.as_ref().map(ToString::to_string);
         }
-        let p = &e["payload"];
-        let mut keep = |o: &Value| {
-            if let Some(id) = o["id"].as_str() {
-                observations.insert(id.to_owned(), o.clone());
-            }
+        let mut keep = |o: &Observation| {
+            observations.insert(o.id.to_string(), o.clone());
         };
-        match p["type"].as_str() {
-            Some("observationCaptured") => keep(&p["observation"]),
-            Some("actionStarted") => {
-                let call = &p["call"];
-                let id = call["id"].as_str().unwrap_or_default().to_owned();
-                let arguments = call["arguments"].clone();
-                let redacted = call["argumentsRedacted"].as_bool().unwrap_or(false)
-                    || (arguments.is_null() && call["argumentsRedacted"].is_null());
-                if let Some(at) = e["atMs"].as_u64() {
-                    started_at.insert(id.clone(), at);
-                }
+        match &e.payload {
+            TestEventPayload::ObservationCaptured { observation } => keep(observation),
+            TestEventPayload::ActionStarted { call } => {
+                let id = call.id.to_string();
                 by_call.insert(id.clone(), steps.len());
                 steps.push(RecordedStep {
                     number: steps.len() + 1,
-                    sequence: e["sequence"].as_u64().unwrap_or(0),
+                    sequence: e.sequence.get(),
                     call_id: id,
-                    name: call["name"].as_str().unwrap_or_default().to_owned(),
-                    aiming: aiming_of(&arguments),
-                    arguments,
-                    redacted,
-                    outcome: "unfinished".into(),
+                    name: call.name.clone(),
+                    aiming: aiming_of(&call.arguments),
+                    arguments: call.arguments.clone(),
+                    redacted: call.arguments_redacted || call.arguments.is_null(),
+                    outcome: Ended::Unfinished,
                     duration_ms: None,
-                    at_ms: (e["atMs"].as_u64(), None),
+                    at_ms: (Some(e.at_ms.get()), None),
                     after_at_once: false,
+                    still_after: None,
                     before: None,
                     before_shot: None,
                     after: None,
                     after_shot: None,
                 });
             }
-            Some("actionCompleted") => {
-                let id = p["callId"].as_str().unwrap_or_default();
-                if let Some(&k) = by_call.get(id) {
-                    let o = &p["outcome"];
-                    steps[k].outcome = o["outcome"].as_str().unwrap_or("unknown").to_owned();
-                    steps[k].at_ms.1 = e["atMs"].as_u64();
-                    let r = &o["result"];
-                    steps[k].duration_ms =
-                        match (r["startedAtMs"].as_u64(), r["finishedAtMs"].as_u64()) {
-                            (Some(a), Some(b)) => Some(b.saturating_sub(a)),
-                            _ => match (started_at.get(id), e["atMs"].as_u64()) {
-                                (Some(a), Some(b)) => Some(b.saturating_sub(*a)),
-                                _ => None,
-                            },
-                        };
-                    for key in ["before", "after"] {
-                        if r[key].is_object() {
-                            keep(&r[key]);
+            TestEventPayload::ActionCompleted { call_id, outcome } => {
+                let id = call_id.to_string();
+                if let Some(&k) = by_call.get(&id) {
+                    let s = &mut steps[k];
+                    s.outcome = ended(outcome);
+                    s.at_ms.1 = Some(e.at_ms.get());
+                    let started = s.at_ms.0.unwrap_or(e.at_ms.get());
+                    s.duration_ms = Some(e.at_ms.get().saturating_sub(started));
+                    if let ActionOutcome::Succeeded { result } = outcome {
+                        s.duration_ms = Some(
+                            result
+                                .finished_at_ms
+                                .get()
+                                .saturating_sub(result.started_at_ms.get()),
+                        );
+                        for o in [&result.before, &result.after].into_iter().flatten() {
+                            keep(o);
                         }
-                    }
-                    if let Some(own) = r["after"]["id"].as_str() {
-                        own_after.insert(id.to_owned(), own.to_owned());
+                        if let Some(own) = &result.after {
+                            own_after.insert(id, own.id.to_string());
+                        }
                     }
                 }
             }
@@ -224,10 +275,24 @@ pub fn plan(data: &SessionData, events: &[Value]) -> Recording {
             s.before_shot = inputs.before_shot.cloned();
             s.after = inputs.after.cloned();
             s.after_at_once = match (&s.after, own_after.get(&inputs.call_id)) {
-                (Some(a), Some(own)) => a["id"].as_str() == Some(own.as_str()),
+                (Some(a), Some(own)) => a.id.to_string() == *own,
                 _ => false,
             };
             s.after_shot = inputs.after_shot.cloned();
+            // An effect read from the Action's own after tells nothing of
+            // a wait after it (the gap decides then).
+            s.still_after = if s.after_at_once {
+                None
+            } else {
+                let own = own_after
+                    .get(&inputs.call_id)
+                    .and_then(|id| observations.get(id));
+                let digest = |o: &Observation| recorded_tree(data, o).map(|k| k.digest);
+                match (own.and_then(digest), s.after.as_ref().and_then(digest)) {
+                    (Some(a), Some(b)) => Some(a == b),
+                    _ => None,
+                }
+            };
         }
     }
     Recording {
@@ -244,41 +309,29 @@ impl RecordedStep {
     pub fn gap_before(&self, next: &RecordedStep) -> Option<u64> {
         Some(next.at_ms.0?.saturating_sub(self.at_ms.1?))
     }
-}
 
-/// The keyed tree of observation `obs` from its snapshot.
-pub fn keyed(snapshot: UiSnapshot, obs: &Value) -> Keyed {
-    let mut view = TreeView::from_snapshot(snapshot)
-        .with_url(obs["metadata"]["url"].as_str().map(str::to_owned));
-    if let (Some(w), Some(h)) = (
-        obs["viewport"]["width"].as_f64(),
-        obs["viewport"]["height"].as_f64(),
-    ) && w > 0.0
-        && h > 0.0
-    {
-        view = view.with_viewport(w, h);
+    /// Whether it succeeded in the recording.
+    pub fn succeeded(&self) -> bool {
+        self.outcome == Ended::Succeeded
     }
-    identify(view)
 }
 
 /// The keyed tree of a recorded observation, read from `data`'s blobs.
-pub fn recorded_tree(data: &SessionData, obs: &Value) -> Option<Keyed> {
-    let sha = obs.pointer("/uiSnapshot/evidence/sha256")?.as_str()?;
-    let blob = data.blobs.get(sha)?;
+pub fn recorded_tree(data: &SessionData, obs: &Observation) -> Option<Keyed> {
+    let sha = obs.ui_snapshot.as_ref()?.evidence.sha256.clone()?;
+    let blob = data.blobs.get(&sha)?;
     if blob.media_type != UI_TREE_MEDIA_TYPE {
         return None;
     }
     let snap: UiSnapshot = serde_json::from_slice(&blob.bytes)
         .inspect_err(|e| tracing::warn!("recorded UI snapshot {sha} is not readable: {e}"))
         .ok()?;
-    Some(keyed(snap, obs))
+    Some(screen::keyed(obs, snap))
 }
 
 /// The screenshot sha256 of an observation.
-pub fn shot_of(obs: Option<&Value>) -> Option<String> {
-    obs?.pointer("/screenshot/sha256")?
-        .as_str()
-        .map(str::to_owned)
+pub fn shot_of(obs: Option<&Observation>) -> Option<String> {
+    obs.and_then(screen::shot_of)
 }
 
 #[cfg(test)]

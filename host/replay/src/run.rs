@@ -13,23 +13,28 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use devicerail_host_agent::Keyed;
-use devicerail_host_agent::settle::{IdleHint, Sample, SettlePolicy, Settler, Step};
+use devicerail_host_agent::screen::Hit;
+use devicerail_host_agent::settle::{self, SettlePolicy};
+use devicerail_host_agent::{Keyed, Screen};
 use devicerail_host_config::Config;
 use devicerail_host_core::serve;
 use devicerail_host_link::methods::{
-    ControlMethod, DeviceConnect, DeviceExecute, DeviceObserve, DeviceSelect, DevicesList,
-    NoParams, SessionEnd, SessionStart, UiSnapshotGet, VerdictRecord,
+    ControlMethod, DeviceCapabilities, DeviceConnect, DeviceSelect, DevicesList, NoParams,
+    SessionEnd, SessionStart, VerdictRecord,
 };
-use devicerail_host_link::{self as link, DeviceRailClient, Intro, LinkError, Reach};
-use devicerail_host_protocol::{UiContextKind, UiSnapshot};
+use devicerail_host_link::typed::{call0_as, execute};
+use devicerail_host_link::{self as link, DeviceRailClient, Eyes, Intro, LinkError, Reach};
+use devicerail_host_protocol::{
+    ActionDefinition, AssetRef, DevicesListResult, PNG_MEDIA_TYPE, SessionInfo,
+};
 use devicerail_host_report::bundle::SessionData;
+use devicerail_host_report::report::replay as replay_link;
 use devicerail_host_report::report::{self, ReportError, Source};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use crate::aim::{self, Current, Heal, Lost, Target};
+use crate::aim::{self, Current, Heal, Lost};
 use crate::compare::{self, Comparison};
 use crate::plan::{self, Aiming, PlanError, RecordedStep, Recording};
 use crate::secrets::{self, Secret};
@@ -159,8 +164,11 @@ pub struct HealJson {
     pub from: [f64; 2],
     /// The point hit.
     pub to: [f64; 2],
-    /// How the element was re-found.
+    /// How the element was re-found: `key`, `base`, `label` or `score`.
     pub found_by: &'static str,
+    /// For `score`: the score and what made it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
 }
 
 impl From<&Heal> for HealJson {
@@ -169,6 +177,7 @@ impl From<&Heal> for HealJson {
             from: [h.from.0, h.from.1],
             to: [h.to.0, h.to.1],
             found_by: h.found_by,
+            why: h.why.clone(),
         }
     }
 }
@@ -202,31 +211,30 @@ pub struct StepOutcome {
     /// The replayed call id.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub call_id: Option<String>,
+    /// The Action sent, when not the recorded one (a recorded tap on a web
+    /// element is sent as `tapElement` on it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sent: Option<String>,
+    /// Scrolls made looking for its element, before it ran.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub scrolled: u32,
+    /// What covered its element (nothing was sent).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub covered_by: Option<String>,
     /// How long the Action took in the recording.
     pub recorded_ms: Option<u64>,
     /// How long the Action took now (the device call).
     pub action_ms: u64,
     /// The whole step now: settling, aiming, the call, comparing.
     pub step_ms: u64,
-    /// Screens and outlines for the comparison report.
-    #[serde(skip)]
-    pub shots: Shots,
+    /// The replayed screen after it (screenshot sha256), which its
+    /// verdict cites.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replayed_shot: Option<String>,
 }
 
-/// A screen's width and height in screenshot pixels.
-pub type Size = (f64, f64);
-
-/// Screenshots and element bounds of one step, both runs.
-#[derive(Debug, Clone, Default)]
-pub struct Shots {
-    /// Recorded before/after screenshot sha256.
-    pub recorded: (Option<String>, Option<String>),
-    /// Replayed before/after screenshot sha256.
-    pub replayed: (Option<String>, Option<String>),
-    /// The element's bounds (recorded, replayed).
-    pub target: Option<Target>,
-    /// Screen sizes (recorded, replayed), for outlines.
-    pub viewports: (Option<Size>, Option<Size>),
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// A whole replay.
@@ -250,6 +258,45 @@ pub struct Summary {
     /// Why it stopped early.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stopped: Option<String>,
+    /// What replaying cost on top of the Actions themselves.
+    pub overhead: Overhead,
+}
+
+/// The replay's own time per step (settling, aiming, checking, comparing:
+/// the whole step but its Action), over the steps it ran.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Overhead {
+    /// Steps counted.
+    pub steps: usize,
+    /// The median, in milliseconds.
+    pub p50_ms: u64,
+    /// The 95th percentile, in milliseconds.
+    pub p95_ms: u64,
+}
+
+impl Overhead {
+    /// The overhead of `steps` (skipped ones left out).
+    pub fn of(steps: &[StepOutcome]) -> Self {
+        let mut v: Vec<u64> = steps
+            .iter()
+            .filter(|s| s.verdict != Verdict::Skipped)
+            .map(|s| s.step_ms.saturating_sub(s.action_ms))
+            .collect();
+        v.sort_unstable();
+        let at = |q: f64| {
+            if v.is_empty() {
+                0
+            } else {
+                v[((v.len() as f64 * q).ceil() as usize).clamp(1, v.len()) - 1]
+            }
+        };
+        Self {
+            steps: v.len(),
+            p50_ms: at(0.5),
+            p95_ms: at(0.95),
+        }
+    }
 }
 
 impl Summary {
@@ -298,86 +345,182 @@ where
     Ok(link::call0::<M>(client, Some(CALL_TIMEOUT_MS)).await?)
 }
 
-/// One observed screen.
-struct Screen {
-    observation: Value,
-    id: String,
-    tree: Option<Keyed>,
-    idle: Option<IdleHint>,
-    at: Instant,
+/// Observes the device now.
+async fn observe(eyes: &mut Eyes<'_>) -> Result<Screen, ReplayError> {
+    Ok(settle::Eyes::look(eyes).await?)
 }
 
-impl Screen {
-    fn shot(&self) -> Option<String> {
-        plan::shot_of(Some(&self.observation))
-    }
-
-    fn viewport(&self) -> Option<(f64, f64)> {
-        viewport_of(&self.observation)
-    }
-
-    fn web(&self) -> bool {
-        self.tree
-            .as_ref()
-            .and_then(|k| k.view.context.as_ref())
-            .is_some_and(|c| c.context_kind == UiContextKind::Web)
-    }
+/// Observes until the tree is quiet (bounded), from `first`: the agent
+/// crate's one settle loop.
+async fn settled(eyes: &mut Eyes<'_>, first: Screen, max_ms: u32) -> Result<Screen, ReplayError> {
+    Ok(settle::settle(eyes, first, max_ms).await?.0)
 }
 
-fn viewport_of(obs: &Value) -> Option<(f64, f64)> {
-    Some((
-        obs["viewport"]["width"].as_f64()?,
-        obs["viewport"]["height"].as_f64()?,
-    ))
+/// Scrolls a step may make looking for its element.
+const MAX_SEARCH: u32 = 3;
+
+/// Which way a search scrolls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Toward {
+    /// Toward the end of the content (it moves up).
+    Down,
+    /// Toward its start.
+    Up,
 }
 
-async fn screen_of(client: &DeviceRailClient, obs: Value) -> Result<Screen, ReplayError> {
-    let id = obs["id"].as_str().unwrap_or_default().to_owned();
-    let tree = if obs["uiSnapshot"].is_object() {
-        let snap = call::<UiSnapshotGet>(client, json!({ "observationId": id })).await?;
-        let snap: UiSnapshot = serde_json::from_value(snap)?;
-        Some(plan::keyed(snap, &obs))
-    } else {
-        None
-    };
-    Ok(Screen {
-        idle: IdleHint::from_metadata(&obs["metadata"]),
-        observation: obs,
-        id,
-        tree,
-        at: Instant::now(),
-    })
+/// How the device scrolls its content.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Scroller {
+    /// `scroll {deltaX, deltaY}` (browsers, the mock).
+    Scroll,
+    /// `swipe {fromX, fromY, toX, toY}` (phones).
+    Swipe,
 }
 
-async fn observe(client: &DeviceRailClient) -> Result<Screen, ReplayError> {
-    let obs = call0::<DeviceObserve>(client).await?;
-    screen_of(client, obs).await
+/// The Actions of the device that replay leans on.
+#[derive(Debug, Clone, Copy, Default)]
+struct DeviceActions {
+    tap_element: bool,
+    scroll: bool,
+    swipe: bool,
 }
 
-/// Observes until the tree is quiet (bounded), from `first`.
-async fn settle(
-    client: &DeviceRailClient,
-    first: Screen,
-    max_ms: u32,
-) -> Result<Screen, ReplayError> {
-    let t0 = first.at;
-    let mut settler = Settler::new(SettlePolicy::for_screen(first.web(), max_ms));
-    let mut last = first;
-    loop {
-        let sample = Sample {
-            at_ms: last.at.saturating_duration_since(t0).as_millis() as u64,
-            tree: last.tree.as_ref().map(|k| k.digest),
-            pixels: None,
-            idle: last.idle,
-        };
-        match settler.feed(sample) {
-            Step::Settled(_) | Step::GaveUp(_) => return Ok(last),
-            Step::PollAfter(ms) => {
-                tokio::time::sleep(Duration::from_millis(u64::from(ms))).await;
-                last = observe(client).await?;
-            }
+impl DeviceActions {
+    fn of(defs: &[ActionDefinition]) -> Self {
+        let has = |n: &str| defs.iter().any(|d| d.name == n);
+        Self {
+            tap_element: has("tapElement"),
+            scroll: has("scroll"),
+            swipe: has("swipe"),
         }
     }
+
+    fn scroller(&self) -> Option<Scroller> {
+        if self.scroll {
+            Some(Scroller::Scroll)
+        } else if self.swipe {
+            Some(Scroller::Swipe)
+        } else {
+            None
+        }
+    }
+}
+
+/// Where an aimed element lies off a native screen (its centre outside
+/// the viewport), which a coordinate tap cannot reach. A web element is
+/// scrolled into view by the driver's own tap on it.
+fn off_screen(screen: &Screen, a: &aim::Aimed) -> Option<Toward> {
+    let (j, k) = (a.node?, screen.tree.as_ref()?);
+    let (_, y) = k.view.nodes[j].bounds?.center();
+    let (_, h) = screen.viewport;
+    if screen.web() || h <= 0.0 {
+        return None;
+    }
+    if y >= h {
+        Some(Toward::Down)
+    } else if y < 0.0 {
+        Some(Toward::Up)
+    } else {
+        None
+    }
+}
+
+/// Scrolls `screen` by most of its height, `way`.
+async fn scroll(
+    client: &DeviceRailClient,
+    scroller: Scroller,
+    screen: &Screen,
+    way: Toward,
+) -> Result<(), ReplayError> {
+    let (w, h) = screen.viewport;
+    let sign = if way == Toward::Down { 1.0 } else { -1.0 };
+    let (name, arguments) = match scroller {
+        Scroller::Scroll => (
+            "scroll",
+            json!({ "deltaX": 0, "deltaY": (sign * h * 0.7).round() as i64 }),
+        ),
+        Scroller::Swipe => {
+            let (from, to) = (h * (0.5 + sign * 0.25), h * (0.5 - sign * 0.25));
+            (
+                "swipe",
+                json!({ "fromX": (w / 2.0).round() as u32, "fromY": from.round() as u32,
+                    "toX": (w / 2.0).round() as u32, "toY": to.round() as u32 }),
+            )
+        }
+    };
+    let id = uuid::Uuid::new_v4().to_string();
+    execute(client, &id, name, arguments, Some(CALL_TIMEOUT_MS)).await?;
+    Ok(())
+}
+
+/// What a step sends, once checked.
+enum Sending<'a> {
+    /// This Action with these arguments.
+    Send {
+        /// The Action.
+        name: &'a str,
+        /// Its arguments.
+        arguments: Value,
+    },
+    /// Something else is on top where the step would tap: nothing is sent.
+    Covered {
+        /// What covers the element.
+        by: String,
+    },
+}
+
+/// Checks an aimed step before it acts. A recorded tap on a web element
+/// becomes a tap on that element (`tapElement` on its node in the
+/// current tree): the driver scrolls it into view and refuses, naming
+/// what covers it, when anything else would be hit — the browser's own
+/// hit test, frames included. A point step on a native screen is sent as
+/// recorded only when the element is the topmost node at the point in the
+/// fresh tree.
+fn sending<'a>(
+    step: &'a RecordedStep,
+    aimed: &aim::Aimed,
+    screen: &Screen,
+    device: &DeviceActions,
+) -> Sending<'a> {
+    let as_aimed = || Sending::Send {
+        name: step.name.as_str(),
+        arguments: aimed.arguments.clone(),
+    };
+    let (Aiming::Point { .. }, Some(j), Some(k)) = (&step.aiming, aimed.node, screen.tree.as_ref())
+    else {
+        return as_aimed();
+    };
+    if screen.web() && device.tap_element && step.name == "tap" {
+        let node = &k.view.nodes[j];
+        return Sending::Send {
+            name: "tapElement",
+            arguments: json!({ "target": { "kind": "node", "node": {
+                "observationId": screen.observation_id,
+                "context": k.view.context,
+                "stableNodeId": node.stable_node_id,
+            } } }),
+        };
+    }
+    let point = aimed
+        .arguments
+        .get("x")
+        .and_then(Value::as_f64)
+        .zip(aimed.arguments.get("y").and_then(Value::as_f64));
+    match point.map(|(x, y)| screen.hit(j, x, y)) {
+        Some(Hit::Other(o)) => Sending::Covered {
+            by: devicerail_host_agent::render::describe(k, o, 60),
+        },
+        _ => as_aimed(),
+    }
+}
+
+/// What a driver's refusal names as covering the element (`… is covered
+/// by div#cookies "We use cookies"`).
+fn covered_by(message: &str) -> Option<String> {
+    message
+        .split_once(" is covered by ")
+        .map(|(_, by)| by.trim().to_owned())
+        .filter(|by| !by.is_empty())
 }
 
 /// The steps of `rec` between `from` and `to`.
@@ -415,6 +558,25 @@ fn aim_tree(data: &SessionData, rec: &Recording, step: &RecordedStep) -> Option<
     }
 }
 
+/// The field a protected step typed into: the element the last aimed step
+/// before it hit, in that step's recorded tree.
+fn field_of(data: &SessionData, rec: &Recording, s: &RecordedStep) -> Option<(Keyed, usize)> {
+    rec.steps[..s.number.saturating_sub(1)]
+        .iter()
+        .rev()
+        .find(|p| matches!(p.aiming, Aiming::Point { .. } | Aiming::Node { .. }))
+        .and_then(|p| {
+            let k = aim_tree(data, rec, p)?;
+            let i = match &p.aiming {
+                Aiming::Point { x, y } => aim::element_at(&k, *x, *y),
+                Aiming::Node { stable_node_id, .. } => (0..k.len())
+                    .find(|&i| k.view.nodes[i].stable_node_id.as_str() == stable_node_id),
+                _ => None,
+            }?;
+            Some((k, i))
+        })
+}
+
 /// The secret of every protected step, from `env`, before anything runs.
 fn secrets_for(
     data: &SessionData,
@@ -424,7 +586,7 @@ fn secrets_for(
 ) -> Result<Vec<Option<(String, Secret)>>, ReplayError> {
     let mut out = Vec::with_capacity(steps.len());
     for s in steps {
-        if !s.redacted || s.outcome != "succeeded" {
+        if !s.redacted || !s.succeeded() {
             out.push(None);
             continue;
         }
@@ -434,21 +596,7 @@ fn secrets_for(
                 action: s.name.clone(),
             });
         }
-        // The field: the element the last aimed step before it hit.
-        let field = rec.steps[..s.number - 1]
-            .iter()
-            .rev()
-            .find(|p| matches!(p.aiming, Aiming::Point { .. } | Aiming::Node { .. }))
-            .and_then(|p| {
-                let k = aim_tree(data, rec, p)?;
-                let i = match &p.aiming {
-                    Aiming::Point { x, y } => aim::element_at(&k, *x, *y),
-                    Aiming::Node { stable_node_id, .. } => (0..k.len())
-                        .find(|&i| k.view.nodes[i].stable_node_id.as_str() == stable_node_id),
-                    _ => None,
-                }?;
-                Some((k, i))
-            });
+        let field = field_of(data, rec, s);
         let names = secrets::names_for(s.number, field.as_ref().map(|(k, i)| (k, *i)));
         match secrets::resolve(&names, env) {
             Some(found) => out.push(Some(found)),
@@ -471,14 +619,15 @@ fn secrets_for(
 /// Picks the device: `--device`, else the recorded one when listed, else
 /// the only one.
 fn pick_device(
-    listed: &Value,
+    listed: &DevicesListResult,
     asked: Option<&str>,
     recorded: Option<&str>,
 ) -> Result<String, ReplayError> {
-    let ids: Vec<&str> = listed["devices"]
-        .as_array()
-        .map(|a| a.iter().filter_map(|d| d["id"].as_str()).collect())
-        .unwrap_or_default();
+    let ids: Vec<&str> = listed
+        .devices
+        .iter()
+        .map(|d| d.device.id.as_str())
+        .collect();
     if let Some(a) = asked {
         return if ids.contains(&a) {
             Ok(a.to_owned())
@@ -591,22 +740,21 @@ async fn replay(
     secrets: &[Option<(String, Secret)>],
     opts: &Options,
 ) -> Result<Summary, ReplayError> {
-    let listed = call0::<DevicesList>(client).await?;
+    let listed: DevicesListResult =
+        call0_as::<DevicesList, _>(client, Some(CALL_TIMEOUT_MS)).await?;
     let device = pick_device(&listed, opts.device.as_deref(), rec.device.as_deref())?;
     call::<DeviceSelect>(client, json!({ "deviceId": device })).await?;
     call0::<DeviceConnect>(client).await?;
-    let started = call0::<SessionStart>(client).await?;
-    let session = started["id"].as_str().unwrap_or_default().to_owned();
+    let started: SessionInfo = call0_as::<SessionStart, _>(client, Some(CALL_TIMEOUT_MS)).await?;
+    let session = started.id.to_string();
     let (first, last) = (
         steps.first().map(|s| s.number).unwrap_or(0),
         steps.last().map(|s| s.number).unwrap_or(0),
     );
     call::<VerdictRecord>(
         client,
-        json!({ "verdict": { "status": "unknown", "summary": format!(
-            "devicerail replay: this Session replays Session {} (steps {first} to {last})",
-            rec.session
-        ) } }),
+        json!({ "verdict": { "status": "unknown",
+            "summary": replay_link::link(&rec.session, first, last) } }),
     )
     .await?;
     tracing::info!(replays = %rec.session, session = %session, device = %device, "replay started");
@@ -619,8 +767,10 @@ async fn replay(
         healed: 0,
         diverged: 0,
         stopped: None,
+        overhead: Overhead::default(),
     };
     let outcome = run_steps(client, data, rec, steps, secrets, opts, &mut summary).await;
+    summary.overhead = Overhead::of(&summary.steps);
     // The Session ends whatever happened, with the replay's verdict.
     let failed = outcome.is_err() || !summary.succeeded();
     let mut text = format!("replay of Session {}: {}", rec.session, summary.counts());
@@ -646,6 +796,35 @@ async fn replay(
     Ok(summary)
 }
 
+/// Records a step's outcome in the replay's Session (a verdict citing the
+/// replayed screen after it, so its report shows both sides), then keeps
+/// it for the summary.
+async fn push(
+    client: &DeviceRailClient,
+    summary: &mut Summary,
+    out: StepOutcome,
+) -> Result<(), ReplayError> {
+    let status = match out.verdict {
+        Verdict::Matched | Verdict::Healed => "pass",
+        Verdict::Diverged => "fail",
+        Verdict::Skipped => "unknown",
+    };
+    let evidence: Vec<AssetRef> = out
+        .replayed_shot
+        .as_deref()
+        .map(|sha| AssetRef::content_addressed(sha, PNG_MEDIA_TYPE))
+        .into_iter()
+        .collect();
+    call::<VerdictRecord>(
+        client,
+        json!({ "verdict": { "status": status, "evidence": evidence,
+            "summary": replay_link::step_summary(out.number, &out.action, out.verdict.as_str(), &out.note) } }),
+    )
+    .await?;
+    summary.steps.push(out);
+    Ok(())
+}
+
 #[allow(clippy::too_many_arguments)]
 async fn run_steps(
     client: &DeviceRailClient,
@@ -656,7 +835,13 @@ async fn run_steps(
     opts: &Options,
     summary: &mut Summary,
 ) -> Result<(), ReplayError> {
-    let mut screen = settle(client, observe(client).await?, opts.settle_max_ms).await?;
+    let device = DeviceActions::of(
+        &call0_as::<DeviceCapabilities, Vec<ActionDefinition>>(client, Some(CALL_TIMEOUT_MS))
+            .await?,
+    );
+    let mut eyes = Eyes::new(client, Some(CALL_TIMEOUT_MS));
+    let first = observe(&mut eyes).await?;
+    let mut screen = settled(&mut eyes, first, opts.settle_max_ms).await?;
     for (k, (step, secret)) in steps.iter().zip(secrets).enumerate() {
         let t0 = Instant::now();
         let mut out = StepOutcome {
@@ -670,112 +855,171 @@ async fn run_steps(
             candidates: Vec::new(),
             secret: secret.as_ref().map(|(n, _)| secrets::variable(n)),
             call_id: None,
+            sent: None,
+            scrolled: 0,
+            covered_by: None,
             recorded_ms: step.duration_ms,
             action_ms: 0,
             step_ms: 0,
-            shots: Shots {
-                recorded: (
-                    plan::shot_of(step.before_shot.as_ref()),
-                    plan::shot_of(step.after_shot.as_ref()),
-                ),
-                replayed: (screen.shot(), None),
-                target: None,
-                viewports: (
-                    step.before_shot.as_ref().and_then(viewport_of),
-                    screen.viewport(),
-                ),
-            },
+            replayed_shot: None,
         };
-        if step.outcome != "succeeded" {
+        if !step.succeeded() {
             out.verdict = Verdict::Skipped;
-            out.note = format!("not replayed: it {} in the recording", step.outcome);
-            summary.steps.push(out);
+            out.note = format!(
+                "not replayed: it {} in the recording",
+                step.outcome.as_str()
+            );
+            push(client, summary, out).await?;
             continue;
         }
         let rec_tree = aim_tree(data, rec, step);
-        let current = screen.tree.as_ref().map(|tree| Current {
-            tree,
-            observation_id: &screen.id,
-        });
-        let aimed = match aim::aim(&step.aiming, &step.arguments, rec_tree.as_ref(), current) {
+        // Aim; an element not on the screen is looked for by scrolling
+        // (a bounded search, each scroll an Action of the replay).
+        let aimed = loop {
+            let current = screen.tree.as_ref().map(|tree| Current {
+                tree,
+                observation_id: &screen.observation_id,
+            });
+            let aimed = aim::aim(&step.aiming, &step.arguments, rec_tree.as_ref(), current);
+            let toward = match &aimed {
+                Err(lost) if lost.gone => Some(Toward::Down),
+                Ok(a) => off_screen(&screen, a),
+                Err(_) => None,
+            };
+            match (toward, device.scroller()) {
+                (Some(way), Some(scroller)) if out.scrolled < MAX_SEARCH => {
+                    scroll(client, scroller, &screen, way).await?;
+                    out.scrolled += 1;
+                    let first = observe(&mut eyes).await?;
+                    screen = settled(&mut eyes, first, opts.settle_max_ms).await?;
+                }
+                _ => break aimed,
+            }
+        };
+        let aimed = match aimed {
             Ok(a) => a,
             Err(Lost {
                 element,
-                recorded,
                 reason,
                 candidates,
+                ..
             }) => {
                 out.verdict = Verdict::Diverged;
                 out.note = format!("its element {element} is {reason} on the current screen");
+                if out.scrolled > 0 {
+                    out.note
+                        .push_str(&format!(" (after {} scroll(s))", out.scrolled));
+                }
                 out.element = Some(element.clone());
                 out.candidates = candidates;
-                out.shots.target = Some(Target {
-                    element,
-                    recorded,
-                    current: None,
-                });
                 out.step_ms = t0.elapsed().as_millis() as u64;
                 summary.diverged += 1;
                 summary.stopped = Some(format!(
                     "step {}: the element it was aimed at cannot be found",
                     step.number
                 ));
-                summary.steps.push(out);
+                push(client, summary, out).await?;
                 return Ok(());
             }
         };
         out.element = aimed.target.as_ref().map(|t| t.element.clone());
         out.heal = aimed.heal.as_ref().map(HealJson::from);
-        out.shots.target = aimed.target.clone();
+        // Check before acting: nothing but the element may be hit.
+        let (name, arguments) = match sending(step, &aimed, &screen, &device) {
+            Sending::Send { name, arguments } => (name, arguments),
+            Sending::Covered { by } => {
+                out.verdict = Verdict::Diverged;
+                out.note = format!(
+                    "{} is covered by {by}: nothing was sent",
+                    out.element.as_deref().unwrap_or("its element")
+                );
+                out.covered_by = Some(by);
+                out.step_ms = t0.elapsed().as_millis() as u64;
+                summary.diverged += 1;
+                summary.stopped = Some(format!("step {}: its element is covered", step.number));
+                push(client, summary, out).await?;
+                return Ok(());
+            }
+        };
         let arguments = match secret {
             // The one place a secret's value is used: the call's arguments.
             Some((_, s)) => json!({ "text": s.expose() }),
-            None => aimed.arguments,
+            None => arguments,
         };
         let call_id = uuid::Uuid::new_v4().to_string();
         out.call_id = Some(call_id.clone());
+        if name != step.name {
+            out.sent = Some(name.to_owned());
+        }
         let t_call = Instant::now();
-        let result = call::<DeviceExecute>(
-            client,
-            json!({ "id": call_id, "name": step.name, "arguments": arguments }),
-        )
-        .await;
-        drop(arguments);
+        let result = execute(client, &call_id, name, arguments, Some(CALL_TIMEOUT_MS)).await;
         out.action_ms = t_call.elapsed().as_millis() as u64;
+        // A driver that refused because something covers the element sent
+        // nothing: the replay stops there, as for any aimed step that
+        // failed (what follows would type or tap on a screen it did not
+        // reach).
+        if let Err(LinkError::Remote { code, message, .. }) = &result
+            && (aimed.node.is_some() || code == "element_not_interactable")
+        {
+            let covering = covered_by(message);
+            out.verdict = Verdict::Diverged;
+            out.note = match &covering {
+                Some(by) => format!(
+                    "{} is covered by {by}: nothing was sent",
+                    out.element.as_deref().unwrap_or("its element")
+                ),
+                None => format!("the Action failed: {message} ({code})"),
+            };
+            out.covered_by = covering;
+            out.step_ms = t0.elapsed().as_millis() as u64;
+            summary.diverged += 1;
+            summary.stopped = Some(format!(
+                "step {}: its element could not be acted on",
+                step.number
+            ));
+            push(client, summary, out).await?;
+            return Ok(());
+        }
         let after_obs = match result {
-            Ok(r) => r["after"].clone(),
-            Err(ReplayError::Link(LinkError::Remote { code, message, .. })) => {
+            Ok(r) => r.after,
+            Err(LinkError::Remote { code, message, .. }) => {
                 out.verdict = Verdict::Diverged;
                 out.note = format!("the Action failed: {message} ({code})");
-                Value::Null
+                None
             }
-            Err(e) => return Err(e),
+            Err(e) => return Err(e.into()),
         };
         // Settle only where the recording waited: when the next step (or
         // the end) followed at once, the screen right after the Action is
         // what the recording saw next, and what its after tree shows.
         let quiet = u64::from(SettlePolicy::for_screen(screen.web(), 0).quiet_ms);
         let recorded_at_once = step.after.is_none() || step.after_at_once;
-        let quick = recorded_at_once
-            && steps
-                .get(k + 1)
-                .is_none_or(|next| step.gap_before(next).is_some_and(|gap| gap < quiet));
-        let first = if after_obs["uiSnapshot"].is_object() {
-            Some(screen_of(client, after_obs).await?)
-        } else if quick && step.after.is_none() && out.verdict != Verdict::Diverged {
+        // Nor where it waited and saw nothing change.
+        let quick = step.still_after == Some(true)
+            || (recorded_at_once
+                && steps
+                    .get(k + 1)
+                    .is_none_or(|next| step.gap_before(next).is_some_and(|gap| gap < quiet)));
+        let first = if let Some(after) = after_obs.filter(|o| o.ui_snapshot.is_some()) {
+            Some(eyes.screen(after).await?)
+        } else if quick
+            && step.after.is_none()
+            && !step.redacted
+            && out.verdict != Verdict::Diverged
+        {
             // No after tree here nor in the recording (a protected
             // Action): the recording's next step was aimed against the
             // look before this one, and so is the replay's.
             None
         } else {
-            Some(observe(client).await?)
+            Some(observe(&mut eyes).await?)
         };
         screen = match first {
             None => screen,
             Some(f) if quick => f,
-            Some(f) => settle(client, f, opts.settle_max_ms).await?,
+            Some(f) => settled(&mut eyes, f, opts.settle_max_ms).await?,
         };
-        out.shots.replayed.1 = screen.shot();
+        out.replayed_shot = screen.screenshot.clone();
         if out.verdict != Verdict::Diverged {
             let rec_before = step
                 .before
@@ -785,11 +1029,33 @@ async fn run_steps(
                 .after
                 .as_ref()
                 .and_then(|o| plan::recorded_tree(data, o));
-            out.comparison = compare::compare(
-                rec_before.as_ref(),
-                rec_after.as_ref(),
-                screen.tree.as_ref(),
-            );
+            out.comparison = if step.redacted {
+                // A protected step is compared by the state of the field
+                // it typed into (empty, masked, text), never its value: the
+                // recording's next look shows that state.
+                let ended = step.at_ms.1.unwrap_or(u64::MAX);
+                let rec_after = rec_after.or_else(|| {
+                    steps
+                        .get(k + 1)
+                        .and_then(|n| n.before.as_ref())
+                        // A look taken after the step ended, not one the
+                        // next step borrowed from before it.
+                        .filter(|o| o.captured_at_ms.get() >= ended)
+                        .and_then(|o| plan::recorded_tree(data, o))
+                });
+                match field_of(data, rec, step) {
+                    Some((fk, fi)) => {
+                        compare::compare_field((&fk, fi), rec_after.as_ref(), screen.tree.as_ref())
+                    }
+                    None => Comparison::default(),
+                }
+            } else {
+                compare::compare(
+                    rec_before.as_ref(),
+                    rec_after.as_ref(),
+                    screen.tree.as_ref(),
+                )
+            };
             if !out.comparison.reproduced() {
                 out.verdict = Verdict::Diverged;
                 out.note = format!(
@@ -803,14 +1069,23 @@ async fn run_steps(
                 );
             } else if let Some(h) = &aimed.heal {
                 out.verdict = Verdict::Healed;
-                out.note = format!(
-                    "{} moved: hit at ({:.0}, {:.0}) instead of ({:.0}, {:.0})",
-                    out.element.as_deref().unwrap_or("its element"),
-                    h.to.0,
-                    h.to.1,
-                    h.from.0,
-                    h.from.1
-                );
+                let element = out.element.as_deref().unwrap_or("its element");
+                out.note = if h.from == h.to {
+                    format!("{element} is where it was")
+                } else {
+                    format!(
+                        "{element} moved: hit at ({:.0}, {:.0}) instead of ({:.0}, {:.0})",
+                        h.to.0, h.to.1, h.from.0, h.from.1
+                    )
+                };
+                if let Some(why) = &h.why {
+                    out.note
+                        .push_str(&format!("; found by what it is, score {why}"));
+                }
+            } else if out.comparison.compared && step.redacted {
+                out.note =
+                    "its field is in the state the recording left it in (values are never compared)"
+                        .into();
             } else if out.comparison.compared {
                 out.note = format!("{} recorded change(s) seen again", out.comparison.expected);
             } else {
@@ -825,7 +1100,7 @@ async fn run_steps(
             Verdict::Skipped => {}
         }
         let diverged = out.verdict == Verdict::Diverged;
-        summary.steps.push(out);
+        push(client, summary, out).await?;
         if diverged && opts.strict {
             summary.stopped = Some(format!(
                 "step {}: --strict stops at the first divergence",
@@ -843,7 +1118,12 @@ mod tests {
 
     #[test]
     fn the_device_is_the_asked_then_the_recorded_then_the_only_one() {
-        let listed = json!({ "devices": [{ "id": "mock-1" }, { "id": "mock-2" }] });
+        let list = |ids: &[&str]| -> DevicesListResult {
+            serde_json::from_value(json!({ "devices": ids.iter().map(|id| json!({
+                "id": id, "platform": { "kind": "android" }, "name": id, "connected": false })).collect::<Vec<_>>() }))
+            .expect("devices")
+        };
+        let listed = list(&["mock-1", "mock-2"]);
         assert_eq!(
             pick_device(&listed, Some("mock-2"), Some("mock-1")).expect("asked"),
             "mock-2"
@@ -854,7 +1134,7 @@ mod tests {
         );
         assert!(pick_device(&listed, None, Some("phone")).is_err());
         assert!(pick_device(&listed, Some("phone"), None).is_err());
-        let one = json!({ "devices": [{ "id": "mock-1" }] });
+        let one = list(&["mock-1"]);
         assert_eq!(
             pick_device(&one, None, Some("phone")).expect("only"),
             "mock-1"

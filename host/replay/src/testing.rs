@@ -42,6 +42,15 @@ pub(crate) fn label(id: &str, text: &str, y: f64) -> UiNode {
     n
 }
 
+/// A password field with identifier `id` holding `value` (masked).
+pub(crate) fn secret_field(id: &str, value: Option<&str>, y: f64) -> UiNode {
+    let mut n = node(id, Some("app"), "textbox", Some("Password"));
+    n.identifier = BoundedString::truncating(id);
+    n.value = value.and_then(NodeText::truncating);
+    n.bounds = Some(UiRect::new(60.0, y, 600.0, 60.0));
+    n
+}
+
 /// A keyed tree of an application holding `children`, 720x1280.
 pub(crate) fn tree(children: Vec<UiNode>) -> Keyed {
     let mut root = node("app", None, "application", Some("Mock"));

@@ -13,7 +13,7 @@
 //!   only asked when a frame read has an `<iframe>` whose document was not
 //!   in its process's snapshot.
 //! * Each frame's viewport in the page comes from its `<iframe>` element's
-//!   content box, asked in the parent's document ([`scripts::FRAME_POINT`])
+//!   content box, asked in the parent's document ([`scripts::frame_point`])
 //!   and added up the chain of parents.
 //! * Bounded: at most [`MAX_FRAMES`] frames, [`MAX_FRAME_DEPTH`] deep. A
 //!   frame that goes away while it is read is left out (logged), never a
@@ -43,7 +43,7 @@ pub(crate) struct FrameRead {
     pub(crate) depth: usize,
 }
 
-/// [`scripts::FRAME_POINT`]'s answer.
+/// [`scripts::frame_point`]'s answer.
 #[derive(Debug, Clone, Deserialize)]
 pub(crate) struct FramePoint {
     pub(crate) x: f64,
@@ -396,7 +396,7 @@ async fn place(page: &CdpSession, frames: &mut Vec<FrameRead>) -> Result<(), Cdp
             &session,
             parent.entry.world,
             owner,
-            scripts::FRAME_POINT,
+            &scripts::frame_point(),
             &[json!(0), json!(0), json!(false)],
         )
         .await
@@ -468,7 +468,7 @@ pub(crate) async fn point_in_page(
             &session,
             parent.world,
             owner,
-            scripts::FRAME_POINT,
+            &scripts::frame_point(),
             &[json!(x), json!(y), json!(true)],
         )
         .await?

@@ -2,6 +2,11 @@
 //! `Runtime.callFunctionOn` (with `this` bound to an element) or an
 //! expression for `Runtime.evaluate`; results are plain JSON.
 
+/// `(el) => "div#cookies \"We use cookies…\""`: what an element that
+/// covers another is, for the error that names it (its tag, id and first
+/// words).
+const DESCRIBE: &str = r##"(el) => { const t = (el.innerText || el.getAttribute("aria-label") || "").replace(/\s+/g, " ").trim(); return el.tagName.toLowerCase() + (el.id ? "#" + el.id : "") + (t ? " \"" + (t.length > 40 ? t.slice(0, 39) + "…" : t) + "\"" : ""); }"##;
+
 /// Waits for one animation frame (or 100 ms when frames are not
 /// produced), as a reusable snippet.
 const FRAME: &str = "() => new Promise(resolve => { const t = setTimeout(resolve, 100); requestAnimationFrame(() => { clearTimeout(t); resolve(); }); })";
@@ -68,8 +73,7 @@ pub(crate) fn actionability() -> String {
           if (h && inside(h)) return {{ ok: true, x: px, y: py }};
         }}
       }}
-      const d = hit ? (hit.tagName.toLowerCase() + (hit.id ? "#" + hit.id : "")) : null;
-      return {{ ok: false, reason: "covered", covering: d, x, y }};
+      return {{ ok: false, reason: "covered", covering: hit ? ({DESCRIBE})(hit) : null, x, y }};
     }}
   }}
   return {{ ok: true, x, y }};
@@ -164,7 +168,11 @@ pub(crate) fn settle_scroll() -> String {
 /// `{x, y, left, top, width, height, hit, covering?}`: the mapped point,
 /// the frame's content box, and whether `elementFromPoint` there hits the
 /// `<iframe>` (something else covers it otherwise).
-pub(crate) const FRAME_POINT: &str = r##"function(x, y, scroll) {
+pub(crate) fn frame_point() -> String {
+    FRAME_POINT.replace("(DESCRIBE)", &format!("({DESCRIBE})"))
+}
+
+const FRAME_POINT: &str = r##"function(x, y, scroll) {
   const el = this;
   const box = () => {
     const r = el.getBoundingClientRect();
@@ -194,7 +202,7 @@ pub(crate) const FRAME_POINT: &str = r##"function(x, y, scroll) {
       h = inner;
     }
     hit = h === el;
-    if (!hit && h) covering = h.tagName.toLowerCase() + (h.id ? "#" + h.id : "");
+    if (!hit && h) covering = (DESCRIBE)(h);
   }
   return { x: px, y: py, left: b.left, top: b.top, width: b.width, height: b.height, hit, covering };
 }"##;

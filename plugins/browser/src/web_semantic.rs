@@ -100,9 +100,16 @@ struct Edited {
 }
 
 fn not_actionable(node: &UiNode, reason: &str, extra: Value) -> DriverError {
+    // What covers it is named in the message too: the catalog gives this
+    // code no details, so hosts pass only the message on.
+    let by = extra
+        .get("coveredBy")
+        .and_then(Value::as_str)
+        .map(|b| format!(" by {b}"))
+        .unwrap_or_default();
     DriverError::new(
         ErrorCode::ElementNotInteractable,
-        format!("element {} is {reason}", node.stable_node_id),
+        format!("element {} is {reason}{by}", node.stable_node_id),
     )
     .with_details(json!({
         "stableNodeId": node.stable_node_id,

@@ -58,6 +58,10 @@ pub(crate) struct Changes {
     pub(crate) banner: bool,
     pub(crate) save_replaced: bool,
     pub(crate) save_duplicated: bool,
+    /// A cookie banner drawn over Save (it takes the taps there).
+    pub(crate) save_covered: bool,
+    /// Save's identifier renamed (its label kept).
+    pub(crate) save_renamed: bool,
 }
 
 /// The whole mutable state of the mock device.
@@ -148,6 +152,8 @@ pub(crate) enum ChangeOp {
     InsertBanner,
     ReplaceSave,
     DuplicateSave,
+    CoverSave,
+    RenameSave,
     Reset,
 }
 

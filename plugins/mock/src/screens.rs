@@ -11,7 +11,9 @@
 //!   Continue sets the status to `Done`, Cancel to `Cancelled`.
 //! * `changes` — `Save` and `Delete` buttons (status `Saved`/`Deleted`)
 //!   and controls that remove Save, insert a banner above it (moving it),
-//!   replace it with `Discard` in place, duplicate it, or reset.
+//!   replace it with `Discard` in place, duplicate it, cover it with a
+//!   cookie banner (which takes the taps there), rename its identifier,
+//!   or reset.
 //!
 //! Deterministic: the same state lays out the same elements; only the
 //! moving button depends on the clock.
@@ -458,6 +460,17 @@ pub(crate) fn changes(s: &AppState) -> Vec<Element> {
                 (60, y, 600, 100),
                 ButtonAction::Press("Discarded"),
             ));
+        } else if c.save_renamed {
+            // A developer id appears (and the element's id changes).
+            let mut save = button(
+                "store-action",
+                "changes-app",
+                "Save",
+                (60, y, 600, 100),
+                ButtonAction::Press("Saved"),
+            );
+            save.identifier = Some("store-action".into());
+            out.push(save);
         } else {
             out.push(button(
                 "save",
@@ -490,16 +503,30 @@ pub(crate) fn changes(s: &AppState) -> Vec<Element> {
         ("replace-save", "Replace Save", ChangeOp::ReplaceSave),
         ("duplicate-save", "Duplicate Save", ChangeOp::DuplicateSave),
         ("reset", "Reset", ChangeOp::Reset),
+        ("cover-save", "Cover Save", ChangeOp::CoverSave),
+        ("rename-save", "Rename Save", ChangeOp::RenameSave),
     ];
     for (k, (id, name, op)) in controls.into_iter().enumerate() {
         let x = if k % 2 == 0 { 20 } else { 370 };
         let y = 880 + 120 * (k as i64 / 2);
+        // The last row is a thin one: the screen ends at 1280.
+        let h = if k >= 6 { 40 } else { 100 };
         out.push(button(
             id,
             "changes-app",
             name,
-            (x, y, 330, 100),
+            (x, y, 330, h),
             ButtonAction::Change(op),
+        ));
+    }
+    if c.save_covered {
+        // Drawn last: on top of Save.
+        out.push(button(
+            "cookie-banner",
+            "changes-app",
+            "Accept cookies",
+            (0, 280, 720, 160),
+            ButtonAction::Press("Cookies accepted"),
         ));
     }
     out
@@ -550,6 +577,8 @@ pub(crate) fn press(s: &mut AppState, action: ButtonAction) {
                 ChangeOp::InsertBanner => c.banner = true,
                 ChangeOp::ReplaceSave => c.save_replaced = true,
                 ChangeOp::DuplicateSave => c.save_duplicated = true,
+                ChangeOp::CoverSave => c.save_covered = true,
+                ChangeOp::RenameSave => c.save_renamed = true,
                 ChangeOp::Reset => {
                     *c = Default::default();
                     s.status = "Nothing pressed".into();

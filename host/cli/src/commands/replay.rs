@@ -5,9 +5,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use devicerail_host_config::{CommandLine, paths};
-use devicerail_host_replay::run::{self, Options, Verdict};
-use devicerail_host_replay::{export, page};
-use devicerail_host_report::report::Source;
+use devicerail_host_replay::export;
+use devicerail_host_replay::run::{self, Options};
+use devicerail_host_report::report::{self, Source};
 
 use crate::args::{ExportArgs, ReplayArgs, ScriptArg};
 use crate::logging;
@@ -64,8 +64,15 @@ pub(crate) fn run(a: ReplayArgs, mut line: CommandLine) -> ExitCode {
     let out = a
         .out
         .unwrap_or_else(|| PathBuf::from(format!("devicerail-replay-{}.html", s.session)));
-    let html = page::render(&replayed);
-    let written = devicerail_host_store::private_file::write(&out, html.as_bytes());
+    // The comparison is the replay Session's own report: each step beside
+    // the recorded one.
+    let written = match &replayed.replayed {
+        Some(data) => report::write(data, Some(&replayed.recorded), &out).map(drop),
+        None => Err(report::ReportError::Write {
+            path: out.clone(),
+            source: std::io::Error::other("the replay's Session could not be read back"),
+        }),
+    };
     if a.json {
         let mut doc = serde_json::to_value(s).unwrap_or_default();
         if written.is_ok() {
@@ -86,30 +93,25 @@ pub(crate) fn run(a: ReplayArgs, mut line: CommandLine) -> ExitCode {
                 st.note
             );
         }
-        let overhead: Vec<u64> = s
-            .steps
-            .iter()
-            .filter(|st| st.verdict != Verdict::Skipped)
-            .map(|st| st.step_ms.saturating_sub(st.action_ms))
-            .collect();
-        let mean = if overhead.is_empty() {
-            0
-        } else {
-            overhead.iter().sum::<u64>() / overhead.len() as u64
-        };
         println!(
-            "{}{}; replay overhead per step (settle, aim, compare) {mean} ms on average",
+            "{}{}; replay overhead per step (settle, aim, check, compare) p50 {} ms, p95 {} ms over {} step(s)",
             s.counts(),
             s.stopped
                 .as_deref()
                 .map(|w| format!("; stopped at {w}"))
-                .unwrap_or_default()
+                .unwrap_or_default(),
+            s.overhead.p50_ms,
+            s.overhead.p95_ms,
+            s.overhead.steps
         );
     }
     match written {
-        Ok(_) => eprintln!("wrote the comparison report {}", out.display()),
+        Ok(()) => eprintln!(
+            "wrote the replay Session's report, both sides per step: {}",
+            out.display()
+        ),
         Err(e) => {
-            eprintln!("devicerail replay: cannot write {}: {e}", out.display());
+            eprintln!("devicerail replay: {e}");
             return ExitCode::FAILURE;
         }
     }
@@ -141,6 +143,7 @@ pub(crate) fn run_export(a: ExportArgs) -> ExitCode {
         ScriptArg::Python => export::Language::Python,
         ScriptArg::Typescript => export::Language::TypeScript,
         ScriptArg::Rust => export::Language::Rust,
+        ScriptArg::Playwright => export::Language::Playwright,
     };
     let script = match export::export_source(&source, language) {
         Ok(s) => s,

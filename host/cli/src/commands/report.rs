@@ -56,7 +56,8 @@ pub(crate) fn report(
     let out = out
         .map(Path::to_path_buf)
         .unwrap_or_else(|| PathBuf::from(format!("devicerail-report-{}.html", data.session.id)));
-    let w = report::write(&data, &out)?;
+    let recorded = report::recorded_for(&source, &data);
+    let w = report::write(&data, recorded.as_ref(), &out)?;
     println!(
         "wrote {} ({}): session {}, {} events, {} screenshots, in {} ms",
         out.display(),

@@ -10,12 +10,13 @@
 use std::collections::HashMap;
 
 use devicerail_host_agent::effect::effect;
-use devicerail_host_agent::identity::identify;
 use devicerail_host_agent::log::effect_inputs;
 use devicerail_host_agent::pixels::PixelDigest;
 use devicerail_host_agent::render;
-use devicerail_host_agent::{Keyed, TreeView};
-use devicerail_host_protocol::{PNG_MEDIA_TYPE, UI_TREE_MEDIA_TYPE, UiSnapshot};
+use devicerail_host_agent::{Keyed, screen};
+use devicerail_host_protocol::{
+    Observation, PNG_MEDIA_TYPE, TestEvent, UI_TREE_MEDIA_TYPE, UiSnapshot,
+};
 use serde_json::{Map, Value, json};
 
 use crate::bundle::SessionData;
@@ -31,11 +32,8 @@ struct Cache<'a> {
 }
 
 impl<'a> Cache<'a> {
-    fn tree(&mut self, obs: &Value) -> Option<&Keyed> {
-        let sha = obs
-            .pointer("/uiSnapshot/evidence/sha256")?
-            .as_str()?
-            .to_owned();
+    fn tree(&mut self, obs: &Observation) -> Option<&Keyed> {
+        let sha = obs.ui_snapshot.as_ref()?.evidence.sha256.clone()?;
         let data = self.data;
         self.trees
             .entry(sha.clone())
@@ -47,21 +45,13 @@ impl<'a> Cache<'a> {
                 let snap: UiSnapshot = serde_json::from_slice(&blob.bytes)
                     .inspect_err(|e| tracing::warn!("UI snapshot {sha} is not readable: {e}"))
                     .ok()?;
-                let mut view = TreeView::from_snapshot(snap)
-                    .with_url(obs["metadata"]["url"].as_str().map(str::to_owned));
-                if let (Some(w), Some(h)) = (
-                    obs["viewport"]["width"].as_f64(),
-                    obs["viewport"]["height"].as_f64(),
-                ) {
-                    view = view.with_viewport(w, h);
-                }
-                Some(identify(view))
+                Some(screen::keyed(obs, snap))
             })
             .as_ref()
     }
 
-    fn pixels(&mut self, obs: &Value) -> Option<PixelDigest> {
-        let sha = obs.pointer("/screenshot/sha256")?.as_str()?.to_owned();
+    fn pixels(&mut self, obs: &Observation) -> Option<PixelDigest> {
+        let sha = screen::shot_of(obs)?;
         let data = self.data;
         self.pixels
             .entry(sha.clone())
@@ -79,7 +69,7 @@ impl<'a> Cache<'a> {
 }
 
 /// The effect of every succeeded Action of `events`, by call id.
-pub fn effects(data: &SessionData, events: &[Value]) -> Map<String, Value> {
+pub fn effects(data: &SessionData, events: &[TestEvent]) -> Map<String, Value> {
     let mut cache = Cache {
         data,
         trees: HashMap::new(),
@@ -100,10 +90,9 @@ pub fn effects(data: &SessionData, events: &[Value]) -> Map<String, Value> {
         if let Some(o) = inputs.after {
             cache.tree(o);
         }
-        let key = |o: Option<&Value>| {
-            o.and_then(|o| o.pointer("/uiSnapshot/evidence/sha256"))
-                .and_then(Value::as_str)
-                .map(str::to_owned)
+        let key = |o: Option<&Observation>| {
+            o.and_then(|o| o.ui_snapshot.as_ref())
+                .and_then(|u| u.evidence.sha256.clone())
         };
         let before = key(inputs.before)
             .and_then(|k| cache.trees.get(&k))
@@ -127,7 +116,7 @@ pub fn effects(data: &SessionData, events: &[Value]) -> Map<String, Value> {
             _ => String::new(),
         };
         let d = e.diff.as_ref();
-        let id = |o: Option<&Value>| o.and_then(|o| o["id"].as_str()).map(str::to_owned);
+        let id = |o: Option<&Observation>| o.map(|o| o.id.to_string());
         out.insert(
             inputs.call_id.clone(),
             json!({

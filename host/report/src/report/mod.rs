@@ -6,7 +6,8 @@
 //! snapshot as a tree whose nodes outline themselves on the screenshot
 //! when hovered; each Action's effect (what its before and after
 //! observations differ in, or `no visible change`, see [`effects`]);
-//! verdicts with their evidence.
+//! verdicts with their evidence; and for a Session `devicerail replay`
+//! ran, the Session it replays beside it, step by step ([`replay`]).
 //!
 //! The page loads nothing: data and blobs are embedded (images decoded
 //! only when shown), a Content-Security-Policy admits only the page's own
@@ -30,6 +31,7 @@ use sha2::{Digest, Sha256};
 use crate::bundle::{self, BundleError, SessionData};
 
 pub mod effects;
+pub mod replay;
 use devicerail_host_store::event_store::ReadOnlyStore;
 
 const TEMPLATE: &str = include_str!("template.html");
@@ -102,10 +104,39 @@ pub fn load(source: &Source) -> Result<SessionData, ReportError> {
     })
 }
 
+/// The Session `data` replays, read from the same data directory, when
+/// `data` is a replay Session and `source` a store (a bundle holds one
+/// Session); `None` (logged) when it cannot be read.
+pub fn recorded_for(source: &Source, data: &SessionData) -> Option<SessionData> {
+    let Source::Store { data_dir, .. } = source else {
+        return None;
+    };
+    let replays = data.events.iter().find_map(|e| {
+        let ev: devicerail_host_protocol::TestEvent = serde_json::from_str(&e.json).ok()?;
+        match ev.payload {
+            devicerail_host_protocol::TestEventPayload::VerdictRecorded { verdict } => {
+                replay::linked(&verdict.summary).and_then(|s| s.parse::<SessionId>().ok())
+            }
+            _ => None,
+        }
+    })?;
+    load(&Source::Store {
+        data_dir: data_dir.clone(),
+        session: Some(replays),
+    })
+    .inspect_err(|e| tracing::warn!("the replayed Session {replays} cannot be read: {e}"))
+    .ok()
+}
+
 /// `devicerail report`: renders `data` to `out` (owner-only,
-/// atomically).
-pub fn write(data: &SessionData, out: &Path) -> Result<Written, ReportError> {
-    let html = render(data)?;
+/// atomically); a replay Session shows the Session it replays
+/// (`recorded`, when given) beside it, step by step.
+pub fn write(
+    data: &SessionData,
+    recorded: Option<&SessionData>,
+    out: &Path,
+) -> Result<Written, ReportError> {
+    let html = render(data, recorded)?;
     let bytes =
         devicerail_host_store::private_file::write(out, html.as_bytes()).map_err(|source| {
             ReportError::Write {
@@ -187,8 +218,9 @@ fn page_event(sequence: u64, json: &str) -> Result<Value, ReportError> {
     Ok(v)
 }
 
-/// Renders the report page of `data`.
-pub(crate) fn render(data: &SessionData) -> Result<String, ReportError> {
+/// Renders the report page of `data` (with `recorded` beside it, when
+/// `data` replays it).
+pub fn render(data: &SessionData, recorded: Option<&SessionData>) -> Result<String, ReportError> {
     let events = data
         .events
         .iter()
@@ -220,7 +252,41 @@ pub(crate) fn render(data: &SessionData) -> Result<String, ReportError> {
             images.push_str("</script>\n");
         }
     }
-    let effects = effects::effects(data, &events);
+    // Effects read the typed log (an event this host could not read back is
+    // shown, not compared).
+    let typed: Vec<devicerail_host_protocol::TestEvent> = data
+        .events
+        .iter()
+        .filter_map(|e| {
+            serde_json::from_str(&e.json)
+                .inspect_err(|err| tracing::warn!("event {} is not readable: {err}", e.sequence))
+                .ok()
+        })
+        .collect();
+    let effects = effects::effects(data, &typed);
+    let compared = replay::comparison(&typed, recorded);
+    // The recorded side's screenshots travel with the page.
+    if let (Some(c), Some(rec)) = (&compared, recorded) {
+        let mut added = std::collections::HashSet::new();
+        for step in &c.steps {
+            for sha in [&step.recorded_before, &step.recorded_after]
+                .into_iter()
+                .flatten()
+            {
+                if data.blobs.contains_key(sha) || !added.insert(sha.clone()) {
+                    continue;
+                }
+                if let Some(blob) = rec.blobs.get(sha) {
+                    images.push_str(&format!(
+                        "<script type=\"application/x-devicerail-blob\" id=\"blob-{sha}\" data-media-type=\"{}\">",
+                        escape_html(&blob.media_type)
+                    ));
+                    images.push_str(&base64::engine::general_purpose::STANDARD.encode(&blob.bytes));
+                    images.push_str("</script>\n");
+                }
+            }
+        }
+    }
     let page = json!({
         "producer": concat!("devicerail ", env!("CARGO_PKG_VERSION")),
         "session": data.session,
@@ -228,6 +294,7 @@ pub(crate) fn render(data: &SessionData) -> Result<String, ReportError> {
         "snapshots": snapshots,
         "blobs": blob_info,
         "effects": effects,
+        "replay": compared,
     });
     let csp = format!(
         "default-src 'none'; script-src {}; style-src {}; img-src data: blob:; base-uri 'none'; form-action 'none'",

@@ -149,6 +149,50 @@
   if (verdicts.length) stat('verdict', verdicts[verdicts.length - 1].payload.verdict.status.toUpperCase());
   header.appendChild(el('span', 'stat producer', data.producer));
 
+  // --- a replay: both sides, step by step ---
+  if (data.replay) {
+    const r = data.replay;
+    const box = document.getElementById('replay');
+    box.hidden = false;
+    const counts = {};
+    for (const st of r.steps) counts[st.verdict] = (counts[st.verdict] || 0) + 1;
+    box.querySelector('summary').textContent = 'Replay of Session ' + r.replays + ': ' +
+      ['matched', 'healed', 'diverged', 'skipped'].map((v) => (counts[v] || 0) + ' ' + v).join(', ') +
+      (r.recordedAvailable ? '' : ' (the recorded Session is not in this data directory: its side is not shown)');
+    const table = el('table');
+    const head = el('tr');
+    for (const h of ['step', 'action', 'verdict', 'note', 'recorded before', 'recorded after', 'replayed after']) head.appendChild(el('th', null, h));
+    table.appendChild(head);
+    const thumb = (sha) => {
+      const td = el('td');
+      const url = sha ? blobUrl(sha) : null;
+      if (!url) { td.appendChild(el('span', 'none', sha ? 'not embedded' : 'none')); return td; }
+      const span = el('span', 'thumb');
+      const img = document.createElement('img');
+      img.alt = 'screenshot ' + sha.slice(0, 12);
+      img.loading = 'lazy';
+      img.src = url;
+      span.appendChild(img);
+      td.appendChild(span);
+      return td;
+    };
+    for (const st of r.steps) {
+      const tr = el('tr', 'replay-step ' + st.verdict);
+      tr.dataset.step = st.number;
+      tr.appendChild(el('td', null, st.number));
+      tr.appendChild(el('td', null, st.action));
+      const v = el('td');
+      v.appendChild(el('span', 'badge ' + st.verdict, st.verdict));
+      tr.appendChild(v);
+      tr.appendChild(el('td', null, st.note));
+      tr.appendChild(thumb(st.recordedBefore));
+      tr.appendChild(thumb(st.recordedAfter));
+      tr.appendChild(thumb(st.replayedAfter));
+      table.appendChild(tr);
+    }
+    document.getElementById('replay-steps').appendChild(table);
+  }
+
   // --- timeline ---
   const timeline = document.getElementById('timeline');
   const rows = [];
