@@ -23,6 +23,54 @@ pub struct ObserveRequest {
     /// Build the normalized UI tree (only drivers that advertise UI
     /// snapshots are asked).
     pub ui_tree: bool,
+    /// A live view's frame, never recorded (the lab console): see
+    /// [`LiveRequest`]. A driver that ignores it answers an ordinary
+    /// observation and the host compares screenshots itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub live: Option<LiveRequest>,
+}
+
+/// A request for a device's live screen. A driver that keeps a stream of
+/// its screen (the browser's screencast) answers from it: `png` holds the
+/// newest frame (in the media type [`LiveFrame`] names) when its number is
+/// above `after`, else nothing, and [`LiveFrame::attach`] describes it in
+/// the observation's metadata. Answer quickly: the host polls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LiveRequest {
+    /// The newest frame number the viewer has (0: none).
+    pub after: u64,
+}
+
+/// What a driver answering a [`LiveRequest`] says about its frame.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LiveFrame {
+    /// The frame's number, growing whenever the screen changed.
+    pub seq: u64,
+    /// `image/png` or `image/jpeg`.
+    pub media_type: String,
+    /// When the frame was captured, in Unix milliseconds.
+    pub captured_at_ms: u64,
+}
+
+impl LiveFrame {
+    /// The metadata member that carries it.
+    pub const KEY: &'static str = "liveFrame";
+
+    /// Describes `obs` as this live frame.
+    pub fn attach(&self, obs: &mut DriverObservation) {
+        if let Ok(v) = serde_json::to_value(self) {
+            obs.metadata.insert(Self::KEY.to_owned(), v);
+        }
+    }
+
+    /// The live frame `obs` describes, if its driver answered one.
+    pub fn of(obs: &DriverObservation) -> Option<Self> {
+        obs.metadata
+            .get(Self::KEY)
+            .and_then(|v| serde_json::from_value(v.clone()).ok())
+    }
 }
 
 /// A normalized UI tree as a driver builds it; the host adds the

@@ -60,8 +60,8 @@ pub use config::{ConfigError, ConfigReader};
 pub use context::CallContext;
 pub use driver::{
     ActionOutput, CheckStatus, CustomCode, DeviceCapabilities, DeviceHealth, DoctorCheck, Driver,
-    DriverCode, DriverError, DriverObservation, DriverResult, InvalidCode, LoadPurpose,
-    ObserveRequest, PluginConfig, PluginIdentity, UiTree,
+    DriverCode, DriverError, DriverObservation, DriverResult, InvalidCode, LiveFrame, LiveRequest,
+    LoadPurpose, ObserveRequest, PluginConfig, PluginIdentity, UiTree,
 };
 pub use export::PluginInitError;
 pub use manifest::{PluginManifest, library_file_name, library_stem, valid_plugin_id};

@@ -26,6 +26,7 @@ pub mod errors;
 pub mod event;
 pub mod handshake;
 pub mod ids;
+pub mod lab;
 pub mod manual;
 pub mod media;
 pub mod methods;

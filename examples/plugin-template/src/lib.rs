@@ -272,6 +272,7 @@ mod tests {
         let shot = ObserveRequest {
             screenshot: true,
             ui_tree: false,
+            live: None,
         };
         let before = driver.observe(&ctx, &device, &shot).expect("observe");
         let out = driver

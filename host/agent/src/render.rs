@@ -497,7 +497,7 @@ pub fn effect_summary(e: &Effect) -> String {
             format!("⚠ no visible change: {what}")
         }
         Verdict::Unknown => {
-            "effect unknown: nothing was recorded to compare (protected input)".into()
+            "effect unknown: no before and after were recorded to compare (a first Action, or protected input)".into()
         }
         Verdict::PixelsOnly => format!(
             "effect: pixels only ({}; the UI tree is unchanged)",

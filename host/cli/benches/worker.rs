@@ -147,10 +147,12 @@ fn calls(c: &mut Criterion) {
     let shot = ObserveRequest {
         screenshot: true,
         ui_tree: false,
+        live: None,
     };
     let both = ObserveRequest {
         screenshot: true,
         ui_tree: true,
+        live: None,
     };
     let feed = {
         let mut m = Map::new();

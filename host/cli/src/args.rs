@@ -40,6 +40,10 @@ pub(crate) enum Command {
     /// Serve the Model Context Protocol on stdin/stdout for agents: attaches
     /// to the shared host when one listens, else runs one in this process.
     Mcp(McpArgs),
+    /// Serve a live web console for a device lab on loopback (devices,
+    /// live screens, remote control, Sessions as they happen): prints the
+    /// URL to open, with a one-time token.
+    Console(ConsoleArgs),
     /// Offer the shared host's devices to Kubernetes.
     Kube {
         /// What to run.
@@ -202,6 +206,24 @@ pub(crate) struct AttachArgs {
     /// Data directory of a host started with --spawn.
     #[arg(long, requires = "spawn")]
     pub(crate) data_dir: Option<PathBuf>,
+    /// Reach a lab host on another machine through SSH (`user@lab`): runs
+    /// `devicerail attach` there over an SSH session, authenticated by SSH
+    /// alone; --socket then names the lab's socket.
+    #[arg(long, value_name = "DESTINATION", conflicts_with = "spawn")]
+    pub(crate) ssh: Option<String>,
+    /// An SSH option for --ssh, as `ssh -o` takes it (`Port=2222`,
+    /// `IdentityFile=~/.ssh/lab`); repeatable.
+    #[arg(long = "ssh-option", value_name = "KEY=VALUE", requires = "ssh")]
+    pub(crate) ssh_options: Vec<String>,
+    /// The `devicerail` program on the lab machine (default: `devicerail`
+    /// on its PATH).
+    #[arg(
+        long,
+        value_name = "PATH",
+        requires = "ssh",
+        default_value = "devicerail"
+    )]
+    pub(crate) remote_devicerail: String,
 }
 
 /// `mcp`.
@@ -211,6 +233,20 @@ pub(crate) struct McpArgs {
     /// $XDG_RUNTIME_DIR/devicerail/host.sock).
     #[arg(long)]
     pub(crate) socket: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) host: HostArgs,
+}
+
+/// `console`.
+#[derive(Args)]
+pub(crate) struct ConsoleArgs {
+    /// The shared host's socket (default: $DEVICERAIL_SOCKET, else
+    /// $XDG_RUNTIME_DIR/devicerail/host.sock).
+    #[arg(long)]
+    pub(crate) socket: Option<PathBuf>,
+    /// The loopback address to listen on (port 0: any free port).
+    #[arg(long, default_value = "127.0.0.1:0", value_name = "ADDR:PORT")]
+    pub(crate) listen: std::net::SocketAddr,
     #[command(flatten)]
     pub(crate) host: HostArgs,
 }

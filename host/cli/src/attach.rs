@@ -50,6 +50,15 @@ pub(crate) enum AttachError {
     Paths(#[from] devicerail_host_config::paths::PathError),
     #[error("${LEASE_TOKEN_ENV} is not a lease token: {0}")]
     Token(TokenError),
+    #[error("cannot run ssh (install OpenSSH's client): {0}")]
+    Ssh(std::io::Error),
+    #[error("ssh to {destination} ended with {status}")]
+    SshFailed {
+        destination: String,
+        status: std::process::ExitStatus,
+    },
+    #[error("--ssh-option takes KEY=VALUE (as `ssh -o` does), not {0:?}")]
+    SshOption(String),
 }
 
 /// The reservation token of `DEVICERAIL_LEASE_TOKEN`, if set (an empty
@@ -170,6 +179,70 @@ pub(crate) fn attach(
     bridge(stream, token.as_ref())
 }
 
+/// A lab host on another machine, reached through SSH.
+#[derive(Debug, Clone)]
+pub(crate) struct Remote {
+    /// `user@host`, as `ssh` takes it.
+    pub destination: String,
+    /// `-o` options for `ssh`.
+    pub options: Vec<String>,
+    /// The `devicerail` program there.
+    pub devicerail: String,
+    /// The lab's socket (default: its default).
+    pub socket: Option<PathBuf>,
+}
+
+/// `word` quoted for the remote shell (`ssh` hands the command line to
+/// the login shell of the lab's user).
+fn shell_quote(word: &str) -> String {
+    format!("'{}'", word.replace('\'', "'\\''"))
+}
+
+impl Remote {
+    /// The `ssh` command line: batch mode (no password prompts on the
+    /// protocol's pipes), no pseudo-terminal, then `devicerail attach`
+    /// on the lab.
+    fn command(&self) -> Result<Command, AttachError> {
+        let mut cmd = Command::new("ssh");
+        cmd.args(["-T", "-o", "BatchMode=yes", "-o", "LogLevel=ERROR"]);
+        for o in &self.options {
+            if !o.contains('=') || o.starts_with('-') {
+                return Err(AttachError::SshOption(o.clone()));
+            }
+            cmd.arg("-o").arg(o);
+        }
+        let mut remote = format!("{} attach", shell_quote(&self.devicerail));
+        if let Some(socket) = &self.socket {
+            remote.push_str(" --socket ");
+            remote.push_str(&shell_quote(&socket.to_string_lossy()));
+        }
+        cmd.arg("--").arg(&self.destination).arg(remote);
+        Ok(cmd)
+    }
+}
+
+/// Bridges stdin/stdout to the lab host of `remote`: `ssh` runs
+/// `devicerail attach` there with this process's stdin and stdout, so the
+/// protocol's bytes pass through SSH untouched and only SSH authenticates.
+/// A lease token is not forwarded (SSH does not pass the environment).
+pub(crate) fn attach_over_ssh(remote: &Remote) -> Result<(), AttachError> {
+    let status = remote
+        .command()?
+        .stdin(Stdio::inherit())
+        .stdout(Stdio::inherit())
+        .stderr(Stdio::inherit())
+        .status()
+        .map_err(AttachError::Ssh)?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(AttachError::SshFailed {
+            destination: remote.destination.clone(),
+            status,
+        })
+    }
+}
+
 fn bridge(stream: UnixStream, token: Option<&LeaseToken>) -> Result<(), AttachError> {
     let mut to_host = stream.try_clone().map_err(AttachError::Bridge)?;
     to_host
@@ -217,6 +290,32 @@ fn bridge(stream: UnixStream, token: Option<&LeaseToken>) -> Result<(), AttachEr
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_ssh_command_quotes_the_remote_words_and_refuses_stray_flags() {
+        let remote = Remote {
+            destination: "me@lab".into(),
+            options: vec!["Port=2222".into()],
+            devicerail: "/opt/dev rail/devicerail".into(),
+            socket: Some(PathBuf::from("/run/it's.sock")),
+        };
+        let cmd = remote.command().expect("command");
+        let args: Vec<String> = cmd
+            .get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(args[args.len() - 2], "me@lab");
+        assert_eq!(
+            args[args.len() - 1],
+            "'/opt/dev rail/devicerail' attach --socket '/run/it'\\''s.sock'"
+        );
+        assert!(args.windows(2).any(|w| w == ["-o", "Port=2222"]));
+        let bad = Remote {
+            options: vec!["-oProxyCommand=evil".into()],
+            ..remote
+        };
+        assert!(matches!(bad.command(), Err(AttachError::SshOption(_))));
+    }
 
     #[test]
     fn the_preamble_presents_the_token_as_one_word() {

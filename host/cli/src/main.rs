@@ -37,6 +37,7 @@ fn main() -> ExitCode {
         Command::Serve(a) => commands::serve::run(a, line),
         Command::Attach(a) => commands::attach::run(a),
         Command::Mcp(a) => commands::mcp::run(a, line),
+        Command::Console(a) => commands::console::run(a, line),
         Command::Kube { command } => commands::kube::run(command, line),
         Command::Plugins { command } => commands::plugins::run(command, line),
         Command::Config { command } => commands::config::run(command, line),

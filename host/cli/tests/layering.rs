@@ -37,6 +37,8 @@ const HOST_LAYERS: &[(&str, u8)] = &[
     ("devicerail-host-replay", 6),
     // The MCP server: the link, and replay for agents.
     ("devicerail-host-mcp", 7),
+    // The lab console: the link, the report and replay for its buttons.
+    ("devicerail-host-console", 7),
     ("devicerail-host", 8),
 ];
 
@@ -62,6 +64,9 @@ const CONFINED: &[(&str, &[&str])] = &[
     ("tonic", &["devicerail-host-kube"]),
     ("tonic-prost", &["devicerail-host-kube"]),
     ("prost", &["devicerail-host-kube"]),
+    // The console's HTTP server and its embedded page.
+    ("axum", &["devicerail-host-console"]),
+    ("include_dir", &["devicerail-host-console"]),
     // Bundles are tar archives.
     ("tar", &["devicerail-host-report"]),
 ];

@@ -27,6 +27,9 @@ pub(crate) struct Negotiated {
     /// Whether the host's device-pool extension was negotiated
     /// (`devicerail_host_protocol::pool::POOL_FEATURE`).
     pub pool: bool,
+    /// Whether the host's device-lab extension was negotiated
+    /// (`devicerail_host_protocol::lab::LAB_FEATURE`).
+    pub lab: bool,
 }
 
 impl Negotiated {

@@ -80,6 +80,8 @@ pub(crate) struct Host {
     /// connection presenting it may negotiate the pool extension. `None`:
     /// nobody may (a host without a shared socket).
     pub pool_key: Option<crate::leases::TokenDigest>,
+    /// Frame numbers of live views (`devicerailHost.lab.frame`).
+    pub live_screens: crate::handlers::lab::LiveScreens,
 }
 
 impl Host {
@@ -108,6 +110,7 @@ impl Host {
             shutdown: CancellationToken::new(),
             epoch: StreamEpoch::new_v4(),
             capabilities: Mutex::default(),
+            live_screens: Default::default(),
             connected: Mutex::default(),
             streams: Default::default(),
             leases: Default::default(),

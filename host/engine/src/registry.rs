@@ -242,6 +242,24 @@ impl Registry {
         })
     }
 
+    /// The health of the plugin serving `id` (an inline plugin is always
+    /// up) and why it cannot serve when it cannot: `None` for an unknown
+    /// device.
+    pub fn health(
+        &self,
+        id: &DeviceId,
+    ) -> Option<(
+        devicerail_host_protocol::lab::WorkerHealth,
+        Option<&'static str>,
+    )> {
+        let cache = self.cache.read().unwrap_or_else(|p| p.into_inner());
+        let slot = &self.plugins[*cache.owner.get(id)?];
+        Some(match slot.worker.as_ref() {
+            None => (devicerail_host_protocol::lab::WorkerHealth::Up, None),
+            Some(w) => w.health(),
+        })
+    }
+
     /// Re-lists every plugin concurrently, each on its own executor and
     /// within `REFRESH_TIMEOUT` (10 s); a plugin that fails or hangs keeps its
     /// previous devices.

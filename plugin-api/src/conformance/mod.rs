@@ -1137,6 +1137,7 @@ impl<'d> Suite<'d> {
         let request = ObserveRequest {
             screenshot: true,
             ui_tree,
+            live: None,
         };
         let obs = self.driver().observe(ctx, device, &request);
         self.saw("observe", &obs);

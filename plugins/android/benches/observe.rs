@@ -137,6 +137,7 @@ fn bench(c: &mut Criterion) {
             ObserveRequest {
                 screenshot: true,
                 ui_tree: true,
+                live: None,
             },
         ),
         (
@@ -145,6 +146,7 @@ fn bench(c: &mut Criterion) {
             ObserveRequest {
                 screenshot: true,
                 ui_tree: true,
+                live: None,
             },
         ),
         (
@@ -153,6 +155,7 @@ fn bench(c: &mut Criterion) {
             ObserveRequest {
                 screenshot: true,
                 ui_tree: true,
+                live: None,
             },
         ),
         (
@@ -161,6 +164,7 @@ fn bench(c: &mut Criterion) {
             ObserveRequest {
                 screenshot: true,
                 ui_tree: false,
+                live: None,
             },
         ),
         (
@@ -169,6 +173,7 @@ fn bench(c: &mut Criterion) {
             ObserveRequest {
                 screenshot: true,
                 ui_tree: false,
+                live: None,
             },
         ),
         (
@@ -177,6 +182,7 @@ fn bench(c: &mut Criterion) {
             ObserveRequest {
                 screenshot: false,
                 ui_tree: true,
+                live: None,
             },
         ),
         ("viewport only", &driver, ObserveRequest::default()),

@@ -32,6 +32,7 @@ use devicerail_plugin_android::{AndroidDriver, observe};
 const BOTH: ObserveRequest = ObserveRequest {
     screenshot: true,
     ui_tree: true,
+    live: None,
 };
 
 fn ctx() -> CallContext {

@@ -22,10 +22,12 @@ use support::ctx;
 const BOTH: ObserveRequest = ObserveRequest {
     screenshot: true,
     ui_tree: true,
+    live: None,
 };
 const TREE: ObserveRequest = ObserveRequest {
     screenshot: false,
     ui_tree: true,
+    live: None,
 };
 
 fn tree(obs: &DriverObservation) -> &UiTree {
@@ -1035,6 +1037,7 @@ fn a_broken_screenshot_method_is_remembered_until_reconnect_even_when_the_dump_f
                 &ObserveRequest {
                     screenshot: true,
                     ui_tree: false,
+                    live: None,
                 },
             )
             .expect("observes");

@@ -24,6 +24,7 @@ use support::ctx;
 const BOTH: ObserveRequest = ObserveRequest {
     screenshot: true,
     ui_tree: true,
+    live: None,
 };
 
 fn node<'t>(obs: &'t DriverObservation, suffix: &str) -> &'t UiNode {

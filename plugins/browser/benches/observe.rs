@@ -162,6 +162,7 @@ fn bench(c: &mut Criterion) {
     let full = ObserveRequest {
         screenshot: true,
         ui_tree: true,
+        live: None,
     };
     let obs = driver.observe(&ctx, &device, &full).expect("observe");
     let tree = obs.ui_tree.as_ref().expect("tree");

@@ -53,6 +53,15 @@ impl Drop for PendingShot {
     }
 }
 
+/// The viewport of a device of `spec`, in screenshot pixels.
+pub(crate) fn viewport_of(spec: &BrowserSpec) -> Viewport {
+    Viewport {
+        width: px(spec.width, spec.scale),
+        height: px(spec.height, spec.scale),
+        scale_factor: spec.scale,
+    }
+}
+
 /// A connected device.
 pub(crate) struct Connection {
     pub(crate) spec: BrowserSpec,
@@ -184,11 +193,7 @@ impl Connection {
 
     /// The viewport in screenshot pixels.
     pub(crate) fn viewport(&self) -> Viewport {
-        Viewport {
-            width: px(self.spec.width, self.spec.scale),
-            height: px(self.spec.height, self.spec.scale),
-            scale_factor: self.spec.scale,
-        }
+        viewport_of(&self.spec)
     }
 
     /// The page session bounded by `budget`.

@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 use devicerail_host_plugin_api::protocol::{ActionCall, DeviceId, DeviceInfo, Platform};
 use devicerail_host_plugin_api::{
     ActionOutput, CallContext, DeviceCapabilities, DeviceHealth, DoctorCheck, Driver, DriverError,
-    DriverObservation, DriverResult, ObserveRequest, PluginConfig, PluginInitError,
+    DriverObservation, DriverResult, LiveFrame, LiveRequest, ObserveRequest, PluginConfig,
+    PluginInitError,
 };
 
 use crate::actions;
@@ -41,6 +42,8 @@ struct Device {
     connected: AtomicBool,
     product: Mutex<Option<String>>,
     conn: Mutex<Option<Connection>>,
+    /// The live screen a lab console watches (never an Observation).
+    screencast: crate::screencast::Screencast,
 }
 
 impl Device {
@@ -94,6 +97,7 @@ impl BrowserDriver {
                 connected: AtomicBool::new(false),
                 product: Mutex::new(None),
                 conn: Mutex::new(None),
+                screencast: Default::default(),
             })
             .collect();
         Ok(Self {
@@ -117,6 +121,36 @@ impl BrowserDriver {
         fut: impl Future<Output = DriverResult<T>>,
     ) -> DriverResult<T> {
         block_on_call(&self.runtime, ctx, fut)
+    }
+
+    /// A live request: the newest frame of the page's screencast, started
+    /// by the first request (the only one that waits for the page).
+    fn live_frame(
+        &self,
+        device: &Device,
+        id: &DeviceId,
+        live: LiveRequest,
+    ) -> DriverResult<DriverObservation> {
+        if !device.screencast.running() {
+            let guard = Self::live(device, id)?;
+            let Some(conn) = guard.as_ref() else {
+                return Err(DriverError::not_connected(id));
+            };
+            let page = conn.page.with_timeout(Some(Duration::from_secs(5)));
+            device.screencast.start(self.runtime.handle(), page);
+        } else if !device.connected.load(Ordering::Acquire) {
+            return Err(DriverError::not_connected(id));
+        }
+        let frame = device.screencast.newest(live.after);
+        let mut obs = DriverObservation::new(crate::connection::viewport_of(&device.spec));
+        obs.png = frame.jpeg.map(|j| j.as_ref().clone());
+        LiveFrame {
+            seq: frame.seq,
+            media_type: "image/jpeg".into(),
+            captured_at_ms: frame.captured_at_ms,
+        }
+        .attach(&mut obs);
+        Ok(obs)
     }
 
     /// The live connection of `device`, or the typed reason there is none.
@@ -229,6 +263,7 @@ impl Driver for BrowserDriver {
         let device = self.device(id)?;
         let mut guard = device.lock();
         device.connected.store(false, Ordering::Release);
+        device.screencast.stop();
         if let Some(conn) = guard.take() {
             // Closing must not be skipped because the call was cancelled.
             self.close(&CallContext::new(ctx.deadline()), conn);
@@ -289,6 +324,9 @@ impl Driver for BrowserDriver {
     ) -> DriverResult<DriverObservation> {
         ctx.check()?;
         let device = self.device(id)?;
+        if let Some(live) = request.live {
+            return self.live_frame(device, id, live);
+        }
         let mut guard = Self::live(device, id)?;
         let Some(conn) = guard.as_mut() else {
             return Err(DriverError::not_connected(id));

@@ -103,6 +103,7 @@ fn observe(c: &mut Criterion) {
                 ObserveRequest {
                     screenshot: false,
                     ui_tree: false,
+                    live: None,
                 },
             ),
             (
@@ -110,6 +111,7 @@ fn observe(c: &mut Criterion) {
                 ObserveRequest {
                     screenshot: false,
                     ui_tree: true,
+                    live: None,
                 },
             ),
             (
@@ -117,6 +119,7 @@ fn observe(c: &mut Criterion) {
                 ObserveRequest {
                     screenshot: true,
                     ui_tree: true,
+                    live: None,
                 },
             ),
         ] {

@@ -121,6 +121,7 @@ impl<D: Observer> UiBackend for Backend<'_, D> {
             &ObserveRequest {
                 screenshot: false,
                 ui_tree: true,
+                live: None,
             },
         )
     }

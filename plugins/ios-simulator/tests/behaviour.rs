@@ -132,6 +132,7 @@ fn boot_mode_lists_shut_down_simulators_and_boots_on_connect() {
             &ObserveRequest {
                 screenshot: true,
                 ui_tree: true,
+                live: None,
             },
         )
         .expect("observes");

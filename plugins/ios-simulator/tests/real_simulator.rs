@@ -47,6 +47,7 @@ fn a_real_simulator_passes_the_conformance_kit_and_drives_settings() {
     let request = ObserveRequest {
         screenshot: true,
         ui_tree: true,
+        live: None,
     };
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     let (obs, general) = loop {

@@ -306,6 +306,7 @@ impl UiBackend for Backend<'_> {
             &ObserveRequest {
                 screenshot: false,
                 ui_tree: true,
+                live: None,
             },
         )
     }

@@ -17,6 +17,7 @@ pub(crate) mod bench;
 pub(crate) mod completions;
 pub(crate) mod config;
 pub(crate) mod conformance;
+pub(crate) mod console;
 pub(crate) mod devices;
 pub(crate) mod doctor;
 pub(crate) mod kube;

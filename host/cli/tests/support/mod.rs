@@ -1,6 +1,7 @@
 //! A test client for the real `devicerail serve` binary over pipes.
 #![allow(dead_code)]
 
+pub(crate) mod chromium;
 pub(crate) mod client;
 pub(crate) mod python;
 

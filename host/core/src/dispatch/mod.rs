@@ -14,6 +14,7 @@ mod stream;
 
 use std::sync::Arc;
 
+use devicerail_host_protocol::lab::{LAB_FRAME, LAB_METHODS, LAB_STATUS};
 use devicerail_host_protocol::pool::{POOL_METHODS, POOL_RESERVE, POOL_STATUS};
 use devicerail_host_protocol::{
     ErrorCode, Feature, MAX_FRAME_BYTES, MethodId, MethodSpec, RequestCancelParams,
@@ -158,6 +159,14 @@ async fn handle_line(host: &Arc<Host>, conn: &Arc<Connection>, line: Vec<u8>) {
                 _ => conn.respond(&id, pool::release(host, params)).await,
             }
         }
+        Ok(Prepared::Lab { method, params }) => {
+            use handlers::lab;
+            match method.as_str() {
+                LAB_STATUS => conn.respond(&id, Ok(lab::status(host).await)).await,
+                LAB_FRAME => conn.respond(&id, lab::frame(host, params).await).await,
+                _ => conn.respond(&id, lab::events(host, params).await).await,
+            }
+        }
         Err(e) => conn.respond_error(Some(&id), e).await,
     }
 }
@@ -167,6 +176,11 @@ enum Prepared {
     Call(Call),
     /// A method of the host's pool extension (outside the method table).
     Pool {
+        method: String,
+        params: Option<RpcParams>,
+    },
+    /// A method of the host's lab extension (outside the method table).
+    Lab {
         method: String,
         params: Option<RpcParams>,
     },
@@ -220,6 +234,18 @@ fn prepare(
             return Err(timeout_not_supported(&req.method));
         }
         return Ok(Prepared::Pool {
+            method: req.method,
+            params: req.params,
+        });
+    }
+    if spec.is_none() && neg.lab && LAB_METHODS.contains(&req.method.as_str()) {
+        if req.timeout_ms.is_some() {
+            if !neg.has(Feature::RequestControl) {
+                return Err(feature_not_negotiated("timeoutMs", Feature::RequestControl));
+            }
+            return Err(timeout_not_supported(&req.method));
+        }
+        return Ok(Prepared::Lab {
             method: req.method,
             params: req.params,
         });

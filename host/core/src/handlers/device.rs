@@ -103,6 +103,7 @@ pub(crate) async fn look(a: &Accepted) -> Result<Looked, RpcError> {
     let request = ObserveRequest {
         screenshot: shot == Shot::Wanted,
         ui_tree: tree == Tree::Wanted,
+        live: None,
     };
     let id = ObservationId::new_v7();
     let obs = observe_device(a, a.context(id), request).await?;

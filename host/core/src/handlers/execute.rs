@@ -543,6 +543,7 @@ async fn after_observation(a: &Accepted, redact: bool) -> Option<Captured> {
     let request = ObserveRequest {
         screenshot: shot == Shot::Wanted,
         ui_tree: tree == Tree::Wanted,
+        live: None,
     };
     let stop = match a.stop.deadline {
         Some(_) => a.stop.clone(),

@@ -8,6 +8,7 @@ pub(crate) mod device;
 pub(crate) mod events;
 pub(crate) mod evidence;
 pub(crate) mod execute;
+pub(crate) mod lab;
 pub(crate) mod media;
 pub(crate) mod pool;
 pub(crate) mod request;

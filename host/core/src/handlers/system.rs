@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use devicerail_host_protocol::errors::Context;
+use devicerail_host_protocol::lab::LAB_FEATURE;
 use devicerail_host_protocol::methods::MethodId;
 use devicerail_host_protocol::negotiation::{
     available_features, negotiate_features, negotiate_version,
@@ -52,7 +53,7 @@ pub(crate) fn hello(
     let version = negotiate_version(&params.protocol.ranges, server)
         .map_err(|e| e.to_rpc_error(&params.protocol.ranges, server))?;
     let transport_features = host.config.stdio_features;
-    let (offer, pool) = without_pool(&params.features);
+    let (offer, pool, lab) = without_extensions(&params.features);
     // The pool extension is the pool manager's alone: an ordinary client
     // that requires it is refused, one that merely offers it goes without.
     if pool && !conn.pool_manager && params.features.required.contains(POOL_FEATURE) {
@@ -69,26 +70,28 @@ pub(crate) fn hello(
     let pool = pool && conn.pool_manager;
     let features = negotiate_features(&offer, transport_features, version)
         .map_err(|e| e.to_rpc_error(available_features(transport_features, version)))?;
-    Ok(complete(conn, host, params, version, features, pool))
+    Ok(complete(conn, host, params, version, features, pool, lab))
 }
 
-/// The offer without the host's pool extension, and whether it was
-/// offered (required or optional): the protocol's negotiation only knows
-/// the protocol's features.
-fn without_pool(offer: &FeatureOffer) -> (FeatureOffer, bool) {
+/// The offer without the host's extensions, and whether each was offered
+/// (required or optional): the pool's and the lab's. The protocol's
+/// negotiation only knows the protocol's features.
+fn without_extensions(offer: &FeatureOffer) -> (FeatureOffer, bool, bool) {
+    let ours = |f: &str| f == POOL_FEATURE || f == LAB_FEATURE;
     let keep = |list: &UniqueStrings| -> UniqueStrings {
         list.iter()
-            .filter(|f| *f != POOL_FEATURE)
+            .filter(|f| !ours(f))
             .map(str::to_owned)
             .collect()
     };
-    let offered = offer.required.contains(POOL_FEATURE) || offer.optional.contains(POOL_FEATURE);
+    let offered = |name: &str| offer.required.contains(name) || offer.optional.contains(name);
     (
         FeatureOffer {
             required: keep(&offer.required),
             optional: keep(&offer.optional),
         },
-        offered,
+        offered(POOL_FEATURE),
+        offered(LAB_FEATURE),
     )
 }
 
@@ -119,7 +122,9 @@ pub(crate) fn hello_stream(
         version,
     )
     .map_err(|e| e.to_stream_rpc_error())?;
-    Ok(complete(conn, host, params, version, features, false))
+    Ok(complete(
+        conn, host, params, version, features, false, false,
+    ))
 }
 
 /// Records a successful negotiation on `conn`.
@@ -130,10 +135,16 @@ pub(crate) fn complete(
     version: devicerail_host_protocol::ProtocolVersion,
     features: devicerail_host_protocol::FeatureSet,
     pool: bool,
+    lab: bool,
 ) -> HelloResult {
-    let enabled = if pool {
+    let enabled = if pool || lab {
         let mut names: Vec<String> = features.iter().map(|f| f.name().to_owned()).collect();
-        names.push(POOL_FEATURE.to_owned());
+        if pool {
+            names.push(POOL_FEATURE.to_owned());
+        }
+        if lab {
+            names.push(LAB_FEATURE.to_owned());
+        }
         names.sort();
         names.into_iter().collect()
     } else {
@@ -154,6 +165,7 @@ pub(crate) fn complete(
         protocol = %version,
         features = ?features,
         pool,
+        lab,
         "handshake completed"
     );
     conn.set_ready(Negotiated {
@@ -162,6 +174,7 @@ pub(crate) fn complete(
         client: params.client,
         hello: result.clone(),
         pool,
+        lab,
     });
     result
 }

@@ -58,6 +58,19 @@ pub(crate) enum WorkerDown {
 }
 
 impl WorkerDown {
+    /// The health a listing shows for it.
+    pub(super) fn health(&self) -> devicerail_host_protocol::lab::WorkerHealth {
+        use devicerail_host_protocol::lab::WorkerHealth;
+        match self {
+            WorkerDown::Starting | WorkerDown::Restarting => WorkerHealth::Restarting,
+            WorkerDown::ShuttingDown => WorkerHealth::Stopping,
+            WorkerDown::RestartFailed(_)
+            | WorkerDown::Died(_)
+            | WorkerDown::ChannelClosed
+            | WorkerDown::Killed(_) => WorkerHealth::Crashed,
+        }
+    }
+
     /// What happened, in a few words without the worker's output (for
     /// listings that must stay short).
     pub(super) fn summary(&self) -> &'static str {

@@ -152,6 +152,19 @@ impl WorkerProbe {
     pub fn down(&self) -> Option<&'static str> {
         self.0.current().err().map(|d| d.summary())
     }
+
+    /// The worker's health, and why it is down when it is.
+    pub fn health(
+        &self,
+    ) -> (
+        devicerail_host_protocol::lab::WorkerHealth,
+        Option<&'static str>,
+    ) {
+        match self.0.current() {
+            Ok(_) => (devicerail_host_protocol::lab::WorkerHealth::Up, None),
+            Err(d) => (d.health(), Some(d.summary())),
+        }
+    }
 }
 
 impl std::fmt::Debug for WorkerProbe {

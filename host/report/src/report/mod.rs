@@ -158,6 +158,17 @@ pub fn write(
     })
 }
 
+/// The report page's Content-Security-Policy (also in its `<meta>`): its
+/// own script and style by hash, `data:`/`blob:` images, nothing else. A
+/// server of reports sends it as a header.
+pub fn policy() -> String {
+    format!(
+        "default-src 'none'; script-src {}; style-src {}; img-src data: blob:; base-uri 'none'; form-action 'none'",
+        csp_hash(SCRIPT),
+        csp_hash(STYLE)
+    )
+}
+
 /// `sha256-<base64>` for a Content-Security-Policy source.
 fn csp_hash(text: &str) -> String {
     let digest = Sha256::digest(text.as_bytes());
@@ -296,11 +307,7 @@ pub fn render(data: &SessionData, recorded: Option<&SessionData>) -> Result<Stri
         "effects": effects,
         "replay": compared,
     });
-    let csp = format!(
-        "default-src 'none'; script-src {}; style-src {}; img-src data: blob:; base-uri 'none'; form-action 'none'",
-        csp_hash(SCRIPT),
-        csp_hash(STYLE)
-    );
+    let csp = policy();
     let title = format!("DeviceRail session {}", data.session.id);
     // The template's placeholders are filled in one pass, so nothing
     // inserted is ever read as a placeholder.

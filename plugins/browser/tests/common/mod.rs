@@ -183,6 +183,7 @@ impl Browser {
                 &devicerail_host_plugin_api::ObserveRequest {
                     screenshot,
                     ui_tree,
+                    live: None,
                 },
             )
             .unwrap_or_else(|e| panic!("observe failed: {e}"))

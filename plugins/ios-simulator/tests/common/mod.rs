@@ -146,6 +146,7 @@ impl Rig {
                 &ObserveRequest {
                     screenshot,
                     ui_tree,
+                    live: None,
                 },
             )
             .unwrap_or_else(|e| panic!("observe failed: {e}"))
