@@ -36,6 +36,26 @@ pub enum Platform {
     },
 }
 
+impl Platform {
+    /// The platform's wire name (`web`, `android`, `harmonyOs`, …; a
+    /// platform outside the list by its own name).
+    #[must_use]
+    pub fn name(&self) -> &str {
+        match self {
+            Self::Web => "web",
+            Self::Android => "android",
+            Self::Ios => "ios",
+            Self::HarmonyOs => "harmonyOs",
+            Self::MacOs => "macOs",
+            Self::Windows => "windows",
+            Self::Linux => "linux",
+            Self::Rdp => "rdp",
+            Self::Mock => "mock",
+            Self::Other { value } => value,
+        }
+    }
+}
+
 /// One device a driver can reach.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -139,4 +159,32 @@ pub struct DeviceSelectResult {
 pub struct DeviceDisconnectResult {
     /// `true` once the device has been released.
     pub disconnected: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Platform;
+
+    #[test]
+    fn a_platforms_name_is_its_wire_kind() {
+        let all = [
+            Platform::Web,
+            Platform::Android,
+            Platform::Ios,
+            Platform::HarmonyOs,
+            Platform::MacOs,
+            Platform::Windows,
+            Platform::Linux,
+            Platform::Rdp,
+            Platform::Mock,
+        ];
+        for p in all {
+            let wire = serde_json::to_value(&p).expect("encode");
+            assert_eq!(wire["kind"], p.name(), "{wire}");
+        }
+        let other = Platform::Other {
+            value: "tizen".into(),
+        };
+        assert_eq!(other.name(), "tizen");
+    }
 }

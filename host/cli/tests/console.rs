@@ -58,7 +58,9 @@ impl Lab {
         let mut cmd = HostProcess::serve_command(Path::new(BIN), &plugins, &data);
         let mut listen = std::ffi::OsString::from("unix:");
         listen.push(&socket);
-        cmd.arg("--listen").arg(listen);
+        cmd.arg("--listen")
+            .arg(listen)
+            .env("DEVICERAIL_MOCK_DEVICES", "2");
         let host = HostProcess::spawn(cmd);
         let deadline = Instant::now() + Duration::from_secs(30);
         while UnixStream::connect(&socket).is_err() {
@@ -270,6 +272,15 @@ async fn the_console_shows_devices_live_screens_control_and_sessions_in_chromium
         one.eval("document.body.dataset.mode").await,
         json!("shared")
     );
+    for (device, platform) in [("mock-1", "mock"), ("browser-chromium", "web")] {
+        assert_eq!(
+            one.eval(&format!(
+                "document.querySelector('li.device[data-device=\"{device}\"] .platform').textContent"
+            ))
+            .await,
+            json!(platform)
+        );
+    }
 
     // Take the mock, see its screen, tap on it: an Action of the console's
     // own Session.
@@ -327,6 +338,63 @@ async fn the_console_shows_devices_live_screens_control_and_sessions_in_chromium
         one.eval("document.body.dataset.latencyP50").await,
         one.eval("document.body.dataset.frames").await
     );
+    // A screen that keeps changing: another client launches the mock's
+    // moving screen again and again on mock-2 while the console watches.
+    let mover = ClientHost::attach_owned(&lab.socket, {
+        let mut h = client_hello();
+        h.client.name = "e2e-console-mover".into();
+        h
+    })
+    .await
+    .expect("a client moving mock-2's screen");
+    mover
+        .ok("device.select", Some(json!({ "deviceId": "mock-2" })))
+        .await;
+    support::client::ready(&mover).await;
+    one.click("li.device[data-device='mock-2'] button").await;
+    one.wait_for("document.body.dataset.control === 'held'")
+        .await;
+    let moving = async {
+        let until = Instant::now() + Duration::from_secs(5);
+        let mut n = 0u32;
+        while Instant::now() < until {
+            n += 1;
+            mover
+                .ok(
+                    "device.execute",
+                    Some(json!({
+                        "id": format!("00000000-0000-4000-8000-{n:012}"),
+                        "name": "launchApp",
+                        "arguments": { "appId": "moving" }
+                    })),
+                )
+                .await;
+            tokio::time::sleep(Duration::from_millis(400)).await;
+        }
+    };
+    let watching = async {
+        one.wait_for("Number(document.body.dataset.frames) >= 2")
+            .await;
+        let frames = async || {
+            one.eval("Number(document.body.dataset.frames)")
+                .await
+                .as_f64()
+                .unwrap_or(0.0)
+        };
+        let f0 = frames().await;
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        let f1 = frames().await;
+        (f0, f1)
+    };
+    let ((), (f0, f1)) = tokio::join!(moving, watching);
+    println!(
+        "console: the mock's moving screen {:.1} frames/s painted over 3 s, frame-to-paint p50 {} ms",
+        (f1 - f0) / 3.0,
+        one.eval("document.body.dataset.latencyP50").await
+    );
+    assert!(f1 > f0, "a moving mock screen keeps sending frames");
+    mover.close().await;
+
     // Another client drives the browser device; the console watches it and
     // follows its Session as it happens.
     let other = ClientHost::attach_owned(&lab.socket, {
@@ -467,6 +535,101 @@ async fn the_console_shows_devices_live_screens_control_and_sessions_in_chromium
     .await;
     one.wait_for("document.getElementById('export-text').textContent.includes('tap')")
         .await;
+    // And replayed on its device: a new Session with a verdict per step
+    // (its secret step stops it: the console never holds secrets).
+    one.click(&format!(
+        "#sessions li[data-session='{ours}'] button.replay"
+    ))
+    .await;
+    let result = format!("#sessions li[data-session='{ours}'] .replay-result");
+    one.wait_for(&format!(
+        "!document.querySelector(\"{result}\").textContent.includes('running')"
+    ))
+    .await;
+    let shown = one
+        .eval(&format!("document.querySelector(\"{result}\").textContent"))
+        .await;
+    // The recorded Session typed a secret: the replay says which step
+    // needs one and where to give it, and never guesses.
+    assert!(
+        shown
+            .as_str()
+            .is_some_and(|t| t.contains("inputSecret") && t.contains("DEVICERAIL_SECRET_")),
+        "{shown}"
+    );
+}
+
+/// A plugin whose worker crashed and cannot start again: the lab (what the
+/// console's device list shows) says so with the reason, the other
+/// plugin's devices stay up, and it is up again once it can start.
+#[test]
+fn the_lab_shows_a_crashed_workers_health_until_it_is_back() {
+    use support::{ALL_FEATURES, Options, TestHost};
+    const LAB: &str = "devicerailHost.lab.v1";
+    let root = support::root_with_hostile();
+    let down = root.path().join("hostile-down");
+    let mut h = TestHost::with(Options {
+        root: Some(root.path().to_path_buf()),
+        config: Some(format!(
+            "[plugins.test-hostile]\ninit_fails_while = \"{}\"\n",
+            down.display()
+        )),
+        ..Options::default()
+    });
+    let mut offer = ALL_FEATURES.to_vec();
+    offer.push(LAB);
+    h.hello_with(
+        json!([{ "major": 1, "minMinor": 0, "maxMinor": 5 }]),
+        &[],
+        &offer,
+    );
+    let health = |h: &mut TestHost, device: &str| -> (String, Option<String>) {
+        let status = h.ok("devicerailHost.lab.status", None);
+        let d = status["devices"]
+            .as_array()
+            .and_then(|all| all.iter().find(|d| d["device"]["id"] == device))
+            .unwrap_or_else(|| panic!("{device} listed: {status}"))
+            .clone();
+        (
+            d["health"].as_str().unwrap_or_default().to_owned(),
+            d["reason"].as_str().map(str::to_owned),
+        )
+    };
+    assert_eq!(health(&mut h, "hostile-1").0, "up");
+    h.ok("device.select", Some(json!({ "deviceId": "hostile-1" })));
+    h.ok("device.connect", None);
+    h.ok("session.start", None);
+    std::fs::write(&down, b"").expect("keep it down");
+    let r = h.call("device.execute", Some(TestHost::action("abort", json!({}))));
+    assert!(r.get("error").is_some(), "{r}");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let (state, reason) = loop {
+        let (state, reason) = health(&mut h, "hostile-1");
+        if state != "up" {
+            break (state, reason);
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the lab never saw the crash: {}",
+            h.ok("devicerailHost.lab.status", None)
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(
+        state == "crashed" || state == "restarting",
+        "{state} {reason:?}"
+    );
+    assert!(
+        reason.as_deref().is_some_and(|r| !r.is_empty()),
+        "a reason is shown: {reason:?}"
+    );
+    assert_eq!(health(&mut h, "mock-1").0, "up", "the mock is untouched");
+    std::fs::remove_file(&down).expect("let it start");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while health(&mut h, "hostile-1").0 != "up" {
+        assert!(Instant::now() < deadline, "the worker never came back");
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }
 
 /// A real OpenSSH server on loopback, for the test only: its own host key,

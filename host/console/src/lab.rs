@@ -49,6 +49,23 @@ pub(crate) async fn lab_link(reach: &Reach, who: &str) -> Result<Extension, Link
     .await
 }
 
+/// What `open` reaches, trying again (with a warning, after a pause)
+/// until the host answers.
+async fn connected<T, Fut>(mut open: impl FnMut() -> Fut) -> T
+where
+    Fut: std::future::Future<Output = Result<T, LinkError>>,
+{
+    loop {
+        match open().await {
+            Ok(t) => return t,
+            Err(e) => {
+                tracing::warn!("the console cannot reach the host: {e}");
+                tokio::time::sleep(RETRY * 2).await;
+            }
+        }
+    }
+}
+
 /// One device's frames and how many watch them.
 struct Pump {
     frames: watch::Sender<Option<Arc<ServerMsg>>>,
@@ -144,14 +161,7 @@ impl Lab {
 /// Reads the device list until the console stops.
 async fn poll_status(reach: Arc<Reach>, out: watch::Sender<Arc<LabStatusResult>>) {
     loop {
-        let mut link = match lab_link(&reach, "console status").await {
-            Ok(l) => l,
-            Err(e) => {
-                tracing::warn!("the console cannot reach the host: {e}");
-                tokio::time::sleep(RETRY * 2).await;
-                continue;
-            }
-        };
+        let mut link = connected(|| lab_link(&reach, "console status")).await;
         loop {
             match link.request::<LabStatusResult>(LAB_STATUS, json!({})).await {
                 Ok(status) => {
@@ -199,22 +209,14 @@ async fn poll_sessions(reach: Arc<Reach>, out: watch::Sender<Arc<Vec<SessionView
     // only while the Session runs).
     let mut devices: HashMap<SessionId, Option<String>> = HashMap::new();
     loop {
-        let connected = async {
+        let (client, mut link) = connected(|| async {
             let client = reach
                 .client(&Intro::new("console sessions"), "devicerail-console")
                 .await?;
             let link = lab_link(&reach, "console sessions").await?;
             Ok::<_, LinkError>((client, link))
-        }
+        })
         .await;
-        let (client, mut link) = match connected {
-            Ok(c) => c,
-            Err(e) => {
-                tracing::warn!("the console cannot reach the host: {e}");
-                tokio::time::sleep(RETRY * 2).await;
-                continue;
-            }
-        };
         loop {
             let listed: Vec<SessionInfo> =
                 match call0_as::<SessionsList, _>(&client, Some(15_000)).await {
@@ -265,14 +267,7 @@ async fn pump(reach: Arc<Reach>, device: String, out: watch::Sender<Option<Arc<S
     };
     let mut seq = 0;
     loop {
-        let mut link = match lab_link(&reach, "console screen").await {
-            Ok(l) => l,
-            Err(e) => {
-                tracing::warn!("the console cannot reach the host: {e}");
-                tokio::time::sleep(RETRY * 2).await;
-                continue;
-            }
-        };
+        let mut link = connected(|| lab_link(&reach, "console screen")).await;
         loop {
             let params = LabFrameParams {
                 device_id: device_id.clone(),

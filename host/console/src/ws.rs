@@ -148,10 +148,7 @@ fn devices_for(status: &LabStatusResult, viewer: &Viewer, mine: Option<&str>) ->
             };
             DeviceView {
                 name: d.device.name.clone(),
-                platform: serde_json::to_value(&d.device.platform)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_owned))
-                    .unwrap_or_default(),
+                platform: d.device.platform.name().to_owned(),
                 plugin: d.plugin.clone(),
                 health: serde_json::to_value(d.health)
                     .ok()

@@ -135,15 +135,6 @@ fn from_plugins(config: &Config) -> Result<(Vec<Listed>, Vec<Problem>, usize), C
     Ok((devices, problems, files.len()))
 }
 
-/// The platform's wire name (`android`, `web`, …).
-fn platform_name(p: &Platform) -> String {
-    let v = serde_json::to_value(p).unwrap_or_default();
-    v.as_str()
-        .or_else(|| v["kind"].as_str())
-        .unwrap_or("other")
-        .to_owned()
-}
-
 /// Runs `devices`.
 pub(crate) fn run(a: DevicesArgs, mut line: CommandLine) -> ExitCode {
     let json_out = a.json;
@@ -200,7 +191,7 @@ pub(crate) fn run(a: DevicesArgs, mut line: CommandLine) -> ExitCode {
     }
     for d in &devices {
         let mut fields = vec![
-            format!("platform:{}", platform_name(&d.platform)),
+            format!("platform:{}", d.platform.name()),
             format!("name:{:?}", d.name),
         ];
         if let Some(v) = &d.os_version {
