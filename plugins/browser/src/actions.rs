@@ -123,7 +123,6 @@ pub(crate) async fn execute(
     device: &DeviceId,
     call: &ActionCall,
 ) -> Option<DriverResult<ActionOutput>> {
-    conn.settle_pending_shot(budget(ctx)).await;
     let cdp = |e| from_cdp(ctx, device, e);
     let result = match call.name.as_str() {
         "navigate" => navigate(conn, ctx, device, call).await,

@@ -39,6 +39,21 @@ pub(crate) struct PendingShot {
 }
 
 impl PendingShot {
+    /// The screenshot, when it is still fresh and was taken.
+    async fn png(mut self) -> Option<Vec<u8>> {
+        if self.at.elapsed() > PENDING_SHOT_FRESH {
+            return None;
+        }
+        match (&mut self.task).await {
+            Ok(Ok(png)) => Some(png),
+            Ok(Err(e)) => {
+                tracing::debug!("the screenshot after the input failed: {e}");
+                None
+            }
+            Err(_) => None,
+        }
+    }
+
     /// Waits (within `budget`) for the capture to end, and drops it.
     pub(crate) async fn settle(mut self, budget: Duration) {
         if !self.task.is_finished() {
@@ -85,6 +100,11 @@ pub(crate) struct Connection {
     pub(crate) owners: OwnerCache,
     /// The screenshot taken right after the last input, if any.
     pub(crate) pending_shot: Option<PendingShot>,
+    /// Whether the last observation asked for a screenshot: a capture is
+    /// started right after an input only while they do (a host whose
+    /// screenshot policy is `omit` never asks, and a capture nobody takes
+    /// would only compete with the page for the GPU process).
+    pub(crate) screenshots_wanted: bool,
 }
 
 /// What a search of the live page found.
@@ -175,6 +195,7 @@ impl Connection {
             worlds: Worlds::default(),
             owners: OwnerCache::default(),
             pending_shot: None,
+            screenshots_wanted: true,
         })
     }
 
@@ -324,9 +345,13 @@ impl Connection {
         Ok((tree, ReadBy::Ax))
     }
 
-    /// Starts a screenshot now (right after an input was acknowledged);
-    /// the next observation asking for one takes it.
+    /// Starts a screenshot now (right after an input was acknowledged),
+    /// unless observations stopped asking for them; the next observation
+    /// asking for one takes it.
     pub(crate) fn start_pending_shot(&mut self, budget: Duration) {
+        if !self.screenshots_wanted {
+            return;
+        }
         let page = self.page(budget);
         let task = tokio::spawn(async move { page.capture_screenshot_png().await });
         self.pending_shot = Some(PendingShot {
@@ -335,48 +360,22 @@ impl Connection {
         });
     }
 
-    /// Waits for a screenshot still being taken after the last input, and
-    /// drops it: a new Action outdates it, and input Chromium receives
-    /// while it captures can miss a cross-process frame (the click lands
-    /// in the page instead of the frame under it).
-    pub(crate) async fn settle_pending_shot(&mut self, budget: Duration) {
-        if let Some(pending) = self.pending_shot.take() {
-            pending.settle(budget).await;
-        }
-    }
-
-    /// The screenshot started after the last input, when it is still
-    /// fresh and was taken.
-    async fn take_pending_shot(&mut self) -> Option<Vec<u8>> {
-        let mut pending = self.pending_shot.take()?;
-        if pending.at.elapsed() > PENDING_SHOT_FRESH {
-            return None;
-        }
-        match (&mut pending.task).await {
-            Ok(Ok(png)) => Some(png),
-            Ok(Err(e)) => {
-                tracing::debug!("the screenshot after the input failed: {e}");
-                None
-            }
-            Err(_) => None,
-        }
-    }
-
-    /// Screenshot and/or UI tree in one round of concurrent requests.
+    /// Screenshot and/or UI tree in one round of concurrent requests: the
+    /// tree is walked while the screenshot started after the last input
+    /// (or a new one) is captured.
     pub(crate) async fn capture(
         &mut self,
         budget: Duration,
         screenshot: bool,
         ui_tree: bool,
     ) -> Result<Captured, CdpError> {
-        let ready = if screenshot {
-            self.take_pending_shot().await
-        } else {
-            self.pending_shot = None;
-            None
-        };
+        let pending = self.pending_shot.take().filter(|_| screenshot);
         let page = self.page(budget);
         let png = async {
+            let ready = match pending {
+                Some(p) => p.png().await,
+                None => None,
+            };
             match ready {
                 Some(png) => Ok(Some(png)),
                 None if screenshot => page.capture_screenshot_png().await.map(Some),

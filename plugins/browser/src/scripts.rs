@@ -12,7 +12,9 @@ const DESCRIBE: &str = r##"(el) => { const t = (el.innerText || el.getAttribute(
 const FRAME: &str = "() => new Promise(resolve => { const t = setTimeout(resolve, 100); requestAnimationFrame(() => { clearTimeout(t); resolve(); }); })";
 
 /// `function(wantHit)` on a node: scrolls it into view if needed, checks
-/// it is rendered, visible and stable across two animation frames, and
+/// it is rendered, visible and stable across the next animation frame
+/// (its box read now and after the frame's callbacks: an animation, CSS or
+/// script, moves it between the two), and
 /// (when `wantHit`) that `elementFromPoint` at the click point hits it or a
 /// descendant (the center of its box, else of one of its line boxes, for
 /// an inline element wrapped over lines). Answers `{ok, reason?, x, y, covering?}` with the click
@@ -35,7 +37,7 @@ pub(crate) fn actionability() -> String {
     el.scrollIntoView({{ block: "center", inline: "center", behavior: "instant" }});
   }}
   const a = rectOf();
-  await frame(); await frame();
+  await frame();
   const b = rectOf();
   const moved = Math.abs(a.x - b.x) > 0.5 || Math.abs(a.y - b.y) > 0.5 || Math.abs(a.width - b.width) > 0.5 || Math.abs(a.height - b.height) > 0.5;
   if (moved) return {{ ok: false, reason: "not stable" }};

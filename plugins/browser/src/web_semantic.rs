@@ -43,7 +43,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::cdp::{CdpError, CdpSession};
+use crate::cdp::{CdpError, CdpSession, On};
 use crate::config::TreeSource;
 use crate::connection::{Connection, Found};
 use crate::errors::{budget, from_cdp};
@@ -152,15 +152,6 @@ impl<'a> WebBackend<'a> {
     ) -> Option<DriverResult<ActionOutput>> {
         if !semantic::is_semantic(&call.name) {
             return None;
-        }
-        // A screenshot still being taken after the last input is waited
-        // for first (see `Connection::settle_pending_shot`).
-        let pending = self.conn.borrow_mut().pending_shot.take();
-        if let Some(p) = pending {
-            let _ = self.block(ctx, async {
-                p.settle(budget(ctx)).await;
-                Ok(())
-            });
         }
         let result = semantic::execute(self, ctx, call)?;
         if result.is_ok() && self.shot_after_input.get() {
@@ -377,7 +368,11 @@ impl<'a> WebBackend<'a> {
                 .map_err(|e| self.cdp(ctx, e))?
                 .ok_or_else(stale)?;
             let check: Result<Actionability, _> = session
-                .call_function_on(&object, &scripts::actionability(), &[json!(true)])
+                .call_function_on(
+                    On::Object(&object),
+                    &scripts::actionability(),
+                    &[json!(true)],
+                )
                 .await;
             let result = match check {
                 Err(e) => Err(self.cdp(ctx, e)),
@@ -416,7 +411,7 @@ impl<'a> WebBackend<'a> {
         self.on_element(ctx, node, async |el| {
             let edited: Edited = el
                 .session
-                .call_function_on(el.object, scripts::SET_VALUE, &[json!(value)])
+                .call_function_on(On::Object(el.object), scripts::SET_VALUE, &[json!(value)])
                 .await
                 .map_err(|e| self.cdp(ctx, e))?;
             if edited.ok {
