@@ -45,7 +45,7 @@ use serde_json::{Value, json};
 
 use crate::cdp::{CdpError, CdpSession, On};
 use crate::config::TreeSource;
-use crate::connection::{Connection, Found};
+use crate::connection::{Connection, Found, NAVIGATION_GRACE};
 use crate::errors::{budget, from_cdp};
 use crate::frame_reader::{self, FramePathError};
 use crate::frames::{NodeAddress, NodeKey};
@@ -90,6 +90,9 @@ struct Actionability {
     y: Option<f64>,
     #[serde(default)]
     covering: Option<String>,
+    /// A click on it may start a navigation (a link, a submit button).
+    #[serde(default)]
+    navigates: bool,
 }
 
 #[derive(Deserialize)]
@@ -531,7 +534,23 @@ impl UiBackend for WebBackend<'_> {
                     .with_details(json!({ "stableNodeId": node.stable_node_id })));
                 }
             };
+            let mut events = el.conn.subscribe();
             el.page.click(x, y).await.map_err(|e| self.cdp(ctx, e))?;
+            // A followed link or a submitted form navigates a moment after
+            // the click is handled: that start is waited for (briefly) and
+            // the new page followed.
+            let grace = if el.check.navigates
+                && el
+                    .session
+                    .call_function_on::<bool>(On::Object(el.object), scripts::WILL_NAVIGATE, &[])
+                    .await
+                    .unwrap_or(false)
+            {
+                NAVIGATION_GRACE
+            } else {
+                std::time::Duration::ZERO
+            };
+            el.conn.follow(&mut events, budget(ctx), grace).await;
             self.shot_after_input.set(true);
             Ok(Mode::CoordinateFallback(
                 CoordinateFallbackReason::SemanticInteractionUnavailable,
