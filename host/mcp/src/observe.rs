@@ -15,7 +15,6 @@
 //! fails an observation because the image could not be read (a note says
 //! why instead).
 
-use std::collections::HashSet;
 use std::sync::Arc;
 
 use devicerail_host_agent::budget::{self, Budget};
@@ -35,7 +34,6 @@ use super::sessions::ids;
 use super::state::{State, ToolError};
 use super::tools::{ObserveArgs, ShotMode};
 use devicerail_host_agent::Screen;
-use devicerail_host_agent::identity::Keyed;
 
 /// A rendered diff longer than this share of the outline is shown as a
 /// new screen instead.
@@ -178,25 +176,6 @@ pub(crate) async fn observe(state: &State, args: ObserveArgs) -> Result<CallTool
     Ok(result)
 }
 
-/// Whether the live search found an element the tree does not hold whose
-/// name or text contains `needle`.
-fn beyond(partial: &Keyed, tree: &Keyed, needle: &str) -> bool {
-    let held: HashSet<&str> = tree
-        .view
-        .nodes
-        .iter()
-        .map(|n| n.stable_node_id.as_str())
-        .collect();
-    let needle = needle.trim().to_lowercase();
-    partial.view.nodes.iter().any(|n| {
-        !held.contains(n.stable_node_id.as_str())
-            && [&n.name, &n.text]
-                .into_iter()
-                .flatten()
-                .any(|s| s.to_lowercase().contains(&needle))
-    })
-}
-
 /// The text of an observation: outline or diff (`cur` with what a live
 /// search for the filter found).
 fn body(
@@ -239,15 +218,13 @@ fn body(
         filter: args.filter.clone().filter(|f| !f.trim().is_empty()),
         subtree,
     };
-    // Matches on the live page beyond the tree: the search's partial tree
-    // (matches and their ancestors) is outlined instead.
-    let live = match (searched, &budget.filter, subtree) {
-        (Some(s), Some(f), None) => s
-            .screen
-            .tree
-            .as_ref()
-            .filter(|pk| beyond(pk, k, f))
-            .map(|pk| (pk, s.total)),
+    // A filter nothing in the tree matches, which the live page does: the
+    // search's partial tree (the matches and their ancestors) is outlined
+    // instead.
+    let live = match (searched, subtree) {
+        (Some(s), None) if s.total > 0 && !budget::scope(k, &budget).contains(&true) => {
+            s.screen.tree.as_ref().map(|pk| (pk, s.total))
+        }
         _ => None,
     };
     let full = |book: &mut RefBook, mode: &'static str, summary: String| {

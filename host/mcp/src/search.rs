@@ -2,10 +2,10 @@
 //! `queryElements` (the browser driver), the filter is looked up on the
 //! live page, not only in the observed UI tree, which a large page
 //! outgrows (the snapshot is fitted to the protocol's bounds, so row 999
-//! of a table or a footer's last link may not be in it). The search's
-//! partial tree (the matches with their ancestors, recorded by the host as
-//! the Action's resolved observation) is what the outline then shows, and
-//! what `act` re-finds a ref in when the fresh tree does not hold it.
+//! of a table or a footer's last link may not be in it). When nothing in
+//! the snapshot matches, the search's partial tree (the matches with their
+//! ancestors, recorded by the host as the Action's resolved observation)
+//! is what the outline shows, and a ref shown from it is acted on in it.
 //!
 //! It only reads: `queryElements` changes nothing on the device. A device
 //! without it, or a search that fails, leaves the filter to the snapshot.
