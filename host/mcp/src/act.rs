@@ -236,6 +236,10 @@ fn element_target(
         (Some(_), Some(_)) => Err(ToolError::Args("give ref or selector, not both".into())),
         (Some(r), None) => {
             let mut views = state.views();
+            let searched = views
+                .devices
+                .get(&args.device)
+                .and_then(|d| d.searched.clone());
             let book = &mut views.book;
             let rec = book.record(r, &args.device)?.clone();
             let Some(k) = fresh.tree.as_ref() else {
@@ -244,8 +248,24 @@ fn element_target(
                     fresh.no_tree.as_deref().unwrap_or("none")
                 )));
             };
-            let (i, _) = RefBook::refind(&rec, k)
-                .map_err(|stale| stale_error(book, &args.device, r, &rec, &stale, k))?;
+            // A ref the last observe's live search showed is resolved in
+            // that search (the element itself: the driver checks it is
+            // still in the same document), never re-found in a tree of
+            // another shape; any other ref is re-found in the fresh tree.
+            let in_search = searched.as_ref().and_then(|s| {
+                let pk = s.tree.as_ref()?;
+                (0..pk.len())
+                    .find(|&i| book.existing(&args.device, pk, i) == Some(rec.number))
+                    .map(|i| (&**s, pk, i))
+            });
+            let (seen_in, k, i) = match in_search {
+                Some(found) => found,
+                None => {
+                    let (i, _) = RefBook::refind(&rec, k)
+                        .map_err(|stale| stale_error(book, &args.device, r, &rec, &stale, k))?;
+                    (fresh, k, i)
+                }
+            };
             let node = &k.view.nodes[i];
             // An identifier the driver re-resolves itself; else the node of
             // the fresh observation (the driver checks its epoch and id).
@@ -256,7 +276,7 @@ fn element_target(
                 _ => json!({
                     "kind": "node",
                     "node": {
-                        "observationId": fresh.observation_id,
+                        "observationId": seen_in.observation_id,
                         "context": serde_json::to_value(&k.view.context)?,
                         "stableNodeId": node.stable_node_id,
                     }

@@ -32,6 +32,7 @@ mod backend;
 mod image;
 mod observe;
 mod present;
+mod search;
 mod secrets;
 mod seen;
 mod server;

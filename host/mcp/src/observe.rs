@@ -28,6 +28,7 @@ use serde_json::{Value, json};
 use super::present::{
     self, diff_text, image_block, image_json, image_of, outline, stale_error, wants_image,
 };
+use super::search::{self, Searched};
 use super::seen::{self, DEFAULT_SETTLE_MAX_MS, observe_now, settle_json, settle_text};
 use super::sessions::ids;
 use super::state::{State, ToolError};
@@ -47,6 +48,8 @@ struct Body {
     shown: usize,
     omitted: (usize, usize, usize),
     summary: String,
+    /// The outline is the live search's (matches beyond the tree).
+    live: bool,
 }
 
 /// Runs `observe`.
@@ -71,6 +74,11 @@ pub(crate) async fn observe(state: &State, args: ObserveArgs) -> Result<CallTool
         seen::settle(state, client, first, settle_max).await?
     } else {
         (first, seen::unsettled())
+    };
+    // A filter is looked up on the live page too (where the device can).
+    let searched = match args.filter.as_deref().map(str::trim) {
+        Some(f) if !f.is_empty() && args.subtree.is_none() => search::live(state, client, f).await,
+        _ => None,
     };
     drop(slot);
 
@@ -97,7 +105,14 @@ pub(crate) async fn observe(state: &State, args: ObserveArgs) -> Result<CallTool
             &cur,
             dv.last_image.as_ref(),
         );
-        let body = body(&mut views.book, &args, &cur, last, since.clone(), max_chars)?;
+        let body = body(
+            &mut views.book,
+            &args,
+            (&cur, searched.as_ref()),
+            last,
+            since.clone(),
+            max_chars,
+        )?;
         (body, since, image_wanted)
     };
 
@@ -115,6 +130,7 @@ pub(crate) async fn observe(state: &State, args: ObserveArgs) -> Result<CallTool
             dv.last_image = cur.pixels.clone();
         }
         dv.saw(cur.clone());
+        dv.searched = searched.filter(|_| body.live).map(|s| s.screen);
     }
 
     let note = (!notes.is_empty()).then(|| notes.join("; "));
@@ -160,11 +176,12 @@ pub(crate) async fn observe(state: &State, args: ObserveArgs) -> Result<CallTool
     Ok(result)
 }
 
-/// The text of an observation: outline or diff.
+/// The text of an observation: outline or diff (`cur` with what a live
+/// search for the filter found).
 fn body(
     book: &mut RefBook,
     args: &ObserveArgs,
-    cur: &Arc<Screen>,
+    (cur, searched): (&Arc<Screen>, Option<&Searched>),
     last: Option<Arc<Screen>>,
     since: Option<Arc<Screen>>,
     max_chars: usize,
@@ -179,6 +196,7 @@ fn body(
             shown: 0,
             omitted: (0, 0, 0),
             summary: "no UI tree".into(),
+            live: false,
         });
     };
     // Refs follow elements from what the agent saw last.
@@ -200,7 +218,23 @@ fn body(
         filter: args.filter.clone().filter(|f| !f.trim().is_empty()),
         subtree,
     };
+    // A filter nothing in the tree matches, which the live page does: the
+    // search's partial tree (the matches and their ancestors) is outlined
+    // instead.
+    let live = match (searched, subtree) {
+        (Some(s), None) if s.total > 0 && !budget::scope(k, &budget).contains(&true) => {
+            s.screen.tree.as_ref().map(|pk| (pk, s.total))
+        }
+        _ => None,
+    };
     let full = |book: &mut RefBook, mode: &'static str, summary: String| {
+        let (k, summary) = match live {
+            Some((pk, total)) => (
+                pk,
+                format!("{summary}searched the live page: {total} matching, "),
+            ),
+            None => (k, summary),
+        };
         let o = outline(book, device, k, &budget);
         let om = &o.selection.omitted;
         let what = format!(
@@ -217,6 +251,7 @@ fn body(
             omitted: (om.interactive, om.labelled, om.other),
             summary: what,
             text: o.text,
+            live: live.is_some(),
         }
     };
     let base = since.or_else(|| last.clone());
@@ -259,5 +294,6 @@ fn body(
         omitted: (0, 0, 0),
         summary: format!("{since_what}: {}", render::diff_counts(&d)),
         text,
+        live: false,
     })
 }

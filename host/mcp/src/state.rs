@@ -124,6 +124,9 @@ pub(crate) struct DeviceView {
     pub(crate) recent: VecDeque<Arc<Screen>>,
     /// The screenshot last sent as an image.
     pub(crate) last_image: Option<PixelDigest>,
+    /// The live search the last observe outlined (its matches beyond the
+    /// tree), where `act` re-finds a ref the fresh tree does not hold.
+    pub(crate) searched: Option<Arc<Screen>>,
 }
 
 impl DeviceView {

@@ -4,8 +4,11 @@
 // as the driver's launcher: CHROME_PATH, headless, 1280x800) and answers
 // one JSON request per stdin line with one JSON line on stdout:
 //   {"op":"goto","url":...}            -> {"ms"}
-//   {"op":"observe"}                   -> {"ms","chars"}   screenshot + ariaSnapshot
+//   {"op":"observe","mode"?}          -> {"ms","chars"}   screenshot + ariaSnapshot
+//                                         (mode "ai": the page's, frames included)
 //   {"op":"click","sel":...}           -> {"ms"}           page.click
+//   {"op":"clickSeen","sel":...}       -> {"ms","chars"}   page.click, then
+//                                         screenshot + ariaSnapshot
 //   {"op":"count","sel":...}           -> {"ms","count"}   locator(sel).count()
 //   {"op":"clickRole","role","name"}   -> {"ms"}           getByRole(...).click()
 //   {"op":"quit"}
@@ -33,6 +36,11 @@ const timed = async (f) => {
   return [performance.now() - t0, r];
 };
 
+// The page's outline: the body's (the default mode), or the page's in
+// `ai` mode, which includes the contents of frames.
+const outline = (mode) =>
+  mode === 'ai' ? page.ariaSnapshot({ mode: 'ai' }) : page.locator('body').ariaSnapshot();
+
 send({ ready: true, version: browser.version() });
 const lines = readline.createInterface({ input: process.stdin });
 for await (const line of lines) {
@@ -46,8 +54,15 @@ for await (const line of lines) {
         break;
       }
       case 'observe': {
-        const [ms, [shot, aria]] = await timed(() =>
-          Promise.all([page.screenshot(), page.locator('body').ariaSnapshot()]));
+        const [ms, [shot, aria]] = await timed(() => Promise.all([page.screenshot(), outline(req.mode)]));
+        send({ ms, png: shot.length, chars: aria.length });
+        break;
+      }
+      case 'clickSeen': {
+        const [ms, [shot, aria]] = await timed(async () => {
+          await page.click(req.sel);
+          return Promise.all([page.screenshot(), outline()]);
+        });
         send({ ms, png: shot.length, chars: aria.length });
         break;
       }

@@ -3,11 +3,19 @@
 //!
 //! * Ours: through the real host binary, as a client would (the official
 //!   Rust client over stdio): `device.observe` (screenshot + UI tree,
-//!   stored durably) and `tapElement` with its after-Action evidence.
+//!   stored durably) and `tapElement`.
 //! * Playwright: `playwright-core` (pinned in `bench-playwright/`,
 //!   installed with `npm ci`) launched on the same binary with the same
-//!   flags and viewport: `page.screenshot()` + `ariaSnapshot()`, and
-//!   `page.click()`.
+//!   flags and viewport.
+//! * Equal work, each pair named: observe against `page.screenshot()` +
+//!   `ariaSnapshot()` (the frames page in Playwright's `ai` mode, the one
+//!   that includes frames' contents); a tap without evidence (a host
+//!   with `screenshotPolicy = "omit"` and `afterActionTree = false`)
+//!   against `page.click()`; a tap with its after-Action screenshot and
+//!   tree against `page.click()` + `page.screenshot()` +
+//!   `ariaSnapshot()`. Both sides are timed at the same boundary: here,
+//!   around the request to the host or to the Playwright process and its
+//!   answer.
 //! * Reachability: every row of a 1,000-row table and every link of a
 //!   3,000-word article, by selector and by tapping.
 //!
@@ -84,6 +92,14 @@ impl Playwright {
 
     fn ms(&mut self, req: Value) -> f64 {
         self.ask(req)["ms"].as_f64().expect("ms")
+    }
+
+    /// `req` timed here, around the request and its answer (the boundary
+    /// our side is timed at).
+    fn wall(&mut self, req: Value) -> f64 {
+        let t = Instant::now();
+        self.ask(req);
+        ms_since(t)
     }
 }
 
@@ -178,29 +194,37 @@ fn main() {
     ]);
 
     let lib = build_workspace_plugin("devicerail-host-plugin-browser", "browser");
-    let start = |source: &str| {
-        let host = HostClient::start(
-            std::slice::from_ref(&lib),
-            &[
-                ("DEVICERAIL_BROWSER_VIEWPORT", "1280x800"),
-                ("DEVICERAIL_BROWSER_TREE_SOURCE", source),
-            ],
-        );
+    let bare_config = tempfile::tempdir().expect("tempdir");
+    let bare_file = bare_config.path().join("devicerail.toml");
+    std::fs::write(
+        &bare_file,
+        "[host]\nscreenshotPolicy = \"omit\"\nafterActionTree = false\n",
+    )
+    .expect("write the configuration");
+    let bare_file = bare_file.to_string_lossy().into_owned();
+    let start = |source: &str, extra: &[(&str, &str)]| {
+        let mut env = vec![
+            ("DEVICERAIL_BROWSER_VIEWPORT", "1280x800"),
+            ("DEVICERAIL_BROWSER_TREE_SOURCE", source),
+        ];
+        env.extend_from_slice(extra);
+        let host = HostClient::start(std::slice::from_ref(&lib), &env);
         host.ok0::<DeviceConnect>();
         host.ok0::<SessionStart>();
         Ours { host }
     };
-    // The in-page walk (the default), and the accessibility tree path
-    // measured beside it.
-    let ours = start("walk");
-    let ours_ax = start("ax");
+    // The in-page walk (the default), the accessibility tree path measured
+    // beside it, and a host that keeps no evidence.
+    let ours = start("walk", &[]);
+    let ours_ax = start("ax", &[]);
+    let ours_bare = start("walk", &[("DEVICERAIL_CONFIG", bare_file.as_str())]);
     let mut pw = Playwright::start(&dir);
     let load_before = load_average();
 
     println!(
-        "| page | our observe, walk (ms) | our observe, AX tree (ms) | Playwright screenshot + ariaSnapshot (ms) | ratio walk / Playwright | our tree nodes | aria chars |"
+        "| page | our observe, walk (ms) | our observe, AX tree (ms) | Playwright screenshot + ariaSnapshot (ms) | ratio walk / Playwright | our tree nodes | aria chars | aria mode |"
     );
-    println!("| --- | --- | --- | --- | --- | --- | --- |");
+    println!("| --- | --- | --- | --- | --- | --- | --- | --- |");
     for page in ["/login", "/table", "/article", "/frames"] {
         let url = web.url(page);
         ours.goto(&url);
@@ -209,19 +233,21 @@ fn main() {
         if page == "/frames" {
             std::thread::sleep(std::time::Duration::from_millis(500));
         }
+        // Playwright's default outline leaves frames' contents out; `ai`
+        // includes them.
+        let mode = if page == "/frames" { "ai" } else { "default" };
+        let observe = json!({ "op": "observe", "mode": mode });
         // Warm all three.
         let (_, nodes) = ours.observe();
         ours_ax.observe();
-        let chars = pw.ask(json!({ "op": "observe" }))["chars"]
-            .as_u64()
-            .unwrap_or(0);
+        let chars = pw.ask(observe.clone())["chars"].as_u64().unwrap_or(0);
         let (mut a, mut x, mut b) = (Vec::new(), Vec::new(), Vec::new());
         for _ in 0..rounds {
             for _ in 0..block {
                 a.push(ours.observe().0);
             }
             for _ in 0..block {
-                b.push(pw.ms(json!({ "op": "observe" })));
+                b.push(pw.wall(observe.clone()));
             }
             for _ in 0..block {
                 x.push(ours_ax.observe().0);
@@ -229,50 +255,74 @@ fn main() {
         }
         let (ma, mx, mb) = (median(&mut a), median(&mut x), median(&mut b));
         println!(
-            "| {page} | {ma:.1} | {mx:.1} | {mb:.1} | {:.2} | {nodes} | {chars} |",
+            "| {page} | {ma:.1} | {mx:.1} | {mb:.1} | {:.2} | {nodes} | {chars} | {mode} |",
             ma / mb
         );
     }
 
-    // Clicks: the login form's button, and the last row's button of the
+    // Taps: the login form's button, and the last row's button of the
     // table (beyond the snapshot's bounds: found on the live page and
-    // scrolled to).
+    // scrolled to), as two equal-work pairs.
     println!();
     println!(
-        "| click | ours: tapElement + after screenshot (ms) | Playwright page.click (ms) | ratio |"
+        "| tap | ours: tapElement, no evidence (ms) | Playwright page.click (ms) | ratio | ours: tapElement + after screenshot and tree (ms) | Playwright click + screenshot + ariaSnapshot (ms) | ratio |"
     );
-    println!("| --- | --- | --- | --- |");
+    println!("| --- | --- | --- | --- | --- | --- | --- |");
     let last_row = format!("#people tbody tr:nth-child({ROWS}) button");
     for (page, css) in [("/login", "#sign-in"), ("/table", last_row.as_str())] {
         let url = web.url(page);
         ours.goto(&url);
+        ours_bare.goto(&url);
         pw.ms(json!({ "op": "goto", "url": url }));
-        let tap = || {
+        let target = json!({ "target": { "kind": "selector", "selector": { "css": css } } });
+        let tap = |host: &Ours, evidence: bool| {
             let t = Instant::now();
-            let r = ours.execute(
-                "tapElement",
-                json!({ "target": { "kind": "selector", "selector": { "css": css } } }),
-            );
+            let r = host.execute("tapElement", target.clone());
             let ms = ms_since(t);
-            assert!(
+            assert_eq!(
                 r["after"]["screenshot"].is_object(),
-                "the after-Action evidence: {r}"
+                evidence,
+                "the after-Action screenshot: {r}"
+            );
+            assert_eq!(
+                r["after"]["uiSnapshot"].is_object(),
+                evidence,
+                "the after-Action tree: {r}"
             );
             ms
         };
-        tap();
-        pw.ms(json!({ "op": "click", "sel": css }));
-        let (mut a, mut b) = (Vec::new(), Vec::new());
+        let click = json!({ "op": "click", "sel": css });
+        let click_seen = json!({ "op": "clickSeen", "sel": css });
+        tap(&ours_bare, false);
+        tap(&ours, true);
+        pw.wall(click.clone());
+        pw.wall(click_seen.clone());
+        let (mut a, mut b, mut c, mut d) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for _ in 0..rounds {
             for _ in 0..block {
-                a.push(tap());
+                a.push(tap(&ours_bare, false));
             }
             for _ in 0..block {
-                b.push(pw.ms(json!({ "op": "click", "sel": css })));
+                b.push(pw.wall(click.clone()));
+            }
+            for _ in 0..block {
+                c.push(tap(&ours, true));
+            }
+            for _ in 0..block {
+                d.push(pw.wall(click_seen.clone()));
             }
         }
-        let (ma, mb) = (median(&mut a), median(&mut b));
-        println!("| {page} `{css}` | {ma:.1} | {mb:.1} | {:.2} |", ma / mb);
+        let (ma, mb, mc, md) = (
+            median(&mut a),
+            median(&mut b),
+            median(&mut c),
+            median(&mut d),
+        );
+        println!(
+            "| {page} `{css}` | {ma:.1} | {mb:.1} | {:.2} | {mc:.1} | {md:.1} | {:.2} |",
+            ma / mb,
+            mc / md
+        );
     }
 
     // Reachability.

@@ -4,6 +4,8 @@
 //! Coordinates in arguments are screenshot pixels; they are divided by the
 //! device scale factor before they reach DevTools (CSS pixels).
 
+use std::time::Duration;
+
 use devicerail_host_plugin_api::actions::{
     self, KeyArgs, KeyNames, NoArgs, Points, ScrollArgs, TapArgs, TextArgs, UrlArgs, UrlRules,
 };
@@ -14,7 +16,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::cdp::{CdpError, CdpSession};
-use crate::connection::Connection;
+use crate::connection::{Connection, NAVIGATION_GRACE};
 use crate::errors::{budget, from_cdp};
 use crate::keys;
 use crate::scripts;
@@ -123,7 +125,6 @@ pub(crate) async fn execute(
     device: &DeviceId,
     call: &ActionCall,
 ) -> Option<DriverResult<ActionOutput>> {
-    conn.settle_pending_shot(budget(ctx)).await;
     let cdp = |e| from_cdp(ctx, device, e);
     let result = match call.name.as_str() {
         "navigate" => navigate(conn, ctx, device, call).await,
@@ -152,8 +153,16 @@ pub(crate) async fn execute(
                     ),
                 )),
                 Some(stroke) => conn
-                    .page(budget(ctx))
-                    .press_key(&stroke)
+                    .input(
+                        budget(ctx),
+                        // Enter submits the focused form.
+                        if a.key == "Enter" {
+                            NAVIGATION_GRACE
+                        } else {
+                            Duration::ZERO
+                        },
+                        conn.page(budget(ctx)).press_key(&stroke),
+                    )
                     .await
                     .map(|()| ActionOutput::new(json!({ "accepted": true, "key": a.key })))
                     .map_err(cdp),
@@ -284,8 +293,8 @@ async fn tap(
         ));
     }
     let s = conn.spec.scale;
-    conn.page(budget(ctx))
-        .click(a.x / s, a.y / s)
+    let page = conn.page(budget(ctx));
+    conn.input(budget(ctx), Duration::ZERO, page.click(a.x / s, a.y / s))
         .await
         .map_err(|e| from_cdp(ctx, device, e))?;
     Ok(ActionOutput::new(json!({ "accepted": true })))

@@ -328,6 +328,69 @@
       round(Math.max(0, el.clientWidth - pl - pr)), round(Math.max(0, el.clientHeight - pt - pb))];
   };
 
+  // What the walk does at element `el` (`ariaHidden`: an ancestor hides
+  // it from assistive technology; `css`: a selector whose matches are
+  // kept whatever their role): null when it skips `el` and everything
+  // under it, else whether it keeps `el` and whether it goes on into its
+  // children.
+  const assess = (el, ariaHidden, css) => {
+    const tag = el.localName;
+    if (SKIP.has(tag)) return null;
+    let hasBox = true;
+    let hiddenHere = false;
+    if (!el.checkVisibility({ visibilityProperty: true })) {
+      if (!el.checkVisibility()) {
+        if (tag === "option" || tag === "optgroup") {
+          hasBox = false;
+        } else if (getComputedStyle(el).display === "contents") {
+          hasBox = false;
+        } else {
+          return null;
+        }
+      } else {
+        hiddenHere = true;
+      }
+    }
+    const hiddenAria = ariaHidden || el.getAttribute("aria-hidden") === "true" || el.inert;
+    const role = roleOf(el);
+    const forced = css ? el.matches(css) : false;
+    let keep;
+    if (hiddenAria || hiddenHere) {
+      keep = (addressable(el) && hasBox && !hiddenHere) || (forced && hasBox);
+    } else {
+      keep = forced || (role !== "generic" && role !== "none" && role !== "lineBreak") || addressable(el) || focusable(el);
+      if (!keep && role === "generic") {
+        // Elements that look clickable (a pointer cursor of their own).
+        const s = getComputedStyle(el);
+        if (s.cursor === "pointer") {
+          const ps = el.parentElement ? getComputedStyle(el.parentElement).cursor : "";
+          keep = ps !== "pointer";
+        }
+      }
+    }
+    const frame = tag === "iframe" || tag === "frame";
+    const descend = !frame && tag !== "input" && tag !== "textarea" && !LEAVES.has(tag);
+    return { keep, hasBox, hiddenHere, hiddenAria, role, frame, descend };
+  };
+
+  // The record of a kept element (see `walk`).
+  const recordOf = (el, parent, a) => {
+    const quiet = a.hiddenAria || a.hiddenHere;
+    const r = a.role === "none" || a.role === "lineBreak" ? "generic" : a.role;
+    const name = quiet ? "" : nameOf(el, r);
+    const value = quiet ? null : valueOf(el, r);
+    let enabled = 0;
+    const disabled = (el.matches(":disabled")) || el.getAttribute("aria-disabled") === "true";
+    if (disabled) enabled = 2;
+    else if (focusable(el) || WIDGETS.has(r)) enabled = 1;
+    const b = a.hasBox ? el.getBoundingClientRect() : null;
+    return [idOf(el), parent, r, name || null, value, identifierOf(el), null,
+      b ? rectOf(b) : null, enabled, el];
+  };
+
+  const rootRecord = () => [idOf(document), -1, "rootWebArea", collapse(document.title || "") || null, null, null, null,
+    [0, 0, round(innerWidth), round(innerHeight)], 1, null];
+
   // One walk of the document (or of the subtree at `start`): every node
   // the tree keeps, in preorder, as
   // [id, parent index, role, name, value, identifier, text, bounds, enabled, element]
@@ -338,13 +401,7 @@
     const cap = opts.cap || 200000;
     const css = opts.css || null;
     let capped = false;
-    const cssHit = (el) => {
-      if (!css) return false;
-      return el.matches(css);
-    };
-    const doc = document;
-    nodes.push([idOf(doc), -1, "rootWebArea", collapse(doc.title || "") || null, null, null, null,
-      [0, 0, round(innerWidth), round(innerHeight)], 1, null]);
+    nodes.push(rootRecord());
     const visit = (n, parent, ariaHidden, visHidden) => {
       if (nodes.length >= cap) { capped = true; return; }
       if (n.nodeType === 3) {
@@ -361,74 +418,124 @@
       }
       if (n.nodeType !== 1) return;
       const el = n;
-      const tag = el.localName;
-      if (SKIP.has(tag)) return;
-      let hasBox = true;
-      let hiddenHere = false;
-      if (!el.checkVisibility({ visibilityProperty: true })) {
-        if (!el.checkVisibility()) {
-          if (tag === "option" || tag === "optgroup") {
-            hasBox = false;
-          } else if (getComputedStyle(el).display === "contents") {
-            hasBox = false;
-          } else {
-            return;
-          }
-        } else {
-          hiddenHere = true;
-        }
-      }
-      const hiddenAria = ariaHidden || el.getAttribute("aria-hidden") === "true" || el.inert;
-      const role = roleOf(el);
-      const forced = cssHit(el);
-      let keep;
-      if (hiddenAria || hiddenHere) {
-        keep = (addressable(el) && hasBox && !hiddenHere) || (forced && hasBox);
-      } else {
-        keep = forced || (role !== "generic" && role !== "none" && role !== "lineBreak") || addressable(el) || focusable(el);
-        if (!keep && role === "generic") {
-          // Elements that look clickable (a pointer cursor of their own).
-          const s = getComputedStyle(el);
-          if (s.cursor === "pointer") {
-            const ps = el.parentElement ? getComputedStyle(el.parentElement).cursor : "";
-            keep = ps !== "pointer";
-          }
-        }
-      }
+      const a = assess(el, ariaHidden, css);
+      if (!a) return;
       let here = parent;
-      if (keep) {
-        const quiet = hiddenAria || hiddenHere;
-        const r = role === "none" || role === "lineBreak" ? "generic" : role;
-        const name = quiet ? "" : nameOf(el, r);
-        const value = quiet ? null : valueOf(el, r);
-        let enabled = 0;
-        const disabled = (el.matches(":disabled")) || el.getAttribute("aria-disabled") === "true";
-        if (disabled) enabled = 2;
-        else if (focusable(el) || WIDGETS.has(r)) enabled = 1;
-        const b = hasBox ? el.getBoundingClientRect() : null;
-        nodes.push([idOf(el), parent, r, name || null, value, identifierOf(el), null,
-          b ? rectOf(b) : null, enabled, el]);
+      if (a.keep) {
+        nodes.push(recordOf(el, parent, a));
         here = nodes.length - 1;
-        if (tag === "iframe" || tag === "frame") {
-          frames.push([here].concat(frameBox(el)));
-          return;
-        }
-      } else if (tag === "iframe" || tag === "frame") {
-        return;
+        if (a.frame) frames.push([here].concat(frameBox(el)));
       }
-      if (tag === "input" || tag === "textarea" || LEAVES.has(tag)) return;
-      const hidden = hiddenAria;
-      const vis = hiddenHere;
-      if (tag === "select") {
-        for (const o of el.querySelectorAll("option")) visit(o, here, hidden, vis);
+      if (!a.descend) return;
+      if (el.localName === "select") {
+        for (const o of el.querySelectorAll("option")) visit(o, here, a.hiddenAria, a.hiddenHere);
         return;
       }
       const kids = childrenOf(el);
-      for (let i = 0; i < kids.length; i++) visit(kids[i], here, hidden, vis);
+      for (let i = 0; i < kids.length; i++) visit(kids[i], here, a.hiddenAria, a.hiddenHere);
     };
-    const start = opts.start || doc.documentElement;
+    const start = opts.start || document.documentElement;
     if (start) visit(start, 0, false, false);
     return { nodes, frames, capped };
+  };
+
+  // The parent the walk reaches `el` through: its slot when it is
+  // assigned to one, the host of its shadow root, else its parent;
+  // undefined when the walk never reaches it (a host's unassigned light
+  // child, a slot's fallback while nodes are assigned) or it is under a
+  // <select> (whose options the walk takes by query).
+  const parentOf = (el) => {
+    if (el.assignedSlot) return el.assignedSlot;
+    const p = el.parentNode;
+    if (!p) return undefined;
+    if (p.nodeType === 11) return p.host || undefined;
+    if (p.nodeType !== 1) return p.nodeType === 9 ? null : undefined;
+    if (p.shadowRoot) return undefined;
+    if (p.localName === "slot" && p.assignedNodes().length) return undefined;
+    if (p.localName === "select" || p.localName === "optgroup" || p.localName === "datalist") return undefined;
+    return p;
+  };
+
+  // Every element of the document and its open shadow roots matching
+  // `css` (the browser's own query), and every <iframe>/<frame>.
+  const deepQuery = (css) => {
+    const out = [];
+    const roots = [document];
+    for (let i = 0; i < roots.length; i++) {
+      const r = roots[i];
+      for (const e of r.querySelectorAll(css)) out.push(e);
+      for (const e of r.querySelectorAll("iframe, frame")) out.push(e);
+      for (const e of r.querySelectorAll("*")) if (e.shadowRoot) roots.push(e.shadowRoot);
+    }
+    return out;
+  };
+
+  // The walk's records of `targets` and of their kept ancestors only, as
+  // `walk({ css })` would give them (same ids, parents, fields, preorder),
+  // reading role, name and bounds of nothing else; null when a target is
+  // somewhere this shortcut does not follow the walk (then walk).
+  const pathWalk = (targets, css) => {
+    const root = document.documentElement;
+    if (!root) return null;
+    // el -> its assessment (null: skipped with its subtree), given the
+    // ancestors' (the same for every path through it).
+    const seen = new Map();
+    // el -> { a, chain } of kept elements.
+    const kept = new Map();
+    for (const t of new Set(targets)) {
+      const chain = [t];
+      let at = t;
+      while (at !== root) {
+        const p = parentOf(at);
+        if (p === undefined) break;
+        if (p === null) { chain.length = 0; break; }
+        chain.push(p);
+        at = p;
+      }
+      if (at !== root) {
+        // Not under the walk's reach by a path we follow: only an element
+        // that is not under a <select> is certainly out of it.
+        if (t.closest && t.closest("select, datalist")) return null;
+        continue;
+      }
+      chain.reverse();
+      let ariaHidden = false;
+      for (let i = 0; i < chain.length; i++) {
+        const el = chain[i];
+        let a = seen.get(el);
+        if (a === undefined) {
+          a = assess(el, ariaHidden, css);
+          seen.set(el, a);
+        }
+        if (!a || (i < chain.length - 1 && !a.descend)) break;
+        ariaHidden = a.hiddenAria;
+        if (a.keep && !kept.has(el)) kept.set(el, { a, chain: chain.slice(0, i + 1) });
+      }
+    }
+    const order = Array.from(kept.values());
+    order.sort((x, y) => {
+      const n = Math.min(x.chain.length, y.chain.length);
+      for (let i = 0; i < n; i++) {
+        if (x.chain[i] === y.chain[i]) continue;
+        return x.chain[i].compareDocumentPosition(y.chain[i]) & Node.DOCUMENT_POSITION_FOLLOWING ? -1 : 1;
+      }
+      return x.chain.length - y.chain.length;
+    });
+    const nodes = [rootRecord()];
+    const frames = [];
+    const index = new Map();
+    for (const k of order) {
+      let parent = 0;
+      for (let i = k.chain.length - 2; i >= 0; i--) {
+        const j = index.get(k.chain[i]);
+        if (j !== undefined) { parent = j; break; }
+      }
+      const el = k.chain[k.chain.length - 1];
+      nodes.push(recordOf(el, parent, k.a));
+      index.set(el, nodes.length - 1);
+      if (k.a.frame) frames.push([nodes.length - 1].concat(frameBox(el)));
+    }
+    return { nodes, frames, capped: false };
   };
 
   const lower = (s, sensitive) => (sensitive ? s : s.toLowerCase());
@@ -499,7 +606,10 @@
         // An invalid selector throws here, with the browser's message.
         document.querySelector(sel.css);
       }
-      const w = walk({ css: sel.css });
+      // A css selector is answered by the browser's own query first: only
+      // its matches, the frames and their ancestors are read.
+      const w = (sel.css != null && q.within == null && !q.ids && pathWalk(deepQuery(sel.css), sel.css))
+        || walk({ css: sel.css });
       let within = -1;
       if (q.within != null) {
         within = w.nodes.findIndex((r) => r[0] === q.within);

@@ -27,6 +27,12 @@ use crate::world::Worlds;
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Pause between `document.readyState` polls.
 const LOAD_POLL: Duration = Duration::from_millis(20);
+/// How long input that may navigate (a click on a link or a submit
+/// button, Enter) waits for the navigation to start: a form's submission
+/// starts a moment after the click is handled, usually within a frame.
+pub(crate) const NAVIGATION_GRACE: Duration = Duration::from_millis(250);
+/// Longest wait for a navigation an input started to commit and load.
+const NAVIGATION_FOLLOW_MAX: Duration = Duration::from_secs(10);
 /// How long a screenshot taken right after an input stands for the
 /// screen after it.
 const PENDING_SHOT_FRESH: Duration = Duration::from_secs(2);
@@ -39,6 +45,21 @@ pub(crate) struct PendingShot {
 }
 
 impl PendingShot {
+    /// The screenshot, when it is still fresh and was taken.
+    async fn png(mut self) -> Option<Vec<u8>> {
+        if self.at.elapsed() > PENDING_SHOT_FRESH {
+            return None;
+        }
+        match (&mut self.task).await {
+            Ok(Ok(png)) => Some(png),
+            Ok(Err(e)) => {
+                tracing::debug!("the screenshot after the input failed: {e}");
+                None
+            }
+            Err(_) => None,
+        }
+    }
+
     /// Waits (within `budget`) for the capture to end, and drops it.
     pub(crate) async fn settle(mut self, budget: Duration) {
         if !self.task.is_finished() {
@@ -85,6 +106,11 @@ pub(crate) struct Connection {
     pub(crate) owners: OwnerCache,
     /// The screenshot taken right after the last input, if any.
     pub(crate) pending_shot: Option<PendingShot>,
+    /// Whether the last observation asked for a screenshot: a capture is
+    /// started right after an input only while they do (a host whose
+    /// screenshot policy is `omit` never asks, and a capture nobody takes
+    /// would only compete with the page for the GPU process).
+    pub(crate) screenshots_wanted: bool,
 }
 
 /// What a search of the live page found.
@@ -175,6 +201,7 @@ impl Connection {
             worlds: Worlds::default(),
             owners: OwnerCache::default(),
             pending_shot: None,
+            screenshots_wanted: true,
         })
     }
 
@@ -324,9 +351,13 @@ impl Connection {
         Ok((tree, ReadBy::Ax))
     }
 
-    /// Starts a screenshot now (right after an input was acknowledged);
-    /// the next observation asking for one takes it.
+    /// Starts a screenshot now (right after an input was acknowledged),
+    /// unless observations stopped asking for them; the next observation
+    /// asking for one takes it.
     pub(crate) fn start_pending_shot(&mut self, budget: Duration) {
+        if !self.screenshots_wanted {
+            return;
+        }
         let page = self.page(budget);
         let task = tokio::spawn(async move { page.capture_screenshot_png().await });
         self.pending_shot = Some(PendingShot {
@@ -335,48 +366,22 @@ impl Connection {
         });
     }
 
-    /// Waits for a screenshot still being taken after the last input, and
-    /// drops it: a new Action outdates it, and input Chromium receives
-    /// while it captures can miss a cross-process frame (the click lands
-    /// in the page instead of the frame under it).
-    pub(crate) async fn settle_pending_shot(&mut self, budget: Duration) {
-        if let Some(pending) = self.pending_shot.take() {
-            pending.settle(budget).await;
-        }
-    }
-
-    /// The screenshot started after the last input, when it is still
-    /// fresh and was taken.
-    async fn take_pending_shot(&mut self) -> Option<Vec<u8>> {
-        let mut pending = self.pending_shot.take()?;
-        if pending.at.elapsed() > PENDING_SHOT_FRESH {
-            return None;
-        }
-        match (&mut pending.task).await {
-            Ok(Ok(png)) => Some(png),
-            Ok(Err(e)) => {
-                tracing::debug!("the screenshot after the input failed: {e}");
-                None
-            }
-            Err(_) => None,
-        }
-    }
-
-    /// Screenshot and/or UI tree in one round of concurrent requests.
+    /// Screenshot and/or UI tree in one round of concurrent requests: the
+    /// tree is walked while the screenshot started after the last input
+    /// (or a new one) is captured.
     pub(crate) async fn capture(
         &mut self,
         budget: Duration,
         screenshot: bool,
         ui_tree: bool,
     ) -> Result<Captured, CdpError> {
-        let ready = if screenshot {
-            self.take_pending_shot().await
-        } else {
-            self.pending_shot = None;
-            None
-        };
+        let pending = self.pending_shot.take().filter(|_| screenshot);
         let page = self.page(budget);
         let png = async {
+            let ready = match pending {
+                Some(p) => p.png().await,
+                None => None,
+            };
             match ready {
                 Some(png) => Ok(Some(png)),
                 None if screenshot => page.capture_screenshot_png().await.map(Some),
@@ -602,6 +607,85 @@ impl Connection {
         self.page(budget)
             .set_device_metrics(self.spec.width, self.spec.height, self.spec.scale)
             .await
+    }
+
+    /// Sends input (`send`) and, when it started a navigation of the
+    /// page (a link, a submitted form, script), waits until the new
+    /// document committed and loaded, at most `NAVIGATION_FOLLOW_MAX`: what
+    /// is observed next is then that document, never a capture raced
+    /// against its commit (Chromium leaves such a `Page.captureScreenshot`
+    /// unanswered, so the observation after a form's submit button waited
+    /// its whole 30 s budget, and at a device scale factor of 2 the next
+    /// clicks landed at half their coordinates). A navigation the input
+    /// starts is looked for in what arrived with its acknowledgement, and
+    /// for up to `grace` more (a form's submission starts a moment after
+    /// the click: callers pass a grace for links and submit buttons).
+    pub(crate) async fn input<T>(
+        &self,
+        budget: Duration,
+        grace: Duration,
+        send: impl std::future::Future<Output = Result<T, CdpError>>,
+    ) -> Result<T, CdpError> {
+        let mut events = self.subscribe();
+        let sent = send.await?;
+        self.follow(&mut events, budget, grace).await;
+        Ok(sent)
+    }
+
+    /// The following half of [`Self::input`], for input sent by the caller
+    /// after subscribing to `events`.
+    pub(crate) async fn follow(
+        &self,
+        events: &mut broadcast::Receiver<Arc<CdpEvent>>,
+        budget: Duration,
+        grace: Duration,
+    ) {
+        let mut started = self.navigation_started(events);
+        let until = tokio::time::Instant::now() + grace;
+        while !started && tokio::time::Instant::now() < until {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+            started = self.navigation_started(events);
+        }
+        if started {
+            let bound = budget.min(NAVIGATION_FOLLOW_MAX);
+            let followed = tokio::time::timeout(bound, async {
+                self.wait_committed(events, None).await?;
+                self.wait_loaded(bound).await
+            })
+            .await;
+            match followed {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => tracing::debug!("following the navigation the input started: {e}"),
+                Err(_) => tracing::debug!(
+                    "the navigation the input started did not load within {bound:?}"
+                ),
+            }
+        }
+    }
+
+    /// Whether `events` (already received) include the page's main frame
+    /// starting a navigation.
+    fn navigation_started(&self, events: &mut broadcast::Receiver<Arc<CdpEvent>>) -> bool {
+        let session = self.page.session_id().map(str::to_owned);
+        loop {
+            let event = match events.try_recv() {
+                Ok(e) => e,
+                Err(broadcast::error::TryRecvError::Lagged(_)) => continue,
+                Err(_) => return false,
+            };
+            let starts = matches!(
+                event.method.as_str(),
+                "Page.frameRequestedNavigation"
+                    | "Page.frameStartedNavigating"
+                    | "Page.frameStartedLoading"
+            );
+            if starts
+                && event.session_id == session
+                && event.params["frameId"].as_str() == Some(self.target_id.as_str())
+            {
+                return true;
+            }
+        }
     }
 
     /// Events from now on.

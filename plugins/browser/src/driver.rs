@@ -331,6 +331,9 @@ impl Driver for BrowserDriver {
         let Some(conn) = guard.as_mut() else {
             return Err(DriverError::not_connected(id));
         };
+        // Only the host's observations say whether screenshots are taken
+        // (its screenshot policy); the driver's own snapshots never do.
+        conn.screenshots_wanted = request.screenshot;
         self.block(ctx, async {
             let mut attempt = 0;
             loop {
@@ -368,9 +371,16 @@ impl Driver for BrowserDriver {
         };
         // Never log arguments: protected Actions carry secrets.
         tracing::debug!(device = %id, action = %call.name, call_id = %call.id, "executing");
-        // A screenshot taken after an earlier input no longer shows the
-        // screen after this Action.
-        conn.pending_shot = None;
+        // A screenshot still being taken after an earlier input no longer
+        // shows the screen after this Action: it is waited for and
+        // dropped, so no input reaches Chromium while it captures (input
+        // sent then can miss a cross-process frame and land in the page).
+        if let Some(pending) = conn.pending_shot.take() {
+            self.block(ctx, async {
+                pending.settle(budget(ctx)).await;
+                Ok(())
+            })?;
+        }
         if call.name == actions::QUERY_ELEMENTS {
             return WebBackend::new(conn, id, &self.runtime).query_elements(ctx, call);
         }

@@ -26,7 +26,7 @@ use serde_json::{Value, json};
 
 use crate::cdp::accessibility::AxNode;
 use crate::cdp::dom::DomSnapshot;
-use crate::cdp::{CdpError, CdpSession};
+use crate::cdp::{CdpError, CdpSession, On};
 use crate::frames::{FrameEntry, FrameRegistry, MAX_FRAME_DEPTH, MAX_FRAMES, NodeKey};
 use crate::scripts;
 use crate::ui_tree::facts::{self, CssRect, DocFacts};
@@ -115,7 +115,9 @@ pub(crate) async fn call_on_node<R: serde::de::DeserializeOwned>(
     let Some(object) = node_object(session, world, node).await? else {
         return Ok(None);
     };
-    let r = session.call_function_on(&object, function, args).await;
+    let r = session
+        .call_function_on(On::Object(&object), function, args)
+        .await;
     let _ = session.release_object(&object).await;
     r.map(Some)
 }
@@ -309,22 +311,11 @@ pub(crate) async fn read_page(
                     tracing::debug!("frame left out: the frame bounds are reached");
                     continue;
                 }
-                let session_id = match registry.session_of_target(&target.target_id) {
-                    Some(s) => s.to_owned(),
-                    None => {
-                        let Some(s) = soft(
-                            "attaching to it",
-                            browser.attach_to_target(&target.target_id).await,
-                        )?
-                        else {
-                            continue;
-                        };
-                        registry.attached(&target.target_id, &s);
-                        s
-                    }
+                let attached = registry.attach(browser, page, &target.target_id).await;
+                let Some(session) = soft("attaching to it", attached)? else {
+                    continue;
                 };
-                let session = CdpSession::attached(page.client().clone(), session_id.clone())
-                    .with_timeout(page.timeout());
+                let session_id = session.session_id().unwrap_or_default().to_owned();
                 let parent = match &parent_session {
                     None => page.clone(),
                     Some(id) => CdpSession::attached(page.client().clone(), id.clone())

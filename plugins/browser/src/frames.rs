@@ -17,6 +17,8 @@
 
 use std::collections::{HashMap, HashSet};
 
+use crate::cdp::{CdpError, CdpSession};
+
 /// Most frames read in one observation, main frame included; later ones
 /// (in document order, breadth first) are left out of the tree.
 pub(crate) const MAX_FRAMES: usize = 32;
@@ -152,15 +154,32 @@ impl FrameRegistry {
         self.keys.retain(|_, k| seen.contains(k));
     }
 
-    /// The session attached to an out-of-process frame's target.
-    pub(crate) fn session_of_target(&self, target_id: &str) -> Option<&str> {
-        self.sessions.get(target_id).map(String::as_str)
-    }
-
-    /// Remembers the session attached to a target.
-    pub(crate) fn attached(&mut self, target_id: &str, session_id: &str) {
-        self.sessions
-            .insert(target_id.to_owned(), session_id.to_owned());
+    /// The session of the out-of-process frame `target_id` (requests
+    /// bounded like `page`'s): the one attached before, else a new flat
+    /// attach through `browser`, remembered. Chromium lets one attach to
+    /// an out-of-process frame's target only once targets were listed: a
+    /// refused attach lists them and tries once more.
+    pub(crate) async fn attach(
+        &mut self,
+        browser: &CdpSession,
+        page: &CdpSession,
+        target_id: &str,
+    ) -> Result<CdpSession, CdpError> {
+        let session_id = match self.sessions.get(target_id) {
+            Some(s) => s.clone(),
+            None => {
+                let attached = match browser.attach_to_target(target_id).await {
+                    Err(CdpError::Protocol { .. }) => {
+                        browser.get_targets().await?;
+                        browser.attach_to_target(target_id).await
+                    }
+                    r => r,
+                }?;
+                self.sessions.insert(target_id.to_owned(), attached.clone());
+                attached
+            }
+        };
+        Ok(CdpSession::attached(page.client().clone(), session_id).with_timeout(page.timeout()))
     }
 
     /// Forgets sessions of targets that no longer exist; answers the

@@ -12,11 +12,15 @@ const DESCRIBE: &str = r##"(el) => { const t = (el.innerText || el.getAttribute(
 const FRAME: &str = "() => new Promise(resolve => { const t = setTimeout(resolve, 100); requestAnimationFrame(() => { clearTimeout(t); resolve(); }); })";
 
 /// `function(wantHit)` on a node: scrolls it into view if needed, checks
-/// it is rendered, visible and stable across two animation frames, and
+/// it is rendered, visible and stable across the next animation frame
+/// (its box read now and after the frame's callbacks: an animation, CSS or
+/// script, moves it between the two), and
 /// (when `wantHit`) that `elementFromPoint` at the click point hits it or a
 /// descendant (the center of its box, else of one of its line boxes, for
-/// an inline element wrapped over lines). Answers `{ok, reason?, x, y, covering?}` with the click
-/// point in CSS pixels of the viewport.
+/// an inline element wrapped over lines). Answers `{ok, reason?, x, y,
+/// covering?, navigates?}` with the click point in CSS pixels of the
+/// viewport; `navigates`: the element is (in) a link or a control that
+/// submits its form.
 pub(crate) fn actionability() -> String {
     format!(
         r##"async function(wantHit) {{
@@ -35,7 +39,7 @@ pub(crate) fn actionability() -> String {
     el.scrollIntoView({{ block: "center", inline: "center", behavior: "instant" }});
   }}
   const a = rectOf();
-  await frame(); await frame();
+  await frame();
   const b = rectOf();
   const moved = Math.abs(a.x - b.x) > 0.5 || Math.abs(a.y - b.y) > 0.5 || Math.abs(a.width - b.width) > 0.5 || Math.abs(a.height - b.height) > 0.5;
   if (moved) return {{ ok: false, reason: "not stable" }};
@@ -45,6 +49,33 @@ pub(crate) fn actionability() -> String {
   const right = Math.min(b.right, innerWidth), bottom = Math.min(b.bottom, innerHeight);
   if (right <= left || bottom <= top) return {{ ok: false, reason: "not visible" }};
   const x = (left + right) / 2, y = (top + bottom) / 2;
+  // A click here may start a navigation (a link, or a control that
+  // submits its form): the click and submit events it causes are watched,
+  // and `__drWillNavigate()` (in this world) says afterwards whether the
+  // page let them navigate.
+  const navigates = (e) => {{
+    const c = e.closest("a[href], area[href], button, input[type=submit], input[type=image]");
+    if (!c) return false;
+    const may = c.localName === "a" || c.localName === "area" ? !/^\s*javascript:/i.test(c.getAttribute("href") || "")
+      : c.localName === "button" ? c.type === "submit" && !!c.form : !!c.form;
+    if (!may) return false;
+    const w = e.ownerDocument.defaultView;
+    const seen = {{ click: null, submit: null }};
+    const onClick = (ev) => {{ seen.click = ev; }};
+    const onSubmit = (ev) => {{ seen.submit = ev; }};
+    w.addEventListener("click", onClick, {{ capture: true, once: true }});
+    w.addEventListener("submit", onSubmit, {{ capture: true, once: true }});
+    w.__drWillNavigate = () => {{
+      w.removeEventListener("click", onClick, true);
+      w.removeEventListener("submit", onSubmit, true);
+      delete w.__drWillNavigate;
+      if (seen.submit) return !seen.submit.defaultPrevented;
+      if (!seen.click || seen.click.defaultPrevented) return false;
+      const a = seen.click.target && seen.click.target.closest ? seen.click.target.closest("a[href], area[href]") : null;
+      return !!a && (a.target === "" || a.target === "_self");
+    }};
+    return true;
+  }};
   if (wantHit) {{
     const hitAt = (px, py) => {{
       let h = document.elementFromPoint(px, py);
@@ -70,16 +101,25 @@ pub(crate) fn actionability() -> String {
           if (pr <= pl || pb <= pt) continue;
           const px = (pl + pr) / 2, py = (pt + pb) / 2;
           const h = hitAt(px, py);
-          if (h && inside(h)) return {{ ok: true, x: px, y: py }};
+          if (h && inside(h)) return {{ ok: true, x: px, y: py, navigates: navigates(el) }};
         }}
       }}
       return {{ ok: false, reason: "covered", covering: hit ? ({DESCRIBE})(hit) : null, x, y }};
     }}
   }}
-  return {{ ok: true, x, y }};
+  return {{ ok: true, x, y, navigates: navigates(el) }};
 }}"##
     )
 }
+
+/// `function()` on the element a click was sent to: whether that click
+/// started a navigation the page let happen (a followed link, a form
+/// submitted without `preventDefault`), as watched since the
+/// actionability check said it `navigates`.
+pub(crate) const WILL_NAVIGATE: &str = r#"function() {
+  const w = (this.ownerDocument || this).defaultView;
+  return w && w.__drWillNavigate ? w.__drWillNavigate() : false;
+}"#;
 
 /// `function(value)` on an editable element: focuses it and replaces its
 /// value the way a user edit does (native setter, then `input` and

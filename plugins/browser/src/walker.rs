@@ -301,28 +301,12 @@ async fn walk_child(
                 parent.entry.out_of_process,
             ),
             Err(CdpError::Protocol { .. }) => {
-                let session_id = match state.registry.session_of_target(&frame_id) {
-                    Some(s) => s.to_owned(),
-                    None => {
-                        // Chromium makes out-of-process frames targets one
-                        // can attach to once targets were listed.
-                        let attached = match browser.attach_to_target(&frame_id).await {
-                            Err(CdpError::Protocol { .. }) => {
-                                let _listed = soft("listing targets", browser.get_targets().await)?;
-                                browser.attach_to_target(&frame_id).await
-                            }
-                            r => r,
-                        };
-                        let Some(s) = soft("attaching to it", attached)? else {
-                            return Ok(None);
-                        };
-                        state.registry.attached(&frame_id, &s);
-                        s
-                    }
+                let attached = state.registry.attach(browser, page, &frame_id).await;
+                let Some(session) = soft("attaching to it", attached)? else {
+                    return Ok(None);
                 };
-                let session = CdpSession::attached(page.client().clone(), session_id.clone())
-                    .with_timeout(page.timeout());
-                (session, Some(session_id), true)
+                let session_id = session.session_id().map(str::to_owned);
+                (session, session_id, true)
             }
             Err(e) => return Err(e),
         };

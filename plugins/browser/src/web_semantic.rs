@@ -43,9 +43,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::cdp::{CdpError, CdpSession};
+use crate::cdp::{CdpError, CdpSession, On};
 use crate::config::TreeSource;
-use crate::connection::{Connection, Found};
+use crate::connection::{Connection, Found, NAVIGATION_GRACE};
 use crate::errors::{budget, from_cdp};
 use crate::frame_reader::{self, FramePathError};
 use crate::frames::{NodeAddress, NodeKey};
@@ -90,6 +90,9 @@ struct Actionability {
     y: Option<f64>,
     #[serde(default)]
     covering: Option<String>,
+    /// A click on it may start a navigation (a link, a submit button).
+    #[serde(default)]
+    navigates: bool,
 }
 
 #[derive(Deserialize)]
@@ -152,15 +155,6 @@ impl<'a> WebBackend<'a> {
     ) -> Option<DriverResult<ActionOutput>> {
         if !semantic::is_semantic(&call.name) {
             return None;
-        }
-        // A screenshot still being taken after the last input is waited
-        // for first (see `Connection::settle_pending_shot`).
-        let pending = self.conn.borrow_mut().pending_shot.take();
-        if let Some(p) = pending {
-            let _ = self.block(ctx, async {
-                p.settle(budget(ctx)).await;
-                Ok(())
-            });
         }
         let result = semantic::execute(self, ctx, call)?;
         if result.is_ok() && self.shot_after_input.get() {
@@ -377,7 +371,11 @@ impl<'a> WebBackend<'a> {
                 .map_err(|e| self.cdp(ctx, e))?
                 .ok_or_else(stale)?;
             let check: Result<Actionability, _> = session
-                .call_function_on(&object, &scripts::actionability(), &[json!(true)])
+                .call_function_on(
+                    On::Object(&object),
+                    &scripts::actionability(),
+                    &[json!(true)],
+                )
                 .await;
             let result = match check {
                 Err(e) => Err(self.cdp(ctx, e)),
@@ -416,7 +414,7 @@ impl<'a> WebBackend<'a> {
         self.on_element(ctx, node, async |el| {
             let edited: Edited = el
                 .session
-                .call_function_on(el.object, scripts::SET_VALUE, &[json!(value)])
+                .call_function_on(On::Object(el.object), scripts::SET_VALUE, &[json!(value)])
                 .await
                 .map_err(|e| self.cdp(ctx, e))?;
             if edited.ok {
@@ -536,7 +534,23 @@ impl UiBackend for WebBackend<'_> {
                     .with_details(json!({ "stableNodeId": node.stable_node_id })));
                 }
             };
+            let mut events = el.conn.subscribe();
             el.page.click(x, y).await.map_err(|e| self.cdp(ctx, e))?;
+            // A followed link or a submitted form navigates a moment after
+            // the click is handled: that start is waited for (briefly) and
+            // the new page followed.
+            let grace = if el.check.navigates
+                && el
+                    .session
+                    .call_function_on::<bool>(On::Object(el.object), scripts::WILL_NAVIGATE, &[])
+                    .await
+                    .unwrap_or(false)
+            {
+                NAVIGATION_GRACE
+            } else {
+                std::time::Duration::ZERO
+            };
+            el.conn.follow(&mut events, budget(ctx), grace).await;
             self.shot_after_input.set(true);
             Ok(Mode::CoordinateFallback(
                 CoordinateFallbackReason::SemanticInteractionUnavailable,

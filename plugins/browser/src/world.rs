@@ -12,7 +12,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use crate::cdp::{CdpError, CdpSession};
+use crate::cdp::{CdpError, CdpSession, On};
 
 /// The library's source: an expression that installs `__drAgent` in the
 /// world it is evaluated in (and answers its version).
@@ -100,7 +100,11 @@ impl Worlds {
         loop {
             let context = self.context(session, frame_id).await?;
             match session
-                .call_in::<String>(context, function, std::slice::from_ref(arg))
+                .call_function_on::<String>(
+                    On::Context(context),
+                    function,
+                    std::slice::from_ref(arg),
+                )
                 .await
             {
                 Err(e) if attempt == 0 && (context_gone(&e) || missing_library(&e)) => {
@@ -127,7 +131,7 @@ pub(crate) async fn node_object(
     id: u64,
 ) -> Result<Option<String>, CdpError> {
     session
-        .call_in_for_object(context, NODE, &[Value::from(id)])
+        .call_function_for_object(On::Context(context), NODE, &[Value::from(id)])
         .await
 }
 

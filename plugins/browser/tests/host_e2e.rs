@@ -187,3 +187,81 @@ fn the_last_row_of_a_thousand_through_the_host() {
     host.ok0::<DeviceDisconnect>();
     host.finish().expect("the host exits 0 on EOF");
 }
+
+/// A tap on a form's submit button is followed to the page it posts to:
+/// the after-Action observation is of that page (a screenshot raced
+/// against its commit used to go unanswered for the whole 30 s budget),
+/// and at a device scale factor of 2 the taps after it land on the
+/// element they aim at (they landed at half their coordinates).
+#[test]
+fn a_submitted_form_is_followed_and_later_taps_land_where_they_aim() {
+    common::require_browser();
+    let _serial = common::serial();
+    let mut rows = String::from(
+        "<!doctype html><html><head><title>People</title></head><body><p id='status'>Nobody opened</p><table><tbody>",
+    );
+    for i in 0..1000 {
+        rows.push_str(&format!(
+            "<tr onclick=\"document.getElementById('status').textContent='Opened '+this.cells[1].textContent\"><td>{i}</td><td>Person {i:04}</td><td>person{i}@example.com</td><td><button>Edit</button></td></tr>"
+        ));
+    }
+    rows.push_str("</tbody></table></body></html>");
+    let web = common::TestServer::start(&[
+        (
+            "/form",
+            "<!doctype html><title>Sign in</title><form method=post action='/done'><input id=name name=name><button id=go>Sign in</button></form>",
+        ),
+        (
+            "/done",
+            "<!doctype html><title>Done</title><h1 id=welcome>Welcome</h1>",
+        ),
+        ("/rows", &rows),
+        (
+            "/spa",
+            "<!doctype html><title>App</title><form onsubmit=\"event.preventDefault(); document.getElementById('out').textContent='Saved'\"><button id=save>Save</button></form><p id=out>Unsaved</p>",
+        ),
+    ]);
+    let lib = build_workspace_plugin("devicerail-host-plugin-browser", "browser");
+    let host = HostClient::start(
+        &[lib],
+        &[
+            ("DEVICERAIL_BROWSER_VIEWPORT", "1280x800"),
+            ("DEVICERAIL_BROWSER_SCALE", "2"),
+        ],
+    );
+    host.ok0::<DeviceConnect>();
+    host.ok0::<SessionStart>();
+    let by = |selector: Value| json!({ "target": { "kind": "selector", "selector": selector } });
+    wire(host.execute("navigate", json!({ "url": web.url("/form") })));
+    wire(host.execute(
+        "setElementValue",
+        json!({ "target": { "kind": "selector", "selector": { "identifier": "name" } }, "value": "ada" }),
+    ));
+    let submitted = wire(host.execute("tapElement", by(json!({ "identifier": "go" }))));
+    assert!(
+        submitted["after"]["screenshot"].is_object(),
+        "the page after the submit is observed: {}",
+        submitted["after"]
+    );
+    let (_, after) = snapshot(&host);
+    assert!(has_text(&after, "Welcome"), "{after}");
+    // A form the page handles itself (no navigation) is tapped as any
+    // button.
+    wire(host.execute("navigate", json!({ "url": web.url("/spa") })));
+    wire(host.execute("tapElement", by(json!({ "identifier": "save" }))));
+    let (_, saved) = snapshot(&host);
+    assert!(has_text(&saved, "Saved"), "{saved}");
+    wire(host.execute("navigate", json!({ "url": web.url("/rows") })));
+    let opened = |host: &HostClient| {
+        let q = wire(host.execute(
+            "queryElements",
+            json!({ "selector": { "text": { "value": "Opened", "mode": "contains" } } }),
+        ));
+        q["output"]["nodes"][0]["text"].clone()
+    };
+    // One row scrolled to the middle, then the last (at the bottom edge).
+    for row in ["Person 0984", "Person 0999"] {
+        wire(host.execute("tapElement", by(json!({ "role": "cell", "name": row }))));
+        assert_eq!(opened(&host), format!("Opened {row}"));
+    }
+}

@@ -444,3 +444,152 @@ fn the_walk_and_the_accessibility_tree_agree_on_what_can_be_acted_on() {
     );
     assert_eq!(waited.output["matched"], true);
 }
+
+/// Where the walk goes its own way: shadow roots with slots (an assigned
+/// child, an unassigned one, fallback content), hidden, invisible and
+/// `aria-hidden` subtrees, `display: contents`, a `<select>` with an
+/// `<optgroup>`, leaves, and a frame.
+const SHADOWS: &str = r#"<!doctype html><html><head><title>Shadows</title></head><body>
+<main>
+<button class="b" id="plain">Plain</button>
+<div hidden><button class="b" id="gone">Gone</button></div>
+<div style="visibility:hidden"><button class="b" id="invisible">Invisible</button></div>
+<div aria-hidden="true"><button class="b" id="muted">Muted</button><span class="b">muted text</span></div>
+<x-card id="card"><button class="b" slot="action" id="slotted">Slotted</button><button class="b" id="unassigned">Unassigned</button></x-card>
+<x-empty id="empty"></x-empty>
+<div style="display:contents"><button class="b" id="contents">Contents</button></div>
+<select id="pick" class="b"><option class="o">One</option><optgroup label="g"><option class="o">Two</option></optgroup></select>
+<label class="b">Agree <input type="checkbox" class="b" id="agree"></label>
+<svg class="b" width="10" height="10"><rect class="b" width="10" height="10"/></svg>
+<div class="b" style="cursor:pointer">Clickable</div>
+<iframe srcdoc="<button class='b' id='framed'>In frame</button>"></iframe>
+</main>
+<script>
+customElements.define('x-card', class extends HTMLElement { constructor() { super(); const r = this.attachShadow({ mode: 'open' }); r.innerHTML = '<section><button class="b" id="inner">Inner</button><slot name="action"></slot></section>'; } });
+customElements.define('x-empty', class extends HTMLElement { constructor() { super(); const r = this.attachShadow({ mode: 'open' }); r.innerHTML = '<slot><button class="b" id="fallback">Fallback</button></slot>'; } });
+</script>
+</body></html>"#;
+
+/// A css selector is answered by the browser's own query, reading only
+/// its matches and their ancestors: the answer is the whole walk's (the
+/// same nodes, fields, parents and order), checked against a search
+/// `within` the document's root, which walks it all.
+#[test]
+fn a_css_query_reads_only_its_matches_and_answers_as_the_whole_walk() {
+    let _serial = common::serial();
+    let web = TestServer::start(&[("/shadows", SHADOWS), ("/table", &pages::table(200))]);
+    let b = Browser::connect(json!({ "treeSource": "walk" }));
+    for (page, selectors) in [
+        (
+            "/shadows",
+            &[
+                ".b",
+                "button",
+                "option",
+                "#inner",
+                "x-card button",
+                "section > button",
+                "slot button",
+                "svg, rect",
+                "#gone",
+                "main *",
+            ][..],
+        ),
+        (
+            "/table",
+            &[
+                "#people tbody tr:nth-child(200) button",
+                "td",
+                "tr:nth-child(2n) button",
+            ][..],
+        ),
+    ] {
+        b.goto(&web.url(page));
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let root = b.tree().nodes[0].stable_node_id.clone();
+        for css in selectors {
+            let query = |within: Option<&str>| {
+                let mut args = json!({ "selector": { "css": css }, "limit": 200 });
+                if let Some(w) = within {
+                    args["within"] = json!(w);
+                }
+                let out = b.ok("queryElements", args);
+                let tree = out
+                    .resolved
+                    .and_then(|o| o.ui_tree)
+                    .expect("the partial tree");
+                (out.output, tree.nodes)
+            };
+            let (fast, fast_tree) = query(None);
+            let (whole, whole_tree) = query(Some(root.as_str()));
+            // A search within a node stays in its frame; without one, the
+            // frames are searched too (their nodes' ids start with `f`).
+            let main_frame = |v: &Value| -> Vec<Value> {
+                v["nodes"]
+                    .as_array()
+                    .expect("nodes")
+                    .iter()
+                    .filter(|n| {
+                        !n["stableNodeId"]
+                            .as_str()
+                            .is_some_and(|i| i.starts_with('f'))
+                    })
+                    .cloned()
+                    .collect()
+            };
+            let (fast_main, whole_main) = (main_frame(&fast), main_frame(&whole));
+            let framed = fast["nodes"].as_array().map_or(0, Vec::len) - fast_main.len();
+            assert_eq!(
+                fast["total"].as_u64(),
+                whole["total"].as_u64().map(|t| t + framed as u64),
+                "{page} {css}"
+            );
+            assert_eq!(fast_main, whole_main, "{page} {css}");
+            // The matches' ancestors as the walk has them (the partial tree
+            // searched within the root holds the same chains).
+            let chain = |nodes: &[UiNode], id: &str| {
+                let mut out = Vec::new();
+                let mut at = nodes.iter().find(|n| n.stable_node_id.as_str() == id);
+                while let Some(n) = at {
+                    out.push((
+                        n.stable_node_id.clone(),
+                        n.role.clone(),
+                        n.name.clone(),
+                        n.bounds,
+                    ));
+                    at = n
+                        .parent_stable_node_id
+                        .as_ref()
+                        .and_then(|p| nodes.iter().find(|m| &m.stable_node_id == p));
+                }
+                out
+            };
+            for n in &fast_main {
+                let id = n["stableNodeId"].as_str().expect("an id");
+                assert_eq!(
+                    chain(&fast_tree, id),
+                    chain(&whole_tree, id),
+                    "{page} {css} {id}"
+                );
+            }
+            if *css == ".b" {
+                // Shadow content, slotted and fallback elements are found;
+                // what the walk never reaches is not.
+                let ids: BTreeSet<&str> = fast["nodes"]
+                    .as_array()
+                    .expect("nodes")
+                    .iter()
+                    .filter_map(|n| n["identifier"].as_str())
+                    .collect();
+                for id in [
+                    "plain", "inner", "slotted", "fallback", "contents", "agree", "framed",
+                ] {
+                    assert!(ids.contains(id), "{id} in {ids:?}");
+                }
+                for id in ["gone", "unassigned"] {
+                    assert!(!ids.contains(id), "{id} in {ids:?}");
+                }
+            }
+        }
+    }
+}

@@ -590,6 +590,21 @@ LOGIN_PAGE = """<!doctype html><html><head><title>Sign in</title></head><body>
 </form></body></html>"""
 
 
+# A table larger than a UI snapshot holds (a row says who was opened
+# when clicked) and an article whose footer's last link comes after 3,000 words.
+TABLE_PAGE = ("<!doctype html><html><head><title>People</title></head><body>"
+              "<p id='status'>Nobody opened</p><table><tbody>"
+              + "".join(f"<tr onclick=\"document.getElementById('status').textContent='Opened '+this.cells[1].textContent\">"
+                        f"<td>{i}</td><td>Person {i:04d}</td><td>person{i}@example.com</td><td><button>Edit</button></td></tr>"
+                        for i in range(1000))
+              + "</tbody></table></body></html>")
+ARTICLE_PAGE = ("<!doctype html><html><head><title>Article</title></head><body><article>"
+                + "".join(f"<h2>Section {s}</h2><p>{'Words of the section. ' * 25}</p>" for s in range(40))
+                + "</article><footer>"
+                + "".join(f"<a href='/footer/{i}'>Footer link {i}</a> " for i in range(30))
+                + "</footer></body></html>")
+
+
 class LoginHandler(http.server.BaseHTTPRequestHandler):
     def _send(self, body: str, status: int = 200) -> None:
         data = body.encode()
@@ -600,7 +615,8 @@ class LoginHandler(http.server.BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def do_GET(self) -> None:  # noqa: N802
-        self._send(LOGIN_PAGE)
+        pages = {"/table": TABLE_PAGE, "/article": ARTICLE_PAGE}
+        self._send(pages.get(self.path, LOGIN_PAGE))
 
     def do_POST(self) -> None:  # noqa: N802
         length = int(self.headers.get("Content-Length", "0"))
@@ -652,6 +668,25 @@ class McpChromium(unittest.IsolatedAsyncioTestCase):
                 self.assertTrue(waited.structured_content["matched"], agent.transcript)
                 after, _ = await agent.observe(dev, full=True)
                 self.assertIn("Welcome, ada", after["outline"])
+                # Every element within reach: a row far beyond the snapshot
+                # and the article's last link, each found by one filtered
+                # observe (the live page is searched), and the row tapped
+                # through the ref that observe gave.
+                await agent.call("act", {"device": dev, "action": "navigate", "url": url + "table"})
+                whole, _ = await agent.observe(dev, screenshot=False, full=True)
+                self.assertNotIn("Person 0999", whole["outline"])
+                found, _ = await agent.observe(dev, screenshot=False, filter="Person 0999")
+                self.assertIn("searched the live page", found["header"], found["header"])
+                row = ref_of(found["outline"], r'cell "Person 0999"')
+                await agent.call("act", {"device": dev, "action": "tap", "ref": row})
+                opened = await agent.call("wait_for", {"device": dev, "selector": {"text": "Opened Person 0999"},
+                                                       "condition": "present", "timeoutMs": 10000})
+                self.assertTrue(opened.structured_content["matched"], agent.transcript)
+                await agent.call("act", {"device": dev, "action": "navigate", "url": url + "article"})
+                last, _ = await agent.observe(dev, screenshot=False, filter="Footer link 29")
+                self.assertIn('link "Footer link 29"', last["outline"], last["outline"])
+                print(f"chromium: filter found row 999 ({len(found['outline'])} chars) and the last footer link "
+                      f"({len(last['outline'])} chars) in one observe each")
                 ended = (await agent.call("session", {"device": dev, "op": "end", "verdict": "pass", "summary": "signed in"})).structured_content
                 sid = ended["sessionId"]
                 print(f"chromium: JPEG {agent.image_bytes[0]} bytes ({obs['image']['width']}x{obs['image']['height']} from "

@@ -18,19 +18,23 @@ pub(crate) struct KeyStroke {
 
 impl CdpSession {
     /// Move, press and release the left button at (`x`, `y`).
+    ///
+    /// The three events are sent at once and their answers awaited
+    /// together: a request is written when its future is first polled (in
+    /// the order given: `biased`), and Chromium handles one target's input in the
+    /// order it arrives, so the page sees move, press, release as before
+    /// at the cost of one round trip instead of three.
     pub(crate) async fn click(&self, x: f64, y: f64) -> Result<(), CdpError> {
-        self.run(
-            "Input.dispatchMouseEvent",
-            json!({ "type": "mouseMoved", "x": x, "y": y, "button": "none" }),
-        )
-        .await?;
-        for kind in ["mousePressed", "mouseReleased"] {
+        let button = |kind: &str| json!({ "type": kind, "x": x, "y": y, "button": "left", "buttons": 1, "clickCount": 1 });
+        tokio::try_join!(
+            biased;
             self.run(
                 "Input.dispatchMouseEvent",
-                json!({ "type": kind, "x": x, "y": y, "button": "left", "buttons": 1, "clickCount": 1 }),
-            )
-            .await?;
-        }
+                json!({ "type": "mouseMoved", "x": x, "y": y, "button": "none" }),
+            ),
+            self.run("Input.dispatchMouseEvent", button("mousePressed")),
+            self.run("Input.dispatchMouseEvent", button("mouseReleased")),
+        )?;
         Ok(())
     }
 

@@ -20,5 +20,6 @@ mod target;
 pub use client::{CdpClient, CdpEvent};
 pub use error::CdpError;
 pub use page::Navigated;
+pub(crate) use runtime::On;
 pub use session::CdpSession;
 pub use target::TargetInfo;
