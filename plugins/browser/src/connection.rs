@@ -358,6 +358,7 @@ impl Connection {
         if !self.screenshots_wanted {
             return;
         }
+        tracing::debug!("started the screenshot of the screen after the input");
         let page = self.page(budget);
         let task = tokio::spawn(async move { page.capture_screenshot_png().await });
         self.pending_shot = Some(PendingShot {
