@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use devicerail_host_testing::client::hello_named;
 use devicerail_host_testing::host_process::HostProcess;
 use serde_json::json;
 use support::client::{ClientHost, Launch as _, hello as client_hello};
@@ -340,13 +341,9 @@ async fn the_console_shows_devices_live_screens_control_and_sessions_in_chromium
     );
     // A screen that keeps changing: another client launches the mock's
     // moving screen again and again on mock-2 while the console watches.
-    let mover = ClientHost::attach_owned(&lab.socket, {
-        let mut h = client_hello();
-        h.client.name = "e2e-console-mover".into();
-        h
-    })
-    .await
-    .expect("a client moving mock-2's screen");
+    let mover = ClientHost::attach_owned(&lab.socket, hello_named("e2e-console-mover"))
+        .await
+        .expect("a client moving mock-2's screen");
     mover
         .ok("device.select", Some(json!({ "deviceId": "mock-2" })))
         .await;
@@ -397,13 +394,9 @@ async fn the_console_shows_devices_live_screens_control_and_sessions_in_chromium
 
     // Another client drives the browser device; the console watches it and
     // follows its Session as it happens.
-    let other = ClientHost::attach_owned(&lab.socket, {
-        let mut h = client_hello();
-        h.client.name = "e2e-console-other".into();
-        h
-    })
-    .await
-    .expect("another client");
+    let other = ClientHost::attach_owned(&lab.socket, hello_named("e2e-console-other"))
+        .await
+        .expect("another client");
     other
         .ok(
             "device.select",

@@ -34,6 +34,7 @@ use super::sessions::ids;
 use super::state::{State, ToolError};
 use super::tools::{ObserveArgs, ShotMode};
 use devicerail_host_agent::Screen;
+use devicerail_host_agent::identity::Keyed;
 
 /// A rendered diff longer than this share of the outline is shown as a
 /// new screen instead.
@@ -75,9 +76,14 @@ pub(crate) async fn observe(state: &State, args: ObserveArgs) -> Result<CallTool
     } else {
         (first, seen::unsettled())
     };
-    // A filter is looked up on the live page too (where the device can).
-    let searched = match args.filter.as_deref().map(str::trim) {
-        Some(f) if !f.is_empty() && args.subtree.is_none() => search::live(state, client, f).await,
+    // A filter nothing in the tree matches is looked up on the live page
+    // (where the device can).
+    let searched = match (args.filter.as_deref(), &cur.tree) {
+        (Some(f), Some(k))
+            if !f.trim().is_empty() && args.subtree.is_none() && !matches_in(k, f) =>
+        {
+            search::live(state, client, f.trim()).await
+        }
         _ => None,
     };
     drop(slot);
@@ -176,6 +182,16 @@ pub(crate) async fn observe(state: &State, args: ObserveArgs) -> Result<CallTool
     Ok(result)
 }
 
+/// Whether anything in `k` matches `filter` (as the outline's filter
+/// does).
+fn matches_in(k: &Keyed, filter: &str) -> bool {
+    let b = Budget {
+        filter: Some(filter.to_owned()),
+        ..Budget::default()
+    };
+    budget::scope(k, &b).contains(&true)
+}
+
 /// The text of an observation: outline or diff (`cur` with what a live
 /// search for the filter found).
 fn body(
@@ -221,12 +237,9 @@ fn body(
     // A filter nothing in the tree matches, which the live page does: the
     // search's partial tree (the matches and their ancestors) is outlined
     // instead.
-    let live = match (searched, subtree) {
-        (Some(s), None) if s.total > 0 && !budget::scope(k, &budget).contains(&true) => {
-            s.screen.tree.as_ref().map(|pk| (pk, s.total))
-        }
-        _ => None,
-    };
+    let live = searched
+        .filter(|s| s.total > 0)
+        .and_then(|s| s.screen.tree.as_ref().map(|pk| (pk, s.total)));
     let full = |book: &mut RefBook, mode: &'static str, summary: String| {
         let (k, summary) = match live {
             Some((pk, total)) => (

@@ -251,21 +251,17 @@ async fn finish_navigation(
     loader: Option<&str>,
 ) -> DriverResult<ActionOutput> {
     let b = budget(ctx);
-    let waited = tokio::time::timeout(b, async {
-        conn.wait_committed(events, loader).await?;
-        conn.wait_loaded(b).await
-    })
-    .await;
+    let waited = conn.wait_arrived(events, loader, b).await;
     conn.epoch.invalidate();
     match waited {
-        Err(_) if ctx.is_expired() => return Err(DriverError::deadline_exceeded()),
-        Err(_) => {
+        None if ctx.is_expired() => return Err(DriverError::deadline_exceeded()),
+        None => {
             return Err(DriverError::action_failed(format!(
                 "the page did not finish loading within {b:?}"
             )));
         }
-        Ok(Err(e)) => return Err(from_cdp(ctx, device, e)),
-        Ok(Ok(())) => {}
+        Some(Err(e)) => return Err(from_cdp(ctx, device, e)),
+        Some(Ok(())) => {}
     }
     let (url, title) = conn
         .location(budget(ctx))

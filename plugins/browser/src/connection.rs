@@ -358,6 +358,7 @@ impl Connection {
         if !self.screenshots_wanted {
             return;
         }
+        tracing::debug!("started the screenshot of the screen after the input");
         let page = self.page(budget);
         let task = tokio::spawn(async move { page.capture_screenshot_png().await });
         self.pending_shot = Some(PendingShot {
@@ -640,50 +641,72 @@ impl Connection {
         budget: Duration,
         grace: Duration,
     ) {
-        let mut started = self.navigation_started(events);
-        let until = tokio::time::Instant::now() + grace;
-        while !started && tokio::time::Instant::now() < until {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-            started = self.navigation_started(events);
+        let started = self.navigation_started(events)
+            || (!grace.is_zero()
+                && tokio::time::timeout(grace, self.next_navigation_start(events))
+                    .await
+                    .unwrap_or(false));
+        if !started {
+            return;
         }
-        if started {
-            let bound = budget.min(NAVIGATION_FOLLOW_MAX);
-            let followed = tokio::time::timeout(bound, async {
-                self.wait_committed(events, None).await?;
-                self.wait_loaded(bound).await
-            })
-            .await;
-            match followed {
-                Ok(Ok(())) => {}
-                Ok(Err(e)) => tracing::debug!("following the navigation the input started: {e}"),
-                Err(_) => tracing::debug!(
-                    "the navigation the input started did not load within {bound:?}"
-                ),
+        let bound = budget.min(NAVIGATION_FOLLOW_MAX);
+        match self.wait_arrived(events, None, bound).await {
+            Some(Ok(())) => {}
+            Some(Err(e)) => tracing::debug!("following the navigation the input started: {e}"),
+            None => {
+                tracing::debug!("the navigation the input started did not load within {bound:?}");
             }
         }
     }
 
-    /// Whether `events` (already received) include the page's main frame
+    /// Waits (within `bound`) for the main frame to commit a navigation
+    /// (`loader`'s, when given) and its document to finish loading;
+    /// `None` when `bound` passed first.
+    pub(crate) async fn wait_arrived(
+        &self,
+        events: &mut broadcast::Receiver<Arc<CdpEvent>>,
+        loader: Option<&str>,
+        bound: Duration,
+    ) -> Option<Result<(), CdpError>> {
+        tokio::time::timeout(bound, async {
+            self.wait_committed(events, loader).await?;
+            self.wait_loaded(bound).await
+        })
+        .await
+        .ok()
+    }
+
+    /// Whether `event` is the page's main frame starting a navigation.
+    fn starts_navigation(&self, event: &CdpEvent) -> bool {
+        matches!(
+            event.method.as_str(),
+            "Page.frameRequestedNavigation"
+                | "Page.frameStartedNavigating"
+                | "Page.frameStartedLoading"
+        ) && event.session_id.as_deref() == self.page.session_id()
+            && event.params["frameId"].as_str() == Some(self.target_id.as_str())
+    }
+
+    /// Whether `events` already received include the page's main frame
     /// starting a navigation.
     fn navigation_started(&self, events: &mut broadcast::Receiver<Arc<CdpEvent>>) -> bool {
-        let session = self.page.session_id().map(str::to_owned);
         loop {
-            let event = match events.try_recv() {
-                Ok(e) => e,
-                Err(broadcast::error::TryRecvError::Lagged(_)) => continue,
+            match events.try_recv() {
+                Ok(e) if self.starts_navigation(&e) => return true,
+                Ok(_) | Err(broadcast::error::TryRecvError::Lagged(_)) => {}
                 Err(_) => return false,
-            };
-            let starts = matches!(
-                event.method.as_str(),
-                "Page.frameRequestedNavigation"
-                    | "Page.frameStartedNavigating"
-                    | "Page.frameStartedLoading"
-            );
-            if starts
-                && event.session_id == session
-                && event.params["frameId"].as_str() == Some(self.target_id.as_str())
-            {
-                return true;
+            }
+        }
+    }
+
+    /// Waits for the page's main frame to start a navigation (`false`
+    /// when the events end first).
+    async fn next_navigation_start(&self, events: &mut broadcast::Receiver<Arc<CdpEvent>>) -> bool {
+        loop {
+            match events.recv().await {
+                Ok(e) if self.starts_navigation(&e) => return true,
+                Ok(_) | Err(RecvError::Lagged(_)) => {}
+                Err(RecvError::Closed) => return false,
             }
         }
     }

@@ -265,3 +265,43 @@ fn a_submitted_form_is_followed_and_later_taps_land_where_they_aim() {
         assert_eq!(opened(&host), format!("Opened {row}"));
     }
 }
+
+/// A screenshot is started right after an input only while the host's
+/// observations take screenshots: under `screenshotPolicy = "omit"` none
+/// is (nobody would take it, and it competes with the page), under
+/// `capture` one is (the after-Action observation takes it).
+#[test]
+fn an_early_capture_starts_only_while_observations_take_screenshots() {
+    common::require_browser();
+    let _serial = common::serial();
+    let server = common::TestServer::start(&[("/", PAGE)]);
+    let lib = build_workspace_plugin("devicerail-host-plugin-browser", "browser");
+    for (policy, started) in [("omit", false), ("capture", true)] {
+        let host = HostClient::start(
+            std::slice::from_ref(&lib),
+            &[
+                ("DEVICERAIL_SCREENSHOT_POLICY", policy),
+                (
+                    "RUST_LOG",
+                    "info,devicerail_plugin_api=debug,devicerail_host_engine::worker=debug",
+                ),
+            ],
+        );
+        host.ok0::<DeviceConnect>();
+        host.ok0::<SessionStart>();
+        wire(host.execute("navigate", json!({ "url": server.url("/") })));
+        let _ = snapshot(&host);
+        for _ in 0..2 {
+            wire(host.execute(
+                "tapElement",
+                json!({ "target": { "kind": "selector", "selector": { "identifier": "pay" } } }),
+            ));
+        }
+        let log = host.stderr();
+        assert_eq!(
+            log.contains("started the screenshot of the screen after the input"),
+            started,
+            "{policy}: {log}"
+        );
+    }
+}
