@@ -232,6 +232,91 @@ fn set_element_value_then_read_it_back_from_the_snapshot() {
     );
 }
 
+/// `inputText` with a `target` types into that element in one Action:
+/// focused first, after its current content, with the input events a user
+/// causes; a label stands for its control; a field that takes no text is
+/// refused and left as it was; `inputSecret` never takes a target.
+#[test]
+fn input_text_with_a_target_types_into_that_element() {
+    let _serial = common::serial();
+    let web = server();
+    let b = Browser::connect(json!({}));
+    b.goto(&web.url("/form"));
+    let value = |id: &str| {
+        node(&b.tree(), |n| n.identifier.as_deref() == Some(id))
+            .value
+            .as_deref()
+            .unwrap_or_default()
+            .to_owned()
+    };
+
+    let typed = b.ok(
+        "inputText",
+        json!({ "text": "ada", "target": selector(json!({ "identifier": "email-field" })) }),
+    );
+    assert_eq!(typed.output["typedChars"], json!(3));
+    assert!(
+        typed.output["element"]["stableNodeId"].is_string(),
+        "{}",
+        typed.output
+    );
+    assert!(
+        typed.resolved.is_some(),
+        "the observation it resolved against"
+    );
+    b.ok(
+        "inputText",
+        json!({ "text": "@example.com", "target": selector(json!({ "identifier": "email-field" })) }),
+    );
+    assert_eq!(value("email-field"), "ada@example.com");
+    node(&b.tree(), |n| {
+        n.text.as_deref() == Some("typed:ada@example.com")
+    });
+
+    // A label stands for its control.
+    b.ok(
+        "inputText",
+        json!({ "text": "!", "target": selector(json!({ "css": "label[for=email]" })) }),
+    );
+    assert_eq!(value("email-field"), "ada@example.com!");
+
+    // Focus moved to the element: untargeted text follows it there.
+    b.ok(
+        "inputText",
+        json!({ "text": "note", "target": selector(json!({ "css": "textarea" })) }),
+    );
+    b.ok("inputText", json!({ "text": "s" }));
+    let tree = b.tree();
+    let notes = node(&tree, |n| n.name.as_deref() == Some("Notes"));
+    assert_eq!(notes.value.as_deref(), Some("notes"));
+
+    let ro = b
+        .run(
+            "inputText",
+            json!({ "text": "x", "target": selector(json!({ "identifier": "ro" })) }),
+        )
+        .expect_err("a read-only field takes no text");
+    assert_eq!(ro.code, ErrorCode::ElementNotInteractable.as_str());
+    assert_eq!(value("ro"), "fixed");
+    let gone = b
+        .run(
+            "inputText",
+            json!({ "text": "x", "target": selector(json!({ "identifier": "nowhere" })) }),
+        )
+        .expect_err("no such element");
+    assert_eq!(gone.code, ErrorCode::ElementNotFound.as_str());
+
+    let secret = b
+        .run(
+            "inputSecret",
+            json!({ "text": "hunter2", "target": selector(json!({ "identifier": "pw" })) }),
+        )
+        .expect_err("inputSecret takes no target");
+    assert_eq!(secret.code, ErrorCode::InvalidArguments.as_str());
+    assert!(!secret.message.contains("hunter2"), "{}", secret.message);
+    assert!(value("pw").is_empty());
+}
+
 #[test]
 fn wait_for_element_sees_a_late_element_and_times_out_with_a_typed_error() {
     let _serial = common::serial();
