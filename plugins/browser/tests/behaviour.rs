@@ -36,6 +36,11 @@ const DELAYED: &str = r#"<!doctype html><html><head><title>Delayed</title></head
 <script>setTimeout(() => { const b = document.createElement('button'); b.textContent = 'Ready'; document.body.appendChild(b); }, 700);</script>
 </body></html>"#;
 
+const FETCHES: &str = r#"<!doctype html><html><head><title>Fetches</title></head><body>
+<p id="status">idle</p>
+<button id="load" onclick="fetch('/slow/data').then(r => r.text()).then(() => { document.getElementById('status').textContent = 'loaded'; })">Load</button>
+</body></html>"#;
+
 const OTHER: &str = r#"<!doctype html><html><head><title>Other</title></head><body><h1>Other page</h1><a href="/counter">Back to counter</a></body></html>"#;
 
 fn long_page() -> String {
@@ -55,6 +60,8 @@ fn server() -> TestServer {
         ("/form", FORM),
         ("/delayed", DELAYED),
         ("/other", OTHER),
+        ("/fetches", FETCHES),
+        ("/slow/data", "data"),
         ("/long", long),
     ])
 }
@@ -315,6 +322,41 @@ fn input_text_with_a_target_types_into_that_element() {
     assert_eq!(secret.code, ErrorCode::InvalidArguments.as_str());
     assert!(!secret.message.contains("hunter2"), "{}", secret.message);
     assert!(value("pw").is_empty());
+}
+
+/// Observations say how many requests the page has in flight
+/// (`idle.inflightRequests`): one while a fetch a tap started is running,
+/// none once it answered — what tools settling after an Action wait on.
+#[test]
+fn observations_count_the_requests_in_flight() {
+    let _serial = common::serial();
+    let web = server();
+    let b = Browser::connect(json!({}));
+    b.goto(&web.url("/fetches"));
+    let in_flight = || {
+        b.observe(false, true).metadata["idle"]["inflightRequests"]
+            .as_u64()
+            .expect("idle.inflightRequests")
+    };
+    assert_eq!(in_flight(), 0);
+    let started = Instant::now();
+    b.ok(
+        "tapElement",
+        json!({ "target": selector(json!({ "identifier": "load" })) }),
+    );
+    assert_eq!(in_flight(), 1, "the fetch is still running");
+    while in_flight() > 0 {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the fetch never ended"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        started.elapsed() >= common::SLOW,
+        "it ended when the answer came"
+    );
+    node(&b.tree(), |n| n.text.as_deref() == Some("loaded"));
 }
 
 #[test]
