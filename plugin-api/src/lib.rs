@@ -46,6 +46,7 @@ pub mod ffi;
 mod logging;
 pub mod manifest;
 pub mod semantic;
+pub mod typing;
 mod wire;
 
 #[cfg(feature = "loader")]

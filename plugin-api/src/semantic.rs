@@ -82,6 +82,18 @@ pub trait UiBackend {
     /// Replaces an editable node's value.
     fn set_node_value(&self, ctx: &CallContext, node: &UiNode, value: &str) -> DriverResult<Mode>;
 
+    /// Focuses an editable node (it passed the actionability checks) and
+    /// types `text` into it after its current value, as keystrokes would,
+    /// for the targeted `inputText`/`inputSecret` ([`crate::typing`]).
+    /// The default refuses: only backends that advertise the targeted
+    /// forms are asked.
+    fn type_into_node(&self, ctx: &CallContext, node: &UiNode, text: &str) -> DriverResult<Mode> {
+        let _ = (ctx, node, text);
+        Err(DriverError::failure(
+            "this driver cannot type into an element it is given",
+        ))
+    }
+
     /// Activates `ancestor` on behalf of `node`, which lies inside it but
     /// is not hittable itself (a label inside a clickable row; see
     /// [`tap_target`]). The default activates the ancestor; a backend that
@@ -135,6 +147,11 @@ pub trait UiBackend {
 
 fn schema_of<T: JsonSchema>() -> serde_json::Value {
     serde_json::to_value(schemars::schema_for!(T)).unwrap_or(serde_json::Value::Bool(true))
+}
+
+/// The input schema of `tapElement` (whose `target` other Actions reuse).
+pub(crate) fn tap_element_schema() -> serde_json::Value {
+    schema_of::<TapElementArguments>()
 }
 
 /// The canonical definitions of the five semantic Actions.
@@ -242,7 +259,7 @@ fn execution(tree: &UiTree, mode: Mode) -> ActionExecution {
     }
 }
 
-fn output<T: serde::Serialize>(
+pub(crate) fn output<T: serde::Serialize>(
     value: &T,
     exec: Option<ActionExecution>,
     obs: DriverObservation,
@@ -599,7 +616,7 @@ fn find(
     output(&FindElementResult { element }, Some(exec), obs)
 }
 
-fn act(
+pub(crate) fn act(
     backend: &dyn UiBackend,
     ctx: &CallContext,
     target: &ElementTarget,

@@ -240,8 +240,19 @@ fn flows() -> Vec<Flow> {
             pages: |s, v| s.set("/form", pages::form(v)),
             record: |h, url| {
                 navigate(h, url);
-                tap_on(h, "name");
-                type_text(h, "Bo");
+                // Typed into the field by node: one targeted inputText.
+                let (_, obs, node) = find(h, "name");
+                h.ok_json(
+                    "device.execute",
+                    Some(action(
+                        "inputText",
+                        json!({ "text": "Bo", "target": { "kind": "node", "node": {
+                            "observationId": obs["id"],
+                            "context": obs["uiSnapshot"]["context"],
+                            "stableNodeId": node["stableNodeId"],
+                        } } }),
+                    )),
+                );
                 let (_, obs, node) = find(h, "country");
                 h.ok_json(
                     "device.execute",

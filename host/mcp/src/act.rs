@@ -193,8 +193,27 @@ fn action_name(kind: ActKind) -> &'static str {
 /// offers (`caps`, its `device.capabilities`): `launchApp` names the app by
 /// `bundleId` on Apple platforms, and a device without `navigate` may open
 /// URLs with `openUrl`.
-fn fit_to_device(steps: &mut [Step], caps: &[ActionDefinition]) {
+fn fit_to_device(steps: &mut Vec<Step>, caps: &[ActionDefinition]) {
     let def = |name: &str| caps.iter().find(|d| d.name == name);
+    // Typing into an element: one Action where the device's `inputText`
+    // takes the element as `target`, instead of a `tapElement` to focus
+    // it first. (Never `inputSecret`: its recorded arguments are
+    // redacted, and a target lost there would leave replay typing the
+    // secret wherever focus is.)
+    if let [tap, input] = steps.as_slice()
+        && tap.name == "tapElement"
+        && input.name == "inputText"
+        && def(input.name).is_some_and(|d| {
+            d.input_schema
+                .pointer("/properties/target")
+                .is_some_and(Value::is_object)
+        })
+        && let (Some(target), Some(text)) =
+            (tap.arguments.get("target"), input.arguments.get("text"))
+    {
+        *steps = vec![step("inputText", json!({ "text": text, "target": target }))];
+        return;
+    }
     for s in steps.iter_mut() {
         match s.name {
             "launchApp" => {
@@ -699,7 +718,7 @@ pub(crate) async fn act(state: &State, args: ActArgs) -> Result<CallToolResult, 
     let scrub_with: Vec<Secret> = secret.into_iter().collect();
     if steps
         .iter()
-        .any(|s| matches!(s.name, "launchApp" | "navigate"))
+        .any(|s| matches!(s.name, "launchApp" | "navigate" | "inputText"))
     {
         let caps: Vec<ActionDefinition> =
             call0_as::<DeviceCapabilities, _>(client, Some(DEFAULT_ACTION_MS)).await?;
@@ -858,10 +877,12 @@ async fn wait_settled(
 mod tests {
     use super::*;
 
+    fn defs(v: Value) -> Vec<ActionDefinition> {
+        serde_json::from_value(v).expect("definitions")
+    }
+
     #[test]
     fn launch_and_navigate_fit_the_device() {
-        let defs =
-            |v: Value| -> Vec<ActionDefinition> { serde_json::from_value(v).expect("definitions") };
         let ios = defs(json!([
             { "name": "launchApp", "description": "", "inputSchema": { "properties": { "bundleId": { "type": "string" } } } },
             { "name": "openUrl", "description": "", "inputSchema": {} }
@@ -879,6 +900,50 @@ mod tests {
         let mut steps = vec![step("launchApp", json!({ "appId": "com.example" }))];
         fit_to_device(&mut steps, &android);
         assert_eq!(steps[0].arguments, json!({ "appId": "com.example" }));
+    }
+
+    #[test]
+    fn typing_into_an_element_is_one_action_where_the_device_takes_a_target() {
+        let typed = || {
+            vec![
+                step(
+                    "tapElement",
+                    json!({ "target": { "kind": "selector", "selector": { "identifier": "u" } } }),
+                ),
+                step("inputText", json!({ "text": "ada" })),
+            ]
+        };
+        let web = defs(json!([
+            { "name": "inputText", "description": "", "inputSchema": { "properties": { "text": {}, "target": {} } } },
+            { "name": "inputSecret", "description": "", "inputSchema": { "properties": { "text": {}, "target": {} } } }
+        ]));
+        let mut steps = typed();
+        fit_to_device(&mut steps, &web);
+        assert_eq!(steps.len(), 1);
+        assert_eq!(steps[0].name, "inputText");
+        assert_eq!(
+            steps[0].arguments,
+            json!({ "text": "ada", "target": { "kind": "selector", "selector": { "identifier": "u" } } })
+        );
+        // A device whose inputText takes no target: tap, then type.
+        let phone = defs(json!([
+            { "name": "inputText", "description": "", "inputSchema": { "properties": { "text": {} } } }
+        ]));
+        let mut steps = typed();
+        fit_to_device(&mut steps, &phone);
+        assert_eq!(
+            steps.iter().map(|s| s.name).collect::<Vec<_>>(),
+            ["tapElement", "inputText"]
+        );
+        // Secrets are never merged, whatever the device advertises.
+        let mut steps = typed();
+        steps[1] = Step {
+            name: "inputSecret",
+            arguments: json!({ "text": "pw" }),
+            protected: true,
+        };
+        fit_to_device(&mut steps, &web);
+        assert_eq!(steps.len(), 2);
     }
 
     #[test]

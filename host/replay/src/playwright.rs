@@ -178,7 +178,7 @@ pub fn script(data: &SessionData, rec: &Recording) -> Result<String, ExportError
             "back" => push(s.number, "back", "await page.goBack();".into()),
             "forward" => push(s.number, "forward", "await page.goForward();".into()),
             "reload" => push(s.number, "reload", "await page.reload();".into()),
-            "inputText" => push(
+            "inputText" if a.get("target").is_none() => push(
                 s.number,
                 "type into the focused element",
                 format!("await page.keyboard.type({});", js(&text("text"))),
@@ -197,7 +197,8 @@ pub fn script(data: &SessionData, rec: &Recording) -> Result<String, ExportError
                     a["deltaY"].as_f64().unwrap_or(0.0) / scale
                 ),
             ),
-            "tap" | "tapElement" | "clearElement" | "setElementValue" | "waitForElement" => {
+            "tap" | "tapElement" | "clearElement" | "setElementValue" | "waitForElement"
+            | "inputText" => {
                 let mut el = aimed(data, rec, s);
                 if let Some(at) = el.at.take() {
                     field = Some(at);
@@ -205,6 +206,10 @@ pub fn script(data: &SessionData, rec: &Recording) -> Result<String, ExportError
                 let code = match (&el.locator, s.name.as_str()) {
                     (Some(l), "tap" | "tapElement") => format!("await {l}.click();"),
                     (Some(l), "clearElement") => format!("await {l}.fill(\"\");"),
+                    // Typed into the element: focused, then keystrokes.
+                    (Some(l), "inputText") => {
+                        format!("await {l}.pressSequentially({});", js(&text("text")))
+                    }
                     (Some(l), "setElementValue") => {
                         format!("await setValue({l}, {});", js(&text("value")))
                     }

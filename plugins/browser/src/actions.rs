@@ -10,8 +10,8 @@ use devicerail_host_plugin_api::actions::{
     self, KeyArgs, KeyNames, NoArgs, Points, ScrollArgs, TapArgs, TextArgs, UrlArgs, UrlRules,
 };
 use devicerail_host_plugin_api::protocol::{ActionCall, ActionDefinition, DeviceId};
-use devicerail_host_plugin_api::semantic;
 use devicerail_host_plugin_api::{ActionOutput, CallContext, DriverError, DriverResult};
+use devicerail_host_plugin_api::{semantic, typing};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -76,7 +76,9 @@ pub fn definitions(width: u32, height: u32) -> Vec<ActionDefinition> {
             "Click a point of the viewport, in screenshot pixels.",
             Points::fractional(width, height),
         ),
-        actions::input_text("Type text into the focused editable element.", MAX_TEXT),
+        // `inputText` also takes a `target` element (focused first):
+        // typing by element is one Action.
+        typing::definition(MAX_TEXT),
         actions::input_secret(
             "Type a secret into the focused editable element; never recorded or logged.",
             MAX_TEXT,

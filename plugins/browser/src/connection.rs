@@ -18,6 +18,7 @@ use crate::epoch::EpochTracker;
 use crate::frame_reader;
 use crate::frames::FrameRegistry;
 use crate::launch::LaunchedBrowser;
+use crate::network::NetworkWatch;
 use crate::scripts;
 use crate::ui_tree::{self, BuiltTree, DocumentIdentity, FrameInput};
 use crate::walker::{self, Ask, FrameWalk, OwnerCache, WalkState};
@@ -111,6 +112,8 @@ pub(crate) struct Connection {
     /// screenshot policy is `omit` never asks, and a capture nobody takes
     /// would only compete with the page for the GPU process).
     pub(crate) screenshots_wanted: bool,
+    /// The page's requests in flight (the `idle` hint).
+    network: NetworkWatch,
 }
 
 /// What a search of the live page found.
@@ -172,9 +175,11 @@ impl Connection {
             (browser.create_target("about:blank").await?, true)
         };
         let session_id = browser.attach_to_target(&target_id).await?;
+        let network = NetworkWatch::start(&client, session_id.clone());
         let page = CdpSession::attached(client.clone(), session_id);
         let scoped = page.with_timeout(Some(budget));
         scoped.page_enable().await?;
+        scoped.network_enable().await?;
         scoped.bring_to_front().await?;
         scoped.accessibility_enable().await?;
         scoped.set_focus_emulation(true).await?;
@@ -202,7 +207,20 @@ impl Connection {
             owners: OwnerCache::default(),
             pending_shot: None,
             screenshots_wanted: true,
+            network,
         })
+    }
+
+    /// The activity hint of an observation: the page's own (running
+    /// animations, time since the last mutation) with the requests in
+    /// flight.
+    fn idle_hint(&self, page: Option<&Value>) -> Value {
+        let mut idle = match page {
+            Some(Value::Object(o)) => o.clone(),
+            _ => serde_json::Map::new(),
+        };
+        idle.insert("inflightRequests".into(), json!(self.network.in_flight()));
+        Value::Object(idle)
     }
 
     /// Closes what we opened: our tab, and the browser when we started it.
@@ -465,9 +483,8 @@ impl Connection {
             if let Some(omitted) = &tree.omitted {
                 obs.metadata.insert("uiTreeOmitted".into(), omitted.clone());
             }
-            if let Some(idle) = &tree.idle {
-                obs.metadata.insert("idle".into(), idle.clone());
-            }
+            obs.metadata
+                .insert("idle".into(), self.idle_hint(tree.idle.as_ref()));
             let (context, epoch) = self.context_of(&tree.document);
             obs.metadata.insert("documentEpoch".into(), json!(epoch));
             if self.frames.table().len() > 1 {
@@ -553,9 +570,10 @@ impl Connection {
         obs.metadata.insert("uiTreeSource".into(), json!("walk"));
         // A partial tree: what a search found, with its ancestors.
         obs.metadata.insert("uiTreeScope".into(), json!("query"));
-        if let Some(idle) = main.and_then(|f| f.doc.idle.clone()) {
-            obs.metadata.insert("idle".into(), idle);
-        }
+        obs.metadata.insert(
+            "idle".into(),
+            self.idle_hint(main.and_then(|f| f.doc.idle.as_ref())),
+        );
         obs.ui_tree = Some(UiTree {
             context,
             root_stable_node_ids: roots,

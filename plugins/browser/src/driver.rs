@@ -389,6 +389,9 @@ impl Driver for BrowserDriver {
                 .execute(ctx, call)
                 .unwrap_or_else(|| Err(DriverError::unknown_action(&call.name)));
         }
+        if let Some(r) = WebBackend::new(conn, id, &self.runtime).type_into(ctx, call) {
+            return r;
+        }
         self.block(ctx, async {
             if let Some(r) = actions::execute(conn, ctx, id, call).await {
                 return r;

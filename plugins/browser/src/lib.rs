@@ -40,6 +40,7 @@ mod frame_reader;
 mod frames;
 mod keys;
 pub mod launch;
+mod network;
 mod screencast;
 mod scripts;
 pub mod ui_tree;

@@ -23,7 +23,7 @@ const FRAME: &str = "() => new Promise(resolve => { const t = setTimeout(resolve
 /// submits its form.
 pub(crate) fn actionability() -> String {
     format!(
-        r##"async function(wantHit) {{
+        r##"async function(wantHit, wantStable) {{
   const frame = {FRAME};
   const node = this;
   if (!node.isConnected) return {{ ok: false, reason: "detached" }};
@@ -39,7 +39,9 @@ pub(crate) fn actionability() -> String {
     el.scrollIntoView({{ block: "center", inline: "center", behavior: "instant" }});
   }}
   const a = rectOf();
-  await frame();
+  if (wantStable !== false) {{
+    await frame();
+  }}
   const b = rectOf();
   const moved = Math.abs(a.x - b.x) > 0.5 || Math.abs(a.y - b.y) > 0.5 || Math.abs(a.width - b.width) > 0.5 || Math.abs(a.height - b.height) > 0.5;
   if (moved) return {{ ok: false, reason: "not stable" }};
@@ -155,6 +157,38 @@ pub(crate) const SET_VALUE: &str = r#"function(value) {
     el.focus();
     el.textContent = value;
     fire();
+    return { ok: true };
+  }
+  return { ok: false, reason: "not editable" };
+}"#;
+
+/// `function()` on an element text is about to be typed into: focuses it
+/// (an `<input>`/`<textarea>` that takes text, or an editable element; a
+/// `<label>` or its text stands for the label's control) and puts the
+/// caret after its content, as a click at its end would.
+/// Answers `{ok, reason?}`; changes nothing else.
+pub(crate) const FOCUS_FOR_TYPING: &str = r#"function() {
+  let el = this.nodeType === 1 ? this : this.parentElement;
+  if (!el) return { ok: false, reason: "not editable" };
+  // A label (or its text) stands for its control, as a click on it would.
+  if (!(el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement) && !el.isContentEditable) {
+    const label = el.closest("label");
+    if (label && label.control) el = label.control;
+  }
+  if (el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement) {
+    if (el.disabled) return { ok: false, reason: "disabled" };
+    if (el.readOnly) return { ok: false, reason: "read-only" };
+    const textual = el instanceof HTMLTextAreaElement || ["", "text", "search", "email", "url", "tel", "password", "number"].includes(el.type);
+    if (!textual) return { ok: false, reason: "not editable" };
+    el.focus({ preventScroll: true });
+    if (el.getRootNode().activeElement !== el) return { ok: false, reason: "not focusable" };
+    try { const n = el.value.length; el.setSelectionRange(n, n); } catch (e) { /* number fields keep their caret */ }
+    return { ok: true };
+  }
+  if (el.isContentEditable) {
+    el.focus({ preventScroll: true });
+    const sel = el.ownerDocument.getSelection();
+    if (sel) { const r = el.ownerDocument.createRange(); r.selectNodeContents(el); r.collapse(false); sel.removeAllRanges(); sel.addRange(r); }
     return { ok: true };
   }
   return { ok: false, reason: "not editable" };

@@ -26,6 +26,10 @@
 //!   acknowledged;
 //!   `clearElement` and `setElementValue` go through the DOM (native value
 //!   setter plus `input`/`change` events: `webSemantic`).
+//! - `inputText` with a `target` focuses the element (no
+//!   stability wait, no hit test: focus reaches the element itself), put
+//!   the caret after its content and types the text as `Input.insertText`,
+//!   in one Action (`devicerail_host_plugin_api::typing`).
 //!
 //! Node references go stale when the document epoch moves.
 
@@ -36,6 +40,7 @@ use devicerail_host_plugin_api::protocol::{
     ActionCall, CoordinateFallbackReason, ElementSelector, ErrorCode, IdString, UiNode, UiNodeRef,
 };
 use devicerail_host_plugin_api::semantic::{self, LiveResult, Mode, UiBackend};
+use devicerail_host_plugin_api::typing;
 use devicerail_host_plugin_api::{
     ActionOutput, CallContext, DriverError, DriverObservation, DriverResult,
 };
@@ -157,6 +162,27 @@ impl<'a> WebBackend<'a> {
             return None;
         }
         let result = semantic::execute(self, ctx, call)?;
+        Some(self.after_input(ctx, result))
+    }
+
+    /// A targeted `inputText` (`None`: `call` is not one or names no
+    /// target), then the screenshot of the screen after it.
+    pub(crate) fn type_into(
+        &self,
+        ctx: &CallContext,
+        call: &ActionCall,
+    ) -> Option<DriverResult<ActionOutput>> {
+        let result = typing::execute(self, ctx, call, crate::actions::MAX_TEXT)?;
+        Some(self.after_input(ctx, result))
+    }
+
+    /// Starts the screenshot of the screen after an Action that sent
+    /// input and succeeded.
+    fn after_input(
+        &self,
+        ctx: &CallContext,
+        result: DriverResult<ActionOutput>,
+    ) -> DriverResult<ActionOutput> {
         if result.is_ok() && self.shot_after_input.get() {
             let _guard = self.runtime.enter();
             let mut conn = self.conn.borrow_mut();
@@ -169,7 +195,7 @@ impl<'a> WebBackend<'a> {
                 conn.start_pending_shot(budget(ctx));
             }
         }
-        Some(result)
+        result
     }
 
     /// Searches the live page; `None` where the library is not used.
@@ -348,11 +374,23 @@ impl<'a> WebBackend<'a> {
     }
 
     /// Resolves the node's DOM object in its frame, runs the in-page
-    /// actionability check, and then `op` on it.
+    /// actionability check (stable across an animation frame, hit at its
+    /// click point), and then `op` on it.
     fn on_element<T>(
         &self,
         ctx: &CallContext,
         node: &UiNode,
+        op: impl AsyncFnOnce(Element<'_>) -> DriverResult<T>,
+    ) -> DriverResult<T> {
+        self.on_element_checked(ctx, node, Checks::Pointer, op)
+    }
+
+    /// [`Self::on_element`] with the checks `checks` asks for.
+    fn on_element_checked<T>(
+        &self,
+        ctx: &CallContext,
+        node: &UiNode,
+        checks: Checks,
         op: impl AsyncFnOnce(Element<'_>) -> DriverResult<T>,
     ) -> DriverResult<T> {
         let address = NodeAddress::parse(node.stable_node_id.as_str())
@@ -374,7 +412,7 @@ impl<'a> WebBackend<'a> {
                 .call_function_on(
                     On::Object(&object),
                     &scripts::actionability(),
-                    &[json!(true)],
+                    &checks.arguments(),
                 )
                 .await;
             let result = match check {
@@ -484,6 +522,26 @@ impl<'a> WebBackend<'a> {
 }
 
 /// An element that passed the actionability check, in its frame.
+/// Which in-page checks run before acting on an element.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Checks {
+    /// For input at a point: stable across an animation frame and hit
+    /// there (itself or a descendant).
+    Pointer,
+    /// For input through focus (typing): shown, in view; no hit test, no
+    /// frame waited for, as focus reaches the element itself wherever it
+    /// lies.
+    Focus,
+}
+
+impl Checks {
+    /// The actionability script's arguments (`wantHit`, `wantStable`).
+    fn arguments(self) -> [Value; 2] {
+        let pointer = self == Self::Pointer;
+        [json!(pointer), json!(pointer)]
+    }
+}
+
 struct Element<'a> {
     conn: &'a Connection,
     page: &'a CdpSession,
@@ -555,6 +613,28 @@ impl UiBackend for WebBackend<'_> {
             Ok(Mode::CoordinateFallback(
                 CoordinateFallbackReason::SemanticInteractionUnavailable,
             ))
+        })
+    }
+
+    fn type_into_node(&self, ctx: &CallContext, node: &UiNode, text: &str) -> DriverResult<Mode> {
+        self.on_element_checked(ctx, node, Checks::Focus, async |el| {
+            let focused: Edited = el
+                .session
+                .call_function_on(On::Object(el.object), scripts::FOCUS_FOR_TYPING, &[])
+                .await
+                .map_err(|e| self.cdp(ctx, e))?;
+            if !focused.ok {
+                let reason = focused.reason.unwrap_or_else(|| "not editable".into());
+                return Err(not_actionable(node, &reason, Value::Null));
+            }
+            // Typed text goes to the focused element, in whichever frame
+            // holds it (Chromium routes it).
+            el.page
+                .insert_text(text)
+                .await
+                .map_err(|e| self.cdp(ctx, e))?;
+            self.shot_after_input.set(true);
+            Ok(Mode::WebSemantic)
         })
     }
 

@@ -36,6 +36,11 @@ const DELAYED: &str = r#"<!doctype html><html><head><title>Delayed</title></head
 <script>setTimeout(() => { const b = document.createElement('button'); b.textContent = 'Ready'; document.body.appendChild(b); }, 700);</script>
 </body></html>"#;
 
+const FETCHES: &str = r#"<!doctype html><html><head><title>Fetches</title></head><body>
+<p id="status">idle</p>
+<button id="load" onclick="fetch('/slow/data').then(r => r.text()).then(() => { document.getElementById('status').textContent = 'loaded'; })">Load</button>
+</body></html>"#;
+
 const OTHER: &str = r#"<!doctype html><html><head><title>Other</title></head><body><h1>Other page</h1><a href="/counter">Back to counter</a></body></html>"#;
 
 fn long_page() -> String {
@@ -55,6 +60,8 @@ fn server() -> TestServer {
         ("/form", FORM),
         ("/delayed", DELAYED),
         ("/other", OTHER),
+        ("/fetches", FETCHES),
+        ("/slow/data", "data"),
         ("/long", long),
     ])
 }
@@ -230,6 +237,126 @@ fn set_element_value_then_read_it_back_from_the_snapshot() {
             .expect("json")
             .contains("hunter2")
     );
+}
+
+/// `inputText` with a `target` types into that element in one Action:
+/// focused first, after its current content, with the input events a user
+/// causes; a label stands for its control; a field that takes no text is
+/// refused and left as it was; `inputSecret` never takes a target.
+#[test]
+fn input_text_with_a_target_types_into_that_element() {
+    let _serial = common::serial();
+    let web = server();
+    let b = Browser::connect(json!({}));
+    b.goto(&web.url("/form"));
+    let value = |id: &str| {
+        node(&b.tree(), |n| n.identifier.as_deref() == Some(id))
+            .value
+            .as_deref()
+            .unwrap_or_default()
+            .to_owned()
+    };
+
+    let typed = b.ok(
+        "inputText",
+        json!({ "text": "ada", "target": selector(json!({ "identifier": "email-field" })) }),
+    );
+    assert_eq!(typed.output["typedChars"], json!(3));
+    assert!(
+        typed.output["element"]["stableNodeId"].is_string(),
+        "{}",
+        typed.output
+    );
+    assert!(
+        typed.resolved.is_some(),
+        "the observation it resolved against"
+    );
+    b.ok(
+        "inputText",
+        json!({ "text": "@example.com", "target": selector(json!({ "identifier": "email-field" })) }),
+    );
+    assert_eq!(value("email-field"), "ada@example.com");
+    node(&b.tree(), |n| {
+        n.text.as_deref() == Some("typed:ada@example.com")
+    });
+
+    // A label stands for its control.
+    b.ok(
+        "inputText",
+        json!({ "text": "!", "target": selector(json!({ "css": "label[for=email]" })) }),
+    );
+    assert_eq!(value("email-field"), "ada@example.com!");
+
+    // Focus moved to the element: untargeted text follows it there.
+    b.ok(
+        "inputText",
+        json!({ "text": "note", "target": selector(json!({ "css": "textarea" })) }),
+    );
+    b.ok("inputText", json!({ "text": "s" }));
+    let tree = b.tree();
+    let notes = node(&tree, |n| n.name.as_deref() == Some("Notes"));
+    assert_eq!(notes.value.as_deref(), Some("notes"));
+
+    let ro = b
+        .run(
+            "inputText",
+            json!({ "text": "x", "target": selector(json!({ "identifier": "ro" })) }),
+        )
+        .expect_err("a read-only field takes no text");
+    assert_eq!(ro.code, ErrorCode::ElementNotInteractable.as_str());
+    assert_eq!(value("ro"), "fixed");
+    let gone = b
+        .run(
+            "inputText",
+            json!({ "text": "x", "target": selector(json!({ "identifier": "nowhere" })) }),
+        )
+        .expect_err("no such element");
+    assert_eq!(gone.code, ErrorCode::ElementNotFound.as_str());
+
+    let secret = b
+        .run(
+            "inputSecret",
+            json!({ "text": "hunter2", "target": selector(json!({ "identifier": "pw" })) }),
+        )
+        .expect_err("inputSecret takes no target");
+    assert_eq!(secret.code, ErrorCode::InvalidArguments.as_str());
+    assert!(!secret.message.contains("hunter2"), "{}", secret.message);
+    assert!(value("pw").is_empty());
+}
+
+/// Observations say how many requests the page has in flight
+/// (`idle.inflightRequests`): one while a fetch a tap started is running,
+/// none once it answered — what tools settling after an Action wait on.
+#[test]
+fn observations_count_the_requests_in_flight() {
+    let _serial = common::serial();
+    let web = server();
+    let b = Browser::connect(json!({}));
+    b.goto(&web.url("/fetches"));
+    let in_flight = || {
+        b.observe(false, true).metadata["idle"]["inflightRequests"]
+            .as_u64()
+            .expect("idle.inflightRequests")
+    };
+    assert_eq!(in_flight(), 0);
+    let started = Instant::now();
+    b.ok(
+        "tapElement",
+        json!({ "target": selector(json!({ "identifier": "load" })) }),
+    );
+    assert_eq!(in_flight(), 1, "the fetch is still running");
+    while in_flight() > 0 {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the fetch never ended"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        started.elapsed() >= common::SLOW,
+        "it ended when the answer came"
+    );
+    node(&b.tree(), |n| n.text.as_deref() == Some("loaded"));
 }
 
 #[test]

@@ -11,41 +11,75 @@ real Chromium, in two modes:
   Its act results are counted as that tool's answer: the first line of the
   text and the structured result without `effect`.
 
-Tasks (the same scripted decisions in both modes, regexes over outline
+With `--peer playwright-mcp`, on Chromium only, the compared tasks also run
+through playwright-mcp (`@playwright/mcp`, pinned in
+host/cli/benches/playwright-mcp; its cli.js named by PLAYWRIGHT_MCP_CLI,
+else the pairing is skipped with a word on stderr), as a third mode:
+
+* `playwright-mcp`: one `node cli.js --headless --isolated` server per task
+  on the same pages from the same HTTP server, with the same scripted
+  decisions (regexes over its snapshot lines). Its element tools take
+  `{target: ref, element: description}`; the password is typed as the
+  secret's name, which its `--secrets` file substitutes. After a navigate
+  or a click it writes the page's snapshot to a file and only links it: the
+  agent reads that file (an extra read, not a tool call), and its
+  characters count as text the agent reads. `browser_type` (a fill)
+  returns no snapshot; the row edit is checked with a `browser_snapshot`.
+  Its tasks end without the no-op tap: it has no tap at a point without
+  `--caps vision`.
+
+Tasks (the same scripted decisions in every mode, regexes over outline
 lines): sign in; edit row 500 of a 1,000-row table; follow link 57 of a long
 article; tap a button that moves after an animation; and, in `new` mode, a
 screen that changes under a ref (removed, replaced, duplicated: `stale_ref`
-expected; moved: the same element tapped where it is now). Every task ends
-with a tap on an empty spot, which must be flagged `no visible change`.
+expected; moved: the same element tapped where it is now). Every task of
+ours ends with a tap on an empty spot, which must be flagged `no visible
+change`.
 
 Per task it reports characters returned to the agent (text, structured,
 base64 image), tool calls, success, wrong-element actions, no-op taps
-flagged, settle time and wall time; then the totals and the reduction of
-`new` against `baseline`. Output: a Markdown table on stdout and, with
-`--json PATH`, the raw figures.
+flagged, settle time and wall time (server start to server exit); then the
+totals and the reduction of `new` against `baseline`. With `--peer` it adds
+a comparison of `new` (without its closing no-op tap) against
+`playwright-mcp` per task (calls, text characters, wall time, success) and
+the median time of one "type into a field by ref" call (ours: `act` with
+`type` and a ref; theirs: `browser_type`) and of one "tap by ref" call
+(ours: `act` with `tap` and a ref; theirs: `browser_click`), each measured
+from the request to the answer on the client. Output: a Markdown table on
+stdout and, with `--json PATH`, the raw figures (the pairing under `peer`).
 
-    DEVICERAIL_BIN=... DEVICERAIL_PLUGINS_DIR=... python agent_bench.py \
-        [--platforms mock,chromium] [--json out.json]
+    DEVICERAIL_BIN=... DEVICERAIL_PLUGINS_DIR=... [PLAYWRIGHT_MCP_CLI=...] \
+        python agent_bench.py [--platforms mock,chromium] [--json out.json] \
+        [--peer playwright-mcp]
 
-`scripts/bench-agent` builds the binary and plugins and runs it;
-`host/cli/tests/mcp.rs` runs it once and checks the issue's targets.
+`scripts/bench-agent` builds the binary and plugins, installs playwright-mcp
+(`npm ci`, when node and npm exist) and runs it;
+`host/cli/tests/mcp.rs` runs it once (without `--peer`) and checks the
+issue's targets.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import html
 import http.server
 import json
 import os
 import re
+import shutil
+import statistics
 import sys
+import tempfile
 import threading
 import time
 import urllib.parse
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, AsyncIterator
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from mcp_agent import SECRET, SECRET_NAME, mcp_server  # noqa: E402
@@ -54,6 +88,12 @@ WAIT = 120.0
 # Print every call and its answer to stderr.
 TRANSCRIPT = bool(os.environ.get("AGENT_BENCH_TRANSCRIPT"))
 LINE = re.compile(r"^\s*(?:([~+\-↕=])\s+)?(e\d+) (.*)$")
+# The paired server's mode name, and its snapshot lines' refs (`[ref=e4]`,
+# `[ref=f1e4]` after a navigation) and snapshot-file links.
+PEER = "playwright-mcp"
+PEER_REF = re.compile(r" ?\[ref=([a-z0-9]+)\]")
+PEER_SNAPSHOT_LINK = re.compile(r"^- \[Snapshot\]\(([^)]+)\)$", re.M)
+PEER_INLINE_SNAPSHOT = re.compile(r"^```yaml\n(.*?)^```", re.M | re.S)
 
 
 # --------------------------------------------------------------------------
@@ -212,6 +252,20 @@ class Figures:
     settle_ms: int = 0
     wall_ms: int = 0
     note: str = ""
+    # playwright-mcp: the snapshot files its results link and the agent
+    # reads (not tool calls), and their characters (counted in `text`).
+    file_reads: int = 0
+    file_text: int = 0
+    # Client-side time of each "type into a field by ref" call (ours: act
+    # `type` with a ref; theirs: browser_type) and "tap by ref" call (ours:
+    # act `tap` with a ref; theirs: browser_click), request to answer.
+    type_ms: list[int] = field(default_factory=list)
+    tap_ms: list[int] = field(default_factory=list)
+    # The closing no-op tap's share of ours (the act call only): what the
+    # pairing leaves out, as playwright-mcp's tasks end without it.
+    no_op_ms: int = 0
+    no_op_text: int = 0
+    no_op_structured: int = 0
 
     @property
     def chars(self) -> int:
@@ -270,7 +324,14 @@ class BenchAgent:
                 self.known[ref] = rest
 
     async def call(self, name: str, args: dict[str, Any], *, baseline_act: bool = False) -> Any:
+        t0 = time.monotonic()
         result = await asyncio.wait_for(self.session.call_tool(name, {"device": self.device, **args}), WAIT)
+        ms = int((time.monotonic() - t0) * 1000)
+        if name == "act" and "ref" in args:
+            if args.get("action") == "type":
+                self.f.type_ms.append(ms)
+            elif args.get("action") == "tap":
+                self.f.tap_ms.append(ms)
         blob = json.dumps(result.model_dump(mode="json", by_alias=True))
         if SECRET in blob:
             raise Failed(f"the secret leaked in a {name} result")
@@ -349,7 +410,11 @@ class Loop:
 
     async def no_op(self) -> None:
         x, y = self.noop_point
+        text, structured, t0 = self.a.f.text, self.a.f.structured, time.monotonic()
         r = await self.a.call("act", {"action": "tap", "x": x, "y": y}, baseline_act=self.mode == "baseline")
+        self.a.f.no_op_ms += int((time.monotonic() - t0) * 1000)
+        self.a.f.no_op_text += self.a.f.text - text
+        self.a.f.no_op_structured += self.a.f.structured - structured
         self.a.f.no_op_taps += 1
         eff = (r.structured_content or {}).get("effect") or {}
         if self.mode == "new" and eff.get("verdict") == "noVisibleChange" and "no visible change" in texts(r):
@@ -477,9 +542,277 @@ TASKS = {
 COMPARED = ["sign in", "edit row 500", "follow link 57", "moving button"]
 
 
-async def run_one(platform: str, task: str, mode: str, plugins: str, web: str | None) -> Figures:
+# --------------------------------------------------------------------------
+# The pairing: the same tasks through playwright-mcp.
+
+
+class PeerAgent:
+    """One playwright-mcp session: calls its tools, counts what comes back,
+    and reads the snapshot file a result links (relative to the server's
+    working directory). That read is an extra step for the agent, not a
+    tool call; its characters count as text the agent reads. Remembers the
+    last snapshot it saw (linked or inline) for the next decision."""
+
+    def __init__(self, session: Any, workdir: str, figures: Figures):
+        self.session = session
+        self.workdir = workdir
+        self.f = figures
+        self.snapshot = ""
+
+    async def call(self, name: str, args: dict[str, Any]) -> Any:
+        t0 = time.monotonic()
+        result = await asyncio.wait_for(self.session.call_tool(name, args), WAIT)
+        ms = int((time.monotonic() - t0) * 1000)
+        if name == "browser_type":
+            self.f.type_ms.append(ms)
+        elif name == "browser_click":
+            self.f.tap_ms.append(ms)
+        self.f.calls += 1
+        text = texts(result)
+        self.f.text += len(text)
+        for c in result.content:
+            if getattr(c, "type", None) == "image":
+                self.f.image_b64 += len(c.data)
+        if result.structured_content is not None:
+            self.f.structured += len(json.dumps(result.structured_content, ensure_ascii=False, separators=(",", ":")))
+        linked = PEER_SNAPSHOT_LINK.search(text)
+        read = ""
+        if linked:
+            with open(os.path.join(self.workdir, linked.group(1)), encoding="utf-8") as fh:
+                read = fh.read()
+            self.f.file_reads += 1
+            self.f.file_text += len(read)
+            self.f.text += len(read)
+        if SECRET in json.dumps(result.model_dump(mode="json", by_alias=True)) + read:
+            raise Failed(f"the secret leaked in a {name} result")
+        if TRANSCRIPT:
+            print(f"--- {PEER} {name} {json.dumps(args)} ({ms} ms)\n{text}"
+                  + (f"\n--- read {linked.group(1)}\n{read}" if linked else ""), file=sys.stderr)
+        if result.is_error:
+            raise Failed(f"{name} {args}: {text[:200]}")
+        inline = PEER_INLINE_SNAPSHOT.search(text)
+        if linked:
+            self.snapshot = read
+        elif inline:
+            self.snapshot = inline.group(1)
+        return result
+
+    def target(self, pattern: str, after: str | None = None) -> dict[str, str]:
+        """`{target, element}` for the first snapshot line matching
+        `pattern` (after the first line matching `after`, if given); the
+        element's description is the line without its ref."""
+        lines = self.snapshot.splitlines()
+        if after is not None:
+            start = next((i for i, l in enumerate(lines) if re.search(after, l)), None)
+            if start is None:
+                raise Failed(f"no snapshot line matches {after!r}")
+            lines = lines[start + 1:]
+        for line in lines:
+            ref = PEER_REF.search(line)
+            if ref and re.search(pattern, line):
+                return {"target": ref.group(1), "element": PEER_REF.sub("", line).strip(" -:")}
+        raise Failed(f"no snapshot line matches {pattern!r}")
+
+
+def peer_rows(snapshot: str) -> dict[str, list[str]]:
+    """Each table row's lines (the row and its cells), refs left out."""
+    rows: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    indent = 0
+    for line in snapshot.splitlines():
+        depth = len(line) - len(line.lstrip())
+        m = re.match(r'\s*- row "([^"]*)"', line)
+        if m:
+            current, indent = rows.setdefault(m.group(1), []), depth
+        elif depth <= indent:
+            current = None
+        if current is not None:
+            current.append(PEER_REF.sub("", line).strip())
+    return rows
+
+
+async def peer_sign_in(p: PeerAgent, web: str) -> None:
+    await p.call("browser_navigate", {"url": web + "/"})
+    await p.call("browser_type", {**p.target(r'textbox "Username"'), "text": "ada"})
+    # The secret's name: browser_type looks it up among --secrets and fills
+    # the value (and redacts the value in its answers).
+    await p.call("browser_type", {**p.target(r'textbox "Password"'), "text": SECRET_NAME})
+    await p.call("browser_click", p.target(r'button "Sign in"'))
+    p.f.success = "Welcome, ada" in p.snapshot
+
+
+async def peer_table(p: PeerAgent, web: str) -> None:
+    await p.call("browser_navigate", {"url": web + "/table"})
+    before = peer_rows(p.snapshot)
+    # The Edit button that follows the row's line.
+    await p.call("browser_click", p.target(r'button "Edit"', after=r'row "Person 0500"'))
+    await p.call("browser_type", {**p.target(r'textbox "Name"'), "text": "Ada Lovelace"})
+    await p.call("browser_click", p.target(r'button "Save"'))
+    # Row 500 shows the new name and no other row changed.
+    await p.call("browser_snapshot", {})
+    after = peer_rows(p.snapshot)
+    changed = sorted(n for n in before.keys() | after.keys() if before.get(n) != after.get(n))
+    p.f.success = changed == ["Person 0500"] and any("Ada Lovelace" in l for l in after["Person 0500"])
+    if any(n != "Person 0500" for n in changed):
+        p.f.wrong_element += 1
+
+
+async def peer_article(p: PeerAgent, web: str) -> None:
+    await p.call("browser_navigate", {"url": web + "/article"})
+    await p.call("browser_click", p.target(r'link "Reference 57"'))
+    p.f.success = 'heading "Reference 57"' in p.snapshot
+    if 'heading "Reference 5' in p.snapshot and not p.f.success:
+        p.f.wrong_element += 1
+
+
+async def peer_moving(p: PeerAgent, web: str) -> None:
+    await p.call("browser_navigate", {"url": web + "/moving"})
+    # Its click waits for the element to be stable: the button's ref is
+    # tapped where the animation leaves it.
+    await p.call("browser_click", p.target(r'button "Continue"'))
+    p.f.success = re.search(r"^\s*- paragraph.*: Done$", p.snapshot, re.M) is not None
+    if re.search(r"^\s*- paragraph.*: Cancelled$", p.snapshot, re.M):
+        p.f.wrong_element += 1
+
+
+PEER_TASKS = {
+    "sign in": peer_sign_in,
+    "edit row 500": peer_table,
+    "follow link 57": peer_article,
+    "moving button": peer_moving,
+}
+assert set(PEER_TASKS) == set(COMPARED)
+
+
+def peer_cli(args: argparse.Namespace) -> str | None:
+    """playwright-mcp's cli.js when `--peer playwright-mcp` can run; else
+    None, with the reason on stderr."""
+    if args.peer != PEER:
+        return None
+    cli = os.environ.get("PLAYWRIGHT_MCP_CLI")
+    why = None
+    if not cli:
+        why = "PLAYWRIGHT_MCP_CLI is unset"
+    elif not os.path.isfile(cli):
+        why = f"PLAYWRIGHT_MCP_CLI names no file ({cli})"
+    elif not shutil.which("node"):
+        why = "no `node` on PATH"
+    elif "chromium" not in args.platforms.split(","):
+        why = "it runs on chromium only, which is not among --platforms"
+    if why:
+        print(f"agent_bench: skipping the {PEER} pairing: {why}", file=sys.stderr, flush=True)
+        return None
+    return cli
+
+
+@contextlib.asynccontextmanager
+async def peer_server(cli: str) -> AsyncIterator[tuple[ClientSession, str]]:
+    """A fresh playwright-mcp server (its browser starts on the first
+    call) in a temporary working directory that takes its `.playwright-mcp/`
+    output files and the secrets file; the session and that directory."""
+    work = tempfile.mkdtemp(prefix="agent-bench-playwright-mcp-")
+    try:
+        secrets = os.path.join(work, "secrets.env")
+        with open(secrets, "w") as fh:
+            fh.write(f"{SECRET_NAME}={SECRET}\n")
+        params = StdioServerParameters(
+            command="node",
+            args=[
+                cli, "--headless", "--isolated", "--no-sandbox",
+                "--executable-path", os.environ.get("CHROME_PATH") or "/usr/bin/chromium",
+                "--viewport-size", "1280x800", "--image-responses", "omit", "--secrets", secrets,
+            ],
+            # A private home, like ours.
+            env={"PATH": os.environ.get("PATH", ""), "HOME": work},
+            cwd=work,
+        )
+        with open(os.path.join(work, "stderr.log"), "w") as log:
+            async with stdio_client(params, errlog=log) as (read, write):
+                async with ClientSession(read, write) as session:
+                    await asyncio.wait_for(session.initialize(), WAIT)
+                    yield session, work
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+async def run_peer(task: str, web: str, cli: str) -> Figures:
+    """One task through a fresh playwright-mcp server."""
+    f = Figures("chromium", task, PEER)
+    t0 = time.monotonic()
+    async with peer_server(cli) as (session, work):
+        try:
+            await PEER_TASKS[task](PeerAgent(session, work, f), web)
+        except Failed as e:
+            f.success = False
+            f.note = str(e)[:300]
+    f.wall_ms = int((time.monotonic() - t0) * 1000)
+    return f
+
+
+# Times "type into a field by ref" is repeated in one server each.
+TYPE_REPEATS = 15
+
+
+async def repeat_type(web: str, cli: str, plugins: str) -> dict[str, Any]:
+    """`type` by ref into the sign-in page's Username field, TYPE_REPEATS
+    times in one server each, the page loaded afresh and looked at before
+    every try (not timed): ours `act type` (its answer says what changed:
+    the field's value), theirs `browser_type` alone (a fill; its answer
+    shows nothing of the page) and `browser_type` + `browser_snapshot`
+    (what changed, read from the page). Every try is checked: the field
+    holds "ada" afterwards. Medians in ms, request to answer on the
+    client."""
+    ours: list[float] = []
+    env = {"DEVICERAIL_BROWSER_VIEWPORT": "1280x800", "RUST_LOG": "warn"}
+    async with mcp_server(plugins, env) as (session, _, _):
+        listed = (await session.call_tool("devices", {})).structured_content["devices"]
+        device = next(d["id"] for d in listed if d["platform"] == "web")
+        for _ in range(TYPE_REPEATS):
+            await session.call_tool("act", {"device": device, "action": "navigate", "url": web + "/"})
+            r = await session.call_tool("observe", {"device": device, "full": True})
+            ref = next((m.group(2) for m in map(LINE.match, texts(r).splitlines())
+                        if m and 'textbox "Username"' in m.group(3)), None)
+            if ref is None:
+                raise Failed("no Username field in the outline")
+            t0 = time.monotonic()
+            r = await session.call_tool("act", {"device": device, "action": "type", "ref": ref, "text": "ada"})
+            ours.append((time.monotonic() - t0) * 1000)
+            if r.is_error or '"ada"' not in texts(r):
+                raise Failed(f"type did not show the value: {texts(r)[:300]}")
+    fill: list[float] = []
+    fill_and_look: list[float] = []
+    async with peer_server(cli) as (session, work):
+        p = PeerAgent(session, work, Figures("chromium", "type", PEER))
+        for _ in range(TYPE_REPEATS):
+            await p.call("browser_navigate", {"url": web + "/"})
+            field_ = p.target(r'textbox "Username"')
+            t0 = time.monotonic()
+            await p.call("browser_type", {**field_, "text": "ada"})
+            t1 = time.monotonic()
+            await p.call("browser_snapshot", {})
+            t2 = time.monotonic()
+            fill.append((t1 - t0) * 1000)
+            fill_and_look.append((t2 - t0) * 1000)
+            if not re.search(r'textbox "Username".*: ada$', p.snapshot, re.M):
+                raise Failed("browser_type did not fill the field")
+    med = statistics.median
+    return {
+        "repeats": TYPE_REPEATS,
+        "ours_ms": med(ours),
+        "theirs_type_ms": med(fill),
+        "theirs_type_snapshot_ms": med(fill_and_look),
+        "ratio_type": med(ours) / med(fill),
+        "ratio_type_snapshot": med(ours) / med(fill_and_look),
+    }
+
+
+async def run_one(platform: str, task: str, mode: str, plugins: str, web: str | None, paired: bool = False) -> Figures:
     f = Figures(platform, task, mode)
     env = {"DEVICERAIL_BROWSER_VIEWPORT": "1280x800"} if platform == "chromium" else {}
+    if paired:
+        # Timed against another server: mcp_server's RUST_LOG=debug would
+        # slow ours down (the browser worker logs every step), so warn only.
+        env["RUST_LOG"] = "warn"
     t0 = time.monotonic()
     try:
         async with mcp_server(plugins, env) as (session, _, _):
@@ -539,7 +872,7 @@ def summary(rows: list[Figures]) -> dict[str, Any]:
             for t in COMPARED
         }
         out[platform] = per
-    mine = [f for f in rows]
+    mine = [f for f in rows if f.mode != PEER]
     out["all_succeeded"] = all(f.success for f in mine)
     out["wrong_element"] = sum(f.wrong_element for f in mine)
     out["no_op_taps"] = sum(f.no_op_taps for f in mine if f.mode == "new")
@@ -548,12 +881,88 @@ def summary(rows: list[Figures]) -> dict[str, Any]:
     return out
 
 
+def peer_summary(rows: list[Figures]) -> dict[str, Any]:
+    """Ours (`new` on chromium, without the closing no-op tap) against
+    playwright-mcp per compared task, and the median type/tap-by-ref call
+    times with the ratio ours/theirs (below 1: ours is faster)."""
+    ours = {f.task: f for f in rows if f.platform == "chromium" and f.mode == "new" and f.task in COMPARED}
+    theirs = {f.task: f for f in rows if f.mode == PEER}
+    both = [t for t in COMPARED if t in ours and t in theirs]
+
+    def side(f: Figures) -> dict[str, Any]:
+        return {
+            "calls": f.calls - f.no_op_taps,
+            "text": f.text - f.no_op_text,
+            "structured": f.structured - f.no_op_structured,
+            "snapshot_files_read": f.file_reads,
+            "snapshot_file_text": f.file_text,
+            "wall_ms": f.wall_ms - f.no_op_ms,
+            "success": f.success,
+        }
+
+    def timing(attr: str) -> dict[str, Any]:
+        mine = [ms for t in both for ms in getattr(ours[t], attr)]
+        other = [ms for t in both for ms in getattr(theirs[t], attr)]
+        m_ours = statistics.median(mine) if mine else None
+        m_theirs = statistics.median(other) if other else None
+        return {
+            "ours_ms": m_ours, "theirs_ms": m_theirs, "ours_n": len(mine), "theirs_n": len(other),
+            "ratio": m_ours / m_theirs if m_ours is not None and m_theirs else None,
+        }
+
+    tasks = {t: {"ours": side(ours[t]), "theirs": side(theirs[t])} for t in both}
+    total = {
+        who: {k: sum(tasks[t][who][k] for t in both) for k in ("calls", "text", "structured", "snapshot_file_text", "wall_ms")}
+        | {"success": all(tasks[t][who]["success"] for t in both)}
+        for who in ("ours", "theirs")
+    }
+    return {
+        "server": PEER,
+        "tasks": tasks,
+        "total": total,
+        "type_by_ref": timing("type_ms"),
+        "tap_by_ref": timing("tap_ms"),
+    }
+
+
+def peer_markdown(p: dict[str, Any]) -> str:
+    out = [
+        f"Paired with {PEER} on chromium. Ours: `new` mode without its closing no-op tap ({PEER} has no tap at a "
+        "point without `--caps vision`). Theirs: text = tool results + the snapshot files they link, which the agent "
+        "reads (not counted as calls). Wall ms: server start to exit.",
+        "",
+        "| task | server | calls | text chars | of which snapshot files | structured | wall ms | success |",
+        "|---|---|---:|---:|---:|---:|---:|---|",
+    ]
+    for task, sides in list(p["tasks"].items()) + [("total", p["total"])]:
+        for who, name in (("ours", "devicerail"), ("theirs", PEER)):
+            d = sides[who]
+            out.append(
+                f"| {task} | {name} | {d['calls']} | {d['text']:,} | {d['snapshot_file_text']:,} | {d['structured']:,} | "
+                f"{d['wall_ms']:,} | {'yes' if d['success'] else 'NO'} |"
+            )
+    out.append("")
+    for key, what in (("type_by_ref", "type into a field by ref"), ("tap_by_ref", "tap by ref")):
+        t = p[key]
+        ratio = f"{t['ratio']:.2f}" if t["ratio"] is not None else "n/a"
+        ours = f"{t['ours_ms']:.0f}" if t["ours_ms"] is not None else "n/a"
+        theirs = f"{t['theirs_ms']:.0f}" if t["theirs_ms"] is not None else "n/a"
+        out.append(
+            f"{what}: median {ours} ms (ours, n={t['ours_n']}) vs {theirs} ms "
+            f"({PEER}, n={t['theirs_n']}); ours/theirs {ratio}"
+        )
+    return "\n".join(out)
+
+
 async def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--platforms", default="mock,chromium")
     ap.add_argument("--json", help="write the raw figures here")
     ap.add_argument("--tasks", default=",".join(TASKS), help="comma-separated task names")
+    ap.add_argument("--peer", choices=[PEER], help="also run the compared tasks on chromium through this server "
+                    "(its cli.js in PLAYWRIGHT_MCP_CLI) and compare")
     args = ap.parse_args()
+    cli = peer_cli(args)
     plugins = os.environ["DEVICERAIL_PLUGINS_DIR"]
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Pages)
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -562,11 +971,20 @@ async def main() -> int:
     try:
         for platform in args.platforms.split(","):
             for task in args.tasks.split(","):
-                for mode in ("new", "baseline") if task in COMPARED else ("new",):
-                    f = await run_one(platform, task, mode, plugins, web if platform == "chromium" else None)
+                modes = ["new", "baseline"] if task in COMPARED else ["new"]
+                if cli and platform == "chromium" and task in COMPARED:
+                    modes.append(PEER)
+                for mode in modes:
+                    if mode == PEER:
+                        assert cli is not None
+                        f = await run_peer(task, web, cli)
+                    else:
+                        f = await run_one(platform, task, mode, plugins, web if platform == "chromium" else None,
+                                          paired=args.peer is not None)
                     print(f"{platform} / {task} / {mode}: {f.chars:,} chars in {f.calls} calls, "
                           f"success={f.success} {f.note}", file=sys.stderr, flush=True)
                     rows.append(f)
+        repeated = await repeat_type(web, cli, plugins) if cli else None
     finally:
         server.shutdown()
         server.server_close()
@@ -581,9 +999,21 @@ async def main() -> int:
               f"tool calls {p['new']['calls']} vs {p['baseline']['calls']}")
     print(f"all tasks succeeded: {s['all_succeeded']}; wrong-element actions: {s['wrong_element']}; "
           f"stale_ref answers: {s['stale_refs']}; no-op taps flagged: {s['no_op_flagged']} of {s['no_op_taps']}")
+    out: dict[str, Any] = {"rows": [asdict(f) | {"chars": f.chars} for f in rows], "summary": s}
+    if cli:
+        out["peer"] = peer_summary(rows)
+        print()
+        print(peer_markdown(out["peer"]))
+    if repeated:
+        out["peer"]["type_repeated"] = repeated
+        r = repeated
+        print(f"type into the sign-in page's Username by ref, {r['repeats']} times each, medians: ours "
+              f"{r['ours_ms']:.0f} ms (its answer: the field's new value); {PEER} browser_type {r['theirs_type_ms']:.0f} ms "
+              f"(no answer about the page): {r['ratio_type']:.2f}x; browser_type + browser_snapshot "
+              f"{r['theirs_type_snapshot_ms']:.0f} ms: {r['ratio_type_snapshot']:.2f}x")
     if args.json:
         with open(args.json, "w") as fh:
-            json.dump({"rows": [asdict(f) | {"chars": f.chars} for f in rows], "summary": s}, fh, indent=2)
+            json.dump(out, fh, indent=2)
     return 0
 
 

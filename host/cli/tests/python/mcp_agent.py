@@ -29,6 +29,7 @@ import subprocess
 import tarfile
 import tempfile
 import threading
+import time
 import unittest
 import urllib.parse
 from contextlib import asynccontextmanager
@@ -604,6 +605,14 @@ ARTICLE_PAGE = ("<!doctype html><html><head><title>Article</title></head><body><
                 + "".join(f"<a href='/footer/{i}'>Footer link {i}</a> " for i in range(30))
                 + "</footer></body></html>")
 
+# A button whose effect comes with the answer to a slow request.
+FETCH_PAGE = ("<!doctype html><html><head><title>Fetches</title></head><body>"
+              "<p id='status'>Nothing loaded</p>"
+              "<button id='load' onclick=\"fetch('/slow').then(r => r.text())"
+              ".then(t => { document.getElementById('status').textContent = 'Loaded ' + t; })\">Load</button>"
+              "</body></html>")
+SLOW_S = 0.7
+
 
 class LoginHandler(http.server.BaseHTTPRequestHandler):
     def _send(self, body: str, status: int = 200) -> None:
@@ -615,7 +624,11 @@ class LoginHandler(http.server.BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def do_GET(self) -> None:  # noqa: N802
-        pages = {"/table": TABLE_PAGE, "/article": ARTICLE_PAGE}
+        if self.path == "/slow":
+            time.sleep(SLOW_S)
+            self._send("the data")
+            return
+        pages = {"/table": TABLE_PAGE, "/article": ARTICLE_PAGE, "/fetches": FETCH_PAGE}
         self._send(pages.get(self.path, LOGIN_PAGE))
 
     def do_POST(self) -> None:  # noqa: N802
@@ -687,6 +700,15 @@ class McpChromium(unittest.IsolatedAsyncioTestCase):
                 self.assertIn('link "Footer link 29"', last["outline"], last["outline"])
                 print(f"chromium: filter found row 999 ({len(found['outline'])} chars) and the last footer link "
                       f"({len(last['outline'])} chars) in one observe each")
+                # A tap whose effect arrives with a slow answer: act settles
+                # until the request it started has ended, and shows it.
+                await agent.call("act", {"device": dev, "action": "navigate", "url": url + "fetches"})
+                page, _ = await agent.observe(dev, screenshot=False, full=True)
+                load = ref_of(page["outline"], r'button "Load"')
+                tapped = await agent.call("act", {"device": dev, "action": "tap", "ref": load})
+                effect = tapped.content[0].text
+                self.assertIn("Loaded the data", effect, agent.transcript)
+                self.assertGreaterEqual(tapped.structured_content["settle"]["ms"], int(SLOW_S * 1000) - 200, effect)
                 ended = (await agent.call("session", {"device": dev, "op": "end", "verdict": "pass", "summary": "signed in"})).structured_content
                 sid = ended["sessionId"]
                 print(f"chromium: JPEG {agent.image_bytes[0]} bytes ({obs['image']['width']}x{obs['image']['height']} from "

@@ -52,6 +52,12 @@ impl CdpSession {
         self.run("Page.enable", json!({})).await
     }
 
+    /// Turns on `Network` events (requests sent, finished, failed) for
+    /// this session.
+    pub async fn network_enable(&self) -> Result<(), CdpError> {
+        self.run("Network.enable", json!({})).await
+    }
+
     /// Starts loading `url` in the page; the answer comes when the
     /// navigation is committed or fails, not when the page has loaded.
     pub async fn navigate(&self, url: &str) -> Result<Navigated, CdpError> {

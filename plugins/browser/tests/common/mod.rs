@@ -33,7 +33,11 @@ pub(crate) fn require_browser() {
     }
 }
 
-/// Serves fixed pages on 127.0.0.1 until dropped.
+/// How long a `/slow/...` path takes to answer.
+pub(crate) const SLOW: Duration = Duration::from_millis(800);
+
+/// Serves fixed pages on 127.0.0.1 until dropped; a path under `/slow/`
+/// answers after [`SLOW`].
 pub(crate) struct TestServer {
     port: u16,
     stop: Arc<AtomicBool>,
@@ -99,6 +103,10 @@ fn serve(mut stream: TcpStream, pages: &HashMap<String, String>) {
         .next()
         .unwrap_or("/")
         .to_owned();
+    // `/slow/...` answers after a while: a request still in flight.
+    if path.starts_with("/slow/") {
+        std::thread::sleep(SLOW);
+    }
     let (status, body) = match pages.get(&path) {
         Some(b) => ("200 OK", b.as_str()),
         None => (
