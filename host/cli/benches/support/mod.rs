@@ -19,8 +19,22 @@ pub(crate) struct Setup<'a> {
     /// The configuration file's text.
     pub(crate) config: &'a str,
     /// The daemon binary (default: this build's `devicerail`); it must take
-    /// `serve --config --plugins-dir --data-dir` as `devicerail` does.
+    /// `serve --config --plugins-dir --data-dir` as `devicerail` does,
+    /// unless `bare` is set.
     pub(crate) binary: Option<&'a std::path::Path>,
+    /// The daemon takes no flags (the published reference daemon): it is
+    /// started bare, in the temporary directory as its home (where it keeps
+    /// its data), with its built-in mock device and no adb.
+    pub(crate) bare: bool,
+}
+
+/// Whether the daemon at `path` is one started without flags: the
+/// published reference daemon answers `--version` with its own name.
+pub(crate) fn takes_no_flags(path: &std::path::Path) -> bool {
+    Command::new(path)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("devicerail-daemon"))
 }
 
 impl Default for Setup<'_> {
@@ -31,6 +45,7 @@ impl Default for Setup<'_> {
             plugins: &[("devicerail-host-plugin-mock", "mock")],
             config: "",
             binary: None,
+            bare: false,
         }
     }
 }
@@ -89,14 +104,23 @@ impl Host {
             .binary
             .map(std::path::Path::to_path_buf)
             .unwrap_or_else(|| env!("CARGO_BIN_EXE_devicerail").into());
-        let mut child = Command::new(binary)
-            .arg("serve")
-            .arg("--config")
-            .arg(&config)
-            .arg("--plugins-dir")
-            .arg(&plugins)
-            .arg("--data-dir")
-            .arg(tmp.path().join("data"))
+        let mut command = Command::new(binary);
+        if setup.bare {
+            command
+                .current_dir(tmp.path())
+                .env("HOME", tmp.path())
+                .env("DEVICERAIL_ANDROID", "off");
+        } else {
+            command
+                .arg("serve")
+                .arg("--config")
+                .arg(&config)
+                .arg("--plugins-dir")
+                .arg(&plugins)
+                .arg("--data-dir")
+                .arg(tmp.path().join("data"));
+        }
+        let mut child = command
             .env("RUST_LOG", "warn")
             .envs(setup.env.iter().copied())
             .stdin(Stdio::piped())
