@@ -194,7 +194,9 @@ fn cheap_requests(scale: usize, rounds: usize, sides: &[Side; 2]) {
                     bare: side.bare,
                     ..Setup::default()
                 });
-                h.pipeline(10_000 / scale, 4096, list);
+                // Warm up at the measured depth (the reference daemon drops a
+                // client that leaves thousands of answers unread).
+                h.pipeline(10_000 / scale, window, list);
                 let n = 200_000 / scale;
                 let cpu0 = h.cpu_seconds();
                 let t = h.pipeline(n, window, list);
@@ -239,7 +241,7 @@ fn observations(scale: usize, rounds: usize, sides: &[Side; 2], rows: &mut Vec<R
                         features,
                         config: &text,
                         binary: side.binary.as_deref(),
-                    bare: side.bare,
+                        bare: side.bare,
                         ..Setup::default()
                     });
                     h.call(json!({"jsonrpc":"2.0","id":"c","method":"device.connect"}));
@@ -343,7 +345,7 @@ fn large_png(scale: usize, rounds: usize, sides: &[Side; 2], rows: &mut Vec<Row>
                 plugins: &[HOSTILE],
                 config: &text,
                 binary: side.binary.as_deref(),
-                    bare: side.bare,
+                bare: side.bare,
                 ..Setup::default()
             });
             h.call(json!({"jsonrpc":"2.0","id":"c","method":"device.connect"}));
@@ -398,8 +400,39 @@ fn load_average() -> String {
         .join(" ")
 }
 
+/// `profile=N`: N observations (screenshot + UI snapshot, 1 in flight,
+/// process isolation) and nothing else, for a profiler to watch; prints
+/// the host's and its worker's pids first.
+fn profile(n: usize) {
+    let text = config("mock", "process", "");
+    let mut h = Host::start_with(&Setup {
+        features: &UI_FEATURES,
+        config: &text,
+        ..Setup::default()
+    });
+    h.call(json!({"jsonrpc":"2.0","id":"c","method":"device.connect"}));
+    h.call(json!({"jsonrpc":"2.0","id":"s","method":"session.start"}));
+    println!("host pid {}, worker pids {:?}", h.child.id(), h.children());
+    let r = observe(&mut h, n, 1, "p");
+    report(
+        "device.observe (screenshot + UI snapshot, durable), 1 in flight",
+        "process",
+        n,
+        &r,
+    );
+    drop(h.stdin);
+    let _ = h.child.wait();
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    if let Some(n) = args
+        .iter()
+        .find_map(|a| a.strip_prefix("profile=")?.parse().ok())
+    {
+        profile(n);
+        return;
+    }
     let quick = args.iter().any(|a| a == "quick");
     let rounds = args
         .iter()
