@@ -241,7 +241,7 @@ pub(crate) fn spawn_pipe_writer(
 async fn write_all(out: &AsyncFd<NonBlocking>, mut bytes: &[u8]) -> std::io::Result<()> {
     while !bytes.is_empty() {
         let mut guard = out.writable().await?;
-        match guard.try_io(|fd| (&*fd.get_ref()).write(bytes)) {
+        match guard.try_io(|fd| fd.get_ref().write(bytes)) {
             Ok(Ok(0)) => return Err(std::io::ErrorKind::WriteZero.into()),
             Ok(Ok(n)) => bytes = bytes.get(n..).unwrap_or_default(),
             Ok(Err(e)) if e.kind() == std::io::ErrorKind::Interrupted => {}
@@ -292,7 +292,7 @@ impl AsyncBufRead for PipeReader {
         let this = self.get_mut();
         while this.pos >= this.len {
             let mut guard = ready!(this.fd.poll_read_ready(cx))?;
-            match guard.try_io(|fd| (&*fd.get_ref()).read(&mut this.buf)) {
+            match guard.try_io(|fd| fd.get_ref().read(&mut this.buf)) {
                 Ok(Ok(n)) => {
                     this.pos = 0;
                     this.len = n;
