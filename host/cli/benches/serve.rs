@@ -13,9 +13,15 @@
 //! machine is shared; the best round is the least disturbed one).
 //!
 //! With `against=PATH`, the two sides are this build and the daemon at
-//! PATH (another build of `devicerail`, or any daemon taking the same
-//! `serve` flags), both with process isolation, alternating: the ratios
-//! are this build's over that one's.
+//! PATH, alternating: another build of `devicerail` (started with the
+//! same `serve` flags and process isolation), or the published reference
+//! daemon (recognized by its `--version`; started bare with its built-in
+//! mock device, its data in a temporary home; it records no UI snapshot,
+//! so the UI rows compare our screenshot + snapshot with its screenshot
+//! alone, as the table says). The ratios are this build's over that
+//! one's; `against=reference` takes the path from
+//! `DEVICERAIL_REFERENCE_DAEMON` and skips the pairing, saying so, when
+//! it is unset or missing.
 //!
 //! Run: `cargo bench -p devicerail-host --bench serve` (add `-- quick` for
 //! a shorter run, `-- quick rounds=3` to repeat, `against=PATH` to compare
@@ -47,6 +53,8 @@ const HOSTILE: (&str, &str) = ("devicerail-host-test-plugin-hostile", "test-host
 struct Side {
     label: String,
     binary: Option<std::path::PathBuf>,
+    /// Started without flags (the reference daemon).
+    bare: bool,
     isolation: &'static str,
 }
 
@@ -59,23 +67,31 @@ fn sides(against: Option<&str>) -> [Side; 2] {
             Side {
                 label: "inline".into(),
                 binary: None,
+                bare: false,
                 isolation: "inline",
             },
             Side {
                 label: "process".into(),
                 binary: None,
+                bare: false,
                 isolation: "process",
             },
         ],
         Some(path) => [
             Side {
-                label: "against".into(),
+                label: if support::takes_no_flags(path.as_ref()) {
+                    "reference".into()
+                } else {
+                    "against".into()
+                },
+                bare: support::takes_no_flags(path.as_ref()),
                 binary: Some(path.into()),
                 isolation: "process",
             },
             Side {
                 label: "this".into(),
                 binary: None,
+                bare: false,
                 isolation: "process",
             },
         ],
@@ -161,6 +177,12 @@ fn best(a: Option<ObserveRun>, b: ObserveRun) -> Option<ObserveRun> {
 fn cheap_requests(scale: usize, rounds: usize, sides: &[Side; 2]) {
     let list = |i| json!({"jsonrpc":"2.0","id":i,"method":"devices.list"});
     for window in [64, 8192] {
+        if window > 64 && sides[0].bare {
+            // The reference daemon drops a client that leaves this many
+            // answers unread ("response queue is full").
+            println!("skipped against the reference daemon: devices.list {window} deep");
+            continue;
+        }
         let mut best_rate = [0f64; 2];
         for _ in 0..rounds {
             for (k, side) in sides.iter().enumerate() {
@@ -169,9 +191,12 @@ fn cheap_requests(scale: usize, rounds: usize, sides: &[Side; 2]) {
                     features: &BASE_FEATURES,
                     config: &text,
                     binary: side.binary.as_deref(),
+                    bare: side.bare,
                     ..Setup::default()
                 });
-                h.pipeline(10_000 / scale, 4096, list);
+                // Warm up at the measured depth (the reference daemon drops a
+                // client that leaves thousands of answers unread).
+                h.pipeline(10_000 / scale, window, list);
                 let n = 200_000 / scale;
                 let cpu0 = h.cpu_seconds();
                 let t = h.pipeline(n, window, list);
@@ -216,6 +241,7 @@ fn observations(scale: usize, rounds: usize, sides: &[Side; 2], rows: &mut Vec<R
                         features,
                         config: &text,
                         binary: side.binary.as_deref(),
+                        bare: side.bare,
                         ..Setup::default()
                     });
                     h.call(json!({"jsonrpc":"2.0","id":"c","method":"device.connect"}));
@@ -259,6 +285,7 @@ fn large_tree(scale: usize, rounds: usize, sides: &[Side; 2], rows: &mut Vec<Row
                     env: &[("DEVICERAIL_MOCK_FEED_ROWS", rows)],
                     config: &text,
                     binary: side.binary.as_deref(),
+                    bare: side.bare,
                     ..Setup::default()
                 });
                 h.call(json!({"jsonrpc":"2.0","id":"c","method":"device.connect"}));
@@ -318,6 +345,7 @@ fn large_png(scale: usize, rounds: usize, sides: &[Side; 2], rows: &mut Vec<Row>
                 plugins: &[HOSTILE],
                 config: &text,
                 binary: side.binary.as_deref(),
+                bare: side.bare,
                 ..Setup::default()
             });
             h.call(json!({"jsonrpc":"2.0","id":"c","method":"device.connect"}));
@@ -372,8 +400,39 @@ fn load_average() -> String {
         .join(" ")
 }
 
+/// `profile=N`: N observations (screenshot + UI snapshot, 1 in flight,
+/// process isolation) and nothing else, for a profiler to watch; prints
+/// the host's and its worker's pids first.
+fn profile(n: usize) {
+    let text = config("mock", "process", "");
+    let mut h = Host::start_with(&Setup {
+        features: &UI_FEATURES,
+        config: &text,
+        ..Setup::default()
+    });
+    h.call(json!({"jsonrpc":"2.0","id":"c","method":"device.connect"}));
+    h.call(json!({"jsonrpc":"2.0","id":"s","method":"session.start"}));
+    println!("host pid {}, worker pids {:?}", h.child.id(), h.children());
+    let r = observe(&mut h, n, 1, "p");
+    report(
+        "device.observe (screenshot + UI snapshot, durable), 1 in flight",
+        "process",
+        n,
+        &r,
+    );
+    drop(h.stdin);
+    let _ = h.child.wait();
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    if let Some(n) = args
+        .iter()
+        .find_map(|a| a.strip_prefix("profile=")?.parse().ok())
+    {
+        profile(n);
+        return;
+    }
     let quick = args.iter().any(|a| a == "quick");
     let rounds = args
         .iter()
@@ -386,7 +445,19 @@ fn main() {
         .find_map(|a| a.strip_prefix("only="))
         .map(|s| s.split(',').map(str::to_owned).collect());
     let wanted = |name: &str| only.as_ref().is_none_or(|o| o.iter().any(|x| x == name));
-    let against = args.iter().find_map(|a| a.strip_prefix("against="));
+    let reference = std::env::var("DEVICERAIL_REFERENCE_DAEMON").ok();
+    let against = match args.iter().find_map(|a| a.strip_prefix("against=")) {
+        Some("reference") => match reference.as_deref() {
+            Some(p) if std::path::Path::new(p).is_file() => Some(p),
+            _ => {
+                println!(
+                    "skipped: against=reference, but DEVICERAIL_REFERENCE_DAEMON does not name the reference daemon"
+                );
+                return;
+            }
+        },
+        other => other,
+    };
     let sides = sides(against);
     let scale = if quick { 10 } else { 1 };
     println!("load average at start: {}", load_average());
@@ -397,10 +468,16 @@ fn main() {
     if wanted("observe") {
         observations(scale, rounds, &sides, &mut rows);
     }
-    if wanted("tree") {
+    // The reference daemon's mock has no feed to grow and cannot load our
+    // test plugins.
+    let ours_only = sides[0].bare;
+    if ours_only && (wanted("tree") || wanted("png")) {
+        println!("skipped against the reference daemon: tree and png (its mock has neither)");
+    }
+    if wanted("tree") && !ours_only {
         large_tree(scale, rounds, &sides, &mut rows);
     }
-    if wanted("png") {
+    if wanted("png") && !ours_only {
         large_png(scale, rounds, &sides, &mut rows);
     }
     if wanted("rss") {

@@ -25,6 +25,13 @@ mod logging;
 
 use args::{Cli, Command};
 
+/// mimalloc, not glibc's malloc: the host allocates a response on one
+/// thread and frees it on another (the output writer), and glibc's arenas
+/// turn that into lock traffic between threads (measured in the serve
+/// bench; docs/PERFORMANCE.md). Plugin workers are this binary too.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let line = CommandLine {

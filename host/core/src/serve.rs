@@ -304,10 +304,21 @@ async fn run(
             sockets.clone(),
         ));
     }
-    let (out, writer) = stdio::spawn_writer(proto_out, OUTPUT_QUEUE, OUTPUT_BYTES);
+    let (out, writer) = stdio::writer_for(proto_out, OUTPUT_QUEUE, OUTPUT_BYTES);
     let conn = Connection::new(TransportInfo::stdio(), out);
     routing::spawn_refresher(host.clone(), REFRESH_EVERY);
-    stdio::serve(&dispatcher, &conn, std::io::stdin(), stop.clone()).await;
+    // The stdio connection runs on a runtime worker, beside the device
+    // calls it starts, not in the main thread's `block_on`: every handoff
+    // between the two was a thread wake-up per request.
+    let serving = {
+        let (dispatcher, conn, stop) = (dispatcher.clone(), conn.clone(), stop.clone());
+        tokio::spawn(async move {
+            stdio::serve_stdin(&dispatcher, &conn, stop).await;
+        })
+    };
+    if let Err(e) = serving.await {
+        tracing::error!("the stdio connection ended abnormally: {e}");
+    }
     if shared && !stop.is_cancelled() {
         // A shared host outlives its stdio peer: close that connection
         // alone and serve the socket until signalled.
@@ -333,10 +344,10 @@ async fn run(
     drop(host);
     // Everything is recorded: a clean stop leaves the store as one file.
     store.close().await;
-    match tokio::task::spawn_blocking(move || writer.join()).await {
-        Ok(Ok(Ok(()))) => {}
-        Ok(Ok(Err(e))) => tracing::warn!("writing stdout failed: {e}"),
-        _ => tracing::warn!("the output writer ended abnormally"),
+    match writer.join().await {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => tracing::warn!("writing stdout failed: {e}"),
+        Err(e) => tracing::warn!("{e}"),
     }
     tracing::info!("stopped");
     Ok(())

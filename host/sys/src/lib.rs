@@ -2,7 +2,8 @@
 //!
 //! Every operating-system call of the host that the standard library does
 //! not wrap: advisory file locks, the effective user id, the protocol's
-//! standard output, the open-files limit, signalling a child, the hooks
+//! standard output, non-blocking standard streams ([`stream`]), the
+//! open-files limit, signalling a child, the hooks
 //! that run in a child between `fork` and `exec`, packet sockets with
 //! descriptor passing ([`packet`]) and memory shared with a worker process
 //! ([`shm`]).
@@ -29,6 +30,7 @@ use std::process::Command;
 
 pub mod packet;
 pub mod shm;
+pub mod stream;
 
 use rustix::fs::FlockOperation;
 use rustix::io::FdFlags;

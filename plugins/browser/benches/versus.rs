@@ -23,6 +23,12 @@
 //! (needs Chromium and node; `npm ci` in `plugins/browser/bench-playwright`
 //! first). `VERSUS_ROUNDS` (default 6) and `VERSUS_BLOCK` (default 5) set
 //! the rounds of alternating blocks and the runs per block.
+//!
+//! Observe is measured twice: back to back, and with a pause before each
+//! call (`VERSUS_PAUSE_MS`, default 100: a client's think time between
+//! looks). Chromium answers a screenshot after its next compositor frame;
+//! a capture asked for right after the last one waits about a frame
+//! longer than one asked for after a pause, on both sides.
 
 #[path = "../tests/common/mod.rs"]
 mod common;
@@ -222,10 +228,15 @@ fn main() {
     let load_before = load_average();
 
     println!(
-        "| page | our observe, walk (ms) | our observe, AX tree (ms) | Playwright screenshot + ariaSnapshot (ms) | ratio walk / Playwright | our tree nodes | aria chars | aria mode |"
+        "| page | pause before each (ms) | our observe, walk (ms) | our observe, AX tree (ms) | Playwright screenshot + ariaSnapshot (ms) | ratio walk / Playwright | our tree nodes | aria chars | aria mode |"
     );
-    println!("| --- | --- | --- | --- | --- | --- | --- | --- |");
-    for page in ["/login", "/table", "/article", "/frames"] {
+    println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+    let pause_ms = env_usize("VERSUS_PAUSE_MS", 100) as u64;
+    for (page, pause) in ["/login", "/table", "/article", "/frames"]
+        .into_iter()
+        .flat_map(|page| [(page, 0), (page, pause_ms)])
+    {
+        let think = || std::thread::sleep(std::time::Duration::from_millis(pause));
         let url = web.url(page);
         ours.goto(&url);
         ours_ax.goto(&url);
@@ -244,18 +255,21 @@ fn main() {
         let (mut a, mut x, mut b) = (Vec::new(), Vec::new(), Vec::new());
         for _ in 0..rounds {
             for _ in 0..block {
+                think();
                 a.push(ours.observe().0);
             }
             for _ in 0..block {
+                think();
                 b.push(pw.wall(observe.clone()));
             }
             for _ in 0..block {
+                think();
                 x.push(ours_ax.observe().0);
             }
         }
         let (ma, mx, mb) = (median(&mut a), median(&mut x), median(&mut b));
         println!(
-            "| {page} | {ma:.1} | {mx:.1} | {mb:.1} | {:.2} | {nodes} | {chars} | {mode} |",
+            "| {page} | {pause} | {ma:.1} | {mx:.1} | {mb:.1} | {:.2} | {nodes} | {chars} | {mode} |",
             ma / mb
         );
     }

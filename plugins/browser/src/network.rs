@@ -9,7 +9,10 @@
 //! request counts only while it is younger than [`RECENT`]: long polls,
 //! event streams and web sockets stay open for minutes and would keep a
 //! page busy forever. Requests of out-of-process frames (other sessions)
-//! are not counted.
+//! are not counted. A request that just ended counts for [`AFTER_END`]
+//! more: the page handles its answer (a promise's callbacks, then the DOM
+//! change) a little after `loadingFinished`, and a screen looked at in
+//! between is about to change.
 //!
 //! Never reads or keeps anything of a request but its id and when it
 //! started (URLs and headers may carry secrets).
@@ -25,13 +28,24 @@ use crate::cdp::CdpClient;
 
 /// How long a request counts as in flight.
 pub(crate) const RECENT: Duration = Duration::from_secs(2);
+/// How long a request still counts after it ended.
+pub(crate) const AFTER_END: Duration = Duration::from_millis(100);
 /// Requests older than this are forgotten even without an end event
 /// (one lost to a lagging subscriber).
 const FORGET: Duration = Duration::from_secs(60);
 /// Request types that stay open by design.
 const LONG_LIVED: [&str; 2] = ["WebSocket", "EventSource"];
 
-type Started = Arc<Mutex<HashMap<String, Instant>>>;
+/// Where one request is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Request {
+    /// Sent at this instant, not ended yet.
+    Running(Instant),
+    /// Ended (finished or failed) at this instant.
+    Ended(Instant),
+}
+
+type Started = Arc<Mutex<HashMap<String, Request>>>;
 
 /// The watcher of one page session; stops when dropped.
 pub(crate) struct NetworkWatch {
@@ -60,18 +74,23 @@ impl NetworkWatch {
         Self { started, task }
     }
 
-    /// Requests in flight that started less than [`RECENT`] ago.
+    /// Requests in flight that started less than [`RECENT`] ago, and
+    /// those that ended less than [`AFTER_END`] ago.
     pub(crate) fn in_flight(&self) -> u32 {
         count(&self.started, Instant::now())
     }
 }
 
-/// Requests in the table younger than [`RECENT`] at `now`.
-fn count(table: &Mutex<HashMap<String, Instant>>, now: Instant) -> u32 {
+/// Requests in the table that count at `now`: running and younger than
+/// [`RECENT`], or ended less than [`AFTER_END`] ago.
+fn count(table: &Mutex<HashMap<String, Request>>, now: Instant) -> u32 {
     let table = table.lock().unwrap_or_else(|p| p.into_inner());
     let n = table
         .values()
-        .filter(|at| now.saturating_duration_since(**at) < RECENT)
+        .filter(|r| match r {
+            Request::Running(at) => now.saturating_duration_since(*at) < RECENT,
+            Request::Ended(at) => now.saturating_duration_since(*at) < AFTER_END,
+        })
         .count();
     u32::try_from(n).unwrap_or(u32::MAX)
 }
@@ -83,7 +102,7 @@ impl Drop for NetworkWatch {
 }
 
 /// Applies one `Network` event to the table of started requests.
-fn record(table: &Mutex<HashMap<String, Instant>>, method: &str, params: &Value, now: Instant) {
+fn record(table: &Mutex<HashMap<String, Request>>, method: &str, params: &Value, now: Instant) {
     let Some(id) = params.get("requestId").and_then(Value::as_str) else {
         return;
     };
@@ -94,12 +113,20 @@ fn record(table: &Mutex<HashMap<String, Instant>>, method: &str, params: &Value,
             if LONG_LIVED.contains(&kind) {
                 return;
             }
-            table.retain(|_, at| now.saturating_duration_since(*at) < FORGET);
+            table.retain(|_, r| match r {
+                Request::Running(at) => now.saturating_duration_since(*at) < FORGET,
+                Request::Ended(at) => now.saturating_duration_since(*at) < AFTER_END,
+            });
             // A redirect keeps its id: the request goes on.
-            table.entry(id.to_owned()).or_insert(now);
+            let r = table.entry(id.to_owned()).or_insert(Request::Running(now));
+            if matches!(r, Request::Ended(_)) {
+                *r = Request::Running(now);
+            }
         }
         "Network.loadingFinished" | "Network.loadingFailed" => {
-            table.remove(id);
+            if let Some(r) = table.get_mut(id) {
+                *r = Request::Ended(now);
+            }
         }
         _ => {}
     }
@@ -153,9 +180,19 @@ mod tests {
             &json!({ "requestId": "2" }),
             t0,
         );
-        assert!(table.lock().map(|t| t.is_empty()).unwrap_or(false));
+        // Just ended: the page is still handling the answers.
+        assert_eq!(count(&table, t0), 2);
+        assert_eq!(count(&table, t0 + AFTER_END), 0);
         // Events without an id change nothing.
         record(&table, "Network.requestWillBeSent", &json!({}), t0);
-        assert!(table.lock().map(|t| t.is_empty()).unwrap_or(false));
+        assert_eq!(table.lock().map(|t| t.len()).unwrap_or(0), 2);
+        // Ended requests are forgotten when the next one starts.
+        record(
+            &table,
+            "Network.requestWillBeSent",
+            &json!({ "requestId": "4", "type": "Fetch" }),
+            t0 + AFTER_END,
+        );
+        assert_eq!(table.lock().map(|t| t.len()).unwrap_or(0), 1);
     }
 }

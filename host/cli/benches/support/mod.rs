@@ -1,7 +1,7 @@
 //! A bench client for the real `devicerail serve` (release) over pipes.
 #![allow(dead_code)]
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{Read, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{Receiver, channel};
 use std::time::{Duration, Instant};
@@ -19,8 +19,22 @@ pub(crate) struct Setup<'a> {
     /// The configuration file's text.
     pub(crate) config: &'a str,
     /// The daemon binary (default: this build's `devicerail`); it must take
-    /// `serve --config --plugins-dir --data-dir` as `devicerail` does.
+    /// `serve --config --plugins-dir --data-dir` as `devicerail` does,
+    /// unless `bare` is set.
     pub(crate) binary: Option<&'a std::path::Path>,
+    /// The daemon takes no flags (the published reference daemon): it is
+    /// started bare, in the temporary directory as its home (where it keeps
+    /// its data), with its built-in mock device and no adb.
+    pub(crate) bare: bool,
+}
+
+/// Whether the daemon at `path` is one started without flags: the
+/// published reference daemon answers `--version` with its own name.
+pub(crate) fn takes_no_flags(path: &std::path::Path) -> bool {
+    Command::new(path)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("devicerail-daemon"))
 }
 
 impl Default for Setup<'_> {
@@ -31,6 +45,7 @@ impl Default for Setup<'_> {
             plugins: &[("devicerail-host-plugin-mock", "mock")],
             config: "",
             binary: None,
+            bare: false,
         }
     }
 }
@@ -39,6 +54,8 @@ pub(crate) struct Host {
     pub(crate) child: Child,
     pub(crate) stdin: ChildStdin,
     rx: Receiver<Vec<u8>>,
+    /// Bytes read after the last complete answer.
+    carry: Vec<u8>,
     _tmp: tempfile::TempDir,
 }
 
@@ -89,14 +106,23 @@ impl Host {
             .binary
             .map(std::path::Path::to_path_buf)
             .unwrap_or_else(|| env!("CARGO_BIN_EXE_devicerail").into());
-        let mut child = Command::new(binary)
-            .arg("serve")
-            .arg("--config")
-            .arg(&config)
-            .arg("--plugins-dir")
-            .arg(&plugins)
-            .arg("--data-dir")
-            .arg(tmp.path().join("data"))
+        let mut command = Command::new(binary);
+        if setup.bare {
+            command
+                .current_dir(tmp.path())
+                .env("HOME", tmp.path())
+                .env("DEVICERAIL_ANDROID", "off");
+        } else {
+            command
+                .arg("serve")
+                .arg("--config")
+                .arg(&config)
+                .arg("--plugins-dir")
+                .arg(&plugins)
+                .arg("--data-dir")
+                .arg(tmp.path().join("data"));
+        }
+        let mut child = command
             .env("RUST_LOG", "warn")
             .envs(setup.env.iter().copied())
             .stdin(Stdio::piped())
@@ -107,14 +133,17 @@ impl Host {
         let stdin = child.stdin.take().expect("stdin");
         let stdout = child.stdout.take().expect("stdout");
         let (tx, rx) = channel();
+        // Whole reads, not lines: one message per chunk keeps the load
+        // generator's own cost per answer to a newline count, so what is
+        // measured is the daemon.
         std::thread::spawn(move || {
-            let mut r = BufReader::with_capacity(1 << 20, stdout);
+            let mut r = stdout;
+            let mut buf = vec![0u8; 1 << 20];
             loop {
-                let mut line = Vec::new();
-                match r.read_until(b'\n', &mut line) {
+                match r.read(&mut buf) {
                     Ok(0) | Err(_) => break,
-                    Ok(_) => {
-                        if tx.send(line).is_err() {
+                    Ok(n) => {
+                        if tx.send(buf[..n].to_vec()).is_err() {
                             break;
                         }
                     }
@@ -125,6 +154,7 @@ impl Host {
             child,
             stdin,
             rx,
+            carry: Vec::new(),
             _tmp: tmp,
         };
         h.call(
@@ -141,13 +171,27 @@ impl Host {
         line.push(b'\n');
         self.stdin.write_all(&line).expect("write");
         self.stdin.flush().expect("flush");
-        let resp = self
-            .rx
-            .recv_timeout(Duration::from_secs(30))
-            .expect("response");
+        let resp = self.next_line();
         let v: Value = serde_json::from_slice(&resp).expect("json");
         assert!(v.get("error").is_none(), "{v}");
         v
+    }
+
+    /// The next answer line (without its newline).
+    fn next_line(&mut self) -> Vec<u8> {
+        loop {
+            if let Some(i) = memchr::memchr(b'\n', &self.carry) {
+                let rest = self.carry.split_off(i + 1);
+                let mut line = std::mem::replace(&mut self.carry, rest);
+                line.pop();
+                return line;
+            }
+            let chunk = self
+                .rx
+                .recv_timeout(Duration::from_secs(30))
+                .expect("response");
+            self.carry.extend_from_slice(&chunk);
+        }
     }
 
     /// Runs one Action on the connected device.
@@ -251,25 +295,34 @@ impl Host {
                 self.stdin.write_all(&buf).expect("write");
                 self.stdin.flush().expect("flush");
             }
-            let line = self
+            let chunk = self
                 .rx
                 .recv_timeout(Duration::from_secs(60))
                 .expect("response");
-            debug_assert!(
-                !line.windows(8).any(|w| w == b"\"error\":"),
-                "{}",
-                String::from_utf8_lossy(&line)
-            );
-            received += 1;
-            while let Ok(line) = self.rx.try_recv() {
-                assert!(
-                    !line.windows(9).any(|w| w == b"\"error\":{"),
-                    "{}",
-                    String::from_utf8_lossy(&line)
-                );
-                received += 1;
+            received += self.count_answers(&chunk);
+            while let Ok(chunk) = self.rx.try_recv() {
+                received += self.count_answers(&chunk);
             }
         }
         start.elapsed()
+    }
+
+    /// Complete answers in `chunk` (with what was carried over), none of
+    /// them an error.
+    fn count_answers(&mut self, chunk: &[u8]) -> usize {
+        assert!(
+            memchr::memmem::find(chunk, b"\"error\":{").is_none(),
+            "an error answer: {}",
+            String::from_utf8_lossy(chunk)
+        );
+        let lines = memchr::memchr_iter(b'\n', chunk).count();
+        match memchr::memrchr(b'\n', chunk) {
+            Some(last) => {
+                self.carry.clear();
+                self.carry.extend_from_slice(&chunk[last + 1..]);
+            }
+            None => self.carry.extend_from_slice(chunk),
+        }
+        lines
     }
 }

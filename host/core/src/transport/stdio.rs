@@ -2,16 +2,26 @@
 //! [`MAX_FRAME_BYTES`] per frame in both directions.
 //!
 //! The reader never buffers more than one frame: an oversized line is
-//! skipped up to its newline and reported as [`Frame::TooLarge`]. Input is
-//! read on a thread of its own ([`spawn_reader`]); the writer is a
-//! dedicated thread fed by a queue bounded in frames and bytes
-//! ([`OutputQueue`]); it writes frames in order and flushes whenever the
-//! queue runs dry.
+//! skipped up to its newline and reported as [`Frame::TooLarge`].
+//!
+//! When standard input and output are pipes or sockets (as when a client
+//! spawns the host), both are non-blocking and driven by the runtime's
+//! reactor: input is read by the task that dispatches it
+//! ([`PipeReader`]), output written by a task ([`spawn_pipe_writer`]) that
+//! takes every frame queued since it last ran and writes them with one
+//! call, so a burst of answers costs one write and no thread wake-up.
+//! Otherwise (a terminal, a file) input is read on a thread of its own
+//! ([`spawn_reader`]) and the writer is a dedicated thread
+//! ([`spawn_writer`]). Either writer is fed by a queue bounded in frames
+//! and bytes ([`OutputQueue`]) and writes frames in order.
 
 use std::io::{Read, Write};
 use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, ready};
+
+use devicerail_host_sys::stream::NonBlocking;
+use tokio::io::unix::AsyncFd;
 
 use devicerail_host_protocol::MAX_FRAME_BYTES;
 use tokio_util::sync::CancellationToken;
@@ -137,6 +147,172 @@ pub(crate) fn spawn_writer<W: Write + Send + 'static>(
     (tx, handle)
 }
 
+/// The writer of a control connection's output, to wait for at shutdown.
+pub(crate) enum WriterHandle {
+    /// A thread writing a blocking descriptor.
+    Thread(std::thread::JoinHandle<std::io::Result<()>>),
+    /// A task writing a non-blocking one.
+    Task(tokio::task::JoinHandle<std::io::Result<()>>),
+}
+
+impl WriterHandle {
+    /// Waits until everything queued is written (the queue's senders must
+    /// be gone): the writer's own result, or why it ended abnormally.
+    pub(crate) async fn join(self) -> Result<std::io::Result<()>, WriterGone> {
+        match self {
+            Self::Thread(h) => match tokio::task::spawn_blocking(move || h.join()).await {
+                Ok(Ok(r)) => Ok(r),
+                _ => Err(WriterGone),
+            },
+            Self::Task(h) => h.await.map_err(|_| WriterGone),
+        }
+    }
+}
+
+/// The writer panicked or was cancelled.
+#[derive(Debug, Clone, Copy, thiserror::Error)]
+#[error("the output writer ended abnormally")]
+pub(crate) struct WriterGone;
+
+/// Starts the writer of `out`: a task on the runtime when `out` is a pipe
+/// or socket, else a thread ([`spawn_writer`]).
+pub(crate) fn writer_for(
+    out: std::fs::File,
+    frames: usize,
+    bytes: usize,
+) -> (OutputQueue, WriterHandle) {
+    match NonBlocking::new(out) {
+        Ok(pipe) => match devicerail_host_sys::stream::register(pipe) {
+            Ok(fd) => {
+                let (q, h) = spawn_pipe_writer(fd, frames, bytes);
+                (q, WriterHandle::Task(h))
+            }
+            Err(e) => {
+                tracing::warn!("cannot poll standard output ({e}); writing it from a thread");
+                // The descriptor goes back to blocking mode with the
+                // failed registration; a closed one fails on first write.
+                let (q, h) = spawn_writer(std::io::sink(), frames, bytes);
+                (q, WriterHandle::Thread(h))
+            }
+        },
+        Err(file) => {
+            let (q, h) = spawn_writer(file, frames, bytes);
+            (q, WriterHandle::Thread(h))
+        }
+    }
+}
+
+/// Most bytes one write call takes from the queue.
+const WRITE_BATCH: usize = 256 * 1024;
+
+/// Starts the writer task over the non-blocking `out`; it ends when every
+/// sender is dropped, after writing everything queued. Each frame keeps
+/// its share of the queue's byte budget until its bytes are written.
+pub(crate) fn spawn_pipe_writer(
+    out: AsyncFd<NonBlocking>,
+    frames: usize,
+    bytes: usize,
+) -> (OutputQueue, tokio::task::JoinHandle<std::io::Result<()>>) {
+    let (tx, mut rx) = OutputQueue::bounded(frames, bytes);
+    let task = tokio::spawn(async move {
+        let mut buf = Vec::with_capacity(64 * 1024);
+        let mut held = Vec::new();
+        while let Some(first) = rx.recv().await {
+            buf.clear();
+            buf.extend_from_slice(&first.frame);
+            buf.push(b'\n');
+            held.push(first);
+            while buf.len() < WRITE_BATCH {
+                let Ok(next) = rx.try_recv() else { break };
+                buf.extend_from_slice(&next.frame);
+                buf.push(b'\n');
+                held.push(next);
+            }
+            write_all(&out, &buf).await?;
+            held.clear();
+        }
+        Ok(())
+    });
+    (tx, task)
+}
+
+/// Writes all of `bytes` to the non-blocking `out`, waiting while it is
+/// full.
+async fn write_all(out: &AsyncFd<NonBlocking>, mut bytes: &[u8]) -> std::io::Result<()> {
+    while !bytes.is_empty() {
+        let mut guard = out.writable().await?;
+        match guard.try_io(|fd| fd.get_ref().write(bytes)) {
+            Ok(Ok(0)) => return Err(std::io::ErrorKind::WriteZero.into()),
+            Ok(Ok(n)) => bytes = bytes.get(n..).unwrap_or_default(),
+            Ok(Err(e)) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Ok(Err(e)) => return Err(e),
+            Err(_would_block) => {}
+        }
+    }
+    Ok(())
+}
+
+/// Standard input as a non-blocking pipe read by the task that dispatches
+/// it: no thread in between.
+#[derive(Debug)]
+pub(crate) struct PipeReader {
+    fd: AsyncFd<NonBlocking>,
+    buf: Box<[u8]>,
+    pos: usize,
+    len: usize,
+}
+
+impl PipeReader {
+    pub(crate) fn new(fd: AsyncFd<NonBlocking>) -> Self {
+        Self {
+            fd,
+            buf: vec![0u8; 64 * 1024].into_boxed_slice(),
+            pos: 0,
+            len: 0,
+        }
+    }
+}
+
+impl AsyncRead for PipeReader {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let available = ready!(self.as_mut().poll_fill_buf(cx))?;
+        let n = available.len().min(buf.remaining());
+        buf.put_slice(&available[..n]);
+        self.consume(n);
+        Poll::Ready(Ok(()))
+    }
+}
+
+impl AsyncBufRead for PipeReader {
+    fn poll_fill_buf(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<&[u8]>> {
+        let this = self.get_mut();
+        while this.pos >= this.len {
+            let mut guard = ready!(this.fd.poll_read_ready(cx))?;
+            match guard.try_io(|fd| fd.get_ref().read(&mut this.buf)) {
+                Ok(Ok(n)) => {
+                    this.pos = 0;
+                    this.len = n;
+                    if n == 0 {
+                        return Poll::Ready(Ok(&[]));
+                    }
+                }
+                Ok(Err(e)) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Ok(Err(e)) => return Poll::Ready(Err(e)),
+                Err(_would_block) => {}
+            }
+        }
+        Poll::Ready(Ok(this.buf.get(this.pos..this.len).unwrap_or_default()))
+    }
+
+    fn consume(mut self: Pin<&mut Self>, amt: usize) {
+        self.pos = (self.pos + amt).min(self.len);
+    }
+}
+
 /// Reads a blocking source (stdin) on a thread of its own and hands its
 /// bytes to async readers, so reading input never takes a thread of the
 /// async runtime's blocking pool. At most `depth` chunks wait unread: a
@@ -146,12 +322,15 @@ pub(crate) fn spawn_reader<R: Read + Send + 'static>(mut input: R, depth: usize)
     let spawned = std::thread::Builder::new()
         .name("stdin-reader".into())
         .spawn(move || {
+            // One buffer for every read; each chunk handed on is a copy of
+            // what arrived (a few hundred bytes per request), not a fresh
+            // zeroed 64 KiB.
+            let mut buf = vec![0u8; 64 * 1024];
             loop {
-                let mut chunk = vec![0u8; 64 * 1024];
-                match input.read(&mut chunk) {
+                match input.read(&mut buf) {
                     Ok(0) => break,
                     Ok(n) => {
-                        chunk.truncate(n);
+                        let chunk = buf.get(..n).unwrap_or_default().to_vec();
                         if tx.blocking_send(Ok(chunk)).is_err() {
                             break;
                         }
@@ -223,16 +402,58 @@ impl AsyncBufRead for ChannelReader {
     }
 }
 
-/// Serves one control connection on `input` until end of input or `stop`:
-/// every line goes to the dispatcher (which answers through the
-/// connection's output queue).
+/// Serves one control connection on standard input until end of input or
+/// `stop`: read by this task when it is a pipe or socket ([`PipeReader`]),
+/// else by a thread ([`spawn_reader`]).
+pub(crate) async fn serve_stdin(
+    dispatcher: &Dispatcher,
+    conn: &Arc<Connection>,
+    stop: CancellationToken,
+) {
+    let pipe = match NonBlocking::stdin() {
+        Ok(Ok(pipe)) => devicerail_host_sys::stream::register(pipe).map_err(|e| {
+            tracing::warn!("cannot poll standard input ({e}); reading it from a thread");
+        }),
+        Ok(Err(_not_a_pipe)) => Err(()),
+        Err(e) => {
+            tracing::warn!("cannot duplicate standard input ({e}); reading it from a thread");
+            Err(())
+        }
+    };
+    match pipe {
+        Ok(fd) => {
+            serve_frames(
+                dispatcher,
+                conn,
+                FrameReader::new(PipeReader::new(fd)),
+                stop,
+            )
+            .await
+        }
+        Err(()) => serve(dispatcher, conn, std::io::stdin(), stop).await,
+    }
+}
+
+/// Serves one control connection on `input` (read on a thread of its own)
+/// until end of input or `stop`.
 pub(crate) async fn serve<R: Read + Send + 'static>(
     dispatcher: &Dispatcher,
     conn: &Arc<Connection>,
     input: R,
     stop: CancellationToken,
 ) {
-    let mut reader = FrameReader::new(spawn_reader(input, INPUT_CHUNKS));
+    let reader = FrameReader::new(spawn_reader(input, INPUT_CHUNKS));
+    serve_frames(dispatcher, conn, reader, stop).await;
+}
+
+/// Every line of `reader` goes to the dispatcher (which answers through
+/// the connection's output queue), until end of input or `stop`.
+async fn serve_frames<R: AsyncBufRead + Unpin>(
+    dispatcher: &Dispatcher,
+    conn: &Arc<Connection>,
+    mut reader: FrameReader<R>,
+    stop: CancellationToken,
+) {
     loop {
         let frame = tokio::select! {
             biased;
