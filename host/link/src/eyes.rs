@@ -129,20 +129,29 @@ impl<'a> Eyes<'a> {
     /// The screen an Observation the host answered shows: its tree read
     /// and identified, its pixels digested where these eyes read them.
     pub async fn screen(&self, obs: Observation) -> Result<Screen, LinkError> {
-        let snapshot = match &obs.ui_snapshot {
-            Some(_) => Some(ui_snapshot(self.client, &obs.id.to_string(), self.timeout_ms).await?),
-            None => None,
+        // The pixels are digested while the tree is fetched and identified.
+        let sha = devicerail_host_agent::screen::shot_of(&obs);
+        let pixels = async {
+            match (&self.pixels, &sha) {
+                (Some(p), Some(sha)) => p.digest(sha).await,
+                _ => None,
+            }
         };
-        let at_ms = self.now_ms();
-        // Identifying a large tree takes milliseconds: off the runtime.
-        let screen = tokio::task::spawn_blocking(move || Screen::of(&obs, snapshot, at_ms))
-            .await
-            .map_err(|e| LinkError::Io(std::io::Error::other(e)))?;
-        let pixels = match (&self.pixels, &screen.screenshot) {
-            (Some(p), Some(sha)) => p.digest(sha).await,
-            _ => None,
+        let screen = async move {
+            let snapshot = match &obs.ui_snapshot {
+                Some(_) => {
+                    Some(ui_snapshot(self.client, &obs.id.to_string(), self.timeout_ms).await?)
+                }
+                None => None,
+            };
+            let at_ms = self.now_ms();
+            // Identifying a large tree takes milliseconds: off the runtime.
+            tokio::task::spawn_blocking(move || Screen::of(&obs, snapshot, at_ms))
+                .await
+                .map_err(|e| LinkError::Io(std::io::Error::other(e)))
         };
-        Ok(screen.with_pixels(pixels))
+        let (screen, pixels) = tokio::join!(screen, pixels);
+        Ok(screen?.with_pixels(pixels))
     }
 }
 

@@ -7,7 +7,12 @@
 //! A ref is re-found in a fresh observation before anything is done: when
 //! its element is gone or no longer unique (or the driver finds it changed
 //! when acting) the call fails with `stale_ref` and candidates, and no
-//! Action targets another element. Every `act` answers with its effect,
+//! Action targets another element. A ref named by its developer
+//! identifier (unique where the agent saw it) skips that look: the Action
+//! names the identifier and the driver resolves it on the live screen,
+//! refusing when it matches no element or several, which is the check the
+//! fresh look made (its key is the identifier alone); a refusal is then
+//! answered from a fresh look, with candidates. Every `act` answers with its effect,
 //! read from the Action's recorded before and after observations after the
 //! screen settled: the diff, the new screen's outline, or `⚠ no visible
 //! change`.
@@ -234,6 +239,83 @@ fn fit_to_device(steps: &mut Vec<Step>, caps: &[ActionDefinition]) {
     }
 }
 
+/// A ref acted on without a fresh look.
+struct Quick {
+    /// What the agent saw last, where the ref was found.
+    last: Arc<Screen>,
+    /// The Action's target: the element's developer identifier.
+    target: Value,
+    resolved: Resolved,
+}
+
+/// The target of a ref the driver can re-find itself, without a fresh
+/// look: one whose element the agent's last look named by its developer
+/// identifier (unique in that look, [`Tier::Id`]). The re-finding in a
+/// fresh tree would go by that identifier alone, as the driver does; the
+/// driver refuses when it matches no element or several. `None`: look.
+fn quick_target(state: &State, args: &ActArgs, session: &str) -> Option<Quick> {
+    let r = args.reference.as_ref()?;
+    if args.selector.is_some() {
+        return None;
+    }
+    let mut views = state.views();
+    let views = &mut *views;
+    let dv = views.device(&args.device, session);
+    // A ref from a live search is resolved in that search.
+    if dv.searched.is_some() {
+        return None;
+    }
+    let last = dv.last.clone()?;
+    let k = last.tree.as_ref()?;
+    let rec = views.book.record(r, &args.device).ok()?.clone();
+    let i = k.find(rec.key)?;
+    if k.tier[i] != Some(Tier::Id) || k.weak(i) {
+        return None;
+    }
+    let id = k.view.nodes[i].identifier.clone()?;
+    let n = views
+        .book
+        .reference(&args.device, k, i)
+        .unwrap_or(rec.number);
+    let identity = render::describe(k, i, 80);
+    Some(Quick {
+        target: json!({ "kind": "selector", "selector": { "identifier": id } }),
+        resolved: Resolved {
+            reference: format!("e{n}"),
+            identity,
+            record: rec,
+            moved_from: None,
+        },
+        last,
+    })
+}
+
+/// Where `rec`'s element was when the agent last saw it, when it is
+/// elsewhere in `now` (found there by its identifier).
+fn moved_since_seen(rec: &RefRecord, now: &Screen) -> Option<(f64, f64)> {
+    let k = now.tree.as_ref()?;
+    let id = rec.identity.identifier.as_deref()?;
+    let node = k
+        .view
+        .nodes
+        .iter()
+        .find(|n| n.identifier.as_deref() == Some(id))?;
+    moved(rec.last_bounds, node.bounds)
+}
+
+/// The corner of `was` when `now` is more than [`MOVE_SLACK_PX`] away.
+fn moved(
+    was: Option<devicerail_host_protocol::UiRect>,
+    now: Option<devicerail_host_protocol::UiRect>,
+) -> Option<(f64, f64)> {
+    match (was, now) {
+        (Some(a), Some(b)) if (a.x - b.x).abs().max((a.y - b.y).abs()) > MOVE_SLACK_PX => {
+            Some((a.x, a.y))
+        }
+        _ => None,
+    }
+}
+
 /// A ref re-found in a fresh tree.
 struct Resolved {
     reference: String,
@@ -301,14 +383,8 @@ fn element_target(
                     }
                 }),
             };
-            let corner = |b: Option<devicerail_host_protocol::UiRect>| b.map(|b| (b.x, b.y));
             let last_seen = seen_record.as_ref().unwrap_or(&rec).last_bounds;
-            let moved_from = match (corner(last_seen), corner(node.bounds)) {
-                (Some(a), Some(b)) if (a.0 - b.0).abs().max((a.1 - b.1).abs()) > MOVE_SLACK_PX => {
-                    Some(a)
-                }
-                _ => None,
-            };
+            let moved_from = moved(last_seen, node.bounds);
             let identity = render::describe(k, i, 80);
             let n = book.reference(&args.device, k, i).unwrap_or(rec.number);
             Ok((
@@ -426,11 +502,11 @@ async fn run_steps(
     client: &DeviceRailClient,
     args: &ActArgs,
     steps: Vec<Step>,
-    target: (Option<&Resolved>, &Arc<Screen>),
+    target: (Option<&Resolved>, Option<&Arc<Screen>>),
     timeout_ms: u64,
     scrub_with: &[Secret],
 ) -> Result<Ran, ToolError> {
-    let (resolved, before) = target;
+    let (resolved, looked) = target;
     let mut ran = Ran {
         done: Vec::new(),
         first: None,
@@ -453,7 +529,17 @@ async fn run_steps(
         {
             Ok(r) => r,
             Err(e) => {
-                if let (Some(r), Some(k)) = (resolved, before.tree.as_ref())
+                // Without a fresh look before (a ref the driver resolved
+                // by its identifier), one now, for the candidates.
+                let before = match looked {
+                    Some(b) => Some(b.clone()),
+                    None if resolved.is_some() && element_changed(e.code()) => {
+                        Some(observe_now(state, client).await?)
+                    }
+                    None => None,
+                };
+                if let (Some(r), Some(k)) =
+                    (resolved, before.as_ref().and_then(|b| b.tree.as_ref()))
                     && element_changed(e.code())
                 {
                     // It changed between re-finding and acting: stale.
@@ -506,11 +592,12 @@ async fn run_steps(
 /// The screens to compare once the steps ran: after (the Action's own
 /// after observation when it has a tree, then settling) and before (the
 /// Action's own before tree, a semantic Action's resolved one, else the
-/// fresh look).
+/// fresh look, or the agent's last look where there was none).
 async fn look_after(
     state: &State,
     client: &DeviceRailClient,
     ran: &Ran,
+    own_before: Option<Arc<Screen>>,
     fresh: &Arc<Screen>,
     limits: &Limits,
 ) -> Result<Screens, ToolError> {
@@ -529,9 +616,15 @@ async fn look_after(
     } else {
         (after0, seen::unsettled())
     };
-    let before = match with_tree(ran.first.as_ref().and_then(|r| r.before.as_ref())) {
-        Some(b) => seen_of(state, client, b).await?,
-        None => fresh.clone(),
+    // The Action's own before, read once: `own_before` when it was read
+    // already.
+    let before = match (
+        with_tree(ran.first.as_ref().and_then(|r| r.before.as_ref())),
+        own_before,
+    ) {
+        (Some(_), Some(b)) => b,
+        (Some(b), None) => seen_of(state, client, b).await?,
+        (None, _) => fresh.clone(),
     };
     Ok(Screens {
         before,
@@ -712,8 +805,15 @@ pub(crate) async fn act(state: &State, args: ActArgs) -> Result<CallToolResult, 
     let (client, session) = slot
         .ensure(&state.backend, &state.leases, &args.device)
         .await?;
-    let (fresh, seen_record) = look_before(state, client, &args, &session).await?;
-    let (target, resolved) = element_target(state, &args, &fresh, seen_record)?;
+    let t0 = Instant::now();
+    let (fresh, target, mut resolved, looked) = match quick_target(state, &args, &session) {
+        Some(q) => (q.last, Some(q.target), Some(q.resolved), false),
+        None => {
+            let (fresh, seen_record) = look_before(state, client, &args, &session).await?;
+            let (target, resolved) = element_target(state, &args, &fresh, seen_record)?;
+            (fresh, target, resolved, true)
+        }
+    };
     let (mut steps, secret) = plan(&args, target)?;
     let scrub_with: Vec<Secret> = secret.into_iter().collect();
     if steps
@@ -724,18 +824,34 @@ pub(crate) async fn act(state: &State, args: ActArgs) -> Result<CallToolResult, 
             call0_as::<DeviceCapabilities, _>(client, Some(DEFAULT_ACTION_MS)).await?;
         fit_to_device(&mut steps, &caps);
     }
+    let t_look = t0.elapsed();
     let ran = run_steps(
         state,
         client,
         &args,
         steps,
-        (resolved.as_ref(), &fresh),
+        (resolved.as_ref(), looked.then_some(&fresh)),
         limits.timeout_ms,
         &scrub_with,
     )
     .await?;
-    let screens = look_after(state, client, &ran, &fresh, &limits).await?;
+    let t_steps = t0.elapsed();
+    let own_before = match ran.first.as_ref().and_then(|r| r.before.clone()) {
+        Some(b) if !looked => Some(seen_of(state, client, b).await?),
+        _ => None,
+    };
+    if let (Some(r), Some(b)) = (resolved.as_mut(), own_before.as_ref()) {
+        r.moved_from = moved_since_seen(&r.record, b);
+    }
+    let screens = look_after(state, client, &ran, own_before, &fresh, &limits).await?;
     drop(slot);
+    tracing::debug!(
+        looked,
+        look_ms = t_look.as_secs_f64() * 1e3,
+        steps_ms = (t_steps - t_look).as_secs_f64() * 1e3,
+        after_ms = (t0.elapsed() - t_steps).as_secs_f64() * 1e3,
+        "act: looked before, ran the steps, read the screens after"
+    );
     let before_pixels = screens.before.pixels.clone().or(fresh.pixels.clone());
     let pixels = match (&before_pixels, &screens.after.pixels) {
         (Some(a), Some(b)) => Some(a.compare(b)),

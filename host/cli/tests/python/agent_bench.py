@@ -757,28 +757,38 @@ async def repeat_type(web: str, cli: str, plugins: str) -> dict[str, Any]:
     """`type` by ref into the sign-in page's Username field, TYPE_REPEATS
     times in one server each, the page loaded afresh and looked at before
     every try (not timed): ours `act type` (its answer says what changed:
-    the field's value), theirs `browser_type` alone (a fill; its answer
+    the field's value), with its screenshot evidence (the default) and
+    without (screenshot policy omit: what changed read from the tree
+    alone, as browser_snapshot reads it), theirs `browser_type` alone (a fill; its answer
     shows nothing of the page) and `browser_type` + `browser_snapshot`
     (what changed, read from the page). Every try is checked: the field
     holds "ada" afterwards. Medians in ms, request to answer on the
     client."""
-    ours: list[float] = []
-    env = {"DEVICERAIL_BROWSER_VIEWPORT": "1280x800", "RUST_LOG": "warn"}
-    async with mcp_server(plugins, env) as (session, _, _):
-        listed = (await session.call_tool("devices", {})).structured_content["devices"]
-        device = next(d["id"] for d in listed if d["platform"] == "web")
-        for _ in range(TYPE_REPEATS):
-            await session.call_tool("act", {"device": device, "action": "navigate", "url": web + "/"})
-            r = await session.call_tool("observe", {"device": device, "full": True})
-            ref = next((m.group(2) for m in map(LINE.match, texts(r).splitlines())
-                        if m and 'textbox "Username"' in m.group(3)), None)
-            if ref is None:
-                raise Failed("no Username field in the outline")
-            t0 = time.monotonic()
-            r = await session.call_tool("act", {"device": device, "action": "type", "ref": ref, "text": "ada"})
-            ours.append((time.monotonic() - t0) * 1000)
-            if r.is_error or '"ada"' not in texts(r):
-                raise Failed(f"type did not show the value: {texts(r)[:300]}")
+    async def ours_with(policy: str) -> list[float]:
+        times: list[float] = []
+        env = {"DEVICERAIL_BROWSER_VIEWPORT": "1280x800", "RUST_LOG": "warn",
+               "DEVICERAIL_SCREENSHOT_POLICY": policy}
+        async with mcp_server(plugins, env) as (session, _, _):
+            listed = (await session.call_tool("devices", {})).structured_content["devices"]
+            device = next(d["id"] for d in listed if d["platform"] == "web")
+            for _ in range(TYPE_REPEATS):
+                await session.call_tool("act", {"device": device, "action": "navigate", "url": web + "/"})
+                r = await session.call_tool("observe", {"device": device, "full": True})
+                ref = next((m.group(2) for m in map(LINE.match, texts(r).splitlines())
+                            if m and 'textbox "Username"' in m.group(3)), None)
+                if ref is None:
+                    raise Failed("no Username field in the outline")
+                t0 = time.monotonic()
+                r = await session.call_tool("act", {"device": device, "action": "type", "ref": ref, "text": "ada"})
+                times.append((time.monotonic() - t0) * 1000)
+                if r.is_error or '"ada"' not in texts(r):
+                    raise Failed(f"type did not show the value: {texts(r)[:300]}")
+        return times
+
+    # With its screenshot evidence (the default), and without (the same
+    # work as browser_type + browser_snapshot: the tree read after).
+    ours = await ours_with("capture")
+    ours_tree_only = await ours_with("omit")
     fill: list[float] = []
     fill_and_look: list[float] = []
     async with peer_server(cli) as (session, work):
@@ -799,10 +809,12 @@ async def repeat_type(web: str, cli: str, plugins: str) -> dict[str, Any]:
     return {
         "repeats": TYPE_REPEATS,
         "ours_ms": med(ours),
+        "ours_tree_only_ms": med(ours_tree_only),
         "theirs_type_ms": med(fill),
         "theirs_type_snapshot_ms": med(fill_and_look),
         "ratio_type": med(ours) / med(fill),
         "ratio_type_snapshot": med(ours) / med(fill_and_look),
+        "ratio_tree_only_type_snapshot": med(ours_tree_only) / med(fill_and_look),
     }
 
 
@@ -1010,7 +1022,10 @@ async def main() -> int:
         print(f"type into the sign-in page's Username by ref, {r['repeats']} times each, medians: ours "
               f"{r['ours_ms']:.0f} ms (its answer: the field's new value); {PEER} browser_type {r['theirs_type_ms']:.0f} ms "
               f"(no answer about the page): {r['ratio_type']:.2f}x; browser_type + browser_snapshot "
-              f"{r['theirs_type_snapshot_ms']:.0f} ms: {r['ratio_type_snapshot']:.2f}x")
+              f"{r['theirs_type_snapshot_ms']:.0f} ms: {r['ratio_type_snapshot']:.2f}x; ours without screenshot "
+              f"evidence (screenshot policy omit: the tree read after, as browser_snapshot) {r['ours_tree_only_ms']:.0f} ms: "
+              f"{r['ours_tree_only_ms'] / r['theirs_type_ms']:.2f}x browser_type, "
+              f"{r['ratio_tree_only_type_snapshot']:.2f}x browser_type + browser_snapshot")
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(out, fh, indent=2)

@@ -613,6 +613,26 @@ FETCH_PAGE = ("<!doctype html><html><head><title>Fetches</title></head><body>"
               "</body></html>")
 SLOW_S = 0.7
 
+# A button named by its id, and controls that remove it, give its id to a
+# second button, or move it, CHANGE_S after they were pressed (after act
+# settled: the agent does not see the change).
+IDS_PAGE = ("<!doctype html><html><head><title>Ids</title></head><body>"
+            "<p id='status'>Nothing pressed</p><div id='area'></div>"
+            "<button id='remove' onclick=\"later('remove')\">Remove</button>"
+            "<button id='duplicate' onclick=\"later('duplicate')\">Duplicate</button>"
+            "<button id='push' onclick=\"later('push')\">Push down</button>"
+            "<button id='reset' onclick=\"op('reset')\">Reset</button>"
+            "<script>const st=s=>document.getElementById('status').textContent=s;"
+            "function save(said){const b=document.createElement('button');b.id='save';b.textContent='Save';"
+            "b.onclick=()=>st(said);return b;}"
+            "function op(k){const a=document.getElementById('area');a.replaceChildren();"
+            "if(k==='push'){const p=document.createElement('p');p.style.height='120px';p.textContent='Pushed';a.append(p);}"
+            "if(k!=='remove')a.append(save('Saved'));if(k==='duplicate')a.append(save('Saved twice'));"
+            "if(k==='reset')st('Nothing pressed');}"
+            "function later(k){setTimeout(()=>op(k),800);}"
+            "op('reset');</script></body></html>")
+CHANGE_S = 0.8
+
 
 class LoginHandler(http.server.BaseHTTPRequestHandler):
     def _send(self, body: str, status: int = 200) -> None:
@@ -628,7 +648,7 @@ class LoginHandler(http.server.BaseHTTPRequestHandler):
             time.sleep(SLOW_S)
             self._send("the data")
             return
-        pages = {"/table": TABLE_PAGE, "/article": ARTICLE_PAGE, "/fetches": FETCH_PAGE}
+        pages = {"/table": TABLE_PAGE, "/article": ARTICLE_PAGE, "/fetches": FETCH_PAGE, "/ids": IDS_PAGE}
         self._send(pages.get(self.path, LOGIN_PAGE))
 
     def do_POST(self) -> None:  # noqa: N802
@@ -646,6 +666,43 @@ class LoginHandler(http.server.BaseHTTPRequestHandler):
 
 
 class McpChromium(unittest.IsolatedAsyncioTestCase):
+    async def refs_by_id_are_resolved_by_the_driver(self, agent: Any, dev: str, url: str, log_path: str) -> None:
+        """Refs named by their id skip act's fresh look (the driver resolves
+        the id on the live page) and still never reach another element: a
+        removed element answers stale_ref gone, an id given to a second
+        element stale_ref ambiguous, both with nothing pressed; a moved one
+        is pressed where it is now."""
+        await agent.call("act", {"device": dev, "action": "navigate", "url": url})
+        page, _ = await agent.observe(dev, screenshot=False, full=True)
+        save = ref_of(page["outline"], r'button "Save"')
+        controls = {n: ref_of(page["outline"], rf'button "{n}"') for n in ("Remove", "Duplicate", "Push down", "Reset")}
+
+        async def status() -> str:
+            seen, _ = await agent.observe(dev, screenshot=False, full=True)
+            m = re.search(r'staticText "([^"]*)"', seen["outline"])
+            return m.group(1) if m else ""
+
+        looks = lambda: open(log_path).read().count("looked=false")  # noqa: E731
+        quick = looks()
+        for change, reason in (("Remove", "gone"), ("Duplicate", "ambiguous")):
+            await agent.call("act", {"device": dev, "action": "tap", "ref": controls[change]})
+            await asyncio.sleep(CHANGE_S + 0.4)
+            r = await agent.call("act", {"device": dev, "action": "tap", "ref": save}, ok=False)
+            self.assertTrue(r.is_error, agent.transcript)
+            self.assertEqual(r.structured_content["error"]["code"], "stale_ref", agent.transcript)
+            self.assertEqual(r.structured_content["error"]["reason"], reason, agent.transcript)
+            self.assertEqual(await status(), "Nothing pressed")
+            await agent.call("act", {"device": dev, "action": "tap", "ref": controls["Reset"]})
+        await agent.call("act", {"device": dev, "action": "tap", "ref": controls["Push down"]})
+        await asyncio.sleep(CHANGE_S + 0.4)
+        r = await agent.call("act", {"device": dev, "action": "tap", "ref": save})
+        self.assertIn('"Saved"', r.content[0].text, agent.transcript)
+        self.assertIsNotNone(r.structured_content["target"]["movedFrom"], agent.transcript)
+        self.assertEqual(await status(), "Saved")
+        # Every tap that went through went by the driver's resolution of
+        # the id (the refused ones log nothing).
+        self.assertGreaterEqual(looks() - quick, 6, "taps by id took a fresh look first")
+
     async def test_an_agent_signs_in_on_a_local_page_in_chromium(self) -> None:
         plugins = os.environ.get("DEVICERAIL_BROWSER_PLUGINS_DIR")
         if not plugins:
@@ -709,6 +766,7 @@ class McpChromium(unittest.IsolatedAsyncioTestCase):
                 effect = tapped.content[0].text
                 self.assertIn("Loaded the data", effect, agent.transcript)
                 self.assertGreaterEqual(tapped.structured_content["settle"]["ms"], int(SLOW_S * 1000) - 200, effect)
+                await self.refs_by_id_are_resolved_by_the_driver(agent, dev, url + "ids", log_path)
                 ended = (await agent.call("session", {"device": dev, "op": "end", "verdict": "pass", "summary": "signed in"})).structured_content
                 sid = ended["sessionId"]
                 print(f"chromium: JPEG {agent.image_bytes[0]} bytes ({obs['image']['width']}x{obs['image']['height']} from "
