@@ -1,9 +1,9 @@
 //! A bench client for the real `devicerail serve` (release) over pipes.
 #![allow(dead_code)]
 
-use std::io::{Read, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{Receiver, channel};
+use std::io::{ErrorKind, Read, Write};
+use std::os::fd::AsRawFd;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -53,7 +53,12 @@ impl Default for Setup<'_> {
 pub(crate) struct Host {
     pub(crate) child: Child,
     pub(crate) stdin: ChildStdin,
-    rx: Receiver<Vec<u8>>,
+    /// Read by this thread alone (no reader thread, no channel): on 2
+    /// cores a thread handoff per chunk cost the load generator about as
+    /// much CPU as the daemon it measured.
+    stdout: ChildStdout,
+    /// Where reads land.
+    buf: Vec<u8>,
     /// Bytes read after the last complete answer.
     carry: Vec<u8>,
     _tmp: tempfile::TempDir,
@@ -132,28 +137,11 @@ impl Host {
             .expect("spawn");
         let stdin = child.stdin.take().expect("stdin");
         let stdout = child.stdout.take().expect("stdout");
-        let (tx, rx) = channel();
-        // Whole reads, not lines: one message per chunk keeps the load
-        // generator's own cost per answer to a newline count, so what is
-        // measured is the daemon.
-        std::thread::spawn(move || {
-            let mut r = stdout;
-            let mut buf = vec![0u8; 1 << 20];
-            loop {
-                match r.read(&mut buf) {
-                    Ok(0) | Err(_) => break,
-                    Ok(n) => {
-                        if tx.send(buf[..n].to_vec()).is_err() {
-                            break;
-                        }
-                    }
-                }
-            }
-        });
         let mut h = Self {
             child,
             stdin,
-            rx,
+            stdout,
+            buf: vec![0u8; 1 << 20],
             carry: Vec::new(),
             _tmp: tmp,
         };
@@ -186,11 +174,22 @@ impl Host {
                 line.pop();
                 return line;
             }
-            let chunk = self
-                .rx
-                .recv_timeout(Duration::from_secs(30))
-                .expect("response");
-            self.carry.extend_from_slice(&chunk);
+            let n = self.read_within(Duration::from_secs(30));
+            self.carry.extend_from_slice(&self.buf[..n]);
+        }
+    }
+
+    /// Waits up to `limit` for the host's output to be readable and reads
+    /// what is there (panics on a timeout or the end of the output).
+    fn read_within(&mut self, limit: Duration) -> usize {
+        assert!(
+            poll_one(self.stdout.as_raw_fd(), libc::POLLIN, limit),
+            "no answer within {limit:?}"
+        );
+        match self.stdout.read(&mut self.buf) {
+            Ok(0) => panic!("the host closed its output"),
+            Ok(n) => n,
+            Err(e) => panic!("reading the host's output: {e}"),
         }
     }
 
@@ -282,28 +281,60 @@ impl Host {
             })
             .collect();
         let start = Instant::now();
-        let mut sent = 0;
-        let mut received = 0;
-        let mut buf = Vec::with_capacity(1 << 20);
+        // Requests are written without blocking (a host that stops
+        // reading while its answers are unread must not deadlock the
+        // generator), answers read as they come, in one thread.
+        set_nonblocking(self.stdin.as_raw_fd());
+        let (mut sent, mut received) = (0, 0);
+        let mut out: Vec<u8> = Vec::with_capacity(1 << 20);
+        let mut written = 0;
         while received < n {
-            buf.clear();
             while sent < n && sent - received < window {
-                buf.extend_from_slice(&lines[sent]);
+                out.extend_from_slice(&lines[sent]);
                 sent += 1;
             }
-            if !buf.is_empty() {
-                self.stdin.write_all(&buf).expect("write");
-                self.stdin.flush().expect("flush");
+            let mut fds = [
+                libc::pollfd {
+                    fd: self.stdout.as_raw_fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                },
+                libc::pollfd {
+                    fd: self.stdin.as_raw_fd(),
+                    events: if written < out.len() {
+                        libc::POLLOUT
+                    } else {
+                        0
+                    },
+                    revents: 0,
+                },
+            ];
+            // SAFETY: `fds` is a valid array of two pollfd for the call.
+            let ready = unsafe { libc::poll(fds.as_mut_ptr(), 2, 60_000) };
+            assert!(ready > 0, "no progress within 60 s");
+            if fds[1].revents & libc::POLLOUT != 0 {
+                match self.stdin.write(&out[written..]) {
+                    Ok(k) => written += k,
+                    Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+                    Err(e) => panic!("writing requests: {e}"),
+                }
+                if written == out.len() {
+                    out.clear();
+                    written = 0;
+                }
             }
-            let chunk = self
-                .rx
-                .recv_timeout(Duration::from_secs(60))
-                .expect("response");
-            received += self.count_answers(&chunk);
-            while let Ok(chunk) = self.rx.try_recv() {
-                received += self.count_answers(&chunk);
+            if fds[0].revents & (libc::POLLIN | libc::POLLHUP) != 0 {
+                let k = match self.stdout.read(&mut self.buf) {
+                    Ok(0) => panic!("the host closed its output"),
+                    Ok(k) => k,
+                    Err(e) => panic!("reading the host's output: {e}"),
+                };
+                let chunk = std::mem::take(&mut self.buf);
+                received += self.count_answers(&chunk[..k]);
+                self.buf = chunk;
             }
         }
+        set_blocking(self.stdin.as_raw_fd());
         start.elapsed()
     }
 
@@ -324,5 +355,38 @@ impl Host {
             None => self.carry.extend_from_slice(chunk),
         }
         lines
+    }
+}
+
+/// CPU seconds (user + system) this process, the load generator, has used.
+pub(crate) fn own_cpu_seconds() -> f64 {
+    process_cpu_seconds(std::process::id())
+}
+
+/// Whether `fd` is ready for `events` within `limit`.
+fn poll_one(fd: i32, events: libc::c_short, limit: Duration) -> bool {
+    let mut p = libc::pollfd {
+        fd,
+        events,
+        revents: 0,
+    };
+    let ms = i32::try_from(limit.as_millis()).unwrap_or(i32::MAX);
+    // SAFETY: `p` is one valid pollfd for the call.
+    unsafe { libc::poll(&mut p, 1, ms) > 0 }
+}
+
+fn set_nonblocking(fd: i32) {
+    // SAFETY: fcntl on a descriptor this process owns.
+    unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK);
+    }
+}
+
+fn set_blocking(fd: i32) {
+    // SAFETY: fcntl on a descriptor this process owns.
+    unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK);
     }
 }
