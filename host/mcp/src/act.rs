@@ -529,38 +529,35 @@ async fn run_steps(
         {
             Ok(r) => r,
             Err(e) => {
-                // Without a fresh look before (a ref the driver resolved
-                // by its identifier), one now, for the candidates.
-                let before = match looked {
-                    Some(b) => Some(b.clone()),
-                    None if resolved.is_some() && element_changed(e.code()) => {
-                        Some(observe_now(state, client).await?)
-                    }
-                    None => None,
-                };
-                if let (Some(r), Some(k)) =
-                    (resolved, before.as_ref().and_then(|b| b.tree.as_ref()))
-                    && element_changed(e.code())
-                {
-                    // It changed between re-finding and acting: stale.
-                    let stale = StaleRef {
-                        reason: if e.code() == Some("element_ambiguous") {
-                            StaleReason::Ambiguous { count: 2 }
-                        } else {
-                            StaleReason::Gone
-                        },
-                        candidates: candidates(&r.record, k),
+                // It changed between re-finding and acting: stale, answered
+                // from the look before or, where there was none (a ref the
+                // driver resolved by its identifier), a fresh one now, for
+                // the candidates.
+                if let Some(r) = resolved.filter(|_| element_changed(e.code())) {
+                    let before = match looked {
+                        Some(b) => b.clone(),
+                        None => observe_now(state, client).await?,
                     };
-                    let mut views = state.views();
-                    let reference = args.reference.clone().unwrap_or_default();
-                    return Err(stale_error(
-                        &mut views.book,
-                        &args.device,
-                        &reference,
-                        &r.record,
-                        &stale,
-                        k,
-                    ));
+                    if let Some(k) = before.tree.as_ref() {
+                        let stale = StaleRef {
+                            reason: if e.code() == Some("element_ambiguous") {
+                                StaleReason::Ambiguous { count: 2 }
+                            } else {
+                                StaleReason::Gone
+                            },
+                            candidates: candidates(&r.record, k),
+                        };
+                        let mut views = state.views();
+                        let reference = args.reference.clone().unwrap_or_default();
+                        return Err(stale_error(
+                            &mut views.book,
+                            &args.device,
+                            &reference,
+                            &r.record,
+                            &stale,
+                            k,
+                        ));
+                    }
                 }
                 return Err(ToolError::Step {
                     step: s.name,

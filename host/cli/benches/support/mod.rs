@@ -186,6 +186,12 @@ impl Host {
             poll_one(self.stdout.as_raw_fd(), libc::POLLIN, limit),
             "no answer within {limit:?}"
         );
+        self.read_ready()
+    }
+
+    /// Reads what the host's output holds into `buf` (it is readable;
+    /// panics at the end of the output).
+    fn read_ready(&mut self) -> usize {
         match self.stdout.read(&mut self.buf) {
             Ok(0) => panic!("the host closed its output"),
             Ok(n) => n,
@@ -284,7 +290,7 @@ impl Host {
         // Requests are written without blocking (a host that stops
         // reading while its answers are unread must not deadlock the
         // generator), answers read as they come, in one thread.
-        set_nonblocking(self.stdin.as_raw_fd());
+        set_nonblocking(self.stdin.as_raw_fd(), true);
         let (mut sent, mut received) = (0, 0);
         let mut out: Vec<u8> = Vec::with_capacity(1 << 20);
         let mut written = 0;
@@ -324,17 +330,13 @@ impl Host {
                 }
             }
             if fds[0].revents & (libc::POLLIN | libc::POLLHUP) != 0 {
-                let k = match self.stdout.read(&mut self.buf) {
-                    Ok(0) => panic!("the host closed its output"),
-                    Ok(k) => k,
-                    Err(e) => panic!("reading the host's output: {e}"),
-                };
+                let k = self.read_ready();
                 let chunk = std::mem::take(&mut self.buf);
                 received += self.count_answers(&chunk[..k]);
                 self.buf = chunk;
             }
         }
-        set_blocking(self.stdin.as_raw_fd());
+        set_nonblocking(self.stdin.as_raw_fd(), false);
         start.elapsed()
     }
 
@@ -375,18 +377,16 @@ fn poll_one(fd: i32, events: libc::c_short, limit: Duration) -> bool {
     unsafe { libc::poll(&mut p, 1, ms) > 0 }
 }
 
-fn set_nonblocking(fd: i32) {
+/// Turns `O_NONBLOCK` on or off for `fd`.
+fn set_nonblocking(fd: i32, on: bool) {
     // SAFETY: fcntl on a descriptor this process owns.
     unsafe {
         let flags = libc::fcntl(fd, libc::F_GETFL);
-        libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK);
-    }
-}
-
-fn set_blocking(fd: i32) {
-    // SAFETY: fcntl on a descriptor this process owns.
-    unsafe {
-        let flags = libc::fcntl(fd, libc::F_GETFL);
-        libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK);
+        let flags = if on {
+            flags | libc::O_NONBLOCK
+        } else {
+            flags & !libc::O_NONBLOCK
+        };
+        libc::fcntl(fd, libc::F_SETFL, flags);
     }
 }
