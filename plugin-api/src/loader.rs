@@ -17,7 +17,8 @@ use abi_stable::library::{LibraryError, lib_header_from_path};
 use abi_stable::sabi_trait::TD_Opaque;
 use abi_stable::std_types::{RResult, RStr, RString};
 use devicerail_host_protocol::{
-    ActionCall, DeviceId, DeviceInfo, ErrorCode, ProtocolRange, SERVER_PROTOCOL_RANGES,
+    ActionCall, ActionExecution, DeviceId, DeviceInfo, ErrorCode, ProtocolRange,
+    SERVER_PROTOCOL_RANGES,
 };
 use serde::de::DeserializeOwned;
 
@@ -27,8 +28,8 @@ use crate::driver::{
     DriverObservation, DriverResult, LoadPurpose, ObserveRequest,
 };
 use crate::ffi::{
-    ABI_MAJOR, FfiCallContext, FfiDriverBox, FfiHostLog, FfiHostLog_TO, FfiInit, HOST_MEMBER,
-    InitFailure, PluginModRef,
+    ABI_MAJOR, FfiCallContext, FfiDriverBox, FfiHostLog, FfiHostLog_TO, FfiInit, FfiObservation,
+    HOST_MEMBER, InitFailure, PluginModRef,
 };
 use crate::logging::u8_to_level;
 use crate::manifest::{PluginManifest, valid_plugin_id};
@@ -361,6 +362,114 @@ impl LoadedPlugin {
     }
 }
 
+/// An Action's result with its resolved observation as the driver encoded
+/// it (see [`LoadedPlugin::execute_encoded`]).
+#[derive(Debug)]
+pub struct EncodedActionOutput {
+    /// The Action's output JSON.
+    pub output: serde_json::Value,
+    /// How a semantic Action was carried out.
+    pub execution: Option<ActionExecution>,
+    /// The UI state a semantic Action resolved against, undecoded.
+    pub resolved: Option<EncodedObservation>,
+}
+
+/// An observation as the driver encoded it (see
+/// [`LoadedPlugin::observe_encoded`]): its JSON text (viewport, metadata,
+/// UI tree) and its PNG, in the buffers the driver filled.
+pub struct EncodedObservation(FfiObservation);
+
+impl std::fmt::Debug for EncodedObservation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EncodedObservation")
+            .field("json_bytes", &self.json().len())
+            .field("png_bytes", &self.png().map(<[u8]>::len))
+            .finish()
+    }
+}
+
+impl EncodedObservation {
+    /// An observation as a driver would return it (for fakes and tests).
+    pub fn new(json: &str, png: Option<Vec<u8>>) -> Self {
+        Self(FfiObservation {
+            json: RString::from(json),
+            png: png.map(abi_stable::std_types::RVec::from).into(),
+        })
+    }
+
+    /// The observation's JSON as the driver wrote it (unchecked).
+    pub fn json(&self) -> &str {
+        self.0.json.as_str()
+    }
+
+    /// The screenshot's PNG bytes, when the driver returned one.
+    pub fn png(&self) -> Option<&[u8]> {
+        self.0.png.as_ref().into_option().map(|v| v.as_slice())
+    }
+}
+
+/// `obs` decoded and checked against the protocol types: what
+/// [`Driver::observe`] returns.
+fn decode_observation(what: &str, obs: EncodedObservation) -> DriverResult<DriverObservation> {
+    let obs = obs.0;
+    let wire: ObservationWire = decode(what, &obs.json)?;
+    Ok(wire.into_observation(obs.png.into_option().map(Vec::from)))
+}
+
+impl LoadedPlugin {
+    /// Observes `device` and returns the observation as the driver encoded
+    /// it: its JSON text and its PNG, neither decoded nor copied. For a
+    /// caller that forwards the bytes to where they are decoded once (a
+    /// plugin's worker hands them to the host, which checks them as
+    /// [`Driver::observe`] would).
+    pub fn observe_encoded(
+        &self,
+        ctx: &CallContext,
+        device: &DeviceId,
+        request: &ObserveRequest,
+    ) -> DriverResult<EncodedObservation> {
+        let request_json =
+            serde_json::to_string(request).map_err(|e| DriverError::failure(e.to_string()))?;
+        lift(self.driver.observe(
+            &ffi_context(ctx),
+            RStr::from_str(device.as_str()),
+            RStr::from_str(&request_json),
+        ))
+        .map(EncodedObservation)
+    }
+
+    /// Executes one Action: its output and execution decoded, its resolved
+    /// observation as the driver encoded it (see
+    /// [`LoadedPlugin::observe_encoded`]).
+    pub fn execute_encoded(
+        &self,
+        ctx: &CallContext,
+        device: &DeviceId,
+        call: &ActionCall,
+    ) -> DriverResult<EncodedActionOutput> {
+        let arguments = serde_json::to_string(&call.arguments)
+            .map_err(|e| DriverError::failure(e.to_string()))?;
+        let out = lift(self.driver.execute(
+            &ffi_context(ctx),
+            RStr::from_str(device.as_str()),
+            (*call.id.as_uuid()).into(),
+            RStr::from_str(&call.name),
+            RStr::from_str(&arguments),
+        ))?;
+        let output = decode("action output", &out.output)?;
+        let execution = if out.execution.is_empty() {
+            None
+        } else {
+            Some(decode("action execution", &out.execution)?)
+        };
+        Ok(EncodedActionOutput {
+            output,
+            execution,
+            resolved: out.resolved.into_option().map(EncodedObservation),
+        })
+    }
+}
+
 impl Driver for LoadedPlugin {
     fn list_devices(&self, ctx: &CallContext) -> DriverResult<Vec<DeviceInfo>> {
         let text = lift(self.driver.list_devices(&ffi_context(ctx)))?;
@@ -415,15 +524,7 @@ impl Driver for LoadedPlugin {
         device: &DeviceId,
         request: &ObserveRequest,
     ) -> DriverResult<DriverObservation> {
-        let request_json =
-            serde_json::to_string(request).map_err(|e| DriverError::failure(e.to_string()))?;
-        let obs = lift(self.driver.observe(
-            &ffi_context(ctx),
-            RStr::from_str(device.as_str()),
-            RStr::from_str(&request_json),
-        ))?;
-        let wire: ObservationWire = decode("observation", &obs.json)?;
-        Ok(wire.into_observation(obs.png.into_option().map(Vec::from)))
+        decode_observation("observation", self.observe_encoded(ctx, device, request)?)
     }
 
     fn execute(
@@ -432,32 +533,14 @@ impl Driver for LoadedPlugin {
         device: &DeviceId,
         call: &ActionCall,
     ) -> DriverResult<ActionOutput> {
-        let arguments = serde_json::to_string(&call.arguments)
-            .map_err(|e| DriverError::failure(e.to_string()))?;
-        let out = lift(self.driver.execute(
-            &ffi_context(ctx),
-            RStr::from_str(device.as_str()),
-            (*call.id.as_uuid()).into(),
-            RStr::from_str(&call.name),
-            RStr::from_str(&arguments),
-        ))?;
-        let output = decode("action output", &out.output)?;
-        let execution = if out.execution.is_empty() {
-            None
-        } else {
-            Some(decode("action execution", &out.execution)?)
-        };
-        let resolved = match out.resolved.into_option() {
-            Some(obs) => {
-                let wire: ObservationWire = decode("resolved observation", &obs.json)?;
-                Some(wire.into_observation(obs.png.into_option().map(Vec::from)))
-            }
-            None => None,
-        };
+        let out = self.execute_encoded(ctx, device, call)?;
         Ok(ActionOutput {
-            output,
-            execution,
-            resolved,
+            output: out.output,
+            execution: out.execution,
+            resolved: out
+                .resolved
+                .map(|obs| decode_observation("resolved observation", obs))
+                .transpose()?,
         })
     }
 

@@ -4,9 +4,9 @@
 //!   host's credentials: `/proc/<worker>/environ` holds no
 //!   `DEVICERAIL_SECRET_*` value and no lease token under `serve`, `mcp`
 //!   and `replay`, while a plugin's `env` table does reach its driver;
-//! * a worker's reply is untrusted input: forged UI snapshots (a broken
-//!   tree, a lying node count, another observation's tree) are refused
-//!   with the worker kept, oversized parts are refused before the host
+//! * a worker's reply is untrusted input: forged UI trees (a broken
+//!   tree, a node outside the protocol's bounds, a tree over the snapshot
+//!   bound) are refused with the worker kept, oversized parts are refused before the host
 //!   allocates them (the worker that sent them is killed and restarted),
 //!   and the host stays up with its peak memory bounded;
 //! * the data directory is private: 0700, its files 0600, under umask
@@ -211,12 +211,12 @@ fn forged_worker_replies_are_refused_and_the_host_stays_up() {
     h.ok("session.start", None);
     assert!(h.ok("device.observe", None)["screenshot"].is_object());
     let baseline = peak_kib(h.pid());
-    // Forged UI snapshots: the observation is refused as the driver's
-    // protocol error; the worker stays.
+    // Forged UI trees: the observation is refused as the driver's
+    // protocol error (a tree over the bound unread); the worker stays.
     for (case, says) in [
         ("structure", "appears twice"),
-        ("count", "2 nodes that claims 5000"),
-        ("observation", "another observation"),
+        ("bounds", "invalid observation"),
+        ("oversized", "over the 786432-byte bound"),
     ] {
         let worker = support::plugin_workers(h.pid())
             .into_iter()

@@ -1,8 +1,9 @@
-//! What checking a worker's UI snapshot costs the host, beside what
-//! encoding it costs the worker: `EncodedUi::check` (parse with every
-//! bound the protocol's types enforce, structure, node count, Observation
-//! and context) on a small screen (the mock's sign-in, 12 nodes) and on
-//! 1,000 nodes.
+//! What a UI tree from a plugin's worker costs on each side, on a small
+//! screen (the mock's sign-in, 12 nodes) and on 1,000 nodes: the worker
+//! only finds the tree's extent in the driver's JSON (a syntax scan, no
+//! allocation); the host decodes it with every bound the protocol's types
+//! enforce and encodes it as the Observation's snapshot
+//! (`EncodedUi::from_driver_json`, what an inline plugin's tree costs too).
 //!
 //! Run: `cargo bench -p devicerail-host-engine --bench ui_check`.
 
@@ -47,17 +48,21 @@ fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("ui_snapshot");
     for nodes in [12usize, 1000] {
         let id = ObservationId::new_v7();
-        let t = tree(nodes);
-        g.bench_with_input(BenchmarkId::new("encode (worker)", nodes), &t, |b, t| {
-            b.iter(|| EncodedUi::encode(t.clone(), id).expect("valid"))
+        let text = serde_json::to_vec(&tree(nodes)).expect("json");
+        g.bench_with_input(BenchmarkId::new("extent (worker)", nodes), &text, |b, t| {
+            b.iter(|| serde_json::from_slice::<&serde_json::value::RawValue>(t).expect("json"))
         });
-        let encoded = EncodedUi::encode(t, id).expect("valid");
-        g.bench_with_input(BenchmarkId::new("check (host)", nodes), &encoded, |b, e| {
-            b.iter(|| {
-                EncodedUi::check(e.context.clone(), e.node_count, e.bytes.clone(), id)
-                    .expect("valid")
-            })
-        });
+        g.bench_with_input(
+            BenchmarkId::new("decode + encode (host)", nodes),
+            &text,
+            |b, t| {
+                b.iter(|| {
+                    EncodedUi::from_driver_json(t, id)
+                        .expect("readable")
+                        .expect("valid")
+                })
+            },
+        );
     }
     g.finish();
 }

@@ -55,50 +55,25 @@ impl EncodedUi {
         })
     }
 
-    /// Checks snapshot bytes that another process (a plugin's worker, which
-    /// runs plugin code) says are Observation `id`'s tree of `node_count`
-    /// nodes in `context`: within the protocol's size bound, a UI snapshot
-    /// with every bound its types enforce, structurally valid, of that
-    /// Observation, that context and that many nodes. Only then are they
-    /// stored as they came.
-    pub fn check(
-        context: UiContextRef,
-        node_count: usize,
-        bytes: Vec<u8>,
+    /// The UI tree a driver wrote as JSON text, from another process (a
+    /// plugin's worker forwards it unread): refused unread over the
+    /// protocol's snapshot bound, else decoded with every bound of the
+    /// protocol's types and encoded as Observation `id`'s snapshot, as
+    /// [`EncodedUi::encode`] does for an inline plugin. `Err`: the text is
+    /// no UI tree (the driver's answer is refused, as the loader refuses
+    /// it inline); `Ok(Err)`: a tree that cannot be stored.
+    pub fn from_driver_json(
+        text: &[u8],
         id: ObservationId,
-    ) -> Result<Self, UiViolation> {
-        if bytes.len() > MAX_UI_SNAPSHOT_BYTES {
-            return Err(UiViolation(format!(
-                "a UI snapshot of {} bytes, over the {MAX_UI_SNAPSHOT_BYTES}-byte bound",
-                bytes.len()
-            )));
+    ) -> Result<Result<Self, UiViolation>, serde_json::Error> {
+        if text.len() > MAX_UI_SNAPSHOT_BYTES {
+            return Ok(Err(UiViolation(format!(
+                "a UI tree of {} bytes, over the {MAX_UI_SNAPSHOT_BYTES}-byte bound",
+                text.len()
+            ))));
         }
-        let s: UiSnapshot = serde_json::from_slice(&bytes)
-            .map_err(|e| UiViolation(format!("an unreadable UI snapshot: {e}")))?;
-        if s.observation_id != id {
-            return Err(UiViolation(format!(
-                "the UI snapshot of another observation ({}, not {id})",
-                s.observation_id
-            )));
-        }
-        if s.context != context {
-            return Err(UiViolation(
-                "a UI snapshot whose context is not the one it was sent with".into(),
-            ));
-        }
-        if s.nodes.len() != node_count {
-            return Err(UiViolation(format!(
-                "a UI snapshot of {} nodes that claims {node_count}",
-                s.nodes.len()
-            )));
-        }
-        s.validate_structure()
-            .map_err(|e| UiViolation(format!("an invalid UI snapshot: {e}")))?;
-        Ok(Self {
-            context,
-            node_count,
-            bytes,
-        })
+        let tree: UiTree = serde_json::from_slice(text)?;
+        Ok(Self::encode(tree, id))
     }
 
     /// The tree again, from the snapshot bytes (for callers of the plain
@@ -254,29 +229,37 @@ mod tests {
     }
 
     #[test]
-    fn snapshot_bytes_from_another_process_are_checked() {
+    fn a_tree_from_another_process_is_decoded_and_encoded_as_inline() {
         let id = ObservationId::new_v7();
-        let good = EncodedUi::encode(tree(3), id).expect("valid");
-        let ok = EncodedUi::check(good.context.clone(), 3, good.bytes.clone(), id);
-        assert_eq!(ok.as_ref().map(|u| u.node_count), Ok(3));
-        let refused = |count: usize, bytes: Vec<u8>, id| {
-            EncodedUi::check(good.context.clone(), count, bytes, id)
-                .expect_err("refused")
-                .0
-        };
-        assert!(refused(5000, good.bytes.clone(), id).contains("claims 5000"));
-        let other = ObservationId::new_v7();
-        assert!(refused(3, good.bytes.clone(), other).contains("another observation"));
-        assert!(refused(3, b"{\"nodes\":[".to_vec(), id).contains("unreadable"));
-        assert!(refused(3, vec![b' '; MAX_UI_SNAPSHOT_BYTES + 1], id).contains("bound"));
-        // A duplicate node: valid JSON, invalid structure.
-        let mut s: UiSnapshot = serde_json::from_slice(&good.bytes).expect("parse");
-        let dup = s.nodes.as_slice()[0].clone();
-        let mut nodes = s.nodes.into_vec();
-        nodes[1] = dup;
-        s.nodes = BoundedVec::new(nodes).expect("bounded");
-        let bytes = serde_json::to_vec(&s).expect("json");
-        assert!(refused(3, bytes, id).contains("appears twice"));
+        let t = tree(3);
+        let text = serde_json::to_vec(&t).expect("json");
+        let inline = EncodedUi::encode(t, id).expect("valid");
+        let remote = EncodedUi::from_driver_json(&text, id)
+            .expect("readable")
+            .expect("valid");
+        assert_eq!(remote, inline);
+        // Not a tree: the whole answer is refused.
+        assert!(EncodedUi::from_driver_json(b"{\"nodes\":[", id).is_err());
+        let long = serde_json::json!({
+            "context": { "contextKind": "native", "contextId": "app", "documentEpoch": "1" },
+            "rootStableNodeIds": ["n"],
+            "nodes": [{ "stableNodeId": "n".repeat(5_000), "role": "text" }],
+        });
+        let long = serde_json::to_vec(&long).expect("json");
+        assert!(EncodedUi::from_driver_json(&long, id).is_err());
+        // A readable tree that cannot be stored: a node twice, or too big.
+        let mut dup = tree(2);
+        dup.nodes[1] = dup.nodes[0].clone();
+        let text = serde_json::to_vec(&dup).expect("json");
+        let e = EncodedUi::from_driver_json(&text, id)
+            .expect("readable")
+            .expect_err("duplicate");
+        assert!(e.0.contains("appears twice"), "{e}");
+        let big = vec![b' '; MAX_UI_SNAPSHOT_BYTES + 1];
+        let e = EncodedUi::from_driver_json(&big, id)
+            .expect("refused unread")
+            .expect_err("too big");
+        assert!(e.0.contains("bound"), "{e}");
     }
 
     #[test]

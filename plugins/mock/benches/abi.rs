@@ -13,6 +13,10 @@
 //! steps with binary ids, a borrowed request id and separate JSON texts for
 //! the arguments and the output.
 //!
+//! The `observe` group states the driver's own share of an observation
+//! (screenshot + UI tree): direct, and through the loaded library as a
+//! worker and as an inline host call it.
+//!
 //! ```text
 //! cargo bench -p devicerail-host-plugin-mock --bench abi
 //! ```
@@ -21,6 +25,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{Bencher, Criterion, criterion_main};
+use devicerail_host_plugin_api::driver::ObserveRequest;
 use devicerail_host_plugin_api::ffi::FfiCallContext;
 use devicerail_host_plugin_api::protocol::{ActionCall, CallId, DeviceId, ObservationId};
 use devicerail_host_plugin_api::{CallContext, Driver};
@@ -245,11 +250,62 @@ fn abi_parts(c: &mut Criterion) {
     group.finish();
 }
 
+/// The driver's own share of one observation (screenshot + UI tree, the
+/// serve bench's workload): `MockDriver::observe` called directly, and
+/// through the loaded `cdylib` as a plugin's worker calls it
+/// (`observe_encoded`: the plugin's encoding of the tree as JSON and the
+/// boundary, nothing decoded) and as an inline plugin's host does
+/// (`observe`: decoded against the protocol's types).
+fn observe(c: &mut Criterion) {
+    let loaded = load_workspace_plugin("devicerail-host-plugin-mock", "mock");
+    let direct = MockDriver::with_faults(false);
+    let device = DeviceId::new("mock-1");
+    let ctx = CallContext::unbounded();
+    loaded.connect(&ctx, &device).expect("connect loaded");
+    direct.connect(&ctx, &device).expect("connect direct");
+    let request = ObserveRequest {
+        screenshot: true,
+        ui_tree: true,
+        live: None,
+    };
+    let mut group = c.benchmark_group("observe");
+    group
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3));
+    group.bench_function("direct", |b| {
+        b.iter(|| {
+            direct
+                .observe(black_box(&ctx), &device, &request)
+                .expect("direct")
+        })
+    });
+    group.bench_function("loaded, encoded (a worker)", |b| {
+        b.iter(|| {
+            loaded
+                .observe_encoded(black_box(&ctx), &device, &request)
+                .expect("encoded")
+        })
+    });
+    group.bench_function("loaded, decoded (inline)", |b| {
+        b.iter(|| {
+            loaded
+                .observe(black_box(&ctx), &device, &request)
+                .expect("decoded")
+        })
+    });
+    group.finish();
+}
+
 // criterion_group! generates a `pub fn benches` that cannot carry a doc
 // comment, and rustc ignores `#[allow]` on a macro call, so the generated
 // function lives in a module of its own with the lint allowed there only.
 #[allow(missing_docs)]
 mod group {
-    criterion::criterion_group!(benches, super::round_trips, super::abi_parts);
+    criterion::criterion_group!(
+        benches,
+        super::round_trips,
+        super::abi_parts,
+        super::observe
+    );
 }
 criterion_main!(group::benches);

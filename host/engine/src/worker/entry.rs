@@ -27,9 +27,8 @@ use super::channel::{self, Outgoing, WorkerArena};
 use super::environment;
 use super::frame::{Frame, FrameError, Kind};
 use super::message::{
-    ActedWire, Call, Cancel, Init, Method, ObservedWire, Opened, Outcome, Ready, Reply,
+    ActedWire, Call, Cancel, Init, Method, ObservedWire, Opened, Outcome, Part, Ready, Reply,
 };
-use crate::observation::{HostActionOutput, HostObservation};
 
 /// The worker's command line.
 #[derive(Debug, Clone)]
@@ -191,7 +190,7 @@ fn serve_loop(server: &Arc<Server>) -> ! {
                     id: call.id,
                     outcome,
                 };
-                let parts: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
+                let parts: Vec<&[u8]> = parts.iter().map(Part::bytes).collect();
                 let sent = send(
                     &server.socket,
                     server.arena.as_ref(),
@@ -244,8 +243,9 @@ fn to_raw<T: Serialize>(v: &T) -> DriverResult<Box<RawValue>> {
 }
 
 /// Runs one call on the driver: the result's JSON and the byte parts it
-/// refers to. Observations are encoded as the host stores them, here.
-fn serve_call(driver: &LoadedPlugin, ctx: &CallContext, method: Method) -> (Outcome, Vec<Vec<u8>>) {
+/// refers to. An observation's PNG and UI tree stay in the buffers the
+/// driver filled and cross as they are; the host decodes the tree.
+fn serve_call(driver: &LoadedPlugin, ctx: &CallContext, method: Method) -> (Outcome, Vec<Part>) {
     let mut parts = Vec::new();
     let result: DriverResult<Box<RawValue>> = (|| match method {
         Method::ListDevices => to_raw(&driver.list_devices(ctx)?),
@@ -254,14 +254,17 @@ fn serve_call(driver: &LoadedPlugin, ctx: &CallContext, method: Method) -> (Outc
         Method::Health { device } => to_raw(&driver.health(ctx, &device)?),
         Method::Capabilities { device } => to_raw(&driver.capabilities(ctx, &device)?),
         Method::Observe { device, request } => {
-            let obs = driver.observe(ctx, &device, &request)?;
-            let obs = HostObservation::encode(obs, ctx.observation_id(), request.ui_tree);
-            to_raw(&ObservedWire::split(obs, &mut parts))
+            let obs = driver.observe_encoded(ctx, &device, &request)?;
+            to_raw(&ObservedWire::split(
+                obs,
+                request.ui_tree,
+                "observation",
+                &mut parts,
+            )?)
         }
         Method::Execute { device, call } => {
-            let out = driver.execute(ctx, &device, &call)?;
-            let out = HostActionOutput::encode(out, ctx.observation_id());
-            to_raw(&ActedWire::split(out, &mut parts))
+            let out = driver.execute_encoded(ctx, &device, &call)?;
+            to_raw(&ActedWire::split(out, &mut parts)?)
         }
         Method::Doctor => to_raw(&driver.doctor()),
     })();

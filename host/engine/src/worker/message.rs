@@ -1,20 +1,25 @@
 //! The JSON headers of the worker channel and how driver values cross it:
 //! results as typed JSON text (never an intermediate `Value` tree), and
-//! observations in the form the host stores them (`crate::observation`):
-//! their PNG and UI snapshot bytes travel as the frame's parts (never
-//! base64, never re-encoded). Both ends use these types; nothing here does
-//! I/O.
+//! observations as the driver encoded them: their PNG and UI tree travel
+//! as the frame's parts straight from the driver's buffers (never base64,
+//! never decoded and re-encoded in the worker), and the host decodes the
+//! tree once, as it does for an inline plugin. Both ends use these types;
+//! nothing here does I/O.
+
+use std::ops::Range;
+use std::rc::Rc;
 
 use devicerail_host_plugin_api::PluginManifest;
 use devicerail_host_plugin_api::driver::{DriverError, ObserveRequest};
+use devicerail_host_plugin_api::loader::{EncodedActionOutput, EncodedObservation};
 use devicerail_host_protocol::{
-    ActionCall, ActionExecution, DeviceId, ObservationId, UiContextRef, Viewport,
+    ActionCall, ActionExecution, DeviceId, ErrorCode, ObservationId, Viewport,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use crate::observation::{EncodedUi, HostActionOutput, HostObservation, UiViolation};
+use crate::observation::{EncodedUi, HostActionOutput, HostObservation};
 
 /// Worker → host, the first frame: the worker opened the plugin library
 /// (running its load-time code, in the worker) and checked it, or why not.
@@ -176,22 +181,12 @@ pub(crate) enum Outcome {
     Err(DriverError),
 }
 
-/// How an observation's UI tree crosses: as its snapshot bytes (the next
-/// frame part), or why it cannot be stored.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", rename_all_fields = "camelCase")]
-pub(crate) enum UiWire {
-    Encoded {
-        context: UiContextRef,
-        node_count: usize,
-    },
-    Invalid {
-        message: String,
-    },
-}
-
-/// The JSON of an observation; its PNG (when `png`) and then its UI
-/// snapshot (when `ui` is `Encoded`) are the frame's next parts.
+/// The JSON of an observation; its PNG (when `png`) and then its UI tree
+/// in the JSON the driver wrote (when `ui`) are the frame's next parts.
+/// The worker forwards the tree unread but for its extent; the host
+/// decodes it once, with every bound of the protocol's types, and encodes
+/// it as the snapshot it stores, as it does for an inline plugin
+/// ([`EncodedUi::from_driver_json`]).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct ObservedWire {
@@ -201,7 +196,7 @@ pub(crate) struct ObservedWire {
     #[serde(default)]
     pub png: bool,
     #[serde(default)]
-    pub ui: Option<UiWire>,
+    pub ui: bool,
 }
 
 /// The JSON of an Action's result; its resolved observation's parts are
@@ -216,69 +211,96 @@ pub(crate) struct ActedWire {
     pub resolved: Option<ObservedWire>,
 }
 
-/// Why a reply's parts do not match its JSON.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error("the reply's byte parts do not match its observation")]
-pub(crate) struct PartsMismatch;
+/// A driver's answer the protocol's types refuse, worded as the loader
+/// words it for an inline plugin.
+pub(crate) fn violation(what: &str, e: impl std::fmt::Display) -> DriverError {
+    DriverError::new(
+        ErrorCode::ProtocolError,
+        format!("the driver returned an invalid {what}: {e}"),
+    )
+}
 
-impl ObservedWire {
-    /// Splits `obs` into its JSON and its parts (appended to `parts`).
-    pub(crate) fn split(obs: HostObservation, parts: &mut Vec<Vec<u8>>) -> Self {
-        let png = match obs.png {
-            Some(bytes) => {
-                parts.push(bytes);
-                true
-            }
-            None => false,
-        };
-        let ui = obs.ui.map(|ui| match ui {
-            Ok(EncodedUi {
-                context,
-                node_count,
-                bytes,
-            }) => {
-                parts.push(bytes);
-                UiWire::Encoded {
-                    context,
-                    node_count,
-                }
-            }
-            Err(UiViolation(message)) => UiWire::Invalid { message },
-        });
-        Self {
-            viewport: obs.viewport,
-            metadata: obs.metadata,
-            png,
-            ui,
+/// What the worker reads of a driver's observation JSON: all of it but
+/// the UI tree, whose extent alone is found (the same fields, and no
+/// others, as the loader's `ObservationWire`).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct DriverHead<'a> {
+    viewport: Viewport,
+    #[serde(default)]
+    metadata: Map<String, Value>,
+    #[serde(default, borrow)]
+    ui_tree: Option<&'a RawValue>,
+}
+
+/// One byte part of a reply, held in the buffer the driver filled.
+pub(crate) enum Part {
+    /// An observation's PNG.
+    Png(Rc<EncodedObservation>),
+    /// An observation's UI tree: this span of its JSON.
+    Tree(Rc<EncodedObservation>, Range<usize>),
+}
+
+impl Part {
+    /// The part's bytes.
+    pub(crate) fn bytes(&self) -> &[u8] {
+        match self {
+            Self::Png(obs) => obs.png().unwrap_or_default(),
+            Self::Tree(obs, span) => obs.json().as_bytes().get(span.clone()).unwrap_or_default(),
         }
     }
+}
 
-    /// Joins the JSON with its parts, taken in order from `parts`, on the
-    /// host: a UI snapshot part is checked ([`EncodedUi::check`]) as the
-    /// tree of Observation `id` before it is kept (a worker runs plugin
-    /// code; what it sends is untrusted input).
+impl ObservedWire {
+    /// In the worker: the JSON of the driver's observation `obs` and its
+    /// parts (appended to `parts`): the PNG, and the UI tree's text when
+    /// `ui_tree` was asked for (a tree nobody asked for is dropped).
+    pub(crate) fn split(
+        obs: EncodedObservation,
+        ui_tree: bool,
+        what: &str,
+        parts: &mut Vec<Part>,
+    ) -> Result<Self, DriverError> {
+        let head: DriverHead<'_> =
+            serde_json::from_str(obs.json()).map_err(|e| violation(what, e))?;
+        let span = head.ui_tree.filter(|_| ui_tree).map(|tree| {
+            let start = (tree.get().as_ptr() as usize).saturating_sub(obs.json().as_ptr() as usize);
+            start..start + tree.get().len()
+        });
+        let (viewport, metadata) = (head.viewport, head.metadata);
+        let obs = Rc::new(obs);
+        let png = obs.png().is_some();
+        if png {
+            parts.push(Part::Png(obs.clone()));
+        }
+        let ui = span.is_some();
+        if let Some(span) = span {
+            parts.push(Part::Tree(obs, span));
+        }
+        Ok(Self {
+            viewport,
+            metadata,
+            png,
+            ui,
+        })
+    }
+
+    /// In the host: joins the JSON with its parts, taken in order from
+    /// `parts`. A UI tree part is decoded and encoded as Observation `id`'s
+    /// snapshot ([`EncodedUi::from_driver_json`]): a worker runs plugin
+    /// code, and what it sends is untrusted input.
     pub(crate) fn join(
         self,
         parts: &mut impl Iterator<Item = Vec<u8>>,
         id: ObservationId,
-    ) -> Result<HostObservation, PartsMismatch> {
-        let png = if self.png {
-            Some(parts.next().ok_or(PartsMismatch)?)
+        what: &str,
+    ) -> Result<HostObservation, DriverError> {
+        let mut next = || parts.next().ok_or_else(|| violation(what, PartsMismatch));
+        let png = if self.png { Some(next()?) } else { None };
+        let ui = if self.ui {
+            Some(EncodedUi::from_driver_json(&next()?, id).map_err(|e| violation(what, e))?)
         } else {
             None
-        };
-        let ui = match self.ui {
-            None => None,
-            Some(UiWire::Encoded {
-                context,
-                node_count,
-            }) => Some(EncodedUi::check(
-                context,
-                node_count,
-                parts.next().ok_or(PartsMismatch)?,
-                id,
-            )),
-            Some(UiWire::Invalid { message }) => Some(Err(UiViolation(message))),
         };
         Ok(HostObservation {
             viewport: self.viewport,
@@ -290,29 +312,44 @@ impl ObservedWire {
 }
 
 impl ActedWire {
-    /// Splits `out` into its JSON and its parts (appended to `parts`).
-    pub(crate) fn split(out: HostActionOutput, parts: &mut Vec<Vec<u8>>) -> Self {
-        Self {
+    /// In the worker: the JSON of `out` and its resolved observation's
+    /// parts (appended to `parts`).
+    pub(crate) fn split(
+        out: EncodedActionOutput,
+        parts: &mut Vec<Part>,
+    ) -> Result<Self, DriverError> {
+        Ok(Self {
             output: out.output,
             execution: out.execution,
-            resolved: out.resolved.map(|o| ObservedWire::split(o, parts)),
-        }
+            resolved: out
+                .resolved
+                .map(|o| ObservedWire::split(o, true, "resolved observation", parts))
+                .transpose()?,
+        })
     }
 
-    /// Joins the JSON with its parts, taken in order from `parts` (the
-    /// resolved observation checked as Observation `id`).
+    /// In the host: joins the JSON with its parts, taken in order from
+    /// `parts` (the resolved observation as Observation `id`).
     pub(crate) fn join(
         self,
         parts: &mut impl Iterator<Item = Vec<u8>>,
         id: ObservationId,
-    ) -> Result<HostActionOutput, PartsMismatch> {
+    ) -> Result<HostActionOutput, DriverError> {
         Ok(HostActionOutput {
             output: self.output,
             execution: self.execution,
-            resolved: self.resolved.map(|r| r.join(parts, id)).transpose()?,
+            resolved: self
+                .resolved
+                .map(|r| r.join(parts, id, "resolved observation"))
+                .transpose()?,
         })
     }
 }
+
+/// Why a reply's parts do not match its JSON.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the reply's byte parts do not match its observation")]
+pub(crate) struct PartsMismatch;
 
 #[cfg(test)]
 mod tests {
@@ -363,26 +400,66 @@ mod tests {
     }
 
     #[test]
-    fn observations_keep_their_bytes_apart() {
-        let obs = HostObservation {
-            viewport: Viewport {
-                width: 2,
-                height: 3,
-                scale_factor: 1.0,
-            },
-            png: Some(vec![1, 2, 3]),
-            ui: Some(Err(UiViolation("a UI tree: bad".into()))),
-            metadata: Map::from_iter([("k".to_owned(), json!(1))]),
-        };
-        let mut parts = Vec::new();
-        let wire = ObservedWire::split(obs.clone(), &mut parts);
-        let text = serde_json::to_string(&wire).expect("json");
-        assert!(!text.contains("[1,2,3]"), "{text}");
-        assert_eq!(parts, [vec![1, 2, 3]]);
-        let wire: ObservedWire = serde_json::from_str(&text).expect("parse");
-        let mut it = parts.clone().into_iter();
+    fn observations_cross_as_the_driver_wrote_them() {
         let id = ObservationId::new_v7();
-        assert_eq!(wire.clone().join(&mut it, id).expect("join"), obs);
-        assert_eq!(wire.join(&mut std::iter::empty(), id), Err(PartsMismatch));
+        let tree = json!({
+            "context": { "contextKind": "native", "contextId": "app", "documentEpoch": "1" },
+            "rootStableNodeIds": ["a"],
+            "nodes": [{ "stableNodeId": "a", "role": "text" }],
+        });
+        let text = json!({
+            "viewport": { "width": 2, "height": 3, "scaleFactor": 1.0 },
+            "metadata": { "k": 1 },
+            "uiTree": tree,
+        })
+        .to_string();
+        let driver = || EncodedObservation::new(&text, Some(vec![1, 2, 3]));
+        let mut parts = Vec::new();
+        let wire = ObservedWire::split(driver(), true, "observation", &mut parts).expect("split");
+        let header = serde_json::to_string(&wire).expect("json");
+        assert!(
+            !header.contains("[1,2,3]") && !header.contains("stableNodeId"),
+            "{header}"
+        );
+        let bytes: Vec<Vec<u8>> = parts.iter().map(|p| p.bytes().to_vec()).collect();
+        assert_eq!(bytes[0], [1, 2, 3]);
+        assert_eq!(bytes[1], tree.to_string().into_bytes());
+        // The host decodes and encodes the tree as it would inline.
+        let wire: ObservedWire = serde_json::from_str(&header).expect("parse");
+        let host = wire
+            .clone()
+            .join(&mut bytes.clone().into_iter(), id, "observation")
+            .expect("join");
+        let inline =
+            HostObservation::encode(decode_for_tests(&text, Some(vec![1, 2, 3])), id, true);
+        assert_eq!(host, inline);
+        let e = wire
+            .join(&mut std::iter::empty(), id, "observation")
+            .expect_err("no parts");
+        assert_eq!(e.code_str(), "protocol_error");
+        // A tree nobody asked for is dropped in the worker.
+        let mut parts = Vec::new();
+        let wire = ObservedWire::split(driver(), false, "observation", &mut parts).expect("split");
+        assert!(!wire.ui && parts.len() == 1);
+        // What the loader refuses, the worker refuses alike.
+        let extra = text.replacen('{', "{\"extra\":1,", 1);
+        let e = ObservedWire::split(
+            EncodedObservation::new(&extra, None),
+            true,
+            "observation",
+            &mut Vec::new(),
+        )
+        .expect_err("unknown field");
+        assert!(e.message.contains("invalid observation"), "{e}");
+    }
+
+    /// The plain observation the loader decodes from the same text.
+    fn decode_for_tests(
+        text: &str,
+        png: Option<Vec<u8>>,
+    ) -> devicerail_host_plugin_api::DriverObservation {
+        let wire: devicerail_host_plugin_api::ObservationWire =
+            serde_json::from_str(text).expect("wire");
+        wire.into_observation(png)
     }
 }

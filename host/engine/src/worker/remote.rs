@@ -20,7 +20,7 @@ use devicerail_host_protocol::{ActionCall, DeviceId, DeviceInfo, ErrorCode, Obse
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 
-use super::message::{ActedWire, Method, ObservedWire, PartsMismatch};
+use super::message::{ActedWire, Method, ObservedWire, violation};
 use super::shared::{AsyncCall, Shared};
 use super::spec::{StartError, WorkerSpec};
 use super::supervisor::Opening;
@@ -39,19 +39,8 @@ impl std::fmt::Debug for RemoteDriver {
     }
 }
 
-fn violation(what: &str, e: impl std::fmt::Display) -> DriverError {
-    DriverError::new(
-        ErrorCode::ProtocolError,
-        format!("the driver returned an invalid {what}: {e}"),
-    )
-}
-
 fn decode<T: DeserializeOwned>(what: &str, v: &RawValue) -> DriverResult<T> {
     serde_json::from_str(v.get()).map_err(|e| violation(what, e))
-}
-
-fn mismatch(what: &str, e: PartsMismatch) -> DriverError {
-    violation(what, e)
 }
 
 /// A UI tree the plain `Driver` interface cannot return.
@@ -91,9 +80,9 @@ impl RemoteDriver {
         self.shared.restarts()
     }
 
-    /// Observes `device` as the host stores observations: the worker
-    /// encodes the UI tree as snapshot bytes (with `ctx`'s observation id)
-    /// and the bytes cross as they are.
+    /// Observes `device` as the host stores observations: the driver's PNG
+    /// and UI tree cross as the driver encoded them, and the tree is
+    /// decoded and encoded as `ctx`'s observation's snapshot here.
     pub fn observe_host(
         &self,
         ctx: &CallContext,
@@ -183,8 +172,7 @@ pub(crate) fn observation(
     id: ObservationId,
 ) -> DriverResult<HostObservation> {
     let wire: ObservedWire = decode("observation", v)?;
-    wire.join(&mut parts.into_iter(), id)
-        .map_err(|e| mismatch("observation", e))
+    wire.join(&mut parts.into_iter(), id, "observation")
 }
 
 /// An Action's reply, its resolved observation as the host stores it.
@@ -195,7 +183,6 @@ pub(crate) fn action_output(
 ) -> DriverResult<HostActionOutput> {
     let wire: ActedWire = decode("action output", v)?;
     wire.join(&mut parts.into_iter(), id)
-        .map_err(|e| mismatch("action output", e))
 }
 
 impl Driver for RemoteDriver {

@@ -27,12 +27,14 @@ const HIGHEST_ID: u64 = 4096;
 /// What to forge.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Case {
-    /// A UI snapshot whose node ids repeat (valid JSON, invalid tree).
+    /// A UI tree whose node ids repeat (valid JSON, invalid tree).
     Structure,
-    /// A valid UI snapshot of 2 nodes that claims 5,000.
-    Count,
-    /// A valid UI snapshot of another observation.
-    Observation,
+    /// A UI tree with a node id far over the protocol's bound (valid
+    /// JSON, not the protocol's types).
+    Bounds,
+    /// A UI tree part over the protocol's UI snapshot bound (a sparse
+    /// sealed memory file: the host must refuse it without parsing it).
+    Oversized,
     /// One part of 200 MiB (a sparse sealed memory file: it costs the
     /// worker nothing and the host everything if it reads it).
     Part,
@@ -46,8 +48,8 @@ impl Case {
     pub fn named(name: &str) -> Option<Self> {
         Some(match name {
             "structure" => Self::Structure,
-            "count" => Self::Count,
-            "observation" => Self::Observation,
+            "bounds" => Self::Bounds,
+            "oversized" => Self::Oversized,
             "part" => Self::Part,
             "total" => Self::Total,
             _ => return None,
@@ -66,15 +68,14 @@ fn context() -> Value {
     json!({ "contextKind": "native", "contextId": "forged", "documentEpoch": "1" })
 }
 
-fn snapshot(observation: &str, ids: &[&str]) -> Vec<u8> {
+/// A driver's UI tree of nodes `ids` (all roots), as a worker forwards it.
+fn tree(ids: &[&str]) -> Vec<u8> {
     let nodes: Vec<Value> = ids
         .iter()
         .map(|id| json!({ "stableNodeId": id, "role": "text" }))
         .collect();
     let roots: Vec<&str> = ids.to_vec();
     json!({
-        "formatVersion": 1,
-        "observationId": observation,
         "context": context(),
         "rootStableNodeIds": roots,
         "nodes": nodes,
@@ -129,9 +130,8 @@ fn send(channel: BorrowedFd<'_>, parts: &[Part]) -> io::Result<()> {
 }
 
 /// An observation reply's header for call `id`, saying a PNG and (when
-/// `nodes` is given) a UI snapshot of that many nodes follow.
-fn header(id: u64, nodes: Option<usize>) -> Vec<u8> {
-    let ui = nodes.map(|n| json!({ "encoded": { "context": context(), "nodeCount": n } }));
+/// `ui`) a UI tree follow.
+fn header(id: u64, ui: bool) -> Vec<u8> {
     json!({
         "id": id,
         "outcome": { "ok": {
@@ -145,25 +145,25 @@ fn header(id: u64, nodes: Option<usize>) -> Vec<u8> {
     .into_bytes()
 }
 
-/// Writes the forged replies of `case` for an observation whose id is
-/// `observation`, with `png` as its screenshot.
-pub fn forge(case: Case, observation: &str, png: &[u8]) -> io::Result<()> {
+/// Writes the forged replies of `case` for an observation, with `png` as
+/// its screenshot.
+pub fn forge(case: Case, png: &[u8]) -> io::Result<()> {
     // SAFETY: descriptor 3 is the worker's channel for the whole life of
     // the process; it is only borrowed for these sends.
     let channel = unsafe { BorrowedFd::borrow_raw(CHANNEL_FD) };
-    let other = "0190c3d4-5e6f-7a8b-9c0d-1e2f3a4b5c6d";
+    let long = "x".repeat(5_000);
     for id in (1..=HIGHEST_ID).rev() {
-        let (nodes, tree) = match case {
-            Case::Structure => (2, snapshot(observation, &["a", "a"])),
-            Case::Count => (5000, snapshot(observation, &["a", "b"])),
-            Case::Observation => (2, snapshot(other, &["a", "b"])),
+        let tree = match case {
+            Case::Structure => Part::Inline(tree(&["a", "a"])),
+            Case::Bounds => Part::Inline(tree(&["a", &long])),
+            Case::Oversized => Part::File(1 << 20),
             Case::Part => {
-                let parts = [Part::Inline(header(id, None)), Part::File(200 << 20)];
+                let parts = [Part::Inline(header(id, false)), Part::File(200 << 20)];
                 return send(channel, &parts);
             }
             Case::Total => {
                 let parts = [
-                    Part::Inline(header(id, None)),
+                    Part::Inline(header(id, false)),
                     Part::File(40 << 20),
                     Part::File(40 << 20),
                     Part::File(40 << 20),
@@ -172,9 +172,9 @@ pub fn forge(case: Case, observation: &str, png: &[u8]) -> io::Result<()> {
             }
         };
         let parts = [
-            Part::Inline(header(id, Some(nodes))),
+            Part::Inline(header(id, true)),
             Part::Inline(png.to_vec()),
-            Part::Inline(tree),
+            tree,
         ];
         send(channel, &parts)?;
     }

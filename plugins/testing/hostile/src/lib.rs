@@ -224,7 +224,7 @@ impl Driver for Hostile {
 
     fn observe(
         &self,
-        ctx: &CallContext,
+        _ctx: &CallContext,
         _device: &DeviceId,
         request: &ObserveRequest,
     ) -> DriverResult<DriverObservation> {
@@ -242,7 +242,7 @@ impl Driver for Hostile {
             }
         };
         if let Some(case) = forged {
-            forge::forge(case, &ctx.observation_id().to_string(), &png()?)
+            forge::forge(case, &png()?)
                 .map_err(|e| DriverError::failure(format!("forging failed: {e}")))?;
         }
         if let Some((width, height, bytes)) = &self.screen {
