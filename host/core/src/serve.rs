@@ -222,11 +222,27 @@ pub(crate) fn load_plugins(
 
 /// The multi-threaded runtime every host runs on.
 pub fn runtime() -> Result<tokio::runtime::Runtime, ServeError> {
-    tokio::runtime::Builder::new_multi_thread()
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    builder
         .enable_all()
-        .max_blocking_threads(MAX_BLOCKING_THREADS)
-        .build()
-        .map_err(ServeError::Runtime)
+        .max_blocking_threads(MAX_BLOCKING_THREADS);
+    // `TOKIO_WORKER_THREADS`, when set, is tokio's to read.
+    if std::env::var_os("TOKIO_WORKER_THREADS").is_none() {
+        builder.worker_threads(async_workers(
+            std::thread::available_parallelism().map_or(1, usize::from),
+        ));
+    }
+    builder.build().map_err(ServeError::Runtime)
+}
+
+/// Threads running the host's tasks on a machine of `cores`: one core is
+/// left to the threads the tasks hand work to (the event store's writer,
+/// which spends most of each commit in `fsync`, and the plugin workers).
+/// Each thread more than the work needs costs every request a wake-up
+/// on another core: on two cores, one thread cut an observation's CPU by
+/// a tenth and raised its throughput (docs/PERFORMANCE.md, issue 48).
+fn async_workers(cores: usize) -> usize {
+    cores.saturating_sub(1).max(1)
 }
 
 /// Runs the daemon with `config` until shutdown.
@@ -406,5 +422,18 @@ pub(crate) async fn shutdown(host: &Arc<Host>, conns: &[Arc<Connection>]) {
             }
             None => tracing::warn!(device = %device, "disconnect at shutdown did not finish"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::async_workers;
+
+    #[test]
+    fn a_core_is_left_to_the_writer_and_the_workers() {
+        assert_eq!(async_workers(0), 1);
+        assert_eq!(async_workers(1), 1);
+        assert_eq!(async_workers(2), 1);
+        assert_eq!(async_workers(8), 7);
     }
 }

@@ -493,6 +493,126 @@ mod tests {
         assert_eq!(row, ("abc".to_owned(), None));
     }
 
+    #[tokio::test]
+    async fn events_of_an_earlier_layout_are_read_as_they_are_then_rekeyed() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (store, _) = EventStore::open(dir.path()).expect("open");
+        let (a, _) = store.start_session(None).await.expect("a");
+        let (b, _) = store.start_session(None).await.expect("b");
+        for _ in 0..3 {
+            store
+                .append_one(a.id, started(CallId::new_v4()))
+                .await
+                .expect("append a");
+        }
+        store
+            .append_one(b.id, started(CallId::new_v4()))
+            .await
+            .expect("append b");
+        let json = |rows: Vec<EventRow>| -> Vec<(u64, String)> {
+            rows.into_iter()
+                .map(|r| (r.sequence, r.json.get().to_owned()))
+                .collect()
+        };
+        let a_events = json(store.events(a.id, 0, None).await.expect("a events"));
+        let b_events = json(store.events(b.id, 0, None).await.expect("b events"));
+        assert_eq!(a_events.len(), 4);
+        assert_eq!(b_events.len(), 2);
+        assert!(
+            store
+                .events(a.id, u64::MAX, None)
+                .await
+                .expect("past the end")
+                .is_empty()
+        );
+        store.close().await;
+        drop(store);
+        // Write the store back into the layout of earlier versions:
+        // `(session_ord, sequence)` in a `WITHOUT ROWID` table.
+        {
+            let conn =
+                rusqlite::Connection::open(dir.path().join("events.sqlite3")).expect("reopen");
+            conn.execute_batch(
+                "CREATE TABLE events_old (
+                     session_ord INTEGER NOT NULL,
+                     sequence INTEGER NOT NULL,
+                     json TEXT NOT NULL,
+                     min_minor INTEGER NOT NULL DEFAULT 0,
+                     PRIMARY KEY (session_ord, sequence)
+                 ) WITHOUT ROWID;
+                 INSERT INTO events_old SELECT pos >> 32, pos & 4294967295, json, min_minor FROM events;
+                 DROP TABLE events;
+                 ALTER TABLE events_old RENAME TO events;
+                 PRAGMA wal_checkpoint(TRUNCATE);",
+            )
+            .expect("old layout");
+        }
+        let table_sql = || -> String {
+            let conn = rusqlite::Connection::open(dir.path().join("events.sqlite3")).expect("read");
+            conn.query_row(
+                "SELECT sql FROM sqlite_master WHERE name = 'events'",
+                [],
+                |r| r.get(0),
+            )
+            .expect("table")
+        };
+        // A read-only tool reads it as it is, and changes nothing.
+        let old = ReadOnlyStore::open(dir.path()).expect("read-only");
+        let raw = |s: SessionId| -> Vec<(u64, String)> {
+            old.events(s)
+                .expect("events")
+                .into_iter()
+                .map(|r| (r.sequence, r.json))
+                .collect()
+        };
+        assert_eq!(raw(a.id), a_events);
+        assert_eq!(raw(b.id), b_events);
+        let listed: Vec<u64> = old
+            .sessions()
+            .expect("sessions")
+            .iter()
+            .map(|s| s.last_sequence.get())
+            .collect();
+        assert_eq!(listed, vec![4, 2]);
+        assert_eq!(
+            old.session(a.id)
+                .expect("a")
+                .expect("a")
+                .last_sequence
+                .get(),
+            4
+        );
+        drop(old);
+        assert!(table_sql().contains("WITHOUT ROWID"));
+        // A host rekeys it: every event kept, byte for byte, and the
+        // sequences go on where they stopped (recovery closes both
+        // sessions, their open Actions first).
+        let (store, recovery) = EventStore::open(dir.path()).expect("migrate");
+        assert!(
+            table_sql().contains("pos INTEGER PRIMARY KEY"),
+            "{}",
+            table_sql()
+        );
+        assert_eq!(recovery.closed.len(), 2);
+        let a_now = json(store.events(a.id, 0, None).await.expect("a"));
+        assert_eq!(a_now[..4], a_events[..]);
+        assert_eq!(
+            a_now.iter().map(|(s, _)| *s).collect::<Vec<_>>(),
+            (1..=8).collect::<Vec<_>>()
+        );
+        let b_now = json(store.events(b.id, 1, None).await.expect("b"));
+        assert_eq!(b_now[..1], b_events[1..]);
+        assert_eq!(b_now.len(), 3);
+        let listed: Vec<u64> = store
+            .sessions()
+            .await
+            .expect("sessions")
+            .iter()
+            .map(|s| s.last_sequence.get())
+            .collect();
+        assert_eq!(listed, vec![8, 4]);
+    }
+
     fn started(call: CallId) -> NewEvent {
         NewEvent::new(TestEventPayload::ActionStarted {
             call: devicerail_host_protocol::RecordedActionCall {

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use devicerail_host_protocol::{AssetRef, SessionId, SessionInfo};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
-use super::schema::{parse_session_row, session_info, session_ord};
+use super::schema::{EventsLayout, parse_session_row, session_info, session_ord};
 use super::{ObservationRow, StoreError};
 
 /// One stored event, exactly as stored.
@@ -27,6 +27,9 @@ pub struct RawEvent {
 /// A read-only snapshot of one data directory.
 pub struct ReadOnlyStore {
     conn: Connection,
+    /// How the store read keys its events (an older host's store is
+    /// read as it is).
+    layout: EventsLayout,
     data_dir: PathBuf,
 }
 
@@ -60,8 +63,10 @@ impl ReadOnlyStore {
         } else {
             Self::connect(&path, true)?
         };
+        let layout = EventsLayout::of(&conn)?;
         Ok(Self {
             conn,
+            layout,
             data_dir: data_dir.to_path_buf(),
         })
     }
@@ -87,9 +92,7 @@ impl ReadOnlyStore {
 
     /// Every session, oldest first.
     pub fn sessions(&self) -> Result<Vec<SessionInfo>, StoreError> {
-        let mut stmt = self.conn.prepare(
-            "SELECT id, state, started_at_ms, ended_at_ms, COALESCE((SELECT MAX(sequence) FROM events WHERE session_ord = sessions.ord), 0) FROM sessions ORDER BY ord",
-        )?;
+        let mut stmt = self.conn.prepare(self.layout.sessions_sql())?;
         let rows = stmt.query_map([], |r| {
             Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
         })?;
@@ -102,15 +105,13 @@ impl ReadOnlyStore {
 
     /// One session.
     pub fn session(&self, id: SessionId) -> Result<Option<SessionInfo>, StoreError> {
-        session_info(&self.conn, &id)
+        session_info(&self.conn, self.layout, &id)
     }
 
     /// Every stored event of `session`, in sequence order, as stored.
     pub fn events(&self, session: SessionId) -> Result<Vec<RawEvent>, StoreError> {
         let ord = session_ord(&self.conn, &session)?.ok_or(StoreError::NotFound(session))?;
-        let mut stmt = self.conn.prepare(
-            "SELECT sequence, json FROM events WHERE session_ord = ?1 ORDER BY sequence",
-        )?;
+        let mut stmt = self.conn.prepare(self.layout.events_sql())?;
         let rows = stmt.query_map([ord], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))?;
         rows.map(|r| {
             let (sequence, json) = r?;

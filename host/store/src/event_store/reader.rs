@@ -6,7 +6,10 @@ use devicerail_host_protocol::{AssetRef, ObservationId, SessionId, SessionInfo};
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::value::RawValue;
 
-use super::schema::{parse_session_row, session_info, session_ord};
+use super::schema::{
+    EventsLayout, MAX_SEQUENCE, event_key, key_sequence, parse_session_row, session_info,
+    session_ord,
+};
 use super::{EventRow, EventStore, ObservationRow, StoreError};
 
 impl EventStore {
@@ -54,9 +57,10 @@ impl EventStore {
     /// Every session, oldest first.
     pub async fn sessions(&self) -> Result<Vec<SessionInfo>, StoreError> {
         self.read(|c| {
-            let mut stmt =
-                c.prepare_cached("SELECT id, state, started_at_ms, ended_at_ms, COALESCE((SELECT MAX(sequence) FROM events WHERE session_ord = sessions.ord), 0) FROM sessions ORDER BY ord")?;
-            let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))?;
+            let mut stmt = c.prepare_cached(EventsLayout::Keyed.sessions_sql())?;
+            let rows = stmt.query_map([], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+            })?;
             rows.map(|r| {
                 let (id, state, started, ended, last) = r?;
                 parse_session_row(id, state, started, ended, last)
@@ -68,7 +72,8 @@ impl EventStore {
 
     /// One session.
     pub async fn session(&self, id: SessionId) -> Result<Option<SessionInfo>, StoreError> {
-        self.read(move |c| session_info(c, &id)).await
+        self.read(move |c| session_info(c, EventsLayout::Keyed, &id))
+            .await
     }
 
     /// Stored events of `session` after `after` (exclusive), at most
@@ -98,10 +103,17 @@ impl EventStore {
                 return Err(StoreError::NotFound(session));
             };
             let limit = limit.map_or(-1, |l| i64::try_from(l).unwrap_or(i64::MAX));
+            if after >= MAX_SEQUENCE {
+                return Ok(Vec::new());
+            }
             let mut stmt = c.prepare_cached(
-                "SELECT sequence, min_minor, json FROM events WHERE session_ord = ?1 AND sequence > ?2 ORDER BY sequence LIMIT ?3",
+                "SELECT pos, min_minor, json FROM events WHERE pos > ?1 AND pos <= ?2 ORDER BY pos LIMIT ?3",
             )?;
-            let mut rows = stmt.query(params![ord, i64::try_from(after).unwrap_or(i64::MAX), limit])?;
+            let mut rows = stmt.query(params![
+                event_key(ord, after)?,
+                event_key(ord, MAX_SEQUENCE)?,
+                limit
+            ])?;
             let mut page = Vec::new();
             let mut bytes = 0usize;
             while let Some(r) = rows.next()? {
@@ -111,7 +123,7 @@ impl EventStore {
                     break;
                 }
                 page.push(EventRow {
-                    sequence: u64::try_from(r.get::<_, i64>(0)?).unwrap_or(0),
+                    sequence: key_sequence(r.get(0)?),
                     min_minor: u16::try_from(r.get::<_, i64>(1)?).unwrap_or(u16::MAX),
                     json: RawValue::from_string(json.to_owned())
                         .map_err(|e| StoreError::Storage(e.to_string()))?,

@@ -25,6 +25,48 @@ pub(super) fn open_connection(path: &Path) -> Result<Connection, StoreError> {
     Ok(conn)
 }
 
+/// Where an event sits in the `events` table: its session's `ord` in the
+/// high bits, its sequence in the low [`SEQUENCE_BITS`]. One integer key
+/// keeps an event in its table's leaf page: under a two-column key in a
+/// `WITHOUT ROWID` table, an event of more than about 1,000 bytes (an
+/// Observation's is 1,300) spilled into an overflow page of its own, and
+/// every commit wrote that page and the file's header page besides.
+pub(super) const SEQUENCE_BITS: u32 = 32;
+
+/// The largest sequence a session can hold (4,294,967,295 events).
+pub(super) const MAX_SEQUENCE: u64 = (1 << SEQUENCE_BITS) - 1;
+
+/// The key of event `sequence` of the session numbered `ord`; a typed
+/// error past the sequences or sessions a store can number.
+pub(super) fn event_key(ord: i64, sequence: u64) -> Result<i64, StoreError> {
+    if !(0..1 << 31).contains(&ord) {
+        return Err(StoreError::Storage(format!(
+            "the store cannot number session {ord}: it holds at most 2^31 sessions"
+        )));
+    }
+    if sequence > MAX_SEQUENCE {
+        return Err(StoreError::Storage(format!(
+            "a session holds at most {MAX_SEQUENCE} events"
+        )));
+    }
+    // In range: ord < 2^31 and sequence < 2^32, so the key is below 2^63.
+    Ok((ord << SEQUENCE_BITS) | sequence as i64)
+}
+
+/// The sequence an event key holds.
+pub(super) fn key_sequence(key: i64) -> u64 {
+    (key as u64) & MAX_SEQUENCE
+}
+
+/// An SQL expression: the last sequence of the row of `sessions` in scope
+/// (0 for a session with no events), read from the end of its key range.
+macro_rules! last_sequence_sql {
+    () => {
+        "COALESCE((SELECT pos FROM events WHERE pos BETWEEN sessions.ord << 32 AND (sessions.ord << 32) + 4294967295 ORDER BY pos DESC LIMIT 1) - (sessions.ord << 32), 0)"
+    };
+}
+pub(super) use last_sequence_sql;
+
 pub(super) const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS sessions (
     ord INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -35,12 +77,10 @@ CREATE TABLE IF NOT EXISTS sessions (
     last_sequence INTEGER NOT NULL
 );
 CREATE TABLE IF NOT EXISTS events (
-    session_ord INTEGER NOT NULL,
-    sequence INTEGER NOT NULL,
+    pos INTEGER PRIMARY KEY,
     json TEXT NOT NULL,
-    min_minor INTEGER NOT NULL DEFAULT 0,
-    PRIMARY KEY (session_ord, sequence)
-) WITHOUT ROWID;
+    min_minor INTEGER NOT NULL DEFAULT 0
+);
 CREATE TABLE IF NOT EXISTS session_evidence (
     session_ord INTEGER NOT NULL,
     asset_id TEXT NOT NULL,
@@ -113,6 +153,9 @@ pub(super) fn migrate(conn: &Connection) -> Result<(), StoreError> {
             }
         }
     }
+    if EventsLayout::of(conn)? == EventsLayout::ByColumns {
+        rebuild_events_keyed(conn)?;
+    }
     let legacy: bool = conn
         .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'ui_snapshots'")?
         .exists([])?;
@@ -154,6 +197,105 @@ fn rebuild_observations_with_rowid(conn: &Connection) -> Result<(), StoreError> 
          ALTER TABLE observations_rebuilt RENAME TO observations;
          COMMIT;"
     ))?;
+    Ok(())
+}
+
+/// How a store keys its events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum EventsLayout {
+    /// One integer key per event ([`event_key`]): this version's.
+    Keyed,
+    /// `(session_ord, sequence)` in a `WITHOUT ROWID` table: stores
+    /// written before the single key, read as they are by read-only tools.
+    ByColumns,
+}
+
+impl EventsLayout {
+    /// The layout of the store open on `conn`.
+    pub(super) fn of(conn: &Connection) -> Result<Self, StoreError> {
+        let by_columns = conn
+            .prepare("SELECT 1 FROM pragma_table_info('events') WHERE name = 'session_ord'")?
+            .exists([])?;
+        Ok(if by_columns {
+            Self::ByColumns
+        } else {
+            Self::Keyed
+        })
+    }
+
+    /// `SELECT` of every session's row, oldest first, for
+    /// [`parse_session_row`].
+    pub(super) fn sessions_sql(self) -> &'static str {
+        match self {
+            Self::Keyed => concat!(
+                "SELECT id, state, started_at_ms, ended_at_ms, ",
+                last_sequence_sql!(),
+                " FROM sessions ORDER BY ord"
+            ),
+            Self::ByColumns => {
+                "SELECT id, state, started_at_ms, ended_at_ms, COALESCE((SELECT MAX(sequence) FROM events WHERE session_ord = sessions.ord), 0) FROM sessions ORDER BY ord"
+            }
+        }
+    }
+
+    /// `SELECT` of one session's row (`?1` its id), for
+    /// [`parse_session_row`].
+    fn session_sql(self) -> &'static str {
+        match self {
+            Self::Keyed => concat!(
+                "SELECT id, state, started_at_ms, ended_at_ms, ",
+                last_sequence_sql!(),
+                " FROM sessions WHERE id = ?1"
+            ),
+            Self::ByColumns => {
+                "SELECT id, state, started_at_ms, ended_at_ms, COALESCE((SELECT MAX(sequence) FROM events WHERE session_ord = sessions.ord), 0) FROM sessions WHERE id = ?1"
+            }
+        }
+    }
+
+    /// `SELECT sequence, json` of every event of the session numbered
+    /// `?1`, in sequence order.
+    pub(super) fn events_sql(self) -> &'static str {
+        match self {
+            Self::Keyed => {
+                "SELECT pos & 4294967295, json FROM events WHERE pos BETWEEN ?1 << 32 AND (?1 << 32) + 4294967295 ORDER BY pos"
+            }
+            Self::ByColumns => {
+                "SELECT sequence, json FROM events WHERE session_ord = ?1 ORDER BY sequence"
+            }
+        }
+    }
+}
+
+/// Moves the events of a store keyed by `(session_ord, sequence)` into the
+/// single-key table, every event's JSON and protocol minor unchanged.
+fn rebuild_events_keyed(conn: &Connection) -> Result<(), StoreError> {
+    let out_of_range: bool = conn
+        .prepare(
+            "SELECT 1 FROM events WHERE session_ord NOT BETWEEN 0 AND 2147483647
+                 OR sequence NOT BETWEEN 0 AND 4294967295 LIMIT 1",
+        )?
+        .exists([])?;
+    if out_of_range {
+        return Err(StoreError::Storage(
+            "the store holds an event this version cannot key (session or sequence out of range)"
+                .into(),
+        ));
+    }
+    conn.execute_batch(
+        "BEGIN IMMEDIATE;
+         CREATE TABLE events_keyed (
+             pos INTEGER PRIMARY KEY,
+             json TEXT NOT NULL,
+             min_minor INTEGER NOT NULL DEFAULT 0
+         );
+         INSERT INTO events_keyed (pos, json, min_minor)
+             SELECT (session_ord << 32) | sequence, json, min_minor FROM events
+             ORDER BY session_ord, sequence;
+         DROP TABLE events;
+         ALTER TABLE events_keyed RENAME TO events;
+         COMMIT;",
+    )?;
     Ok(())
 }
 
@@ -208,11 +350,13 @@ pub(super) fn open_calls(c: &Connection, ord: i64) -> Result<Vec<CallId>, StoreE
         id: CallId,
     }
     let mut stmt = c.prepare(
-        "SELECT json FROM events WHERE session_ord = ?1
+        "SELECT json FROM events WHERE pos BETWEEN ?1 AND ?2
            AND (json LIKE '%\"type\":\"actionStarted\"%' OR json LIKE '%\"type\":\"actionCompleted\"%')
-         ORDER BY sequence",
+         ORDER BY pos",
     )?;
-    let rows = stmt.query_map([ord], |r| r.get::<_, String>(0))?;
+    let rows = stmt.query_map([event_key(ord, 0)?, event_key(ord, MAX_SEQUENCE)?], |r| {
+        r.get::<_, String>(0)
+    })?;
     let mut open: Vec<CallId> = Vec::new();
     for json in rows {
         let Ok(peek) = serde_json::from_str::<Peek>(&json?) else {
@@ -242,14 +386,13 @@ pub(super) fn session_ord(c: &Connection, id: &SessionId) -> Result<Option<i64>,
 
 pub(super) fn session_info(
     c: &Connection,
+    layout: EventsLayout,
     id: &SessionId,
 ) -> Result<Option<SessionInfo>, StoreError> {
     let row: Option<(String, String, i64, Option<i64>, i64)> = c
-        .query_row(
-            "SELECT id, state, started_at_ms, ended_at_ms, COALESCE((SELECT MAX(sequence) FROM events WHERE session_ord = sessions.ord), 0) FROM sessions WHERE id = ?1",
-            [id.to_string()],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
-        )
+        .query_row(layout.session_sql(), [id.to_string()], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+        })
         .optional()?;
     row.map(|(id, state, started, ended, last)| parse_session_row(id, state, started, ended, last))
         .transpose()

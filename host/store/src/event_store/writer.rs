@@ -16,7 +16,9 @@ use devicerail_host_protocol::{
 use rusqlite::{Connection, OptionalExtension, params};
 use tokio::sync::{oneshot, watch};
 
-use super::schema::{open_calls, seq, session_info};
+use super::schema::{
+    EventsLayout, MAX_SEQUENCE, event_key, last_sequence_sql, open_calls, seq, session_info,
+};
 use super::{Dangling, MAX_EVENT_BYTES, NewEvent, Recovery, StoreError, StoredEvent, now_ms};
 
 /// Largest number of commands folded into one commit.
@@ -204,7 +206,11 @@ impl Writer {
         let row: Option<(i64, String, i64)> = self
             .conn
             .query_row(
-                "SELECT ord, state, COALESCE((SELECT MAX(sequence) FROM events WHERE session_ord = sessions.ord), 0) FROM sessions WHERE id = ?1",
+                concat!(
+                    "SELECT ord, state, ",
+                    last_sequence_sql!(),
+                    " FROM sessions WHERE id = ?1"
+                ),
                 [session.to_string()],
                 |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
             )
@@ -488,10 +494,12 @@ impl Writer {
                 return Err(StoreError::TooLarge { bytes: json.len() });
             }
             self.conn
-                .prepare_cached(
-                    "INSERT INTO events (session_ord, sequence, json, min_minor) VALUES (?1, ?2, ?3, ?4)",
-                )?
-                .execute(params![ord, last as i64, json, event.payload.required_minor()])?;
+                .prepare_cached("INSERT INTO events (pos, json, min_minor) VALUES (?1, ?2, ?3)")?
+                .execute(params![
+                    event_key(ord, last)?,
+                    json,
+                    event.payload.required_minor()
+                ])?;
             let mut snapshots = Vec::new();
             for o in observations_of(&event.payload) {
                 let sha = o
@@ -606,10 +614,15 @@ impl Writer {
             .ok_or_else(|| StoreError::Storage("no event".into()))?;
         let ended = event.event.at_ms;
         self.conn.execute(
-            "UPDATE sessions SET state = 'ended', ended_at_ms = ?1, last_sequence = (SELECT MAX(sequence) FROM events WHERE session_ord = sessions.ord) WHERE id = ?2",
+            concat!(
+                "UPDATE sessions SET state = 'ended', ended_at_ms = ?1, last_sequence = ",
+                last_sequence_sql!(),
+                " WHERE id = ?2"
+            ),
             params![ended.get() as i64, session.to_string()],
         )?;
-        let info = session_info(&self.conn, &session)?.ok_or(StoreError::NotFound(session))?;
+        let info = session_info(&self.conn, EventsLayout::Keyed, &session)?
+            .ok_or(StoreError::NotFound(session))?;
         Ok((info, event))
     }
 
@@ -646,8 +659,10 @@ impl Writer {
             stmt.query_map([ord], |r| r.get(0))?
                 .collect::<Result<_, _>>()?
         };
-        self.conn
-            .execute("DELETE FROM events WHERE session_ord = ?1", [ord])?;
+        self.conn.execute(
+            "DELETE FROM events WHERE pos BETWEEN ?1 AND ?2",
+            [event_key(ord, 0)?, event_key(ord, MAX_SEQUENCE)?],
+        )?;
         self.conn
             .execute("DELETE FROM session_evidence WHERE session_ord = ?1", [ord])?;
         self.conn
