@@ -454,6 +454,7 @@ async fn serve_frames<R: AsyncBufRead + Unpin>(
     mut reader: FrameReader<R>,
     stop: CancellationToken,
 ) {
+    let mut since_yield = 0usize;
     loop {
         let frame = tokio::select! {
             biased;
@@ -461,7 +462,17 @@ async fn serve_frames<R: AsyncBufRead + Unpin>(
             f = reader.next() => f,
         };
         match frame {
-            Ok(Frame::Line(line)) => dispatcher.handle_line(conn, line).await,
+            Ok(Frame::Line(line)) => {
+                dispatcher.handle_line(conn, line).await;
+                // A client that pipelines keeps the input full: let the
+                // answers go out every few requests rather than after the
+                // whole backlog, or it waits for them with nothing to send.
+                since_yield += 1;
+                if since_yield == ANSWERS_BEFORE_YIELD {
+                    since_yield = 0;
+                    tokio::task::yield_now().await;
+                }
+            }
             Ok(Frame::TooLarge { len }) => dispatcher.frame_too_large(conn, len).await,
             Ok(Frame::Eof) => {
                 tracing::info!(connection = %conn.id, "input closed");
@@ -474,6 +485,10 @@ async fn serve_frames<R: AsyncBufRead + Unpin>(
         }
     }
 }
+
+/// Requests handled back to back before the other tasks (the writer of
+/// their answers among them) get a turn.
+const ANSWERS_BEFORE_YIELD: usize = 32;
 
 /// Input chunks (64 KiB each) read ahead of the dispatcher.
 const INPUT_CHUNKS: usize = 16;
