@@ -454,14 +454,33 @@ mod tests {
         );
     }
 
+    /// Runs `sql` on the store file in `dir`, as an earlier version or a
+    /// tool beside the host would.
+    fn run_sql(dir: &Path, sql: &str) {
+        rusqlite::Connection::open(dir.join("events.sqlite3"))
+            .expect("open the store file")
+            .execute_batch(sql)
+            .expect("sql");
+    }
+
+    /// The `CREATE` statement the store file in `dir` holds for `table`.
+    fn table_sql(dir: &Path, table: &str) -> String {
+        rusqlite::Connection::open(dir.join("events.sqlite3"))
+            .expect("open the store file")
+            .query_row(
+                "SELECT sql FROM sqlite_master WHERE name = ?1",
+                [table],
+                |r| r.get(0),
+            )
+            .expect("table")
+    }
+
     #[tokio::test]
     async fn observations_of_an_earlier_layout_are_rebuilt_with_rowids() {
         let dir = tempfile::tempdir().expect("tempdir");
-        {
-            let conn =
-                rusqlite::Connection::open(dir.path().join("events.sqlite3")).expect("create");
-            conn.execute_batch(
-                "CREATE TABLE observations (
+        run_sql(
+            dir.path(),
+            "CREATE TABLE observations (
                      session_ord INTEGER NOT NULL,
                      observation_id TEXT NOT NULL,
                      ui_sha256 TEXT,
@@ -469,20 +488,12 @@ mod tests {
                      PRIMARY KEY (session_ord, observation_id)
                  ) WITHOUT ROWID;
                  INSERT INTO observations VALUES (1, 'obs-1', 'abc', NULL);",
-            )
-            .expect("old layout");
-        }
+        );
         let (store, _) = EventStore::open(dir.path()).expect("open");
         drop(store);
-        let conn = rusqlite::Connection::open(dir.path().join("events.sqlite3")).expect("read");
-        let sql: String = conn
-            .query_row(
-                "SELECT sql FROM sqlite_master WHERE name = 'observations'",
-                [],
-                |r| r.get(0),
-            )
-            .expect("table");
+        let sql = table_sql(dir.path(), "observations");
         assert!(!sql.contains("WITHOUT ROWID"), "{sql}");
+        let conn = rusqlite::Connection::open(dir.path().join("events.sqlite3")).expect("read");
         let row: (String, Option<Vec<u8>>) = conn
             .query_row(
                 "SELECT ui_sha256, ui_bytes FROM observations WHERE observation_id = 'obs-1'",
@@ -529,11 +540,9 @@ mod tests {
         drop(store);
         // Write the store back into the layout of earlier versions:
         // `(session_ord, sequence)` in a `WITHOUT ROWID` table.
-        {
-            let conn =
-                rusqlite::Connection::open(dir.path().join("events.sqlite3")).expect("reopen");
-            conn.execute_batch(
-                "CREATE TABLE events_old (
+        run_sql(
+            dir.path(),
+            "CREATE TABLE events_old (
                      session_ord INTEGER NOT NULL,
                      sequence INTEGER NOT NULL,
                      json TEXT NOT NULL,
@@ -544,18 +553,7 @@ mod tests {
                  DROP TABLE events;
                  ALTER TABLE events_old RENAME TO events;
                  PRAGMA wal_checkpoint(TRUNCATE);",
-            )
-            .expect("old layout");
-        }
-        let table_sql = || -> String {
-            let conn = rusqlite::Connection::open(dir.path().join("events.sqlite3")).expect("read");
-            conn.query_row(
-                "SELECT sql FROM sqlite_master WHERE name = 'events'",
-                [],
-                |r| r.get(0),
-            )
-            .expect("table")
-        };
+        );
         // A read-only tool reads it as it is, and changes nothing.
         let old = ReadOnlyStore::open(dir.path()).expect("read-only");
         let raw = |s: SessionId| -> Vec<(u64, String)> {
@@ -583,16 +581,13 @@ mod tests {
             4
         );
         drop(old);
-        assert!(table_sql().contains("WITHOUT ROWID"));
+        assert!(table_sql(dir.path(), "events").contains("WITHOUT ROWID"));
         // A host rekeys it: every event kept, byte for byte, and the
         // sequences go on where they stopped (recovery closes both
         // sessions, their open Actions first).
         let (store, recovery) = EventStore::open(dir.path()).expect("migrate");
-        assert!(
-            table_sql().contains("pos INTEGER PRIMARY KEY"),
-            "{}",
-            table_sql()
-        );
+        let sql = table_sql(dir.path(), "events");
+        assert!(sql.contains("pos INTEGER PRIMARY KEY"), "{sql}");
         assert_eq!(recovery.closed.len(), 2);
         let a_now = json(store.events(a.id, 0, None).await.expect("a"));
         assert_eq!(a_now[..4], a_events[..]);

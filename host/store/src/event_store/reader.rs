@@ -8,7 +8,7 @@ use serde_json::value::RawValue;
 
 use super::schema::{
     EventsLayout, MAX_SEQUENCE, event_key, key_sequence, parse_session_row, session_info,
-    session_ord,
+    session_keys, session_ord,
 };
 use super::{EventRow, EventStore, ObservationRow, StoreError};
 
@@ -109,11 +109,8 @@ impl EventStore {
             let mut stmt = c.prepare_cached(
                 "SELECT pos, min_minor, json FROM events WHERE pos > ?1 AND pos <= ?2 ORDER BY pos LIMIT ?3",
             )?;
-            let mut rows = stmt.query(params![
-                event_key(ord, after)?,
-                event_key(ord, MAX_SEQUENCE)?,
-                limit
-            ])?;
+            let (_, last) = session_keys(ord)?;
+            let mut rows = stmt.query(params![event_key(ord, after)?, last, limit])?;
             let mut page = Vec::new();
             let mut bytes = 0usize;
             while let Some(r) = rows.next()? {

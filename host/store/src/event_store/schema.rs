@@ -53,6 +53,11 @@ pub(super) fn event_key(ord: i64, sequence: u64) -> Result<i64, StoreError> {
     Ok((ord << SEQUENCE_BITS) | sequence as i64)
 }
 
+/// The first and last keys the session numbered `ord` can hold.
+pub(super) fn session_keys(ord: i64) -> Result<(i64, i64), StoreError> {
+    Ok((event_key(ord, 0)?, event_key(ord, MAX_SEQUENCE)?))
+}
+
 /// The sequence an event key holds.
 pub(super) fn key_sequence(key: i64) -> u64 {
     (key as u64) & MAX_SEQUENCE
@@ -66,6 +71,14 @@ macro_rules! last_sequence_sql {
     };
 }
 pub(super) use last_sequence_sql;
+
+/// [`last_sequence_sql`] for a store keyed by `(session_ord, sequence)`
+/// ([`EventsLayout::ByColumns`]).
+macro_rules! by_columns_last_sequence_sql {
+    () => {
+        "COALESCE((SELECT MAX(sequence) FROM events WHERE session_ord = sessions.ord), 0)"
+    };
+}
 
 pub(super) const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS sessions (
@@ -232,9 +245,11 @@ impl EventsLayout {
                 last_sequence_sql!(),
                 " FROM sessions ORDER BY ord"
             ),
-            Self::ByColumns => {
-                "SELECT id, state, started_at_ms, ended_at_ms, COALESCE((SELECT MAX(sequence) FROM events WHERE session_ord = sessions.ord), 0) FROM sessions ORDER BY ord"
-            }
+            Self::ByColumns => concat!(
+                "SELECT id, state, started_at_ms, ended_at_ms, ",
+                by_columns_last_sequence_sql!(),
+                " FROM sessions ORDER BY ord"
+            ),
         }
     }
 
@@ -247,9 +262,11 @@ impl EventsLayout {
                 last_sequence_sql!(),
                 " FROM sessions WHERE id = ?1"
             ),
-            Self::ByColumns => {
-                "SELECT id, state, started_at_ms, ended_at_ms, COALESCE((SELECT MAX(sequence) FROM events WHERE session_ord = sessions.ord), 0) FROM sessions WHERE id = ?1"
-            }
+            Self::ByColumns => concat!(
+                "SELECT id, state, started_at_ms, ended_at_ms, ",
+                by_columns_last_sequence_sql!(),
+                " FROM sessions WHERE id = ?1"
+            ),
         }
     }
 
@@ -354,9 +371,8 @@ pub(super) fn open_calls(c: &Connection, ord: i64) -> Result<Vec<CallId>, StoreE
            AND (json LIKE '%\"type\":\"actionStarted\"%' OR json LIKE '%\"type\":\"actionCompleted\"%')
          ORDER BY pos",
     )?;
-    let rows = stmt.query_map([event_key(ord, 0)?, event_key(ord, MAX_SEQUENCE)?], |r| {
-        r.get::<_, String>(0)
-    })?;
+    let (first, last) = session_keys(ord)?;
+    let rows = stmt.query_map([first, last], |r| r.get::<_, String>(0))?;
     let mut open: Vec<CallId> = Vec::new();
     for json in rows {
         let Ok(peek) = serde_json::from_str::<Peek>(&json?) else {

@@ -17,7 +17,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use tokio::sync::{oneshot, watch};
 
 use super::schema::{
-    EventsLayout, MAX_SEQUENCE, event_key, last_sequence_sql, open_calls, seq, session_info,
+    EventsLayout, event_key, last_sequence_sql, open_calls, seq, session_info, session_keys,
 };
 use super::{Dangling, MAX_EVENT_BYTES, NewEvent, Recovery, StoreError, StoredEvent, now_ms};
 
@@ -659,9 +659,10 @@ impl Writer {
             stmt.query_map([ord], |r| r.get(0))?
                 .collect::<Result<_, _>>()?
         };
+        let (first, last) = session_keys(ord)?;
         self.conn.execute(
             "DELETE FROM events WHERE pos BETWEEN ?1 AND ?2",
-            [event_key(ord, 0)?, event_key(ord, MAX_SEQUENCE)?],
+            [first, last],
         )?;
         self.conn
             .execute("DELETE FROM session_evidence WHERE session_ord = ?1", [ord])?;
