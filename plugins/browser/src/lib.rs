@@ -38,6 +38,7 @@ mod epoch;
 mod errors;
 mod frame_reader;
 mod frames;
+mod fresh_shot;
 mod keys;
 pub mod launch;
 mod network;

@@ -43,6 +43,14 @@ const FETCHES: &str = r#"<!doctype html><html><head><title>Fetches</title></head
 
 const OTHER: &str = r#"<!doctype html><html><head><title>Other</title></head><body><h1>Other page</h1><a href="/counter">Back to counter</a></body></html>"#;
 
+/// Each tap of the button turns the page's background from white to black
+/// or back, in the click handler.
+const FLIP: &str = r#"<!doctype html><html><head><title>Flip</title>
+<style>html, body { margin: 0; height: 100% }</style></head><body style="background: rgb(255, 255, 255)">
+<button id="flip" style="position: fixed; left: 20px; top: 20px; width: 60px; height: 30px"
+  onclick="const s = document.body.style; s.background = s.background === 'rgb(0, 0, 0)' ? 'rgb(255, 255, 255)' : 'rgb(0, 0, 0)'">Flip</button>
+</body></html>"#;
+
 fn long_page() -> String {
     let mut rows = String::new();
     for i in 0..200 {
@@ -63,6 +71,7 @@ fn server() -> TestServer {
         ("/fetches", FETCHES),
         ("/slow/data", "data"),
         ("/long", long),
+        ("/flip", FLIP),
     ])
 }
 
@@ -434,6 +443,46 @@ fn screenshots_match_the_viewport_and_bounds_are_screenshot_pixels() {
         code_of(b.run("tap", json!({ "x": 1000, "y": 10 }))),
         ErrorCode::InvalidArguments.as_str()
     );
+}
+
+/// A screenshot never shows the screen from before the input that came
+/// before it: after every tap (semantic, with the capture started as soon
+/// as the input is acknowledged, and by coordinates, captured when the
+/// observation asks), the background the tap just set is what the
+/// screenshot shows.
+#[test]
+fn every_screenshot_shows_the_screen_after_the_tap_before_it() {
+    let _serial = common::serial();
+    let web = server();
+    let b = Browser::connect(json!({ "viewportWidth": 400, "viewportHeight": 300 }));
+    b.goto(&web.url("/flip"));
+    b.observe(true, false);
+    for i in 0..24 {
+        if i % 4 < 2 {
+            b.ok(
+                "tapElement",
+                json!({ "target": selector(json!({ "identifier": "flip" })) }),
+            );
+        } else {
+            b.ok("tap", json!({ "x": 50, "y": 35 }));
+        }
+        let obs = b.observe(true, i % 3 == 0);
+        let img = image::load_from_memory(obs.png.as_deref().expect("png"))
+            .expect("decodes")
+            .to_rgb8();
+        let want = if i % 2 == 0 {
+            [0, 0, 0]
+        } else {
+            [255, 255, 255]
+        };
+        for (x, y) in [(5, 5), (200, 150), (395, 295)] {
+            assert_eq!(
+                img.get_pixel(x, y).0,
+                want,
+                "screenshot {i} at ({x}, {y}) shows the screen from before its tap"
+            );
+        }
+    }
 }
 
 #[test]
