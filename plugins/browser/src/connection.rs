@@ -383,6 +383,8 @@ impl Connection {
         ShotTarget {
             page: self.page(budget),
             shots: self.shots.with_timeout(Some(budget)),
+            world: self.worlds.cached(&self.page, &self.target_id),
+            screencast: viewport.scale_factor == 1.0,
             width: viewport.width,
             height: viewport.height,
         }

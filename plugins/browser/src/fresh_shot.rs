@@ -19,6 +19,9 @@
 //! in this order; docs/PERFORMANCE.md). The swap-time check below only
 //! backs the order up.
 //!
+//! Under an emulated scale factor other than 1 the screencast's frames
+//! come at the window's own scale: `Page.captureScreenshot` there, always.
+//!
 //! Anything else gives way to `Page.captureScreenshot`: a first frame
 //! swapped before the animation frame, a frame of another size than the
 //! viewport, no frame within [`FRESH_WAIT`], or any error.
@@ -55,6 +58,16 @@ pub(crate) struct ShotTarget {
     pub(crate) page: CdpSession,
     /// A second session to the same page, used for nothing else.
     pub(crate) shots: CdpSession,
+    /// The driver's isolated world in the main frame, when it has one:
+    /// the animation frame is waited for there, out of the page scripts'
+    /// reach (a page that replaced `requestAnimationFrame` or
+    /// `performance` in its own world changes nothing).
+    pub(crate) world: Option<i64>,
+    /// Whether the screencast can give the screenshot: not under an
+    /// emulated scale factor other than 1, where its frames come at the
+    /// window's own scale (`Page.captureScreenshot` renders the emulated
+    /// one).
+    pub(crate) screencast: bool,
     /// The viewport in screenshot pixels.
     pub(crate) width: u32,
     /// See `width`.
@@ -97,6 +110,9 @@ impl ShotTarget {
     /// The screenshot: a screencast's first frame after the next animation
     /// frame, or `Page.captureScreenshot` when that cannot be had.
     pub(crate) async fn png(&self) -> Result<Vec<u8>, CdpError> {
+        if !self.screencast {
+            return self.page.capture_screenshot_png().await;
+        }
         let started = std::time::Instant::now();
         match tokio::time::timeout(FRESH_WAIT, self.first_frame()).await {
             Ok(Ok(png)) => {
@@ -113,7 +129,16 @@ impl ShotTarget {
     }
 
     async fn first_frame(&self) -> Result<Vec<u8>, Refused> {
-        let frame_ms: f64 = self.page.evaluate(AFTER_NEXT_FRAME).await?;
+        let frame_ms: f64 = match self.world {
+            Some(world) => match self.page.evaluate_in(world, AFTER_NEXT_FRAME).await {
+                // The world went with its document: the page's own.
+                Err(e) if crate::world::context_gone(&e) => {
+                    self.page.evaluate(AFTER_NEXT_FRAME).await?
+                }
+                answer => answer?,
+            },
+            None => self.page.evaluate(AFTER_NEXT_FRAME).await?,
+        };
         let mut events = self.shots.client().subscribe();
         let mut running = Running(Some(self.shots.clone()));
         self.shots

@@ -305,3 +305,85 @@ fn an_early_capture_starts_only_while_observations_take_screenshots() {
         );
     }
 }
+
+/// A page that replaced `requestAnimationFrame` and `performance` in its
+/// own world: the screenshot still waits for a real animation frame (in
+/// the driver's world, out of the page's reach) and is still the
+/// screencast's first frame after it, not the slower fallback capture.
+#[test]
+fn screenshots_wait_for_an_animation_frame_out_of_the_pages_reach() {
+    const SABOTAGE: &str = r#"<!doctype html><html><head><title>Sabotage</title>
+<script>window.requestAnimationFrame = () => 0; window.performance = { timeOrigin: 0, now: () => 0 };</script>
+</head><body><p id="status">Not yet</p>
+<button id="go" onclick="document.getElementById('status').textContent = 'Done'">Go</button>
+</body></html>"#;
+    common::require_browser();
+    let _serial = common::serial();
+    let server = common::TestServer::start(&[("/", SABOTAGE)]);
+    let lib = build_workspace_plugin("devicerail-host-plugin-browser", "browser");
+    let host = HostClient::start(
+        std::slice::from_ref(&lib),
+        &[(
+            "RUST_LOG",
+            "info,devicerail_plugin_api=debug,devicerail_host_engine::worker=debug",
+        )],
+    );
+    host.ok0::<DeviceConnect>();
+    host.ok0::<SessionStart>();
+    wire(host.execute("navigate", json!({ "url": server.url("/") })));
+    // The first look makes the driver's world.
+    let _ = snapshot(&host);
+    for _ in 0..3 {
+        wire(host.execute(
+            "tapElement",
+            json!({ "target": { "kind": "selector", "selector": { "identifier": "go" } } }),
+        ));
+        let _ = snapshot(&host);
+    }
+    let log = host.stderr();
+    let taps = log
+        .find("action=tapElement")
+        .unwrap_or_else(|| panic!("no tap in the log: {log}"));
+    let after = &log[taps..];
+    assert!(
+        after.contains("the screencast's first frame after an animation frame"),
+        "{after}"
+    );
+    assert!(!after.contains("screenshot by capture instead"), "{after}");
+}
+
+/// Under an emulated scale factor other than 1 the screencast's frames
+/// come at the window's scale: the screenshot is captured directly, never
+/// first tried from a screencast and thrown away.
+#[test]
+fn a_scaled_viewport_is_captured_directly() {
+    common::require_browser();
+    let _serial = common::serial();
+    let server = common::TestServer::start(&[("/", PAGE)]);
+    let lib = build_workspace_plugin("devicerail-host-plugin-browser", "browser");
+    let host = HostClient::start(
+        std::slice::from_ref(&lib),
+        &[
+            ("DEVICERAIL_BROWSER_VIEWPORT", "500x400"),
+            ("DEVICERAIL_BROWSER_SCALE", "2"),
+            (
+                "RUST_LOG",
+                "info,devicerail_plugin_api=debug,devicerail_host_engine::worker=debug",
+            ),
+        ],
+    );
+    host.ok0::<DeviceConnect>();
+    host.ok0::<SessionStart>();
+    wire(host.execute("navigate", json!({ "url": server.url("/") })));
+    for _ in 0..2 {
+        let (obs, _) = snapshot(&host);
+        assert_eq!(obs["viewport"]["width"], 1000, "{obs}");
+        assert_eq!(obs["viewport"]["height"], 800, "{obs}");
+    }
+    let log = host.stderr();
+    assert!(!log.contains("screenshot by capture instead"), "{log}");
+    assert!(
+        !log.contains("the screencast's first frame after an animation frame"),
+        "{log}"
+    );
+}
