@@ -17,7 +17,6 @@ use crate::config::{BrowserSpec, TreeSource};
 use crate::epoch::EpochTracker;
 use crate::frame_reader;
 use crate::frames::FrameRegistry;
-use crate::fresh_shot::ShotTarget;
 use crate::launch::LaunchedBrowser;
 use crate::network::NetworkWatch;
 use crate::scripts;
@@ -93,9 +92,6 @@ pub(crate) struct Connection {
     pub(crate) client: CdpClient,
     pub(crate) browser: CdpSession,
     pub(crate) page: CdpSession,
-    /// A second session to the page, where screenshots are screencast
-    /// (see `fresh_shot`); nothing else runs on it.
-    shots: CdpSession,
     pub(crate) target_id: String,
     /// Whether the page target was created by us (closed on disconnect).
     pub(crate) owns_target: bool,
@@ -181,8 +177,6 @@ impl Connection {
         let session_id = browser.attach_to_target(&target_id).await?;
         let network = NetworkWatch::start(&client, session_id.clone());
         let page = CdpSession::attached(client.clone(), session_id);
-        let shots =
-            CdpSession::attached(client.clone(), browser.attach_to_target(&target_id).await?);
         let scoped = page.with_timeout(Some(budget));
         scoped.page_enable().await?;
         scoped.network_enable().await?;
@@ -204,7 +198,6 @@ impl Connection {
             browser: CdpSession::browser(client.clone()),
             client,
             page,
-            shots,
             target_id,
             owns_target,
             product: version.product,
@@ -376,20 +369,6 @@ impl Connection {
         Ok((tree, ReadBy::Ax))
     }
 
-    /// Where this page's screenshots are taken: a screencast's first frame
-    /// after the next animation frame (`fresh_shot`).
-    fn shot_target(&self, budget: Duration) -> ShotTarget {
-        let viewport = self.viewport();
-        ShotTarget {
-            page: self.page(budget),
-            shots: self.shots.with_timeout(Some(budget)),
-            world: self.worlds.cached(&self.page, &self.target_id),
-            screencast: viewport.scale_factor == 1.0,
-            width: viewport.width,
-            height: viewport.height,
-        }
-    }
-
     /// Starts a screenshot now (right after an input was acknowledged),
     /// unless observations stopped asking for them; the next observation
     /// asking for one takes it.
@@ -398,8 +377,8 @@ impl Connection {
             return;
         }
         tracing::debug!("started the screenshot of the screen after the input");
-        let shot = self.shot_target(budget);
-        let task = tokio::spawn(async move { shot.png().await });
+        let page = self.page(budget);
+        let task = tokio::spawn(async move { page.capture_screenshot_png().await });
         self.pending_shot = Some(PendingShot {
             at: Instant::now(),
             task,
@@ -417,7 +396,6 @@ impl Connection {
     ) -> Result<Captured, CdpError> {
         let pending = self.pending_shot.take().filter(|_| screenshot);
         let page = self.page(budget);
-        let shot = self.shot_target(budget);
         let png = async {
             let ready = match pending {
                 Some(p) => p.png().await,
@@ -425,7 +403,7 @@ impl Connection {
             };
             match ready {
                 Some(png) => Ok(Some(png)),
-                None if screenshot => shot.png().await.map(Some),
+                None if screenshot => page.capture_screenshot_png().await.map(Some),
                 None => Ok(None),
             }
         };

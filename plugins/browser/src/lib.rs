@@ -38,7 +38,6 @@ mod epoch;
 mod errors;
 mod frame_reader;
 mod frames;
-mod fresh_shot;
 mod keys;
 pub mod launch;
 mod network;

@@ -56,24 +56,20 @@ pub(crate) struct Frame {
     pub(crate) captured_at_ms: u64,
 }
 
-/// A `Page.screencastFrame` event's parameters.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub(crate) struct FrameEvent {
-    /// The image, base64.
-    pub(crate) data: String,
-    /// The screencast's frame number, to acknowledge.
-    pub(crate) session_id: u64,
+struct FrameEvent {
+    data: String,
+    session_id: u64,
     #[serde(default)]
-    pub(crate) metadata: FrameMetadata,
+    metadata: FrameMetadata,
 }
 
-/// What Chromium says about a screencast frame.
 #[derive(Deserialize, Default)]
-pub(crate) struct FrameMetadata {
+struct FrameMetadata {
     /// Seconds since the epoch, when the frame was swapped.
     #[serde(default)]
-    pub(crate) timestamp: Option<f64>,
+    timestamp: Option<f64>,
 }
 
 fn now_ms() -> u64 {
