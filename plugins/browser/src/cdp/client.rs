@@ -16,8 +16,10 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use serde_json::value::RawValue;
+use tokio::net::TcpStream;
 use tokio::sync::{broadcast, mpsc, oneshot};
 use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 
 use super::error::CdpError;
 
@@ -137,11 +139,15 @@ impl CdpClient {
             url: ws_url.to_owned(),
             reason,
         };
-        let (stream, _response) =
-            tokio::time::timeout(timeout, tokio_tungstenite::connect_async(ws_url))
+        let (stream, _response) = tokio::time::timeout(timeout, async {
+            let socket = open_socket(ws_url).await?;
+            tokio_tungstenite::client_async(ws_url, socket)
                 .await
-                .map_err(|_| connect_err(format!("no handshake within {timeout:?}")))?
-                .map_err(|e| connect_err(e.to_string()))?;
+                .map_err(|e| e.to_string())
+        })
+        .await
+        .map_err(|_| connect_err(format!("no handshake within {timeout:?}")))?
+        .map_err(connect_err)?;
         let (mut sink, mut source) = stream.split();
         let (events, _) = broadcast::channel(EVENT_BUFFER);
         let shared = Arc::new(Shared {
@@ -309,6 +315,28 @@ impl CdpClient {
     }
 }
 
+/// The TCP connection to `ws_url`'s host and port, with Nagle's algorithm
+/// off. With it on, requests sent together (a click's move, press and
+/// release; a screenshot beside a tree walk) wait behind the first one
+/// until Chromium acknowledges it, and Chromium acknowledges a mouse move
+/// only with its answer, a frame later: every pipelined click cost 16 ms
+/// more (a tap 33 ms instead of 17, docs/PERFORMANCE.md).
+async fn open_socket(ws_url: &str) -> Result<TcpStream, String> {
+    let request = ws_url.into_client_request().map_err(|e| e.to_string())?;
+    let uri = request.uri();
+    let host = uri
+        .host()
+        .ok_or_else(|| format!("{ws_url} names no host"))?
+        .trim_start_matches('[')
+        .trim_end_matches(']');
+    let port = uri.port_u16().unwrap_or(80);
+    let socket = TcpStream::connect((host, port))
+        .await
+        .map_err(|e| e.to_string())?;
+    socket.set_nodelay(true).map_err(|e| e.to_string())?;
+    Ok(socket)
+}
+
 fn null_raw() -> Box<RawValue> {
     RawValue::from_string("null".to_owned()).unwrap_or_else(|_| unreachable!("null is JSON"))
 }
@@ -473,6 +501,26 @@ mod tests {
         drop(listener);
         let r = CdpClient::connect(&url, Duration::from_secs(2)).await;
         assert!(matches!(r, Err(CdpError::Connect { .. })));
+    }
+
+    #[tokio::test]
+    async fn the_socket_sends_each_request_at_once() {
+        // Nagle's algorithm off: a pipelined request is not held back
+        // until the one before it is acknowledged.
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let url = format!(
+            "ws://{}/devtools/page/X",
+            listener.local_addr().expect("addr")
+        );
+        let socket = open_socket(&url).await.expect("connect");
+        assert!(socket.nodelay().expect("read the option"));
+        let v6 = TcpListener::bind("[::1]:0").await;
+        if let Ok(v6) = v6 {
+            let url = format!("ws://{}/", v6.local_addr().expect("addr"));
+            let socket = open_socket(&url).await.expect("connect over IPv6");
+            assert!(socket.nodelay().expect("read the option"));
+        }
+        assert!(open_socket("not a url").await.is_err());
     }
 
     fn json_params() -> Value {
