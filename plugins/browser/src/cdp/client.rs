@@ -324,6 +324,11 @@ impl CdpClient {
 async fn open_socket(ws_url: &str) -> Result<TcpStream, String> {
     let request = ws_url.into_client_request().map_err(|e| e.to_string())?;
     let uri = request.uri();
+    if uri.scheme_str() != Some("ws") {
+        return Err(format!(
+            "{ws_url} is not a ws:// URL (this driver speaks plain WebSocket only)"
+        ));
+    }
     let host = uri
         .host()
         .ok_or_else(|| format!("{ws_url} names no host"))?
@@ -521,6 +526,11 @@ mod tests {
             assert!(socket.nodelay().expect("read the option"));
         }
         assert!(open_socket("not a url").await.is_err());
+        let tls = open_socket("wss://127.0.0.1:9/devtools/browser/x").await;
+        assert!(
+            tls.as_ref().is_err_and(|e| e.contains("not a ws:// URL")),
+            "{tls:?}"
+        );
     }
 
     fn json_params() -> Value {
