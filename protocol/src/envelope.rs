@@ -287,7 +287,7 @@ impl RpcRequest {
             }
         };
         Some(Self {
-            jsonrpc: JsonRpcVersion,
+            jsonrpc: exact.jsonrpc,
             id: exact.id,
             method: exact.method.into_owned(),
             params,
