@@ -113,11 +113,29 @@ impl Serialize for NoParams {
 }
 
 impl<'de> Deserialize<'de> for NoParams {
+    /// An empty object or array, read without buffering it first.
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        match RpcParams::deserialize(d)? {
-            p if p.is_empty() => Ok(NoParams),
-            _ => Err(serde::de::Error::custom("this method takes no parameters")),
+        use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
+        struct Empty;
+        impl<'de> Visitor<'de> for Empty {
+            type Value = NoParams;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("no parameters: {} or []")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<NoParams, A::Error> {
+                match map.next_key::<IgnoredAny>()? {
+                    None => Ok(NoParams),
+                    Some(_) => Err(de::Error::custom("this method takes no parameters")),
+                }
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<NoParams, A::Error> {
+                match seq.next_element::<IgnoredAny>()? {
+                    None => Ok(NoParams),
+                    Some(_) => Err(de::Error::custom("this method takes no parameters")),
+                }
+            }
         }
+        d.deserialize_any(Empty)
     }
 }
 
@@ -242,7 +260,69 @@ impl RpcRequest {
             timeout_ms,
         })
     }
+
+    /// Reads a frame that is exactly a well-formed request (the members
+    /// [`Self::from_value`] accepts, each once, nothing else) without
+    /// building a JSON tree of the envelope first; `None` for anything
+    /// else, which [`Self::from_value`] then answers precisely. Whatever
+    /// this returns equals what `from_value` returns for the same text.
+    pub fn from_exact_str(text: &str) -> Option<Self> {
+        let exact: ExactRequest<'_> = serde_json::from_str(text).ok()?;
+        let params = match exact.params {
+            None => None,
+            Some(raw) => {
+                let raw = raw.get();
+                // Parsed on its own, the params would get the nesting
+                // bound of a whole frame: deep ones go the long way,
+                // which counts the envelope's level too.
+                let openings = raw.bytes().filter(|b| matches!(b, b'{' | b'[')).count();
+                if openings > EXACT_MAX_OPENINGS {
+                    return None;
+                }
+                match raw.as_bytes().first() {
+                    Some(b'{') => Some(RpcParams::Object(serde_json::from_str(raw).ok()?)),
+                    Some(b'[') => Some(RpcParams::Array(serde_json::from_str(raw).ok()?)),
+                    _ => return None,
+                }
+            }
+        };
+        Some(Self {
+            jsonrpc: exact.jsonrpc,
+            id: exact.id,
+            method: exact.method.into_owned(),
+            params,
+            timeout_ms: exact.timeout_ms,
+        })
+    }
 }
+
+/// A request's members as [`RpcRequest::from_exact_str`] reads them: each
+/// at most once (serde refuses a repeated member), none unknown, and
+/// `params` and `timeoutMs` never `null` (an `Option` would read `null` as
+/// absent; [`RpcRequest::from_value`] refuses it).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ExactRequest<'a> {
+    jsonrpc: JsonRpcVersion,
+    id: RpcId,
+    #[serde(borrow)]
+    method: std::borrow::Cow<'a, str>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    params: Option<&'a serde_json::value::RawValue>,
+    #[serde(default, deserialize_with = "present")]
+    timeout_ms: Option<RequestTimeoutMs>,
+}
+
+/// A member that, when present, must be a `T` (`null` included).
+fn present<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(
+    d: D,
+) -> Result<Option<T>, D::Error> {
+    T::deserialize(d).map(Some)
+}
+
+/// Params with more openings (`{`, `[`) than this are read the long way,
+/// so the nesting bound counts the envelope (far below serde_json's 128).
+const EXACT_MAX_OPENINGS: usize = 100;
 
 /// A success response carrying a result of type `R`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -413,6 +493,121 @@ pub fn __required_value<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Value,
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// `from_value` of the parsed text: what a request is, the long way.
+    fn long_way(text: &str) -> Option<RpcRequest> {
+        let value: Value = serde_json::from_str(text).ok()?;
+        RpcRequest::from_value(value).ok()
+    }
+
+    /// `from_exact_str` answers only what `from_value` would accept, and
+    /// exactly as `from_value` reads it.
+    fn agrees(text: &str) -> bool {
+        match RpcRequest::from_exact_str(text) {
+            Some(exact) => {
+                assert_eq!(Some(&exact), long_way(text).as_ref(), "{text}");
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn nested(depth: usize) -> String {
+        format!("{}1{}", "[".repeat(depth), "]".repeat(depth))
+    }
+
+    #[test]
+    fn the_exact_reading_of_a_request_is_the_long_one() {
+        let read = [
+            r#"{"jsonrpc":"2.0","id":1,"method":"devices.list"}"#,
+            r#" { "method" : "device.observe", "id" : "a\"b\u00e9", "jsonrpc" : "2.0", "params" : {"screenshot":"omit","x":[1,{"y":null}]} } "#,
+            r#"{"jsonrpc":"2.0","id":9007199254740991,"method":"m","params":[]}"#,
+            r#"{"jsonrpc":"2.0","id":0,"method":"m","params":{},"timeoutMs":5}"#,
+            r#"{"jsonrpc":"2\u002e0","i\u0064":"x","m\u0065thod":"dev\nices","params":{"k":1,"k":2}}"#,
+        ];
+        for text in read {
+            assert!(agrees(text), "not read the short way: {text}");
+        }
+        let deep = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{{"a":{}}}}}"#,
+            nested(126)
+        );
+        let deeper = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{{"a":{}}}}}"#,
+            nested(130)
+        );
+        let left = [
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","params":null}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","timeoutMs":null}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","timeoutMs":0}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","timeoutMs":1.0}"#,
+            r#"{"jsonrpc":"2.0","id":null,"method":"m"}"#,
+            r#"{"jsonrpc":"2.0","id":-1,"method":"m"}"#,
+            r#"{"jsonrpc":"2.0","id":1.5,"method":"m"}"#,
+            r#"{"jsonrpc":"2.0","id":1e2,"method":"m"}"#,
+            r#"{"jsonrpc":"2.0","id":-0,"method":"m"}"#,
+            r#"{"jsonrpc":"2.0","id":9007199254740992,"method":"m"}"#,
+            r#"{"jsonrpc":"1.0","id":1,"method":"m"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"m"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{},"params":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","extra":true}"#,
+            r#"{"jsonrpc":"2.0","id":1}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":7}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","params":"x"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"m"} x"#,
+            r#"[{"jsonrpc":"2.0","id":1,"method":"m"}]"#,
+            "",
+            &deep,
+            &deeper,
+        ];
+        for text in left {
+            assert!(!agrees(text), "read the short way: {text}");
+        }
+        // Deep params are refused the long way when the whole frame is
+        // too deep, so they must never be read the short way.
+        assert!(long_way(&deeper).is_none());
+    }
+
+    #[test]
+    fn mangled_requests_are_never_read_otherwise_than_the_long_way() {
+        let seeds = [
+            r#"{"jsonrpc":"2.0","id":1,"method":"devices.list"}"#,
+            r#"{"jsonrpc":"2.0","id":"r-7","method":"device.observe","params":{"screenshot":"always","ui":[true,{"a":null}]},"timeoutMs":1500}"#,
+            r#"{"jsonrpc":"2.0","id":12,"method":"session.current","params":[]}"#,
+        ];
+        let alphabet = br#"{}[]",:.-0123456789eE \nulltrue\u00"#;
+        let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = move |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        let (mut short, mut total) = (0, 0);
+        for round in 0..40_000 {
+            let mut bytes = seeds[round % seeds.len()].as_bytes().to_vec();
+            for _ in 0..1 + next(3) {
+                let at = next(bytes.len() + 1);
+                match next(3) {
+                    0 if at < bytes.len() => {
+                        bytes.remove(at);
+                    }
+                    1 => bytes.insert(at, alphabet[next(alphabet.len())]),
+                    _ if at < bytes.len() => bytes[at] = alphabet[next(alphabet.len())],
+                    _ => {}
+                }
+            }
+            let Ok(text) = String::from_utf8(bytes) else {
+                continue;
+            };
+            total += 1;
+            if agrees(&text) {
+                short += 1;
+            }
+        }
+        // Some mangled frames are still requests (a digit changed).
+        assert!(short > 0 && short < total, "{short} of {total}");
+    }
 
     fn code(v: Value) -> String {
         RpcRequest::from_value(v)

@@ -402,11 +402,12 @@ fn load_average() -> String {
         .join(" ")
 }
 
-/// `profile=N`: N observations (screenshot + UI snapshot, 1 in flight,
-/// process isolation) and nothing else, for a profiler to watch; prints
-/// the host's and its worker's pids first.
-fn profile(n: usize) {
-    let text = config("mock", "process", "");
+/// `profile=N`: N observations (screenshot + UI snapshot) and nothing
+/// else, for a profiler to watch; prints the host's and its worker's pids
+/// first. `isolation=inline` loads the plugin in the host (default
+/// `process`), `window=W` keeps W in flight (default 1).
+fn profile(n: usize, isolation: &str, window: usize) {
+    let text = config("mock", isolation, "");
     let mut h = Host::start_with(&Setup {
         features: &UI_FEATURES,
         config: &text,
@@ -415,10 +416,10 @@ fn profile(n: usize) {
     h.call(json!({"jsonrpc":"2.0","id":"c","method":"device.connect"}));
     h.call(json!({"jsonrpc":"2.0","id":"s","method":"session.start"}));
     println!("host pid {}, worker pids {:?}", h.child.id(), h.children());
-    let r = observe(&mut h, n, 1, "p");
+    let r = observe(&mut h, n, window, "p");
     report(
-        "device.observe (screenshot + UI snapshot, durable), 1 in flight",
-        "process",
+        &format!("device.observe (screenshot + UI snapshot, durable), {window} in flight"),
+        isolation,
         n,
         &r,
     );
@@ -432,7 +433,17 @@ fn main() {
         .iter()
         .find_map(|a| a.strip_prefix("profile=")?.parse().ok())
     {
-        profile(n);
+        let isolation = match args.iter().find_map(|a| a.strip_prefix("isolation=")) {
+            Some("inline") => "inline",
+            Some("process") | None => "process",
+            Some(other) => panic!("isolation={other}: inline or process"),
+        };
+        let window = args
+            .iter()
+            .find_map(|a| a.strip_prefix("window=")?.parse().ok())
+            .unwrap_or(1usize)
+            .max(1);
+        profile(n, isolation, window);
         return;
     }
     let quick = args.iter().any(|a| a == "quick");

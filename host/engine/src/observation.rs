@@ -72,7 +72,15 @@ impl EncodedUi {
                 text.len()
             ))));
         }
-        let tree: UiTree = serde_json::from_slice(text)?;
+        let tree: UiTree = match std::str::from_utf8(text) {
+            // One pass checks the whole text is UTF-8; the text decoder
+            // then reads each string without checking it again (the byte
+            // decoder checks every string on its own, which cost a tenth
+            // of the decoding: docs/PERFORMANCE.md, issue 48).
+            Ok(text) => serde_json::from_str(text)?,
+            // Not UTF-8: the byte decoder says where.
+            Err(_) => serde_json::from_slice(text)?,
+        };
         Ok(Self::encode(tree, id))
     }
 
@@ -240,6 +248,16 @@ mod tests {
         assert_eq!(remote, inline);
         // Not a tree: the whole answer is refused.
         assert!(EncodedUi::from_driver_json(b"{\"nodes\":[", id).is_err());
+        // Not UTF-8, in a string or outside one: refused, saying where.
+        let mut bad = serde_json::to_vec(&tree(2)).expect("json");
+        let at = bad
+            .windows(4)
+            .position(|w| w == b"\"n0\"")
+            .expect("a node id");
+        bad[at + 1] = 0xff;
+        let e = EncodedUi::from_driver_json(&bad, id).expect_err("not UTF-8");
+        assert!(e.to_string().contains("line 1"), "{e}");
+        assert!(EncodedUi::from_driver_json(b"{\xff}", id).is_err());
         let long = serde_json::json!({
             "context": { "contextKind": "native", "contextId": "app", "documentEpoch": "1" },
             "rootStableNodeIds": ["n"],

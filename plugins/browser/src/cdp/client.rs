@@ -19,7 +19,6 @@ use serde_json::value::RawValue;
 use tokio::net::TcpStream;
 use tokio::sync::{broadcast, mpsc, oneshot};
 use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 
 use super::error::CdpError;
 
@@ -139,15 +138,10 @@ impl CdpClient {
             url: ws_url.to_owned(),
             reason,
         };
-        let (stream, _response) = tokio::time::timeout(timeout, async {
-            let socket = open_socket(ws_url).await?;
-            tokio_tungstenite::client_async(ws_url, socket)
-                .await
-                .map_err(|e| e.to_string())
-        })
-        .await
-        .map_err(|_| connect_err(format!("no handshake within {timeout:?}")))?
-        .map_err(connect_err)?;
+        let stream = tokio::time::timeout(timeout, open_websocket(ws_url))
+            .await
+            .map_err(|_| connect_err(format!("no handshake within {timeout:?}")))?
+            .map_err(|e| connect_err(e.to_string()))?;
         let (mut sink, mut source) = stream.split();
         let (events, _) = broadcast::channel(EVENT_BUFFER);
         let shared = Arc::new(Shared {
@@ -315,32 +309,22 @@ impl CdpClient {
     }
 }
 
-/// The TCP connection to `ws_url`'s host and port, with Nagle's algorithm
-/// off. With it on, requests sent together (a click's move, press and
-/// release; a screenshot beside a tree walk) wait behind the first one
-/// until Chromium acknowledges it, and Chromium acknowledges a mouse move
-/// only with its answer, a frame later: every pipelined click cost 16 ms
-/// more (a tap 33 ms instead of 17, docs/PERFORMANCE.md).
-async fn open_socket(ws_url: &str) -> Result<TcpStream, String> {
-    let request = ws_url.into_client_request().map_err(|e| e.to_string())?;
-    let uri = request.uri();
-    if uri.scheme_str() != Some("ws") {
-        return Err(format!(
-            "{ws_url} is not a ws:// URL (this driver speaks plain WebSocket only)"
-        ));
-    }
-    let host = uri
-        .host()
-        .ok_or_else(|| format!("{ws_url} names no host"))?
-        .trim_start_matches('[')
-        .trim_end_matches(']');
-    let port = uri.port_u16().unwrap_or(80);
-    let socket = TcpStream::connect((host, port))
-        .await
-        .map_err(|e| e.to_string())?;
-    socket.set_nodelay(true).map_err(|e| e.to_string())?;
-    Ok(socket)
+/// The WebSocket to `ws_url` over TCP with Nagle's algorithm off. With
+/// it on, requests sent together (a click's move, press and release; a
+/// screenshot beside a tree walk) wait behind the first one until Chromium
+/// acknowledges it, and Chromium acknowledges a mouse move only with its
+/// answer, a frame later: every pipelined click cost 16 ms more (a tap 33
+/// ms instead of 17, docs/PERFORMANCE.md). tokio-tungstenite resolves,
+/// connects and sets the option; built without TLS, it refuses a `wss://`
+/// URL before sending anything.
+async fn open_websocket(ws_url: &str) -> Result<WebSocket, tokio_tungstenite::tungstenite::Error> {
+    let (stream, _response) =
+        tokio_tungstenite::connect_async_with_config(ws_url, None, true).await?;
+    Ok(stream)
 }
+
+/// The DevTools connection's stream.
+type WebSocket = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<TcpStream>>;
 
 fn null_raw() -> Box<RawValue> {
     RawValue::from_string("null".to_owned()).unwrap_or_else(|_| unreachable!("null is JSON"))
@@ -508,6 +492,26 @@ mod tests {
         assert!(matches!(r, Err(CdpError::Connect { .. })));
     }
 
+    /// Accepts one WebSocket handshake on `listener` and keeps the
+    /// connection open until the test ends.
+    fn serve_one_handshake(listener: TcpListener) {
+        tokio::spawn(async move {
+            let (socket, _) = listener.accept().await.expect("accept");
+            let ws = tokio_tungstenite::accept_async(socket)
+                .await
+                .expect("handshake");
+            std::future::pending::<()>().await;
+            drop(ws);
+        });
+    }
+
+    fn nodelay(ws: &WebSocket) -> bool {
+        match ws.get_ref() {
+            tokio_tungstenite::MaybeTlsStream::Plain(s) => s.nodelay().expect("read the option"),
+            _ => panic!("a plain TCP stream was expected"),
+        }
+    }
+
     #[tokio::test]
     async fn the_socket_sends_each_request_at_once() {
         // Nagle's algorithm off: a pipelined request is not held back
@@ -517,20 +521,30 @@ mod tests {
             "ws://{}/devtools/page/X",
             listener.local_addr().expect("addr")
         );
-        let socket = open_socket(&url).await.expect("connect");
-        assert!(socket.nodelay().expect("read the option"));
-        let v6 = TcpListener::bind("[::1]:0").await;
-        if let Ok(v6) = v6 {
+        serve_one_handshake(listener);
+        let ws = open_websocket(&url).await.expect("connect");
+        assert!(nodelay(&ws));
+        if let Ok(v6) = TcpListener::bind("[::1]:0").await {
             let url = format!("ws://{}/", v6.local_addr().expect("addr"));
-            let socket = open_socket(&url).await.expect("connect over IPv6");
-            assert!(socket.nodelay().expect("read the option"));
+            serve_one_handshake(v6);
+            let ws = open_websocket(&url).await.expect("connect over IPv6");
+            assert!(nodelay(&ws));
         }
-        assert!(open_socket("not a url").await.is_err());
-        let tls = open_socket("wss://127.0.0.1:9/devtools/browser/x").await;
-        assert!(
-            tls.as_ref().is_err_and(|e| e.contains("not a ws:// URL")),
-            "{tls:?}"
+        assert!(open_websocket("not a url").await.is_err());
+        // A TLS endpoint is refused with a clear error, not spoken to in
+        // plain text.
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let url = format!(
+            "wss://{}/devtools/browser/x",
+            listener.local_addr().expect("addr")
         );
+        let tls = CdpClient::connect(&url, Duration::from_secs(2)).await;
+        match tls {
+            Err(CdpError::Connect { reason, .. }) => {
+                assert!(reason.contains("TLS"), "{reason}")
+            }
+            other => panic!("a connect error was expected: {:?}", other.err()),
+        }
     }
 
     fn json_params() -> Value {
