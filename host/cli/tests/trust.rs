@@ -212,11 +212,12 @@ fn forged_worker_replies_are_refused_and_the_host_stays_up() {
     assert!(h.ok("device.observe", None)["screenshot"].is_object());
     let baseline = peak_kib(h.pid());
     // Forged UI trees: the observation is refused as the driver's
-    // protocol error (a tree over the bound unread); the worker stays.
+    // protocol error (an observation over the bound unread); the worker
+    // stays.
     for (case, says) in [
         ("structure", "appears twice"),
         ("bounds", "invalid observation"),
-        ("oversized", "over the 786432-byte bound"),
+        ("oversized", "over the 1835008-byte bound"),
     ] {
         let worker = support::plugin_workers(h.pid())
             .into_iter()

@@ -1,18 +1,18 @@
-//! What a UI tree from a plugin's worker costs on each side, on a small
+//! What a driver's observation with its UI tree costs the host, on a small
 //! screen (the mock's sign-in, 12 nodes) and on 1,000 nodes: the worker
-//! only finds the tree's extent in the driver's JSON (a syntax scan, no
-//! allocation); the host decodes it with every bound the protocol's types
-//! enforce and encodes it as the Observation's snapshot
-//! (`EncodedUi::from_driver_json`, what an inline plugin's tree costs too).
+//! forwards the driver's JSON unread; the host decodes it with every bound
+//! the protocol's types enforce and encodes the tree as the Observation's
+//! snapshot (`HostObservation::from_driver_json`, what an inline plugin's
+//! observation costs too).
 //!
 //! Run: `cargo bench -p devicerail-host-engine --bench ui_check`.
 
 #![allow(missing_docs)]
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use devicerail_host_engine::observation::EncodedUi;
-use devicerail_host_plugin_api::UiTree;
-use devicerail_host_protocol::{ObservationId, UiContextRef, UiNode};
+use devicerail_host_engine::observation::HostObservation;
+use devicerail_host_plugin_api::{ObservationWire, UiTree};
+use devicerail_host_protocol::{ObservationId, UiContextRef, UiNode, Viewport};
 use serde_json::json;
 
 fn tree(nodes: usize) -> UiTree {
@@ -48,17 +48,25 @@ fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("ui_snapshot");
     for nodes in [12usize, 1000] {
         let id = ObservationId::new_v7();
-        let text = serde_json::to_vec(&tree(nodes)).expect("json");
-        g.bench_with_input(BenchmarkId::new("extent (worker)", nodes), &text, |b, t| {
-            b.iter(|| serde_json::from_slice::<&serde_json::value::RawValue>(t).expect("json"))
-        });
+        let wire = ObservationWire {
+            viewport: Viewport {
+                width: 720,
+                height: 1280,
+                scale_factor: 2.0,
+            },
+            metadata: serde_json::Map::new(),
+            ui_tree: Some(tree(nodes)),
+        };
+        let text = serde_json::to_vec(&wire).expect("json");
         g.bench_with_input(
             BenchmarkId::new("decode + encode (host)", nodes),
             &text,
             |b, t| {
                 b.iter(|| {
-                    EncodedUi::from_driver_json(t, id)
+                    HostObservation::from_driver_json(t, None, id, true)
                         .expect("readable")
+                        .ui
+                        .expect("a tree")
                         .expect("valid")
                 })
             },

@@ -196,7 +196,9 @@ pub async fn observe(
     match &route.backend {
         Backend::Worker(r) => {
             let method = Method::Observe { device, request };
-            on_worker(r, ctx, stop, method, remote::observation).await
+            let ui_tree = request.ui_tree;
+            let decode = move |v: &RawValue, parts, id| remote::observation(v, parts, id, ui_tree);
+            on_worker(r, ctx, stop, method, decode).await
         }
         Backend::Inline(_) => {
             let backend = route.backend.clone();
@@ -241,7 +243,7 @@ async fn on_worker<T: Send + 'static>(
     ctx: CallContext,
     stop: &Stop,
     method: Method,
-    decode: fn(&RawValue, Vec<Vec<u8>>, ObservationId) -> DriverResult<T>,
+    decode: impl Fn(&RawValue, Vec<Vec<u8>>, ObservationId) -> DriverResult<T> + Copy + Send + 'static,
 ) -> Result<DriverResult<T>, Interrupted<T>> {
     let id = ctx.observation_id();
     if let Some(why) = stop.fired() {

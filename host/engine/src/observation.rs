@@ -1,16 +1,18 @@
 //! What a driver saw, in the form the host stores it: the PNG as bytes and
 //! the UI tree already validated and serialized as the UI snapshot
-//! Evidence (`UiSnapshot::encode`, with its Observation id), so the host
-//! never parses or re-encodes a tree. The encoding happens where the
-//! driver runs: on the plugin's executor thread for an `inline` plugin, in
-//! the worker process for an isolated one, and the bytes are identical.
+//! Evidence (`UiSnapshot::encode`, with its Observation id), so the store
+//! never parses or re-encodes a tree. The driver's JSON is decoded once,
+//! by the same code whatever the isolation: on the plugin's executor
+//! thread for an `inline` plugin, on the host's side of the channel for a
+//! worker (whose bytes are untrusted input: [`HostObservation::from_driver_json`]
+//! bounds them before reading any).
 //!
 //! Nothing here does I/O or knows about the event store.
 
-use devicerail_host_plugin_api::{ActionOutput, DriverObservation, UiTree};
+use devicerail_host_plugin_api::{ActionOutput, DriverObservation, ObservationWire, UiTree};
 use devicerail_host_protocol::{
-    ActionExecution, Bounded, BoundedVec, MAX_UI_SNAPSHOT_BYTES, ObservationId, UiContextRef,
-    UiSnapshot, Viewport,
+    ActionExecution, Bounded, BoundedVec, MAX_FRAME_BYTES, MAX_UI_SNAPSHOT_BYTES, ObservationId,
+    UiContextRef, UiSnapshot, Viewport,
 };
 use serde_json::{Map, Value};
 
@@ -30,6 +32,26 @@ pub struct EncodedUi {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
 pub struct UiViolation(pub String);
+
+/// The most JSON text a driver's observation may take when it comes from
+/// another process: a UI snapshot's bound plus a response frame's (its
+/// metadata has to fit a frame). Longer text is refused unread.
+pub const MAX_OBSERVATION_TEXT: usize = MAX_UI_SNAPSHOT_BYTES + MAX_FRAME_BYTES;
+
+/// Why an observation's JSON text from another process is refused as a
+/// whole (the driver's answer is then a protocol error).
+#[derive(Debug, thiserror::Error)]
+pub enum UnreadableObservation {
+    /// Over [`MAX_OBSERVATION_TEXT`]: refused before a byte is read.
+    #[error(
+        "an observation of {0} bytes, over the {MAX_OBSERVATION_TEXT}-byte bound (a UI \
+         snapshot's {MAX_UI_SNAPSHOT_BYTES} and a frame's {MAX_FRAME_BYTES})"
+    )]
+    TooLarge(usize),
+    /// Not UTF-8, not JSON, or not the protocol's types.
+    #[error("{0}")]
+    Json(#[from] serde_json::Error),
+}
 
 impl EncodedUi {
     /// Validates and serializes `tree` as the snapshot of Observation `id`.
@@ -53,35 +75,6 @@ impl EncodedUi {
             context: snapshot.context,
             bytes,
         })
-    }
-
-    /// The UI tree a driver wrote as JSON text, from another process (a
-    /// plugin's worker forwards it unread): refused unread over the
-    /// protocol's snapshot bound, else decoded with every bound of the
-    /// protocol's types and encoded as Observation `id`'s snapshot, as
-    /// [`EncodedUi::encode`] does for an inline plugin. `Err`: the text is
-    /// no UI tree (the driver's answer is refused, as the loader refuses
-    /// it inline); `Ok(Err)`: a tree that cannot be stored.
-    pub fn from_driver_json(
-        text: &[u8],
-        id: ObservationId,
-    ) -> Result<Result<Self, UiViolation>, serde_json::Error> {
-        if text.len() > MAX_UI_SNAPSHOT_BYTES {
-            return Ok(Err(UiViolation(format!(
-                "a UI tree of {} bytes, over the {MAX_UI_SNAPSHOT_BYTES}-byte bound",
-                text.len()
-            ))));
-        }
-        let tree: UiTree = match std::str::from_utf8(text) {
-            // One pass checks the whole text is UTF-8; the text decoder
-            // then reads each string without checking it again (the byte
-            // decoder checks every string on its own, which cost a tenth
-            // of the decoding: docs/PERFORMANCE.md, issue 48).
-            Ok(text) => serde_json::from_str(text)?,
-            // Not UTF-8: the byte decoder says where.
-            Err(_) => serde_json::from_slice(text)?,
-        };
-        Ok(Self::encode(tree, id))
     }
 
     /// The tree again, from the snapshot bytes (for callers of the plain
@@ -124,6 +117,32 @@ impl HostObservation {
                 .map(|t| EncodedUi::encode(t, id)),
             metadata: obs.metadata,
         }
+    }
+
+    /// The observation a driver wrote as JSON text (viewport, metadata,
+    /// UI tree), from another process (a plugin's worker forwards it
+    /// unread), with its PNG: refused unread over
+    /// [`MAX_OBSERVATION_TEXT`], else decoded with every bound of the
+    /// protocol's types, as the loader decodes it for an inline plugin
+    /// (the same `ObservationWire`), and encoded as Observation `id` by
+    /// [`HostObservation::encode`]. The text is checked as UTF-8 in one
+    /// pass and read by the text decoder (the byte decoder checks every
+    /// string on its own: docs/PERFORMANCE.md, issue 48).
+    pub fn from_driver_json(
+        text: &[u8],
+        png: Option<Vec<u8>>,
+        id: ObservationId,
+        ui_tree: bool,
+    ) -> Result<Self, UnreadableObservation> {
+        if text.len() > MAX_OBSERVATION_TEXT {
+            return Err(UnreadableObservation::TooLarge(text.len()));
+        }
+        let wire: ObservationWire = match std::str::from_utf8(text) {
+            Ok(text) => serde_json::from_str(text)?,
+            // Not UTF-8: the byte decoder says where.
+            Err(_) => serde_json::from_slice(text)?,
+        };
+        Ok(Self::encode(wire.into_observation(png), id, ui_tree))
     }
 
     /// Whether a UI tree came with it (valid or not).
@@ -237,47 +256,55 @@ mod tests {
     }
 
     #[test]
-    fn a_tree_from_another_process_is_decoded_and_encoded_as_inline() {
+    fn an_observation_from_another_process_is_decoded_and_encoded_as_inline() {
         let id = ObservationId::new_v7();
-        let t = tree(3);
-        let text = serde_json::to_vec(&t).expect("json");
-        let inline = EncodedUi::encode(t, id).expect("valid");
-        let remote = EncodedUi::from_driver_json(&text, id)
-            .expect("readable")
-            .expect("valid");
+        let mut obs = DriverObservation::new(Viewport {
+            width: 2,
+            height: 3,
+            scale_factor: 1.0,
+        });
+        obs.metadata.insert("k".into(), Value::from(1));
+        obs.ui_tree = Some(tree(3));
+        let text = |obs: &DriverObservation| {
+            let (wire, _) = ObservationWire::split(obs.clone());
+            serde_json::to_vec(&wire).expect("json")
+        };
+        let inline = HostObservation::encode(obs.clone(), id, true);
+        let remote = HostObservation::from_driver_json(&text(&obs), obs.png.clone(), id, true)
+            .expect("read");
         assert_eq!(remote, inline);
-        // Not a tree: the whole answer is refused.
-        assert!(EncodedUi::from_driver_json(b"{\"nodes\":[", id).is_err());
+        // A tree nobody asked for is dropped, as inline.
+        let remote = HostObservation::from_driver_json(&text(&obs), None, id, false).expect("read");
+        assert!(!remote.has_ui());
+        let read = |bytes: &[u8]| HostObservation::from_driver_json(bytes, None, id, true);
+        // Not an observation: the whole answer is refused.
+        assert!(read(b"{\"viewport\":[").is_err());
         // Not UTF-8, in a string or outside one: refused, saying where.
-        let mut bad = serde_json::to_vec(&tree(2)).expect("json");
+        let mut bad = text(&obs);
         let at = bad
             .windows(4)
             .position(|w| w == b"\"n0\"")
             .expect("a node id");
         bad[at + 1] = 0xff;
-        let e = EncodedUi::from_driver_json(&bad, id).expect_err("not UTF-8");
+        let e = read(&bad).expect_err("not UTF-8");
         assert!(e.to_string().contains("line 1"), "{e}");
-        assert!(EncodedUi::from_driver_json(b"{\xff}", id).is_err());
-        let long = serde_json::json!({
-            "context": { "contextKind": "native", "contextId": "app", "documentEpoch": "1" },
-            "rootStableNodeIds": ["n"],
-            "nodes": [{ "stableNodeId": "n".repeat(5_000), "role": "text" }],
-        });
-        let long = serde_json::to_vec(&long).expect("json");
-        assert!(EncodedUi::from_driver_json(&long, id).is_err());
-        // A readable tree that cannot be stored: a node twice, or too big.
-        let mut dup = tree(2);
-        dup.nodes[1] = dup.nodes[0].clone();
-        let text = serde_json::to_vec(&dup).expect("json");
-        let e = EncodedUi::from_driver_json(&text, id)
-            .expect("readable")
-            .expect_err("duplicate");
-        assert!(e.0.contains("appears twice"), "{e}");
-        let big = vec![b' '; MAX_UI_SNAPSHOT_BYTES + 1];
-        let e = EncodedUi::from_driver_json(&big, id)
-            .expect("refused unread")
-            .expect_err("too big");
-        assert!(e.0.contains("bound"), "{e}");
+        assert!(read(b"{\xff}").is_err());
+        // Over a protocol bound inside the tree: refused as unreadable.
+        let mut raw: Value = serde_json::from_slice(&text(&obs)).expect("json");
+        raw["uiTree"]["nodes"][0]["stableNodeId"] = Value::from("n".repeat(5_000));
+        assert!(read(&serde_json::to_vec(&raw).expect("json")).is_err());
+        // A readable tree that cannot be stored: a node twice.
+        let mut dup = obs.clone();
+        if let Some(t) = dup.ui_tree.as_mut() {
+            t.nodes[1] = t.nodes[0].clone();
+        }
+        let e = read(&text(&dup)).expect("readable").ui.expect("a tree");
+        assert!(e.expect_err("duplicate").0.contains("appears twice"));
+        // Too long to be any observation: refused unread.
+        let big = vec![b' '; MAX_OBSERVATION_TEXT + 1];
+        let e = read(&big).expect_err("too big");
+        assert!(matches!(e, UnreadableObservation::TooLarge(_)), "{e}");
+        assert!(e.to_string().contains("bound"), "{e}");
     }
 
     #[test]

@@ -243,8 +243,8 @@ fn to_raw<T: Serialize>(v: &T) -> DriverResult<Box<RawValue>> {
 }
 
 /// Runs one call on the driver: the result's JSON and the byte parts it
-/// refers to. An observation's PNG and UI tree stay in the buffers the
-/// driver filled and cross as they are; the host decodes the tree.
+/// refers to. An observation's JSON text and PNG stay in the buffers the
+/// driver filled and cross unread; the host decodes them.
 fn serve_call(driver: &LoadedPlugin, ctx: &CallContext, method: Method) -> (Outcome, Vec<Part>) {
     let mut parts = Vec::new();
     let result: DriverResult<Box<RawValue>> = (|| match method {
@@ -255,16 +255,11 @@ fn serve_call(driver: &LoadedPlugin, ctx: &CallContext, method: Method) -> (Outc
         Method::Capabilities { device } => to_raw(&driver.capabilities(ctx, &device)?),
         Method::Observe { device, request } => {
             let obs = driver.observe_encoded(ctx, &device, &request)?;
-            to_raw(&ObservedWire::split(
-                obs,
-                request.ui_tree,
-                "observation",
-                &mut parts,
-            )?)
+            to_raw(&ObservedWire::split(obs, &mut parts))
         }
         Method::Execute { device, call } => {
             let out = driver.execute_encoded(ctx, &device, &call)?;
-            to_raw(&ActedWire::split(out, &mut parts)?)
+            to_raw(&ActedWire::split(out, &mut parts))
         }
         Method::Doctor => to_raw(&driver.doctor()),
     })();

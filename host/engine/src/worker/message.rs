@@ -1,25 +1,22 @@
 //! The JSON headers of the worker channel and how driver values cross it:
 //! results as typed JSON text (never an intermediate `Value` tree), and
-//! observations as the driver encoded them: their PNG and UI tree travel
+//! observations as the driver encoded them: their JSON text and PNG travel
 //! as the frame's parts straight from the driver's buffers (never base64,
-//! never decoded and re-encoded in the worker), and the host decodes the
-//! tree once, as it does for an inline plugin. Both ends use these types;
+//! never read in the worker), and the host decodes the JSON once, with the
+//! code that decodes an inline plugin's. Both ends use these types;
 //! nothing here does I/O.
 
-use std::ops::Range;
 use std::rc::Rc;
 
 use devicerail_host_plugin_api::PluginManifest;
 use devicerail_host_plugin_api::driver::{DriverError, ObserveRequest};
 use devicerail_host_plugin_api::loader::{EncodedActionOutput, EncodedObservation};
-use devicerail_host_protocol::{
-    ActionCall, ActionExecution, DeviceId, ErrorCode, ObservationId, Viewport,
-};
+use devicerail_host_protocol::{ActionCall, ActionExecution, DeviceId, ErrorCode, ObservationId};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use crate::observation::{EncodedUi, HostActionOutput, HostObservation};
+use crate::observation::{HostActionOutput, HostObservation};
 
 /// Worker → host, the first frame: the worker opened the plugin library
 /// (running its load-time code, in the worker) and checked it, or why not.
@@ -181,22 +178,17 @@ pub(crate) enum Outcome {
     Err(DriverError),
 }
 
-/// The JSON of an observation; its PNG (when `png`) and then its UI tree
-/// in the JSON the driver wrote (when `ui`) are the frame's next parts.
-/// The worker forwards the tree unread but for its extent; the host
-/// decodes it once, with every bound of the protocol's types, and encodes
-/// it as the snapshot it stores, as it does for an inline plugin
-/// ([`EncodedUi::from_driver_json`]).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// An observation's header: the driver's JSON text (viewport, metadata,
+/// UI tree) is the frame's next part, unread by the worker, and its PNG
+/// (when `png`) the one after. The host refuses the text unread over a
+/// bound, else decodes it once with every bound of the protocol's types
+/// and encodes the tree as the snapshot it stores, as it does for an
+/// inline plugin ([`HostObservation::from_driver_json`]).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct ObservedWire {
-    pub viewport: Viewport,
-    #[serde(default)]
-    pub metadata: Map<String, Value>,
     #[serde(default)]
     pub png: bool,
-    #[serde(default)]
-    pub ui: bool,
 }
 
 /// The JSON of an Action's result; its resolved observation's parts are
@@ -220,25 +212,12 @@ pub(crate) fn violation(what: &str, e: impl std::fmt::Display) -> DriverError {
     )
 }
 
-/// What the worker reads of a driver's observation JSON: all of it but
-/// the UI tree, whose extent alone is found (the same fields, and no
-/// others, as the loader's `ObservationWire`).
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct DriverHead<'a> {
-    viewport: Viewport,
-    #[serde(default)]
-    metadata: Map<String, Value>,
-    #[serde(default, borrow)]
-    ui_tree: Option<&'a RawValue>,
-}
-
 /// One byte part of a reply, held in the buffer the driver filled.
 pub(crate) enum Part {
     /// An observation's PNG.
     Png(Rc<EncodedObservation>),
-    /// An observation's UI tree: this span of its JSON.
-    Tree(Rc<EncodedObservation>, Range<usize>),
+    /// An observation's JSON text.
+    Json(Rc<EncodedObservation>),
 }
 
 impl Part {
@@ -246,86 +225,52 @@ impl Part {
     pub(crate) fn bytes(&self) -> &[u8] {
         match self {
             Self::Png(obs) => obs.png().unwrap_or_default(),
-            Self::Tree(obs, span) => obs.json().as_bytes().get(span.clone()).unwrap_or_default(),
+            Self::Json(obs) => obs.json().as_bytes(),
         }
     }
 }
 
 impl ObservedWire {
-    /// In the worker: the JSON of the driver's observation `obs` and its
-    /// parts (appended to `parts`): the PNG, and the UI tree's text when
-    /// `ui_tree` was asked for (a tree nobody asked for is dropped).
-    pub(crate) fn split(
-        obs: EncodedObservation,
-        ui_tree: bool,
-        what: &str,
-        parts: &mut Vec<Part>,
-    ) -> Result<Self, DriverError> {
-        let head: DriverHead<'_> =
-            serde_json::from_str(obs.json()).map_err(|e| violation(what, e))?;
-        let span = head.ui_tree.filter(|_| ui_tree).map(|tree| {
-            let start = (tree.get().as_ptr() as usize).saturating_sub(obs.json().as_ptr() as usize);
-            start..start + tree.get().len()
-        });
-        let (viewport, metadata) = (head.viewport, head.metadata);
+    /// In the worker: the header of the driver's observation `obs`, its
+    /// JSON text and then its PNG appended to `parts` (neither read).
+    pub(crate) fn split(obs: EncodedObservation, parts: &mut Vec<Part>) -> Self {
         let obs = Rc::new(obs);
         let png = obs.png().is_some();
+        parts.push(Part::Json(obs.clone()));
         if png {
-            parts.push(Part::Png(obs.clone()));
+            parts.push(Part::Png(obs));
         }
-        let ui = span.is_some();
-        if let Some(span) = span {
-            parts.push(Part::Tree(obs, span));
-        }
-        Ok(Self {
-            viewport,
-            metadata,
-            png,
-            ui,
-        })
+        Self { png }
     }
 
-    /// In the host: joins the JSON with its parts, taken in order from
-    /// `parts`. A UI tree part is decoded and encoded as Observation `id`'s
-    /// snapshot ([`EncodedUi::from_driver_json`]): a worker runs plugin
-    /// code, and what it sends is untrusted input.
+    /// In the host: joins the header with its parts, taken in order from
+    /// `parts`, as Observation `id` (its UI tree kept when `ui_tree` was
+    /// asked for). A worker runs plugin code, and what it sends is
+    /// untrusted input: [`HostObservation::from_driver_json`] bounds it
+    /// before reading it.
     pub(crate) fn join(
         self,
         parts: &mut impl Iterator<Item = Vec<u8>>,
         id: ObservationId,
         what: &str,
+        ui_tree: bool,
     ) -> Result<HostObservation, DriverError> {
         let mut next = || parts.next().ok_or_else(|| violation(what, PartsMismatch));
+        let text = next()?;
         let png = if self.png { Some(next()?) } else { None };
-        let ui = if self.ui {
-            Some(EncodedUi::from_driver_json(&next()?, id).map_err(|e| violation(what, e))?)
-        } else {
-            None
-        };
-        Ok(HostObservation {
-            viewport: self.viewport,
-            png,
-            ui,
-            metadata: self.metadata,
-        })
+        HostObservation::from_driver_json(&text, png, id, ui_tree).map_err(|e| violation(what, e))
     }
 }
 
 impl ActedWire {
     /// In the worker: the JSON of `out` and its resolved observation's
     /// parts (appended to `parts`).
-    pub(crate) fn split(
-        out: EncodedActionOutput,
-        parts: &mut Vec<Part>,
-    ) -> Result<Self, DriverError> {
-        Ok(Self {
+    pub(crate) fn split(out: EncodedActionOutput, parts: &mut Vec<Part>) -> Self {
+        Self {
             output: out.output,
             execution: out.execution,
-            resolved: out
-                .resolved
-                .map(|o| ObservedWire::split(o, true, "resolved observation", parts))
-                .transpose()?,
-        })
+            resolved: out.resolved.map(|o| ObservedWire::split(o, parts)),
+        }
     }
 
     /// In the host: joins the JSON with its parts, taken in order from
@@ -340,7 +285,7 @@ impl ActedWire {
             execution: self.execution,
             resolved: self
                 .resolved
-                .map(|r| r.join(parts, id, "resolved observation"))
+                .map(|r| r.join(parts, id, "resolved observation", true))
                 .transpose()?,
         })
     }
@@ -415,41 +360,45 @@ mod tests {
         .to_string();
         let driver = || EncodedObservation::new(&text, Some(vec![1, 2, 3]));
         let mut parts = Vec::new();
-        let wire = ObservedWire::split(driver(), true, "observation", &mut parts).expect("split");
+        let wire = ObservedWire::split(driver(), &mut parts);
         let header = serde_json::to_string(&wire).expect("json");
         assert!(
             !header.contains("[1,2,3]") && !header.contains("stableNodeId"),
             "{header}"
         );
         let bytes: Vec<Vec<u8>> = parts.iter().map(|p| p.bytes().to_vec()).collect();
-        assert_eq!(bytes[0], [1, 2, 3]);
-        assert_eq!(bytes[1], tree.to_string().into_bytes());
-        // The host decodes and encodes the tree as it would inline.
+        assert_eq!(bytes[0], text.as_bytes());
+        assert_eq!(bytes[1], [1, 2, 3]);
+        // The host decodes and encodes it as it would inline.
         let wire: ObservedWire = serde_json::from_str(&header).expect("parse");
         let host = wire
-            .clone()
-            .join(&mut bytes.clone().into_iter(), id, "observation")
+            .join(&mut bytes.clone().into_iter(), id, "observation", true)
             .expect("join");
         let inline =
             HostObservation::encode(decode_for_tests(&text, Some(vec![1, 2, 3])), id, true);
         assert_eq!(host, inline);
         let e = wire
-            .join(&mut std::iter::empty(), id, "observation")
+            .join(&mut std::iter::empty(), id, "observation", true)
             .expect_err("no parts");
         assert_eq!(e.code_str(), "protocol_error");
-        // A tree nobody asked for is dropped in the worker.
-        let mut parts = Vec::new();
-        let wire = ObservedWire::split(driver(), false, "observation", &mut parts).expect("split");
-        assert!(!wire.ui && parts.len() == 1);
-        // What the loader refuses, the worker refuses alike.
+        // A tree nobody asked for is dropped, as inline.
+        let host = wire
+            .join(&mut bytes.into_iter(), id, "observation", false)
+            .expect("join");
+        assert!(!host.has_ui());
+        // What the loader refuses, the host refuses alike, worded alike.
         let extra = text.replacen('{', "{\"extra\":1,", 1);
-        let e = ObservedWire::split(
-            EncodedObservation::new(&extra, None),
-            true,
-            "observation",
-            &mut Vec::new(),
-        )
-        .expect_err("unknown field");
+        let mut parts = Vec::new();
+        let wire = ObservedWire::split(EncodedObservation::new(&extra, None), &mut parts);
+        let bytes = parts.iter().map(|p| p.bytes().to_vec());
+        let e = wire
+            .join(
+                &mut bytes.collect::<Vec<_>>().into_iter(),
+                id,
+                "observation",
+                true,
+            )
+            .expect_err("unknown field");
         assert!(e.message.contains("invalid observation"), "{e}");
     }
 

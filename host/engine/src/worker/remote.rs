@@ -80,9 +80,9 @@ impl RemoteDriver {
         self.shared.restarts()
     }
 
-    /// Observes `device` as the host stores observations: the driver's PNG
-    /// and UI tree cross as the driver encoded them, and the tree is
-    /// decoded and encoded as `ctx`'s observation's snapshot here.
+    /// Observes `device` as the host stores observations: the driver's
+    /// JSON text and PNG cross as the driver encoded them, and are decoded
+    /// here, the tree encoded as `ctx`'s observation's snapshot.
     pub fn observe_host(
         &self,
         ctx: &CallContext,
@@ -96,7 +96,7 @@ impl RemoteDriver {
                 request: *request,
             },
         )?;
-        observation(&v, parts, ctx.observation_id())
+        observation(&v, parts, ctx.observation_id(), request.ui_tree)
     }
 
     /// Executes one Action, its resolved observation as the host stores
@@ -165,14 +165,16 @@ impl std::fmt::Debug for WorkerProbe {
     }
 }
 
-/// An observation reply as the host stores it.
+/// An observation reply as the host stores it (its UI tree kept when
+/// `ui_tree` was asked for).
 pub(crate) fn observation(
     v: &RawValue,
     parts: Vec<Vec<u8>>,
     id: ObservationId,
+    ui_tree: bool,
 ) -> DriverResult<HostObservation> {
     let wire: ObservedWire = decode("observation", v)?;
-    wire.join(&mut parts.into_iter(), id, "observation")
+    wire.join(&mut parts.into_iter(), id, "observation", ui_tree)
 }
 
 /// An Action's reply, its resolved observation as the host stores it.

@@ -32,8 +32,9 @@ pub enum Case {
     /// A UI tree with a node id far over the protocol's bound (valid
     /// JSON, not the protocol's types).
     Bounds,
-    /// A UI tree part over the protocol's UI snapshot bound (a sparse
-    /// sealed memory file: the host must refuse it without parsing it).
+    /// An observation's JSON over what any observation may take (a UI
+    /// snapshot's bound and a frame's; a sparse sealed memory file: the
+    /// host must refuse it without parsing it).
     Oversized,
     /// One part of 200 MiB (a sparse sealed memory file: it costs the
     /// worker nothing and the host everything if it reads it).
@@ -68,17 +69,22 @@ fn context() -> Value {
     json!({ "contextKind": "native", "contextId": "forged", "documentEpoch": "1" })
 }
 
-/// A driver's UI tree of nodes `ids` (all roots), as a worker forwards it.
-fn tree(ids: &[&str]) -> Vec<u8> {
+/// A driver's observation JSON with a UI tree of nodes `ids` (all roots),
+/// as a worker forwards it.
+fn observation(ids: &[&str]) -> Vec<u8> {
     let nodes: Vec<Value> = ids
         .iter()
         .map(|id| json!({ "stableNodeId": id, "role": "text" }))
         .collect();
     let roots: Vec<&str> = ids.to_vec();
     json!({
-        "context": context(),
-        "rootStableNodeIds": roots,
-        "nodes": nodes,
+        "viewport": { "width": 64, "height": 64, "scaleFactor": 1.0 },
+        "metadata": {},
+        "uiTree": {
+            "context": context(),
+            "rootStableNodeIds": roots,
+            "nodes": nodes,
+        },
     })
     .to_string()
     .into_bytes()
@@ -129,20 +135,12 @@ fn send(channel: BorrowedFd<'_>, parts: &[Part]) -> io::Result<()> {
     Ok(())
 }
 
-/// An observation reply's header for call `id`, saying a PNG and (when
-/// `ui`) a UI tree follow.
-fn header(id: u64, ui: bool) -> Vec<u8> {
-    json!({
-        "id": id,
-        "outcome": { "ok": {
-            "viewport": { "width": 64, "height": 64, "scaleFactor": 1.0 },
-            "metadata": {},
-            "png": true,
-            "ui": ui,
-        } },
-    })
-    .to_string()
-    .into_bytes()
+/// An observation reply's header for call `id`: the observation's JSON
+/// and then a PNG follow.
+fn header(id: u64) -> Vec<u8> {
+    json!({ "id": id, "outcome": { "ok": { "png": true } } })
+        .to_string()
+        .into_bytes()
 }
 
 /// Writes the forged replies of `case` for an observation, with `png` as
@@ -153,17 +151,17 @@ pub fn forge(case: Case, png: &[u8]) -> io::Result<()> {
     let channel = unsafe { BorrowedFd::borrow_raw(CHANNEL_FD) };
     let long = "x".repeat(5_000);
     for id in (1..=HIGHEST_ID).rev() {
-        let tree = match case {
-            Case::Structure => Part::Inline(tree(&["a", "a"])),
-            Case::Bounds => Part::Inline(tree(&["a", &long])),
-            Case::Oversized => Part::File(1 << 20),
+        let json = match case {
+            Case::Structure => Part::Inline(observation(&["a", "a"])),
+            Case::Bounds => Part::Inline(observation(&["a", &long])),
+            Case::Oversized => Part::File(4 << 20),
             Case::Part => {
-                let parts = [Part::Inline(header(id, false)), Part::File(200 << 20)];
+                let parts = [Part::Inline(header(id)), Part::File(200 << 20)];
                 return send(channel, &parts);
             }
             Case::Total => {
                 let parts = [
-                    Part::Inline(header(id, false)),
+                    Part::Inline(header(id)),
                     Part::File(40 << 20),
                     Part::File(40 << 20),
                     Part::File(40 << 20),
@@ -171,11 +169,7 @@ pub fn forge(case: Case, png: &[u8]) -> io::Result<()> {
                 return send(channel, &parts);
             }
         };
-        let parts = [
-            Part::Inline(header(id, true)),
-            Part::Inline(png.to_vec()),
-            tree,
-        ];
+        let parts = [Part::Inline(header(id)), json, Part::Inline(png.to_vec())];
         send(channel, &parts)?;
     }
     Ok(())
