@@ -65,9 +65,11 @@ pub(super) enum Ready {
     },
 }
 
-/// One driver method with its arguments.
+/// One driver method with its arguments (externally tagged: the worker
+/// reads a call straight into its types; an internal tag beside flattened
+/// fields made serde buffer the whole call first).
 #[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(tag = "method", rename_all = "camelCase")]
+#[serde(rename_all = "camelCase")]
 pub(crate) enum Method {
     ListDevices,
     Connect {
@@ -149,7 +151,6 @@ pub(super) struct Call {
     pub budget_us: Option<u64>,
     pub observation_id: ObservationId,
     pub request_id: String,
-    #[serde(flatten)]
     pub method: Method,
 }
 
