@@ -2,9 +2,9 @@
 //! the UI tree already validated and serialized as the UI snapshot
 //! Evidence (`UiSnapshot::encode`, with its Observation id), so the store
 //! never parses or re-encodes a tree. The driver's JSON is decoded once,
-//! by the same code whatever the isolation: on the plugin's executor
-//! thread for an `inline` plugin, on the host's side of the channel for a
-//! worker (whose bytes are untrusted input: [`HostObservation::from_driver_json`]
+//! into the same type (`ObservationWire`) whatever the isolation: by the
+//! loader on the plugin's executor thread for an `inline` plugin, on the
+//! host's side of the channel for a worker (whose bytes are untrusted input: [`HostObservation::from_driver_json`]
 //! bounds them before reading any).
 //!
 //! Nothing here does I/O or knows about the event store.

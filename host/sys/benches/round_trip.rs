@@ -65,29 +65,28 @@ fn words(region: &SharedRegion) -> (&AtomicU32, &AtomicU32) {
     unsafe { (&*base, &*base.add(1)) }
 }
 
-/// Waits until `w` holds `want`, sleeping on the futex.
-fn wait_for(w: &AtomicU32, want: u32, shared: bool) {
-    let flags = if shared {
+/// A futex between processes (`shared`) or between threads of this one.
+fn flags(shared: bool) -> futex::Flags {
+    if shared {
         futex::Flags::empty()
     } else {
         futex::Flags::PRIVATE
-    };
+    }
+}
+
+/// Waits until `w` holds `want`, sleeping on the futex.
+fn wait_for(w: &AtomicU32, want: u32, shared: bool) {
     loop {
         let v = w.load(Ordering::Acquire);
         if v == want {
             return;
         }
-        let _ = futex::wait(w, flags, v, None);
+        let _ = futex::wait(w, flags(shared), v, None);
     }
 }
 
 fn wake(w: &AtomicU32, shared: bool) {
-    let flags = if shared {
-        futex::Flags::empty()
-    } else {
-        futex::Flags::PRIVATE
-    };
-    let _ = futex::wake(w, flags, 1);
+    let _ = futex::wake(w, flags(shared), 1);
 }
 
 fn child(kind: &str, n: u32) {

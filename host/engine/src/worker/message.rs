@@ -391,14 +391,9 @@ mod tests {
         let extra = text.replacen('{', "{\"extra\":1,", 1);
         let mut parts = Vec::new();
         let wire = ObservedWire::split(EncodedObservation::new(&extra, None), &mut parts);
-        let bytes = parts.iter().map(|p| p.bytes().to_vec());
+        let mut bytes = parts.iter().map(|p| p.bytes().to_vec());
         let e = wire
-            .join(
-                &mut bytes.collect::<Vec<_>>().into_iter(),
-                id,
-                "observation",
-                true,
-            )
+            .join(&mut bytes, id, "observation", true)
             .expect_err("unknown field");
         assert!(e.message.contains("invalid observation"), "{e}");
     }
