@@ -94,17 +94,11 @@ fn channel(fd: RawFd) -> Result<PacketSocket, WorkerError> {
     PacketSocket::inherit(fd).map_err(|_| WorkerError::NotASocket(fd))
 }
 
-/// Sends one frame (blocking until there is room).
-fn send<T: Serialize>(
-    socket: &PacketSocket,
-    arena: Option<&WorkerArena>,
-    kind: Kind,
-    header: &T,
-    parts: &[&[u8]],
-) -> Result<(), FrameError> {
+/// Sends one handshake frame (blocking until there is room).
+fn send<T: Serialize>(socket: &PacketSocket, kind: Kind, header: &T) -> Result<(), FrameError> {
     let json = serde_json::to_vec(header)
         .map_err(|_| FrameError::Malformed("the header does not serialize"))?;
-    Outgoing::new(kind, &json, parts, arena, Vec::new())?.send(socket)
+    Outgoing::new(kind, &json, &[], None, Vec::new())?.send(socket)
 }
 
 /// Receives one frame (blocking).
@@ -123,6 +117,30 @@ const EARLY_CANCELS: usize = 1024;
 struct Calls {
     running: HashMap<u64, CallContext>,
     early: BTreeSet<u64>,
+}
+
+impl Calls {
+    /// Call `id` starts with `ctx`, cancelled at once if its cancellation
+    /// came first.
+    fn start(&mut self, id: u64, ctx: &CallContext) {
+        if self.early.remove(&id) {
+            ctx.cancel();
+        }
+        self.running.insert(id, ctx.clone());
+    }
+
+    /// Cancels call `id`, or keeps the cancellation for when it arrives
+    /// (the oldest kept one is dropped past [`EARLY_CANCELS`]).
+    fn cancel(&mut self, id: u64) {
+        if let Some(ctx) = self.running.get(&id) {
+            ctx.cancel();
+        } else {
+            self.early.insert(id);
+            if self.early.len() > EARLY_CANCELS {
+                self.early.pop_first();
+            }
+        }
+    }
 }
 
 /// The serving threads' shared state. Idle threads sleep on the rings'
@@ -230,10 +248,10 @@ fn reply(server: &Server, header: &Reply, parts: &[&[u8]]) -> Result<(), FrameEr
     let json = serde_json::to_vec(header)
         .map_err(|_| FrameError::Malformed("the header does not serialize"))?;
     let out = Outgoing::new(Kind::Reply, &json, parts, server.arena.as_ref(), Vec::new())?;
-    if let Some(pieces) = out.pieces() {
-        if server.rings.push_reply(&pieces)? {
-            return Ok(());
-        }
+    if let Some(pieces) = out.pieces()
+        && server.rings.push_reply(&pieces)?
+    {
+        return Ok(());
     }
     out.send(&server.socket)
 }
@@ -254,13 +272,7 @@ fn serve_frame(server: &Arc<Server>, frame: Frame) {
             let ctx = CallContext::new(deadline)
                 .with_observation_id(call.observation_id)
                 .with_request_id(call.request_id);
-            {
-                let mut calls = lock(&server.calls);
-                if calls.early.remove(&call.id) {
-                    ctx.cancel();
-                }
-                calls.running.insert(call.id, ctx.clone());
-            }
+            lock(&server.calls).start(call.id, &ctx);
             // Someone must keep taking calls while this thread is busy.
             if server.idle.fetch_sub(1, Ordering::AcqRel) == 1 {
                 spawn_server(server);
@@ -301,15 +313,7 @@ fn serve_frame(server: &Arc<Server>, frame: Frame) {
                     source,
                 })),
             };
-            let mut calls = lock(&server.calls);
-            if let Some(ctx) = calls.running.get(&cancel.id) {
-                ctx.cancel();
-            } else {
-                calls.early.insert(cancel.id);
-                if calls.early.len() > EARLY_CANCELS {
-                    calls.early.pop_first();
-                }
-            }
+            lock(&server.calls).cancel(cancel.id);
         }
         _ => finish(Err(FrameError::Malformed("a frame out of turn").into())),
     }
@@ -375,12 +379,12 @@ pub fn run(args: &WorkerArgs) -> Result<(), WorkerError> {
             let refused = Opened::Refused {
                 reason: e.to_string(),
             };
-            send(&socket, None, Kind::Opened, &refused, &[])?;
+            send(&socket, Kind::Opened, &refused)?;
             return Ok(());
         }
     };
     let manifest = opened.manifest().clone();
-    send(&socket, None, Kind::Opened, &Opened::Ok { manifest }, &[])?;
+    send(&socket, Kind::Opened, &Opened::Ok { manifest })?;
     let mut buf = channel::buffer();
     let frame = match receive(&socket, &mut buf) {
         Ok(f) => f,
@@ -428,7 +432,7 @@ pub fn run(args: &WorkerArgs) -> Result<(), WorkerError> {
             message,
             setting: Some("env".into()),
         };
-        send(&socket, None, Kind::Ready, &failed, &[])?;
+        send(&socket, Kind::Ready, &failed)?;
         return Ok(());
     }
     let loaded = if opened.manifest().id == init.plugin_id {
@@ -443,18 +447,16 @@ pub fn run(args: &WorkerArgs) -> Result<(), WorkerError> {
     let driver = match loaded {
         Ok(d) => Arc::new(d),
         Err(e) => {
-            send(&socket, None, Kind::Ready, &ready_failure(&e), &[])?;
+            send(&socket, Kind::Ready, &ready_failure(&e))?;
             return Ok(());
         }
     };
     send(
         &socket,
-        None,
         Kind::Ready,
         &Ready::Ok {
             pid: std::process::id(),
         },
-        &[],
     )?;
     let server = Arc::new(Server {
         socket,
@@ -468,4 +470,32 @@ pub fn run(args: &WorkerArgs) -> Result<(), WorkerError> {
     });
     spawn_server(&server);
     socket_loop(&server)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cancellation_that_overtakes_its_call_cancels_it_on_arrival() {
+        let mut calls = Calls::default();
+        let running = CallContext::new(None);
+        calls.start(1, &running);
+        calls.cancel(1);
+        assert!(running.is_cancelled());
+        // Call 2's cancellation came through the ring before the call
+        // itself came through the socket.
+        calls.cancel(2);
+        let late = CallContext::new(None);
+        calls.start(2, &late);
+        assert!(late.is_cancelled());
+        let other = CallContext::new(None);
+        calls.start(3, &other);
+        assert!(!other.is_cancelled());
+        // Kept cancellations are bounded.
+        for id in 100..100 + 2 * EARLY_CANCELS as u64 {
+            calls.cancel(id);
+        }
+        assert_eq!(calls.early.len(), EARLY_CANCELS);
+    }
 }

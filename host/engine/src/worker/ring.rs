@@ -36,7 +36,7 @@ use devicerail_host_sys::shm::SharedRegion;
 use super::frame::{FrameError, MAX_MESSAGE};
 
 /// Bytes of each ring (sparse: only touched pages cost memory).
-const RING: usize = 1 << 20;
+const RING: usize = 256 << 10;
 /// Bytes of a record's length.
 const LEN: usize = 4;
 
