@@ -223,8 +223,7 @@ fn scribble(case: Case) -> io::Result<()> {
     // host's doorbell); it is only borrowed for one write.
     let bell = unsafe { BorrowedFd::borrow_raw(bell) };
     rustix::io::write(bell, &1u64.to_ne_bytes())?;
-    std::thread::sleep(std::time::Duration::from_secs(30));
-    Err(io::Error::other("the host did not kill the worker"))
+    wait_to_be_killed()
 }
 
 /// Writes the forged replies of `case` for an observation, with `png` as
@@ -241,7 +240,8 @@ pub fn forge(case: Case, png: &[u8]) -> io::Result<()> {
             Case::Oversized => Part::File(4 << 20),
             Case::Part => {
                 let parts = [Part::Inline(header(id)), Part::File(200 << 20)];
-                return send(channel, &parts);
+                send(channel, &parts)?;
+                return wait_to_be_killed();
             }
             Case::RingTail | Case::RingLength | Case::RingHead => return scribble(case),
             Case::Total => {
@@ -251,11 +251,50 @@ pub fn forge(case: Case, png: &[u8]) -> io::Result<()> {
                     Part::File(40 << 20),
                     Part::File(40 << 20),
                 ];
-                return send(channel, &parts);
+                send(channel, &parts)?;
+                return wait_to_be_killed();
             }
         };
         let parts = [Part::Inline(header(id)), json, Part::Inline(png.to_vec())];
         send(channel, &parts)?;
     }
-    Ok(())
+    // The worker's real reply may take the reply ring, which the host can
+    // read before the socket: it is only sent once the host has read every
+    // forged frame, so the forged one reaches the waiting call first.
+    wait_until_read(channel)
+}
+
+/// Waits until the host has read everything sent on `channel` (the
+/// socket's send queue is empty).
+fn wait_until_read(channel: BorrowedFd<'_>) -> io::Result<()> {
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let mut queued: libc::c_int = 0;
+        // SAFETY: SIOCOUTQ (Linux gives it TIOCOUTQ's number) writes one
+        // int, into `queued`, for the open socket `channel`.
+        let r = unsafe {
+            libc::ioctl(
+                std::os::fd::AsRawFd::as_raw_fd(&channel),
+                libc::TIOCOUTQ,
+                &mut queued,
+            )
+        };
+        if r != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        if queued == 0 {
+            return Ok(());
+        }
+        if std::time::Instant::now() > until {
+            return Err(io::Error::other("the host did not read the forged frames"));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+}
+
+/// The host kills a worker that sent a frame it refuses; the call that
+/// sent it waits for that instead of answering.
+fn wait_to_be_killed() -> io::Result<()> {
+    std::thread::sleep(std::time::Duration::from_secs(30));
+    Err(io::Error::other("the host did not kill the worker"))
 }
