@@ -198,6 +198,14 @@ fn echo_answers(h: &mut TestHost) {
     }
 }
 
+/// The hostile plugin's worker process, if one runs.
+fn hostile_worker(h: &TestHost) -> Option<u32> {
+    support::plugin_workers(h.pid())
+        .into_iter()
+        .find(|(_, c)| c.contains("hostile"))
+        .map(|(p, _)| p)
+}
+
 #[test]
 fn forged_worker_replies_are_refused_and_the_host_stays_up() {
     let tmp = root_with_hostile();
@@ -219,10 +227,7 @@ fn forged_worker_replies_are_refused_and_the_host_stays_up() {
         ("bounds", "invalid observation"),
         ("oversized", "over the 1835008-byte bound"),
     ] {
-        let worker = support::plugin_workers(h.pid())
-            .into_iter()
-            .find(|(_, c)| c.contains("hostile"))
-            .map(|(p, _)| p);
+        let worker = hostile_worker(&h);
         let armed = h.execute("forgeNextObserve", json!({ "case": case, "skip": 1 }));
         assert_eq!(armed["result"]["output"]["armed"], case, "{armed}");
         let r = h.call("device.observe", None);
@@ -234,11 +239,7 @@ fn forged_worker_replies_are_refused_and_the_host_stays_up() {
         );
         let message = r["error"]["message"].as_str().unwrap_or("");
         assert!(message.contains(says), "{case}: {message}");
-        let now = support::plugin_workers(h.pid())
-            .into_iter()
-            .find(|(_, c)| c.contains("hostile"))
-            .map(|(p, _)| p);
-        assert_eq!(worker, now, "{case}: the worker was kept");
+        assert_eq!(worker, hostile_worker(&h), "{case}: the worker was kept");
         echo_answers(&mut h);
         assert!(h.ok("device.observe", None)["screenshot"].is_object());
     }
@@ -255,8 +256,42 @@ fn forged_worker_replies_are_refused_and_the_host_stays_up() {
         );
         echo_answers(&mut h);
     }
+    // Scribbled rings: a reply ring whose tail or record is out of place
+    // kills the worker while its call waits; a call ring whose head the
+    // worker moved past the host's tail kills it at the host's next call.
+    for case in ["ringTail", "ringLength", "ringHead"] {
+        let worker = hostile_worker(&h);
+        let armed = h.execute("forgeNextObserve", json!({ "case": case, "skip": 1 }));
+        assert_eq!(armed["result"]["output"]["armed"], case, "{armed}");
+        let r = h.call("device.observe", None);
+        if case == "ringHead" {
+            assert!(r["result"]["screenshot"].is_object(), "{case}: {r}");
+            let r = h.execute("echo", json!({ "text": "after" }));
+            assert_eq!(
+                error_code(&r).as_deref(),
+                Some("driver_crashed"),
+                "{case}: {r}"
+            );
+        } else {
+            assert_eq!(
+                error_code(&r).as_deref(),
+                Some("driver_crashed"),
+                "{case}: {r}"
+            );
+        }
+        echo_answers(&mut h);
+        assert_ne!(
+            worker,
+            hostile_worker(&h),
+            "{case}: the worker was replaced"
+        );
+    }
+    let log = h.stderr_text();
+    for says in ["broke its reply ring", "broke its call ring"] {
+        assert!(log.contains(says), "{says}: {log}");
+    }
     let grown = peak_kib(h.pid()).saturating_sub(baseline);
-    println!("trust: host peak memory grew {grown} KiB over five forged replies");
+    println!("trust: host peak memory grew {grown} KiB over eight forged replies");
     assert!(
         grown < 48 * 1024,
         "the host allocated what a worker announced: +{grown} KiB"

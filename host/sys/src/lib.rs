@@ -5,13 +5,14 @@
 //! standard output, non-blocking standard streams ([`stream`]), the
 //! open-files limit, signalling a child, the hooks
 //! that run in a child between `fork` and `exec`, packet sockets with
-//! descriptor passing ([`packet`]) and memory shared with a worker process
-//! ([`shm`]).
+//! descriptor passing ([`packet`]), memory shared with a worker process
+//! ([`shm`]) and the doorbells of rings in it ([`doorbell`]).
 //!
 //! The calls go through `rustix`, which wraps them without `unsafe`. What
-//! `unsafe` remains is of four kinds, each argued where it stands: turning
+//! `unsafe` remains is of five kinds, each argued where it stands: turning
 //! an inherited descriptor number into a handle (the parent handed it over;
-//! it is checked open first), `CommandExt::pre_exec` hooks, which may
+//! it is checked open first), registering a descriptor this crate owns
+//! with Tokio's reactor, `CommandExt::pre_exec` hooks, which may
 //! only make async-signal-safe calls (every hook here makes only raw system
 //! calls: no allocation, no locks), mapping a sealed memory file, and
 //! copying into, out of and atomically updating that mapping (bounds
@@ -28,6 +29,7 @@ use std::os::unix::net::UnixStream;
 use std::os::unix::process::CommandExt;
 use std::process::Command;
 
+pub mod doorbell;
 pub mod packet;
 pub mod shm;
 pub mod stream;

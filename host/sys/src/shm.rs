@@ -14,7 +14,7 @@
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::ptr::NonNull;
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicU32, AtomicU64};
 
 use rustix::fs::{MemfdFlags, SealFlags};
 use rustix::mm::{MapFlags, ProtFlags};
@@ -160,6 +160,32 @@ impl SharedRegion {
             out.set_len(len);
         }
         Ok(out)
+    }
+
+    /// Copies `out.len()` bytes of the data area at `offset` into `out`.
+    pub fn read_into(&self, offset: usize, out: &mut [u8]) -> Result<(), OutOfBounds> {
+        let at = self.check(offset, out.len())?;
+        // SAFETY: the source lies inside the mapping (checked), past the
+        // header page; `out` is private memory of this process, which the
+        // mapping cannot overlap. Any bytes are valid `u8`s.
+        unsafe {
+            std::ptr::copy_nonoverlapping(self.base.as_ptr().add(at), out.as_mut_ptr(), out.len());
+        }
+        Ok(())
+    }
+
+    /// The first half of header word `index` (`< WORDS`) as a 32-bit
+    /// atomic, for a futex. A word used this way must never be used
+    /// through [`Self::word`] as well (by either process's code); the
+    /// callers fix which words are which.
+    pub fn word32(&self, index: usize) -> Option<&AtomicU32> {
+        if index >= WORDS {
+            return None;
+        }
+        // SAFETY: as for `word`: inside the header page, 4-aligned (8 even),
+        // alive as long as `&self`, only ever accessed atomically; callers
+        // never access the same word through both methods.
+        Some(unsafe { AtomicU32::from_ptr(self.base.as_ptr().add(index * 8).cast::<u32>()) })
     }
 
     /// Header word `index` (`< WORDS`), only ever accessed atomically.

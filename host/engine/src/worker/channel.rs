@@ -227,6 +227,18 @@ impl<'a> Outgoing<'a> {
         })
     }
 
+    /// The message's bytes in order, for a ring; `None` when descriptors
+    /// travel with it (only the socket carries those).
+    pub(super) fn pieces(&self) -> Option<Vec<&[u8]>> {
+        if !self.fds.is_empty() {
+            return None;
+        }
+        let mut pieces: Vec<&[u8]> = Vec::with_capacity(1 + self.inline.len());
+        pieces.push(&self.prefix);
+        pieces.extend(self.inline.iter().copied());
+        Some(pieces)
+    }
+
     /// Sends the frame as one message; on a non-blocking socket a full
     /// buffer is a [`FrameError::would_block`] error and nothing was sent.
     pub(super) fn send(&self, socket: &PacketSocket) -> Result<(), FrameError> {

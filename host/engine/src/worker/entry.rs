@@ -2,14 +2,17 @@
 //! parent-death signal, take the channel descriptor, open one plugin
 //! library through the stable-ABI loader and report its manifest (or why
 //! it was refused), initialize it with the settings the host then sends,
-//! and serve calls until the host closes the channel: every idle thread
-//! blocks in `recvmsg` on the packet socket (each message wakes exactly
-//! one), runs the call it received and sends the reply itself, large parts
-//! through the arena the host passed. The worker never writes to its
-//! stdout (plugin code may; the host forwards it to its log) and never
-//! touches any other descriptor of the host's.
+//! and serve calls until the host closes the channel. Calls come through
+//! the call ring the host passed (`ring`) or, when a ring cannot take one,
+//! the socket, whose thread queues it for the others; every idle thread
+//! sleeps on the ring's futex word, the one woken runs the call and sends
+//! the reply itself (through the reply ring, large parts through the
+//! arena; through the socket when the ring has no room or descriptors
+//! travel). The worker never writes to its stdout (plugin code may; the
+//! host forwards it to its log) and never touches any other descriptor of
+//! the host's.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::os::fd::RawFd;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -21,7 +24,7 @@ use devicerail_host_plugin_api::{CallContext, Driver, DriverError, DriverResult,
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-use devicerail_host_sys::packet::PacketSocket;
+use devicerail_host_sys::packet::{PacketSocket, Received};
 
 use super::channel::{self, Outgoing, WorkerArena};
 use super::environment;
@@ -29,6 +32,7 @@ use super::frame::{Frame, FrameError, Kind};
 use super::message::{
     ActedWire, Call, Cancel, Init, Method, ObservedWire, Opened, Outcome, Part, Ready, Reply,
 };
+use super::ring::WorkerRings;
 
 /// The worker's command line.
 #[derive(Debug, Clone)]
@@ -90,17 +94,11 @@ fn channel(fd: RawFd) -> Result<PacketSocket, WorkerError> {
     PacketSocket::inherit(fd).map_err(|_| WorkerError::NotASocket(fd))
 }
 
-/// Sends one frame (blocking until there is room).
-fn send<T: Serialize>(
-    socket: &PacketSocket,
-    arena: Option<&WorkerArena>,
-    kind: Kind,
-    header: &T,
-    parts: &[&[u8]],
-) -> Result<(), FrameError> {
+/// Sends one handshake frame (blocking until there is room).
+fn send<T: Serialize>(socket: &PacketSocket, kind: Kind, header: &T) -> Result<(), FrameError> {
     let json = serde_json::to_vec(header)
         .map_err(|_| FrameError::Malformed("the header does not serialize"))?;
-    Outgoing::new(kind, &json, parts, arena, Vec::new())?.send(socket)
+    Outgoing::new(kind, &json, &[], None, Vec::new())?.send(socket)
 }
 
 /// Receives one frame (blocking).
@@ -110,17 +108,53 @@ fn receive(socket: &PacketSocket, buf: &mut [u8]) -> Result<Frame, FrameError> {
 
 /// Threads serving calls at most.
 const MAX_THREADS: usize = 64;
+/// Cancellations kept for calls not seen yet (a cancel may overtake its
+/// call when one went through the ring and the other through the socket).
+const EARLY_CANCELS: usize = 1024;
 
-/// The serving threads' shared state. Every idle thread waits in
-/// `recvmsg`; the kernel wakes one per message, and that thread runs the
-/// call and replies itself, so a call costs no thread hand-off and never
+/// Calls running, for `cancel`, and cancellations that came first.
+#[derive(Default)]
+struct Calls {
+    running: HashMap<u64, CallContext>,
+    early: BTreeSet<u64>,
+}
+
+impl Calls {
+    /// Call `id` starts with `ctx`, cancelled at once if its cancellation
+    /// came first.
+    fn start(&mut self, id: u64, ctx: &CallContext) {
+        if self.early.remove(&id) {
+            ctx.cancel();
+        }
+        self.running.insert(id, ctx.clone());
+    }
+
+    /// Cancels call `id`, or keeps the cancellation for when it arrives
+    /// (the oldest kept one is dropped past [`EARLY_CANCELS`]).
+    fn cancel(&mut self, id: u64) {
+        if let Some(ctx) = self.running.get(&id) {
+            ctx.cancel();
+        } else {
+            self.early.insert(id);
+            if self.early.len() > EARLY_CANCELS {
+                self.early.pop_first();
+            }
+        }
+    }
+}
+
+/// The serving threads' shared state. Idle threads sleep on the rings'
+/// futex word; the one woken takes a call (ring or queue), runs it and
+/// replies itself, so a call costs no hand-off within the worker and never
 /// waits for another call.
 struct Server {
     socket: PacketSocket,
     arena: Option<WorkerArena>,
+    rings: WorkerRings,
+    /// Calls and cancellations that came through the socket.
+    queue: Mutex<VecDeque<Frame>>,
     driver: Arc<LoadedPlugin>,
-    /// Contexts of running calls, for `cancel`.
-    flags: Mutex<HashMap<u64, CallContext>>,
+    calls: Mutex<Calls>,
     /// Threads not running a call.
     idle: AtomicUsize,
     /// Serving threads.
@@ -156,7 +190,9 @@ fn finish(result: Result<(), WorkerError>) -> ! {
     }
 }
 
-fn serve_loop(server: &Arc<Server>) -> ! {
+/// The socket's thread: queues what comes through it for the serving
+/// threads, and ends the worker when the host closes the channel.
+fn socket_loop(server: &Arc<Server>) -> ! {
     let mut buf = channel::buffer();
     loop {
         let frame = match receive(&server.socket, &mut buf) {
@@ -165,74 +201,121 @@ fn serve_loop(server: &Arc<Server>) -> ! {
             Err(e) => finish(Err(e.into())),
         };
         match frame.kind {
-            Kind::Call => {
-                let call: Call = match serde_json::from_slice(&frame.header) {
-                    Ok(c) => c,
-                    Err(source) => finish(Err(WorkerError::BadHeader {
-                        what: "call",
-                        source,
-                    })),
-                };
-                let deadline = call
-                    .budget_us
-                    .and_then(|us| Instant::now().checked_add(Duration::from_micros(us)));
-                let ctx = CallContext::new(deadline)
-                    .with_observation_id(call.observation_id)
-                    .with_request_id(call.request_id);
-                lock(&server.flags).insert(call.id, ctx.clone());
-                // Someone must keep receiving while this thread is busy.
-                if server.idle.fetch_sub(1, Ordering::AcqRel) == 1 {
-                    spawn_server(server);
-                }
-                let (outcome, parts) = serve_call(&server.driver, &ctx, call.method);
-                lock(&server.flags).remove(&call.id);
-                let reply = Reply {
-                    id: call.id,
-                    outcome,
-                };
-                let parts: Vec<&[u8]> = parts.iter().map(Part::bytes).collect();
-                let sent = send(
-                    &server.socket,
-                    server.arena.as_ref(),
-                    Kind::Reply,
-                    &reply,
-                    &parts,
-                );
-                // A result the channel cannot carry is answered with why,
-                // so the host's caller never waits for a reply that will
-                // not come.
-                let sent = match sent {
-                    Err(e @ FrameError::TooLarge { .. }) => {
-                        let refused = Reply {
-                            id: call.id,
-                            outcome: Outcome::Err(DriverError::new(
-                                devicerail_host_protocol::ErrorCode::ResponseFrameTooLarge,
-                                format!("the driver's result cannot cross to the host: {e}"),
-                            )),
-                        };
-                        send(&server.socket, None, Kind::Reply, &refused, &[])
-                    }
-                    other => other,
-                };
-                if let Err(e) = sent {
-                    tracing::warn!("cannot send a reply to the host: {e}");
-                }
-                server.idle.fetch_add(1, Ordering::AcqRel);
-            }
-            Kind::Cancel => {
-                let cancel: Cancel = match serde_json::from_slice(&frame.header) {
-                    Ok(c) => c,
-                    Err(source) => finish(Err(WorkerError::BadHeader {
-                        what: "cancel",
-                        source,
-                    })),
-                };
-                if let Some(ctx) = lock(&server.flags).get(&cancel.id) {
-                    ctx.cancel();
-                }
+            Kind::Call | Kind::Cancel => {
+                lock(&server.queue).push_back(frame);
+                server.rings.nudge();
             }
             _ => finish(Err(FrameError::Malformed("a frame out of turn").into())),
         }
+    }
+}
+
+/// The next call or cancellation: from the socket's queue, else the ring.
+fn next_frame(server: &Server, buf: &mut [u8]) -> Option<Frame> {
+    if let Some(f) = lock(&server.queue).pop_front() {
+        return Some(f);
+    }
+    let len = match server.rings.pop_call(buf) {
+        Ok(Some(len)) => len,
+        Ok(None) => return None,
+        Err(e) => finish(Err(FrameError::from(e).into())),
+    };
+    let received = Received {
+        len,
+        fds: Vec::new(),
+    };
+    match channel::decode(&buf[..len], received, None) {
+        Ok(f) => Some(f),
+        Err(e) => finish(Err(e.into())),
+    }
+}
+
+fn serve_loop(server: &Arc<Server>) -> ! {
+    let mut buf = channel::buffer();
+    loop {
+        let seen = server.rings.seq();
+        match next_frame(server, &mut buf) {
+            Some(frame) => serve_frame(server, frame),
+            None => server.rings.idle(seen, || {
+                !lock(&server.queue).is_empty() || server.rings.calls_pending()
+            }),
+        }
+    }
+}
+
+/// Sends one reply: through the reply ring when it fits, else the socket.
+fn reply(server: &Server, header: &Reply, parts: &[&[u8]]) -> Result<(), FrameError> {
+    let json = serde_json::to_vec(header)
+        .map_err(|_| FrameError::Malformed("the header does not serialize"))?;
+    let out = Outgoing::new(Kind::Reply, &json, parts, server.arena.as_ref(), Vec::new())?;
+    if let Some(pieces) = out.pieces()
+        && server.rings.push_reply(&pieces)?
+    {
+        return Ok(());
+    }
+    out.send(&server.socket)
+}
+
+fn serve_frame(server: &Arc<Server>, frame: Frame) {
+    match frame.kind {
+        Kind::Call => {
+            let call: Call = match serde_json::from_slice(&frame.header) {
+                Ok(c) => c,
+                Err(source) => finish(Err(WorkerError::BadHeader {
+                    what: "call",
+                    source,
+                })),
+            };
+            let deadline = call
+                .budget_us
+                .and_then(|us| Instant::now().checked_add(Duration::from_micros(us)));
+            let ctx = CallContext::new(deadline)
+                .with_observation_id(call.observation_id)
+                .with_request_id(call.request_id);
+            lock(&server.calls).start(call.id, &ctx);
+            // Someone must keep taking calls while this thread is busy.
+            if server.idle.fetch_sub(1, Ordering::AcqRel) == 1 {
+                spawn_server(server);
+            }
+            let (outcome, parts) = serve_call(&server.driver, &ctx, call.method);
+            lock(&server.calls).running.remove(&call.id);
+            let header = Reply {
+                id: call.id,
+                outcome,
+            };
+            let parts: Vec<&[u8]> = parts.iter().map(Part::bytes).collect();
+            let sent = reply(server, &header, &parts);
+            // A result the channel cannot carry is answered with why, so the
+            // host's caller never waits for a reply that will not come.
+            let sent = match sent {
+                Err(e @ FrameError::TooLarge { .. }) => {
+                    let refused = Reply {
+                        id: call.id,
+                        outcome: Outcome::Err(DriverError::new(
+                            devicerail_host_protocol::ErrorCode::ResponseFrameTooLarge,
+                            format!("the driver's result cannot cross to the host: {e}"),
+                        )),
+                    };
+                    reply(server, &refused, &[])
+                }
+                other => other,
+            };
+            if let Err(e) = sent {
+                tracing::warn!("cannot send a reply to the host: {e}");
+            }
+            server.idle.fetch_add(1, Ordering::AcqRel);
+        }
+        Kind::Cancel => {
+            let cancel: Cancel = match serde_json::from_slice(&frame.header) {
+                Ok(c) => c,
+                Err(source) => finish(Err(WorkerError::BadHeader {
+                    what: "cancel",
+                    source,
+                })),
+            };
+            lock(&server.calls).cancel(cancel.id);
+        }
+        _ => finish(Err(FrameError::Malformed("a frame out of turn").into())),
     }
 }
 
@@ -296,12 +379,12 @@ pub fn run(args: &WorkerArgs) -> Result<(), WorkerError> {
             let refused = Opened::Refused {
                 reason: e.to_string(),
             };
-            send(&socket, None, Kind::Opened, &refused, &[])?;
+            send(&socket, Kind::Opened, &refused)?;
             return Ok(());
         }
     };
     let manifest = opened.manifest().clone();
-    send(&socket, None, Kind::Opened, &Opened::Ok { manifest }, &[])?;
+    send(&socket, Kind::Opened, &Opened::Ok { manifest })?;
     let mut buf = channel::buffer();
     let frame = match receive(&socket, &mut buf) {
         Ok(f) => f,
@@ -317,10 +400,16 @@ pub fn run(args: &WorkerArgs) -> Result<(), WorkerError> {
             what: "init",
             source,
         })?;
-    // The arena the host created for this worker's large reply parts.
-    let arena = match frame.fds.into_iter().next() {
+    // The arena the host created for this worker's large reply parts, then
+    // the rings' memory and the host's reply doorbell.
+    let mut fds = frame.fds.into_iter();
+    let arena = match fds.next() {
         Some(fd) => Some(WorkerArena::map(fd)?),
         None => None,
+    };
+    let rings = match (fds.next(), fds.next()) {
+        (Some(region), Some(bell)) => WorkerRings::map(region, bell)?,
+        _ => WorkerRings::local()?,
     };
     let purpose = LoadPurpose::from_ffi(&init.purpose);
     // The plugin's `env` table (checked by the host: no credentials),
@@ -343,7 +432,7 @@ pub fn run(args: &WorkerArgs) -> Result<(), WorkerError> {
             message,
             setting: Some("env".into()),
         };
-        send(&socket, None, Kind::Ready, &failed, &[])?;
+        send(&socket, Kind::Ready, &failed)?;
         return Ok(());
     }
     let loaded = if opened.manifest().id == init.plugin_id {
@@ -358,26 +447,55 @@ pub fn run(args: &WorkerArgs) -> Result<(), WorkerError> {
     let driver = match loaded {
         Ok(d) => Arc::new(d),
         Err(e) => {
-            send(&socket, None, Kind::Ready, &ready_failure(&e), &[])?;
+            send(&socket, Kind::Ready, &ready_failure(&e))?;
             return Ok(());
         }
     };
     send(
         &socket,
-        None,
         Kind::Ready,
         &Ready::Ok {
             pid: std::process::id(),
         },
-        &[],
     )?;
     let server = Arc::new(Server {
         socket,
         arena,
+        rings,
+        queue: Mutex::new(VecDeque::new()),
         driver,
-        flags: Mutex::new(HashMap::new()),
-        idle: AtomicUsize::new(1),
-        threads: AtomicUsize::new(1),
+        calls: Mutex::new(Calls::default()),
+        idle: AtomicUsize::new(0),
+        threads: AtomicUsize::new(0),
     });
-    serve_loop(&server)
+    spawn_server(&server);
+    socket_loop(&server)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cancellation_that_overtakes_its_call_cancels_it_on_arrival() {
+        let mut calls = Calls::default();
+        let running = CallContext::new(None);
+        calls.start(1, &running);
+        calls.cancel(1);
+        assert!(running.is_cancelled());
+        // Call 2's cancellation came through the ring before the call
+        // itself came through the socket.
+        calls.cancel(2);
+        let late = CallContext::new(None);
+        calls.start(2, &late);
+        assert!(late.is_cancelled());
+        let other = CallContext::new(None);
+        calls.start(3, &other);
+        assert!(!other.is_cancelled());
+        // Kept cancellations are bounded.
+        for id in 100..100 + 2 * EARLY_CANCELS as u64 {
+            calls.cancel(id);
+        }
+        assert_eq!(calls.early.len(), EARLY_CANCELS);
+    }
 }

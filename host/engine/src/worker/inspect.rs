@@ -91,6 +91,7 @@ impl Inspection {
             env,
             LoadPurpose::Inspect,
             None,
+            None,
         ) {
             Ok(l) => {
                 self.worker = Some(l);

@@ -7,14 +7,17 @@
 //! Replies are read by [`Link::read_replies`] (a thread) or
 //! [`Link::read_replies_async`] (a task on the host's runtime, woken by its
 //! reactor: no thread of its own and no hand-off to the waiting task,
-//! which runs on the same thread next).
+//! which runs on the same thread next). A link on the runtime also has the
+//! worker's rings (`ring`): calls go there first and replies come from
+//! there and the socket alike.
 
 use std::collections::HashMap;
 use std::sync::mpsc::SyncSender;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
-use devicerail_host_sys::packet::PacketSocket;
+use devicerail_host_sys::doorbell::{self, EventDoorbell};
+use devicerail_host_sys::packet::{PacketSocket, Received};
 use serde::Serialize;
 use tokio::io::unix::AsyncFd;
 use tokio::sync::oneshot;
@@ -22,6 +25,7 @@ use tokio::sync::oneshot;
 use super::channel::{self, HostArena, Outgoing};
 use super::frame::{Frame, FrameError, Kind};
 use super::message::{Outcome, Reply};
+use super::ring::HostRings;
 
 /// What a waiting call receives: the reply and its byte parts, or why the
 /// worker is gone.
@@ -128,12 +132,22 @@ impl Socket {
     }
 }
 
+/// The worker's rings and their reply doorbell, registered with the
+/// host's reactor.
+#[derive(Debug)]
+struct Rings {
+    rings: HostRings,
+    bell: AsyncFd<EventDoorbell>,
+}
+
 /// A worker that answered its handshake.
 #[derive(Debug)]
 pub(super) struct Link {
     pid: u32,
     socket: Socket,
     arena: HostArena,
+    /// Only on a link registered with a runtime.
+    rings: Option<Rings>,
     /// Waiting calls; `None` once the worker is gone.
     pending: Mutex<Option<HashMap<u64, Waiter>>>,
     /// Whether the process may still be signalled (not yet reaped), and
@@ -143,25 +157,45 @@ pub(super) struct Link {
 
 impl Link {
     /// A link over `socket` (non-blocking), registered with `runtime`'s
-    /// reactor when there is one.
+    /// reactor when there is one, with the worker's `rings` (only with a
+    /// runtime: their doorbell is waited on by its reactor).
     pub(super) fn new(
         pid: u32,
         socket: PacketSocket,
         arena: HostArena,
+        rings: Option<HostRings>,
         runtime: Option<&tokio::runtime::Handle>,
     ) -> std::io::Result<Self> {
         socket.set_nonblocking(true)?;
-        let socket = match runtime {
+        let (socket, rings) = match runtime {
             Some(rt) => {
                 let _entered = rt.enter();
-                Socket::Async(devicerail_host_sys::packet::register(socket)?)
+                let rings = match rings {
+                    Some(rings) => {
+                        let fd = std::os::fd::AsFd::as_fd(rings.bell()).try_clone_to_owned()?;
+                        let bell = doorbell::register(EventDoorbell::adopt(fd)?)?;
+                        Some(Rings { rings, bell })
+                    }
+                    None => None,
+                };
+                (
+                    Socket::Async(devicerail_host_sys::packet::register(socket)?),
+                    rings,
+                )
             }
-            None => Socket::Plain(socket),
+            None if rings.is_some() => {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    "rings need the host's runtime to wait on their doorbell",
+                ));
+            }
+            None => (Socket::Plain(socket), None),
         };
         Ok(Self {
             pid,
             socket,
             arena,
+            rings,
             pending: Mutex::new(Some(HashMap::new())),
             alive: Mutex::new((true, None)),
         })
@@ -229,11 +263,27 @@ impl Link {
         Outgoing::new(kind, json, &[], None, Vec::new())
     }
 
+    /// Puts `out` in the call ring when the link has rings, the message
+    /// fits and there is room: `true` when it did. A ring the worker broke
+    /// kills it.
+    fn ringed(&self, out: &Outgoing<'_>) -> Result<bool, FrameError> {
+        let (Some(r), Some(pieces)) = (&self.rings, out.pieces()) else {
+            return Ok(false);
+        };
+        r.rings.push_call(&pieces).map_err(|e| {
+            self.kill(&format!("it broke its call ring: {e}"));
+            FrameError::Malformed("the worker broke its call ring")
+        })
+    }
+
     /// Sends one frame with a JSON header, waiting at most
     /// [`WRITE_TIMEOUT`] for room (a blocking caller).
     pub(super) fn send<T: Serialize>(&self, kind: Kind, header: &T) -> Result<(), FrameError> {
         let mut json = Vec::new();
         let out = Self::outgoing(kind, header, &mut json)?;
+        if self.ringed(&out)? {
+            return Ok(());
+        }
         channel::send_within(self.socket.get(), &out, WRITE_TIMEOUT)
     }
 
@@ -241,7 +291,11 @@ impl Link {
     /// best-effort notice, such as a cancellation).
     pub(super) fn try_send<T: Serialize>(&self, kind: Kind, header: &T) -> Result<(), FrameError> {
         let mut json = Vec::new();
-        Self::outgoing(kind, header, &mut json)?.send(self.socket.get())
+        let out = Self::outgoing(kind, header, &mut json)?;
+        if self.ringed(&out)? {
+            return Ok(());
+        }
+        out.send(self.socket.get())
     }
 
     /// [`Link::send`] for an async caller: waits for room on the runtime.
@@ -252,6 +306,9 @@ impl Link {
     ) -> Result<(), FrameError> {
         let mut json = Vec::new();
         let out = Self::outgoing(kind, header, &mut json)?;
+        if self.ringed(&out)? {
+            return Ok(());
+        }
         match &self.socket {
             Socket::Plain(s) => channel::send_within(s, &out, WRITE_TIMEOUT),
             Socket::Async(a) => {
@@ -323,37 +380,111 @@ impl Link {
         }
     }
 
+    /// Handles every reply waiting in the ring; `Some(why)` when the
+    /// worker broke the ring or the protocol (it was killed).
+    fn drain_ring(&self, rings: &Rings, buf: &mut [u8], plugin: &str) -> Option<String> {
+        loop {
+            let len = match rings.rings.pop_reply(buf) {
+                Ok(Some(len)) => len,
+                Ok(None) => return None,
+                Err(e) => {
+                    tracing::error!(plugin, "the worker broke its reply ring ({e}); killing it");
+                    self.kill(&format!("it broke its reply ring: {e}"));
+                    return Some(format!("it broke its reply ring: {e}"));
+                }
+            };
+            let received = Received {
+                len,
+                fds: Vec::new(),
+            };
+            match channel::decode(&buf[..len], received, Some(&self.arena)) {
+                Ok(f) => {
+                    if !self.handle(f, plugin) {
+                        return Some("it broke the protocol".into());
+                    }
+                }
+                Err(e) => return Some(self.ended(e)),
+            }
+        }
+    }
+
+    /// Handles every message waiting on the socket; `Some(why)` when the
+    /// channel ended or the worker broke the protocol, `None` when the
+    /// socket has nothing more now.
+    fn drain_socket(&self, socket: &PacketSocket, buf: &mut [u8], plugin: &str) -> Option<String> {
+        loop {
+            match channel::recv(socket, buf) {
+                Ok(r) => {
+                    let frame = channel::decode(&buf[..r.len], r, Some(&self.arena));
+                    match frame {
+                        Ok(f) => {
+                            if !self.handle(f, plugin) {
+                                return Some("it broke the protocol".into());
+                            }
+                        }
+                        Err(e) => return Some(self.ended(e)),
+                    }
+                }
+                Err(e) if e.would_block() => return None,
+                Err(e) => return Some(self.ended(e)),
+            }
+        }
+    }
+
     /// Reads replies as a task on the host's runtime until the worker's
-    /// channel ends (each wake drains every queued reply); returns why it
-    /// ended. A link without a runtime reads on the calling thread.
+    /// channel ends (each wake drains every queued reply, from the ring and
+    /// the socket); returns why it ended. A link without a runtime reads on
+    /// the calling thread.
     pub(super) async fn read_replies_async(&self, plugin: &str) -> String {
         let Socket::Async(a) = &self.socket else {
             return self.read_replies(plugin);
         };
         let mut buf = channel::buffer();
         loop {
-            let mut ready = match a.readable().await {
-                Ok(r) => r,
-                Err(e) => return self.ended(FrameError::Io(e)),
+            let Some(rings) = &self.rings else {
+                let mut ready = match a.readable().await {
+                    Ok(r) => r,
+                    Err(e) => return self.ended(FrameError::Io(e)),
+                };
+                if let Some(why) = self.drain_socket(a.get_ref(), &mut buf, plugin) {
+                    return why;
+                }
+                ready.clear_ready();
+                continue;
             };
-            loop {
-                match channel::recv(a.get_ref(), &mut buf) {
-                    Ok(r) => {
-                        let frame = channel::decode(&buf[..r.len], r, Some(&self.arena));
-                        match frame {
-                            Ok(f) => {
-                                if !self.handle(f, plugin) {
-                                    return "it broke the protocol".into();
-                                }
-                            }
-                            Err(e) => return self.ended(e),
+            if let Some(why) = self.drain_ring(rings, &mut buf, plugin) {
+                return why;
+            }
+            if !rings.rings.sleep() {
+                continue;
+            }
+            tokio::select! {
+                ready = a.readable() => {
+                    let mut ready = match ready {
+                        Ok(r) => r,
+                        Err(e) => return self.ended(FrameError::Io(e)),
+                    };
+                    let _ = rings.rings.woke();
+                    if let Some(why) = self.drain_socket(a.get_ref(), &mut buf, plugin) {
+                        // Replies the worker put in the ring before it
+                        // ended still reach their callers.
+                        if let Some(broke) = self.drain_ring(rings, &mut buf, plugin) {
+                            return broke;
                         }
+                        return why;
                     }
-                    Err(e) if e.would_block() => {
-                        ready.clear_ready();
-                        break;
+                    ready.clear_ready();
+                }
+                ready = rings.bell.readable() => {
+                    match ready {
+                        // Cleared before the doorbell is taken: a ring after
+                        // the take sets it ready again.
+                        Ok(mut r) => r.clear_ready(),
+                        Err(e) => return self.ended(FrameError::Io(e)),
                     }
-                    Err(e) => return self.ended(e),
+                    if let Err(e) = rings.rings.woke() {
+                        return self.ended(FrameError::Io(e));
+                    }
                 }
             }
         }

@@ -11,6 +11,8 @@
 //!   part's bytes are: inline, in the arena, in a sealed memory file).
 //! * `channel`: sending and receiving frames on the packet socket, and
 //!   the shared arena large reply parts travel through.
+//! * `ring`: calls and replies through shared memory (a ring each way,
+//!   with doorbells rung only when the other side sleeps).
 //! * `message`: the headers and how observations cross (PNG as bytes).
 //! * `link`: one live worker: writer, waiting calls, kill.
 //! * `spec`: what a worker is started with, and start failures.
@@ -37,6 +39,7 @@ pub(crate) mod link;
 pub(crate) mod message;
 mod output;
 pub(crate) mod remote;
+mod ring;
 pub(crate) mod shared;
 mod spec;
 mod supervisor;

@@ -12,7 +12,7 @@
 //! This module never reads or writes the host's protocol descriptors; the
 //! worker's stdin is null and its stdout and stderr are pipes to the log.
 
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -29,6 +29,7 @@ use super::frame::{FrameError, Kind};
 use super::link::{Link, WRITE_TIMEOUT, WorkerDown};
 use super::message::{Init, Opened, Ready};
 use super::output::{self, Tail};
+use super::ring::HostRings;
 use super::shared::Shared;
 use super::spec::{StartError, WorkerSpec};
 
@@ -241,8 +242,9 @@ pub(super) fn launch(
 }
 
 /// Sends a launched worker its settings for `purpose` (and `arena`, the
-/// memory its large reply parts come through) and waits until its driver
-/// is constructed. On failure the worker is reaped.
+/// memory its large reply parts come through, and `rings`, the memory its
+/// calls and replies travel through) and waits until its driver is
+/// constructed. On failure the worker is reaped.
 pub(super) fn init(
     mut launched: Launched,
     plugin_id: &str,
@@ -250,8 +252,17 @@ pub(super) fn init(
     env: &[(String, String)],
     purpose: LoadPurpose,
     arena: Option<&HostArena>,
+    rings: Option<&HostRings>,
 ) -> Result<Launched, StartError> {
-    match handshake(&launched.channel, plugin_id, settings, env, purpose, arena) {
+    match handshake(
+        &launched.channel,
+        plugin_id,
+        settings,
+        env,
+        purpose,
+        arena,
+        rings,
+    ) {
         Ok(()) => Ok(launched),
         Err(e @ StartError::Init { .. }) => {
             launched.discard();
@@ -290,6 +301,19 @@ fn running(launched: Launched, spec: &WorkerSpec) -> Result<Running, StartError>
             return Err(StartError::Spawn(format!("cannot create the arena: {e}")));
         }
     };
+    // Rings only where a reactor waits on their doorbell.
+    let rings = match spec
+        .runtime
+        .as_ref()
+        .map(|_| HostRings::create())
+        .transpose()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            launched.abandon();
+            return Err(StartError::Spawn(format!("cannot create the rings: {e}")));
+        }
+    };
     let launched = init(
         launched,
         &spec.plugin_id,
@@ -297,6 +321,7 @@ fn running(launched: Launched, spec: &WorkerSpec) -> Result<Running, StartError>
         &spec.env,
         LoadPurpose::Serve,
         Some(&arena),
+        rings.as_ref(),
     )?;
     let Launched {
         mut child,
@@ -304,7 +329,7 @@ fn running(launched: Launched, spec: &WorkerSpec) -> Result<Running, StartError>
         tail,
         ..
     } = launched;
-    match Link::new(child.id(), host_end, arena, spec.runtime.as_ref()) {
+    match Link::new(child.id(), host_end, arena, rings, spec.runtime.as_ref()) {
         Ok(link) => Ok(Running {
             link: Arc::new(link),
             child,
@@ -325,6 +350,7 @@ fn handshake(
     env: &[(String, String)],
     purpose: LoadPurpose,
     arena: Option<&HostArena>,
+    rings: Option<&HostRings>,
 ) -> Result<(), StartError> {
     let died = |e: FrameError| StartError::Died(e.to_string());
     let init = Init {
@@ -334,10 +360,16 @@ fn handshake(
         env: env.to_vec(),
     };
     let header = serde_json::to_vec(&init).map_err(|e| StartError::Spawn(e.to_string()))?;
-    let extra = match arena.map(|a| a.fd().try_clone_to_owned()).transpose() {
+    let mut extra: Vec<OwnedFd> = match arena.map(|a| a.fd().try_clone_to_owned()).transpose() {
         Ok(fd) => fd.into_iter().collect(),
         Err(e) => return Err(StartError::Spawn(format!("cannot pass the arena: {e}"))),
     };
+    if let Some(rings) = rings {
+        match rings.fds() {
+            Ok(fds) => extra.extend(fds),
+            Err(e) => return Err(StartError::Spawn(format!("cannot pass the rings: {e}"))),
+        }
+    }
     let out = Outgoing::new(Kind::Init, &header, &[], None, extra).map_err(died)?;
     channel::send_within(channel, &out, WRITE_TIMEOUT).map_err(died)?;
     let mut buf = channel::buffer();

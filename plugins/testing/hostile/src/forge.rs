@@ -5,8 +5,11 @@
 //!
 //! This module knows the channel's layout only to forge it (one message:
 //! a kind byte, a part count, 17 bytes per part saying where its bytes
-//! are, then the inline bytes; part 0 is the JSON header). It is test
-//! support; nothing real ever writes the channel but the worker.
+//! are, then the inline bytes; part 0 is the JSON header), and the rings'
+//! (a memory file the host passed: a header page of 64-bit words, then the
+//! call ring and the reply ring of 256 KiB each; a record is a 32-bit length
+//! and a message) only to scribble over it. It is test support; nothing
+//! real ever writes the channel or the rings but the worker.
 
 use std::io;
 use std::mem::MaybeUninit;
@@ -42,6 +45,15 @@ pub enum Case {
     /// Three parts of 40 MiB each: every one within a part's bound, all
     /// together over a frame's.
     Total,
+    /// The reply ring's tail moved far past anything written, and the
+    /// host's doorbell rung; the observation never returns.
+    RingTail,
+    /// A record in the reply ring claiming 4 GiB; the observation never
+    /// returns.
+    RingLength,
+    /// The call ring's head moved far past the host's tail (the host finds
+    /// it when it sends its next call); the observation answers normally.
+    RingHead,
 }
 
 impl Case {
@@ -53,6 +65,9 @@ impl Case {
             "oversized" => Self::Oversized,
             "part" => Self::Part,
             "total" => Self::Total,
+            "ringTail" => Self::RingTail,
+            "ringLength" => Self::RingLength,
+            "ringHead" => Self::RingHead,
             _ => return None,
         })
     }
@@ -143,8 +158,76 @@ fn header(id: u64) -> Vec<u8> {
         .into_bytes()
 }
 
+/// Header words of the rings' memory file (byte offsets).
+const CALL_TAIL: u64 = 0;
+const CALL_HEAD: u64 = 8 * 8;
+const REPLY_TAIL: u64 = 32 * 8;
+/// Where the reply ring's bytes start, and its size.
+const REPLIES_AT: u64 = 4096 + RING;
+const RING: u64 = 256 << 10;
+
+/// The descriptor number of this process whose link reads `name`.
+fn descriptor(name: &str) -> io::Result<i32> {
+    for entry in std::fs::read_dir("/proc/self/fd")?.flatten() {
+        if let Ok(target) = std::fs::read_link(entry.path())
+            && target.to_string_lossy().contains(name)
+            && let Ok(n) = entry.file_name().to_string_lossy().parse()
+        {
+            return Ok(n);
+        }
+    }
+    Err(io::Error::new(
+        io::ErrorKind::NotFound,
+        format!("no descriptor for {name}"),
+    ))
+}
+
+fn word(file: &std::fs::File, at: u64) -> io::Result<u64> {
+    use std::os::unix::fs::FileExt;
+    let mut b = [0u8; 8];
+    file.read_exact_at(&mut b, at)?;
+    Ok(u64::from_le_bytes(b))
+}
+
+fn set_word(file: &std::fs::File, at: u64, value: u64) -> io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    file.write_all_at(&value.to_le_bytes(), at)
+}
+
+/// Scribbles over the rings the host passed this worker (through the
+/// memory file's descriptor: its pages are the ones both map), then, for a
+/// broken reply ring, rings the host's doorbell and waits to be killed.
+fn scribble(case: Case) -> io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    let rings = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(format!("/proc/self/fd/{}", descriptor("devicerail-rings")?))?;
+    match case {
+        Case::RingHead => {
+            let tail = word(&rings, CALL_TAIL)?;
+            return set_word(&rings, CALL_HEAD, tail.wrapping_add(1 << 40));
+        }
+        Case::RingTail => set_word(&rings, REPLY_TAIL, u64::MAX / 2)?,
+        _ => {
+            let tail = word(&rings, REPLY_TAIL)?;
+            for (i, b) in u32::MAX.to_le_bytes().iter().enumerate() {
+                let at = REPLIES_AT + (tail + i as u64) % RING;
+                rings.write_all_at(&[*b], at)?;
+            }
+            set_word(&rings, REPLY_TAIL, tail + 8)?;
+        }
+    }
+    let bell = descriptor("[eventfd]")?;
+    // SAFETY: the descriptor was just found open in this process (the
+    // host's doorbell); it is only borrowed for one write.
+    let bell = unsafe { BorrowedFd::borrow_raw(bell) };
+    rustix::io::write(bell, &1u64.to_ne_bytes())?;
+    wait_to_be_killed()
+}
+
 /// Writes the forged replies of `case` for an observation, with `png` as
-/// its screenshot.
+/// its screenshot (or scribbles over the rings, for the ring cases).
 pub fn forge(case: Case, png: &[u8]) -> io::Result<()> {
     // SAFETY: descriptor 3 is the worker's channel for the whole life of
     // the process; it is only borrowed for these sends.
@@ -157,8 +240,10 @@ pub fn forge(case: Case, png: &[u8]) -> io::Result<()> {
             Case::Oversized => Part::File(4 << 20),
             Case::Part => {
                 let parts = [Part::Inline(header(id)), Part::File(200 << 20)];
-                return send(channel, &parts);
+                send(channel, &parts)?;
+                return wait_to_be_killed();
             }
+            Case::RingTail | Case::RingLength | Case::RingHead => return scribble(case),
             Case::Total => {
                 let parts = [
                     Part::Inline(header(id)),
@@ -166,11 +251,50 @@ pub fn forge(case: Case, png: &[u8]) -> io::Result<()> {
                     Part::File(40 << 20),
                     Part::File(40 << 20),
                 ];
-                return send(channel, &parts);
+                send(channel, &parts)?;
+                return wait_to_be_killed();
             }
         };
         let parts = [Part::Inline(header(id)), json, Part::Inline(png.to_vec())];
         send(channel, &parts)?;
     }
-    Ok(())
+    // The worker's real reply may take the reply ring, which the host can
+    // read before the socket: it is only sent once the host has read every
+    // forged frame, so the forged one reaches the waiting call first.
+    wait_until_read(channel)
+}
+
+/// Waits until the host has read everything sent on `channel` (the
+/// socket's send queue is empty).
+fn wait_until_read(channel: BorrowedFd<'_>) -> io::Result<()> {
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let mut queued: libc::c_int = 0;
+        // SAFETY: SIOCOUTQ (Linux gives it TIOCOUTQ's number) writes one
+        // int, into `queued`, for the open socket `channel`.
+        let r = unsafe {
+            libc::ioctl(
+                std::os::fd::AsRawFd::as_raw_fd(&channel),
+                libc::TIOCOUTQ,
+                &mut queued,
+            )
+        };
+        if r != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        if queued == 0 {
+            return Ok(());
+        }
+        if std::time::Instant::now() > until {
+            return Err(io::Error::other("the host did not read the forged frames"));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+}
+
+/// The host kills a worker that sent a frame it refuses; the call that
+/// sent it waits for that instead of answering.
+fn wait_to_be_killed() -> io::Result<()> {
+    std::thread::sleep(std::time::Duration::from_secs(30));
+    Err(io::Error::other("the host did not kill the worker"))
 }
