@@ -33,6 +33,22 @@ impl CallContext {
         }
     }
 
+    /// A context for a call the host already named: its deadline, the
+    /// Observation id and the request id it carries (no id is generated,
+    /// as [`Self::new`] does).
+    pub fn for_call(
+        deadline: Option<Instant>,
+        observation_id: ObservationId,
+        request_id: String,
+    ) -> Self {
+        Self {
+            deadline,
+            cancelled: RArc::new(AtomicBool::new(false)),
+            observation_id,
+            request_id,
+        }
+    }
+
     /// A context without deadline, for tests and tools.
     pub fn unbounded() -> Self {
         Self::new(None)

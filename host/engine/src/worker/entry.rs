@@ -269,9 +269,7 @@ fn serve_frame(server: &Arc<Server>, frame: Frame) {
             let deadline = call
                 .budget_us
                 .and_then(|us| Instant::now().checked_add(Duration::from_micros(us)));
-            let ctx = CallContext::new(deadline)
-                .with_observation_id(call.observation_id)
-                .with_request_id(call.request_id);
+            let ctx = CallContext::for_call(deadline, call.observation_id, call.request_id);
             lock(&server.calls).start(call.id, &ctx);
             // Someone must keep taking calls while this thread is busy.
             if server.idle.fetch_sub(1, Ordering::AcqRel) == 1 {

@@ -464,7 +464,7 @@ impl Link {
                         Ok(r) => r,
                         Err(e) => return self.ended(FrameError::Io(e)),
                     };
-                    let _ = rings.rings.woke();
+                    rings.rings.woke();
                     if let Some(why) = self.drain_socket(a.get_ref(), &mut buf, plugin) {
                         // Replies the worker put in the ring before it
                         // ended still reach their callers.
@@ -477,14 +477,12 @@ impl Link {
                 }
                 ready = rings.bell.readable() => {
                     match ready {
-                        // Cleared before the doorbell is taken: a ring after
-                        // the take sets it ready again.
+                        // Cleared before the ring is looked at: a ring after
+                        // this is a new edge.
                         Ok(mut r) => r.clear_ready(),
                         Err(e) => return self.ended(FrameError::Io(e)),
                     }
-                    if let Err(e) = rings.rings.woke() {
-                        return self.ended(FrameError::Io(e));
-                    }
+                    rings.rings.woke();
                 }
             }
         }
