@@ -26,7 +26,7 @@
 use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
 use std::process::Command;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Instant;
 
 use devicerail_host_sys::packet::{self, PacketSocket};
@@ -53,16 +53,13 @@ fn cpu_all() -> f64 {
     ticks * 1e6 / rustix::param::clock_ticks_per_second() as f64
 }
 
-/// The region's first header word, used as two 32-bit futex words (the
-/// call's and the reply's sequence numbers).
+/// The region's first two header words as 32-bit futex words (the call's
+/// and the reply's sequence numbers), as the worker's rings use them.
 fn words(region: &SharedRegion) -> (&AtomicU32, &AtomicU32) {
-    let word: &AtomicU64 = region.word(0).expect("a header word");
-    let base = std::ptr::from_ref(word).cast::<AtomicU32>();
-    // SAFETY: the header word is 8 bytes, 8-aligned, shared and only ever
-    // accessed atomically; in this bench it is only accessed as these two
-    // 4-byte atomics (never as the 64-bit one), which lie inside it and
-    // live as long as `region`.
-    unsafe { (&*base, &*base.add(1)) }
+    (
+        region.word32(0).expect("a header word"),
+        region.word32(1).expect("a header word"),
+    )
 }
 
 /// A futex between processes (`shared`) or between threads of this one.

@@ -312,6 +312,21 @@ pub(super) fn decode(
     })
 }
 
+/// Turns a ring record (one message, no descriptors) into a frame, as
+/// [`decode`] does a received one.
+pub(super) fn decode_record(msg: &[u8], arena: Option<&HostArena>) -> Result<Frame, FrameError> {
+    let received = Received {
+        len: msg.len(),
+        fds: Vec::new(),
+    };
+    decode(msg, received, arena)
+}
+
+/// A frame's JSON header.
+pub(super) fn header_json<T: serde::Serialize>(header: &T) -> Result<Vec<u8>, FrameError> {
+    serde_json::to_vec(header).map_err(|_| FrameError::Malformed("the header does not serialize"))
+}
+
 /// Receives one frame, waiting at most `timeout` (`None`: forever) on a
 /// blocking or non-blocking socket.
 pub(super) fn receive(

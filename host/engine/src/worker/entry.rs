@@ -24,7 +24,7 @@ use devicerail_host_plugin_api::{CallContext, Driver, DriverError, DriverResult,
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-use devicerail_host_sys::packet::{PacketSocket, Received};
+use devicerail_host_sys::packet::PacketSocket;
 
 use super::channel::{self, Outgoing, WorkerArena};
 use super::environment;
@@ -96,8 +96,7 @@ fn channel(fd: RawFd) -> Result<PacketSocket, WorkerError> {
 
 /// Sends one handshake frame (blocking until there is room).
 fn send<T: Serialize>(socket: &PacketSocket, kind: Kind, header: &T) -> Result<(), FrameError> {
-    let json = serde_json::to_vec(header)
-        .map_err(|_| FrameError::Malformed("the header does not serialize"))?;
+    let json = channel::header_json(header)?;
     Outgoing::new(kind, &json, &[], None, Vec::new())?.send(socket)
 }
 
@@ -127,6 +126,11 @@ impl Calls {
             ctx.cancel();
         }
         self.running.insert(id, ctx.clone());
+    }
+
+    /// Call `id` returned.
+    fn end(&mut self, id: u64) {
+        self.running.remove(&id);
     }
 
     /// Cancels call `id`, or keeps the cancellation for when it arrives
@@ -220,11 +224,7 @@ fn next_frame(server: &Server, buf: &mut [u8]) -> Option<Frame> {
         Ok(None) => return None,
         Err(e) => finish(Err(FrameError::from(e).into())),
     };
-    let received = Received {
-        len,
-        fds: Vec::new(),
-    };
-    match channel::decode(&buf[..len], received, None) {
+    match channel::decode_record(&buf[..len], None) {
         Ok(f) => Some(f),
         Err(e) => finish(Err(e.into())),
     }
@@ -245,8 +245,7 @@ fn serve_loop(server: &Arc<Server>) -> ! {
 
 /// Sends one reply: through the reply ring when it fits, else the socket.
 fn reply(server: &Server, header: &Reply, parts: &[&[u8]]) -> Result<(), FrameError> {
-    let json = serde_json::to_vec(header)
-        .map_err(|_| FrameError::Malformed("the header does not serialize"))?;
+    let json = channel::header_json(header)?;
     let out = Outgoing::new(Kind::Reply, &json, parts, server.arena.as_ref(), Vec::new())?;
     if let Some(pieces) = out.pieces()
         && server.rings.push_reply(&pieces)?
@@ -276,7 +275,7 @@ fn serve_frame(server: &Arc<Server>, frame: Frame) {
                 spawn_server(server);
             }
             let (outcome, parts) = serve_call(&server.driver, &ctx, call.method);
-            lock(&server.calls).running.remove(&call.id);
+            lock(&server.calls).end(call.id);
             let header = Reply {
                 id: call.id,
                 outcome,

@@ -17,7 +17,7 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use devicerail_host_sys::doorbell::{self, EventDoorbell};
-use devicerail_host_sys::packet::{PacketSocket, Received};
+use devicerail_host_sys::packet::PacketSocket;
 use serde::Serialize;
 use tokio::io::unix::AsyncFd;
 use tokio::sync::oneshot;
@@ -257,8 +257,7 @@ impl Link {
         header: &T,
         json: &'a mut Vec<u8>,
     ) -> Result<Outgoing<'a>, FrameError> {
-        *json = serde_json::to_vec(header)
-            .map_err(|_| FrameError::Malformed("the header does not serialize"))?;
+        *json = channel::header_json(header)?;
         let json: &'a Vec<u8> = json;
         Outgoing::new(kind, json, &[], None, Vec::new())
     }
@@ -369,13 +368,9 @@ impl Link {
     pub(super) fn read_replies(&self, plugin: &str) -> String {
         let mut buf = channel::buffer();
         loop {
-            match channel::receive(self.socket.get(), &mut buf, Some(&self.arena), None) {
-                Ok(frame) => {
-                    if !self.handle(frame, plugin) {
-                        return "it broke the protocol".into();
-                    }
-                }
-                Err(e) => return self.ended(e),
+            let frame = channel::receive(self.socket.get(), &mut buf, Some(&self.arena), None);
+            if let Some(why) = self.take(frame, plugin) {
+                return why;
             }
         }
     }
@@ -393,18 +388,19 @@ impl Link {
                     return Some(format!("it broke its reply ring: {e}"));
                 }
             };
-            let received = Received {
-                len,
-                fds: Vec::new(),
-            };
-            match channel::decode(&buf[..len], received, Some(&self.arena)) {
-                Ok(f) => {
-                    if !self.handle(f, plugin) {
-                        return Some("it broke the protocol".into());
-                    }
-                }
-                Err(e) => return Some(self.ended(e)),
+            let frame = channel::decode_record(&buf[..len], Some(&self.arena));
+            if let Some(why) = self.take(frame, plugin) {
+                return Some(why);
             }
+        }
+    }
+
+    /// Handles one decoded message; `Some(why)` when it broke the channel
+    /// or the protocol (the worker was killed).
+    fn take(&self, frame: Result<Frame, FrameError>, plugin: &str) -> Option<String> {
+        match frame {
+            Ok(f) => (!self.handle(f, plugin)).then(|| "it broke the protocol".into()),
+            Err(e) => Some(self.ended(e)),
         }
     }
 
@@ -416,13 +412,8 @@ impl Link {
             match channel::recv(socket, buf) {
                 Ok(r) => {
                     let frame = channel::decode(&buf[..r.len], r, Some(&self.arena));
-                    match frame {
-                        Ok(f) => {
-                            if !self.handle(f, plugin) {
-                                return Some("it broke the protocol".into());
-                            }
-                        }
-                        Err(e) => return Some(self.ended(e)),
+                    if let Some(why) = self.take(frame, plugin) {
+                        return Some(why);
                     }
                 }
                 Err(e) if e.would_block() => return None,

@@ -113,26 +113,37 @@ impl Region {
             .unwrap_or_else(|| unreachable!("ring words lie in the header page"))
     }
 
+    /// Where `len` bytes at stream position `pos` lie in a ring: the
+    /// offset of the first run and its length (the rest wraps to 0).
+    fn span(pos: u64, len: usize) -> (usize, usize) {
+        let start = (pos % RING as u64) as usize;
+        (start, len.min(RING - start))
+    }
+
     /// Copies `bytes` into `ring` at stream position `pos`, wrapping.
     fn put(&self, ring: Ring, pos: u64, bytes: &[u8]) {
-        let start = (pos % RING as u64) as usize;
-        let first = bytes.len().min(RING - start);
+        let (start, first) = Self::span(pos, bytes.len());
         let (a, b) = bytes.split_at(first);
         // In bounds by construction: `start + first <= RING`, `b.len() < RING`.
         let _ = self.0.write(ring.at + start, a);
-        if !b.is_empty() {
-            let _ = self.0.write(ring.at, b);
-        }
+        let _ = self.0.write(ring.at, b);
     }
 
     /// Copies `out.len()` bytes of `ring` at stream position `pos` out.
     fn get(&self, ring: Ring, pos: u64, out: &mut [u8]) {
-        let start = (pos % RING as u64) as usize;
-        let first = out.len().min(RING - start);
+        let (start, first) = Self::span(pos, out.len());
         let (a, b) = out.split_at_mut(first);
         let _ = self.0.read_into(ring.at + start, a);
-        if !b.is_empty() {
-            let _ = self.0.read_into(ring.at, b);
+        let _ = self.0.read_into(ring.at, b);
+    }
+
+    /// A call (or something else) waits for the worker's idle threads:
+    /// bump their futex word and wake one if any sleeps.
+    fn wake_idle(&self) {
+        self.word32(CALL_SEQ).fetch_add(1, Ordering::SeqCst);
+        fence(Ordering::SeqCst);
+        if self.word(CALL_WAITERS).load(Ordering::SeqCst) != 0 {
+            doorbell::futex_wake(self.word32(CALL_SEQ), 1);
         }
     }
 
@@ -238,11 +249,7 @@ impl HostRings {
                 return Ok(false);
             }
         }
-        self.region.word32(CALL_SEQ).fetch_add(1, Ordering::SeqCst);
-        fence(Ordering::SeqCst);
-        if self.region.word(CALL_WAITERS).load(Ordering::SeqCst) != 0 {
-            doorbell::futex_wake(self.region.word32(CALL_SEQ), 1);
-        }
+        self.region.wake_idle();
         Ok(true)
     }
 
@@ -338,11 +345,7 @@ impl WorkerRings {
     /// Something for the idle threads that is not in the ring (a call from
     /// the socket): bump the word and wake one.
     pub(super) fn nudge(&self) {
-        self.region.word32(CALL_SEQ).fetch_add(1, Ordering::SeqCst);
-        fence(Ordering::SeqCst);
-        if self.region.word(CALL_WAITERS).load(Ordering::SeqCst) != 0 {
-            doorbell::futex_wake(self.region.word32(CALL_SEQ), 1);
-        }
+        self.region.wake_idle();
     }
 
     /// Sleeps until the word moves past `seen`, having announced the
