@@ -405,11 +405,17 @@ fn load_average() -> String {
 /// `profile=N`: N observations (screenshot + UI snapshot) and nothing
 /// else, for a profiler to watch; prints the host's and its worker's pids
 /// first. `isolation=inline` loads the plugin in the host (default
-/// `process`), `window=W` keeps W in flight (default 1).
-fn profile(n: usize, isolation: &str, window: usize) {
+/// `process`), `window=W` keeps W in flight (default 1), `ui=off` asks
+/// for the screenshot alone.
+fn profile(n: usize, isolation: &str, window: usize, ui: bool) {
     let text = config("mock", isolation, "");
+    let (label, features) = if ui {
+        ("screenshot + UI snapshot", &UI_FEATURES[..])
+    } else {
+        ("screenshot", &BASE_FEATURES[..])
+    };
     let mut h = Host::start_with(&Setup {
-        features: &UI_FEATURES,
+        features,
         config: &text,
         ..Setup::default()
     });
@@ -418,7 +424,7 @@ fn profile(n: usize, isolation: &str, window: usize) {
     println!("host pid {}, worker pids {:?}", h.child.id(), h.children());
     let r = observe(&mut h, n, window, "p");
     report(
-        &format!("device.observe (screenshot + UI snapshot, durable), {window} in flight"),
+        &format!("device.observe ({label}, durable), {window} in flight"),
         isolation,
         n,
         &r,
@@ -443,7 +449,8 @@ fn main() {
             .find_map(|a| a.strip_prefix("window=")?.parse().ok())
             .unwrap_or(1usize)
             .max(1);
-        profile(n, isolation, window);
+        let ui = !args.iter().any(|a| a == "ui=off");
+        profile(n, isolation, window, ui);
         return;
     }
     let quick = args.iter().any(|a| a == "quick");

@@ -299,6 +299,14 @@ impl AsyncBufRead for PipeReader {
                     if n == 0 {
                         return Poll::Ready(Ok(&[]));
                     }
+                    // A read that did not fill the buffer emptied the pipe
+                    // or socket: wait for the reactor's next edge instead
+                    // of reading again only to be told it would block.
+                    // (The reactor keeps a hang-up it saw, so an end of
+                    // input that came with these bytes is still seen.)
+                    if n < this.buf.len() {
+                        guard.clear_ready();
+                    }
                 }
                 Ok(Err(e)) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Ok(Err(e)) => return Poll::Ready(Err(e)),
