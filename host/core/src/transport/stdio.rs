@@ -548,6 +548,90 @@ mod tests {
         q.send(vec![b'd'; 1000]).await.expect("oversized frame");
     }
 
+    /// A pipe's read end as the host reads standard input (non-blocking,
+    /// on the reactor), and its write end.
+    fn pipe() -> (PipeReader, std::io::PipeWriter) {
+        let (r, w) = std::io::pipe().expect("pipe");
+        let file = std::fs::File::from(std::os::fd::OwnedFd::from(r));
+        let fd = devicerail_host_sys::stream::register(
+            NonBlocking::new(file).expect("a pipe can be made non-blocking"),
+        )
+        .expect("register");
+        (PipeReader::new(fd), w)
+    }
+
+    /// The next frame, or a failure after 10 s (a lost wake-up hangs).
+    async fn next_within(r: &mut FrameReader<PipeReader>) -> Frame {
+        tokio::time::timeout(std::time::Duration::from_secs(10), r.next())
+            .await
+            .expect("the reader was woken")
+            .expect("read")
+    }
+
+    #[tokio::test]
+    async fn a_pipe_closed_with_its_last_bytes_still_ends() {
+        let (reader, mut w) = pipe();
+        // Bytes and the end of input are both there before the first read,
+        // which is short: the end must not be lost with the readiness.
+        w.write_all(b"{\"a\":1}\n{\"b\":2}\n").expect("write");
+        drop(w);
+        let mut r = FrameReader::new(reader);
+        assert_eq!(
+            next_within(&mut r).await,
+            Frame::Line(b"{\"a\":1}".to_vec())
+        );
+        assert_eq!(
+            next_within(&mut r).await,
+            Frame::Line(b"{\"b\":2}".to_vec())
+        );
+        assert_eq!(next_within(&mut r).await, Frame::Eof);
+    }
+
+    #[tokio::test]
+    async fn bytes_after_a_short_read_wake_the_reader() {
+        let (reader, mut w) = pipe();
+        let mut r = FrameReader::new(reader);
+        w.write_all(b"{\"a\":1}\n").expect("write");
+        assert_eq!(
+            next_within(&mut r).await,
+            Frame::Line(b"{\"a\":1}".to_vec())
+        );
+        // The short read left the reader waiting for the reactor: later
+        // bytes, and later the end, are new edges.
+        let later = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            w.write_all(b"{\"b\":2}\n").expect("write");
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            drop(w);
+        });
+        assert_eq!(
+            next_within(&mut r).await,
+            Frame::Line(b"{\"b\":2}".to_vec())
+        );
+        assert_eq!(next_within(&mut r).await, Frame::Eof);
+        later.join().expect("writer");
+    }
+
+    #[tokio::test]
+    async fn more_than_a_buffer_at_once_is_read_whole() {
+        let (reader, mut w) = pipe();
+        let lines = 20_000;
+        let writer = std::thread::spawn(move || {
+            for i in 0..lines {
+                writeln!(w, "{{\"n\":{i}}}").expect("write");
+            }
+        });
+        let mut r = FrameReader::new(reader);
+        for i in 0..lines {
+            assert_eq!(
+                next_within(&mut r).await,
+                Frame::Line(format!("{{\"n\":{i}}}").into_bytes())
+            );
+        }
+        assert_eq!(next_within(&mut r).await, Frame::Eof);
+        writer.join().expect("writer");
+    }
+
     #[tokio::test]
     async fn the_reader_thread_feeds_frames() {
         let input = std::io::Cursor::new(b"{\"a\":1}\n{\"b\":2}\n".to_vec());
