@@ -45,6 +45,11 @@ const UI_FEATURES: [&str; 4] = [
     "observation.uiSnapshot.v1",
 ];
 
+/// The observation workloads: their row labels and the features they ask
+/// for (the UI snapshot is a feature).
+const SCREENSHOT: (&str, &[&str]) = ("screenshot", &BASE_FEATURES);
+const WITH_UI: (&str, &[&str]) = ("screenshot + UI snapshot", &UI_FEATURES);
+
 const HOSTILE: (&str, &str) = ("devicerail-host-test-plugin-hostile", "test-hostile");
 
 /// One side of the comparison: a daemon and the isolation its plugins
@@ -228,10 +233,7 @@ fn cheap_requests(scale: usize, rounds: usize, sides: &[Side; 2]) {
 /// Screenshot, and screenshot + UI snapshot, 1 and 16 in flight, both
 /// modes.
 fn observations(scale: usize, rounds: usize, sides: &[Side; 2], rows: &mut Vec<Row>) {
-    for (label, features) in [
-        ("screenshot", &BASE_FEATURES[..]),
-        ("screenshot + UI snapshot", &UI_FEATURES[..]),
-    ] {
+    for (label, features) in [SCREENSHOT, WITH_UI] {
         for window in [1, 16] {
             let n = if window == 1 { 10_000 } else { 40_000 } / scale;
             let mut got: [Option<ObserveRun>; 2] = [None, None];
@@ -409,11 +411,7 @@ fn load_average() -> String {
 /// for the screenshot alone.
 fn profile(n: usize, isolation: &str, window: usize, ui: bool) {
     let text = config("mock", isolation, "");
-    let (label, features) = if ui {
-        ("screenshot + UI snapshot", &UI_FEATURES[..])
-    } else {
-        ("screenshot", &BASE_FEATURES[..])
-    };
+    let (label, features) = if ui { WITH_UI } else { SCREENSHOT };
     let mut h = Host::start_with(&Setup {
         features,
         config: &text,
