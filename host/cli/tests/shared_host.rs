@@ -394,6 +394,77 @@ fn a_direct_socket_connection_is_unix_and_the_socket_is_private() {
     assert!(one.recv().expect("list")["result"]["devices"].is_array());
 }
 
+/// Observation answers leave from the event store's writer thread when
+/// their commit is durable, straight to the socket when nothing is queued
+/// before them. A client that stops reading must cost that thread nothing:
+/// what its full socket does not take is queued, whole and in order, and
+/// another client's observations (committed by the same thread) go on.
+#[test]
+fn a_client_that_does_not_read_its_observations_stalls_no_one() {
+    let shared = start_shared(2, &[]);
+    let ready = |c: &mut Direct, device: &str| {
+        let mut hello = hello_request(0);
+        hello["params"]["features"] = json!({ "optional": ["device.routing.v1"] });
+        c.send(&hello);
+        for (i, (method, params)) in [
+            ("device.select", json!({ "deviceId": device })),
+            ("device.connect", json!({})),
+            ("session.start", json!({})),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            c.send(&json!({ "jsonrpc": "2.0", "id": i + 1, "method": method, "params": params }));
+        }
+        for _ in 0..4 {
+            let answer = c.recv().expect("answer");
+            assert!(answer["result"].is_object(), "{answer}");
+        }
+    };
+    let mut slow = Direct::connect(&shared.socket);
+    ready(&mut slow, "mock-1");
+    // More answers than its socket holds (the most a connection may have
+    // in flight is 1,024), never read meanwhile.
+    const PIPELINED: u64 = 1_000;
+    let mut send = slow.stream.try_clone().expect("clone");
+    let sender = std::thread::spawn(move || {
+        for id in 0..PIPELINED {
+            let mut line = serde_json::to_vec(
+                &json!({ "jsonrpc": "2.0", "id": 100 + id, "method": "device.observe" }),
+            )
+            .expect("json");
+            line.push(b'\n');
+            send.write_all(&line).expect("the host reads on");
+        }
+    });
+    // Wait until the host has stopped reading the slow client (its answers
+    // fill the socket and the output queue), then observe on the other.
+    std::thread::sleep(Duration::from_millis(1500));
+    let mut other = Direct::connect(&shared.socket);
+    ready(&mut other, "mock-2");
+    for id in 0..20 {
+        other.send(&json!({ "jsonrpc": "2.0", "id": 100 + id, "method": "device.observe" }));
+        let answer = other.recv().expect("the other client is answered");
+        assert_eq!(answer["id"], 100 + id);
+        assert!(answer["result"]["id"].is_string(), "{answer}");
+    }
+    // Reading again: every answer arrives once, whole.
+    let mut seen = std::collections::HashSet::new();
+    while seen.len() < usize::try_from(PIPELINED).expect("small") {
+        let answer = slow.recv().expect("every answer arrives");
+        if seen.is_empty() {
+            println!(
+                "an observation's answer: {} bytes",
+                answer.to_string().len()
+            );
+        }
+        assert!(answer["result"]["id"].is_string(), "{answer}");
+        let id = answer["id"].as_u64().expect("numeric id");
+        assert!(seen.insert(id), "answered twice: {id}");
+    }
+    sender.join().expect("sender");
+}
+
 #[test]
 fn a_stale_socket_is_replaced_and_a_live_one_is_never_stolen() {
     let root = tempfile::tempdir().expect("tempdir");

@@ -465,6 +465,20 @@ impl Connection {
         }
     }
 
+    /// Sends the response to the concurrent request `id` without waiting,
+    /// from any thread (see [`OutputQueue::try_send_then`]), releasing the
+    /// id as [`Connection::send_response`] does. Hands the frame back,
+    /// the id still reserved, when the output queue has no room now.
+    pub(crate) fn try_send_response(
+        &self,
+        id: &RpcId,
+        frame: Vec<u8>,
+        straight: bool,
+    ) -> Result<(), Vec<u8>> {
+        self.out
+            .try_send_then(frame, straight, || self.inflight.release(id))
+    }
+
     /// Serializes a success response; a result that cannot fit in one
     /// frame becomes `response_frame_too_large`.
     pub(crate) fn encode_result<T: Serialize>(id: &RpcId, result: &T) -> Vec<u8> {

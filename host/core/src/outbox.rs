@@ -2,8 +2,19 @@
 //! bytes. Connections (state) put frames in; a transport's writer takes
 //! them out. A peer that does not read stops being fed once its queue is
 //! full: senders wait, which stops its connection being read.
+//!
+//! A transport whose descriptor can be written from any thread without
+//! blocking (a pipe or socket in non-blocking mode) also lends it to the
+//! queue ([`Straight`]): an answer known off the runtime (the event
+//! store's writer thread, once a commit is durable) is then written there
+//! and then when nothing is queued before it, instead of waking the
+//! runtime to write it. Frames never interleave or overtake each other:
+//! a straight write happens only while no frame is queued or being
+//! written, and what it could not write is queued first.
+//! It must never block: a peer that does not read leaves the rest of a
+//! frame queued, and the writer waits for it.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 
@@ -15,6 +26,52 @@ pub(crate) struct Outgoing {
     _bytes: Option<OwnedSemaphorePermit>,
 }
 
+/// A non-blocking descriptor frames may be written to from any thread.
+pub(crate) trait Descriptor: Send + Sync + 'static {
+    /// Writes what it can of `bytes` now: `WouldBlock` when nothing fits.
+    fn try_write(&self, bytes: &[u8]) -> std::io::Result<usize>;
+}
+
+/// The descriptor a queue may write straight to, and how many frames are
+/// queued or being written ahead of any straight write.
+pub(crate) struct Straight {
+    out: Arc<dyn Descriptor>,
+    state: Mutex<Backlog>,
+}
+
+#[derive(Default)]
+struct Backlog {
+    /// Frames taken into the queue and not yet written by its writer.
+    queued: usize,
+    /// A straight write failed: the writer reports the failure.
+    failed: bool,
+}
+
+impl Straight {
+    pub(crate) fn new(out: Arc<dyn Descriptor>) -> Arc<Self> {
+        Arc::new(Self {
+            out,
+            state: Mutex::default(),
+        })
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Backlog> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The queue's writer wrote `frames` frames it had taken.
+    pub(crate) fn written(&self, frames: usize) {
+        let mut b = self.lock();
+        b.queued = b.queued.saturating_sub(frames);
+    }
+}
+
+impl std::fmt::Debug for Straight {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Straight").finish_non_exhaustive()
+    }
+}
+
 /// The sender side of an output queue, bounded in frames *and* bytes: a
 /// connection whose peer does not read stops being fed (senders wait) once
 /// its queue holds `bytes` bytes, instead of buffering without limit.
@@ -24,6 +81,7 @@ pub(crate) struct OutputQueue {
     tx: mpsc::Sender<Outgoing>,
     budget: Arc<Semaphore>,
     bytes: usize,
+    straight: Option<Arc<Straight>>,
 }
 
 /// The queue was closed (its writer is gone).
@@ -41,13 +99,27 @@ impl OutputQueue {
             tx,
             budget: Arc::new(Semaphore::new(bytes)),
             bytes,
+            straight: None,
         };
         (queue, rx)
+    }
+
+    /// The same queue, whose frames may also be written straight to
+    /// `straight` (its writer must call [`Straight::written`] after
+    /// writing what it took).
+    pub(crate) fn with_straight(mut self, straight: Arc<Straight>) -> Self {
+        self.straight = Some(straight);
+        self
     }
 
     /// Queues a frame, waiting while the queue is full.
     pub(crate) async fn send(&self, frame: Vec<u8>) -> Result<(), Closed> {
         self.send_then(frame, || {}).await
+    }
+
+    fn share(&self, frame: &[u8]) -> u32 {
+        // A frame larger than the whole budget takes all of it.
+        u32::try_from(frame.len().clamp(1, self.bytes)).unwrap_or(u32::MAX)
     }
 
     /// Queues a frame, running `entered` once the frame's place in the
@@ -59,20 +131,244 @@ impl OutputQueue {
         frame: Vec<u8>,
         entered: impl FnOnce(),
     ) -> Result<(), Closed> {
-        // A frame larger than the whole budget takes all of it.
-        let share = u32::try_from(frame.len().clamp(1, self.bytes)).unwrap_or(u32::MAX);
         let permit = self
             .budget
             .clone()
-            .acquire_many_owned(share)
+            .acquire_many_owned(self.share(&frame))
             .await
             .map_err(|_| Closed)?;
         let slot = self.tx.reserve().await.map_err(|_| Closed)?;
+        let _backlog = self.straight.as_ref().map(|s| {
+            let mut b = s.lock();
+            b.queued += 1;
+            b
+        });
         entered();
         slot.send(Outgoing {
             frame,
             _bytes: Some(permit),
         });
         Ok(())
+    }
+
+    /// Sends a frame without waiting, from any thread: written straight to
+    /// the transport when `straight` is asked, the queue lends a descriptor
+    /// and nothing is queued before it, else queued if the queue has room
+    /// now. `entered` runs as in [`OutputQueue::send_then`], before the
+    /// peer can read the frame. Hands the frame back, `entered` not run,
+    /// when it could be sent neither way (the queue is full or closed).
+    pub(crate) fn try_send_then(
+        &self,
+        mut frame: Vec<u8>,
+        straight: bool,
+        entered: impl FnOnce(),
+    ) -> Result<(), Vec<u8>> {
+        if straight && let Some(s) = &self.straight {
+            let mut backlog = s.lock();
+            if backlog.queued == 0 && !backlog.failed {
+                entered();
+                frame.push(b'\n');
+                let written = write_now(&*s.out, &frame);
+                let written = match written {
+                    Ok(n) => n,
+                    Err(e) => {
+                        tracing::debug!("writing an answer straight to the transport failed: {e}");
+                        backlog.failed = true;
+                        return Ok(());
+                    }
+                };
+                if written < frame.len() {
+                    // The peer is slow: the rest goes first in the queue,
+                    // whose writer waits for room (the newline is its).
+                    frame.truncate(frame.len() - 1);
+                    let rest = frame.split_off(written.min(frame.len()));
+                    backlog.queued += 1;
+                    if self
+                        .tx
+                        .try_send(Outgoing {
+                            frame: rest,
+                            _bytes: None,
+                        })
+                        .is_err()
+                    {
+                        // Closed: its writer is gone, as for any frame.
+                        backlog.queued -= 1;
+                    }
+                }
+                return Ok(());
+            }
+        }
+        let Ok(permit) = self
+            .budget
+            .clone()
+            .try_acquire_many_owned(self.share(&frame))
+        else {
+            return Err(frame);
+        };
+        let Ok(slot) = self.tx.try_reserve() else {
+            return Err(frame);
+        };
+        let _backlog = self.straight.as_ref().map(|s| {
+            let mut b = s.lock();
+            b.queued += 1;
+            b
+        });
+        entered();
+        slot.send(Outgoing {
+            frame,
+            _bytes: Some(permit),
+        });
+        Ok(())
+    }
+}
+
+/// Writes what fits of `bytes` now (0 when nothing does).
+fn write_now(out: &dyn Descriptor, bytes: &[u8]) -> std::io::Result<usize> {
+    let mut done = 0;
+    while done < bytes.len() {
+        match out.try_write(bytes.get(done..).unwrap_or_default()) {
+            Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+            Ok(n) => done += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(done)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// A peer that takes `room` bytes, then would block (or fails).
+    #[derive(Default)]
+    struct Peer {
+        got: Mutex<Vec<u8>>,
+        room: AtomicUsize,
+        broken: std::sync::atomic::AtomicBool,
+    }
+
+    impl Descriptor for Peer {
+        fn try_write(&self, bytes: &[u8]) -> std::io::Result<usize> {
+            if self.broken.load(Ordering::Relaxed) {
+                return Err(std::io::ErrorKind::BrokenPipe.into());
+            }
+            let n = bytes.len().min(self.room.load(Ordering::Relaxed));
+            if n == 0 {
+                return Err(std::io::ErrorKind::WouldBlock.into());
+            }
+            self.room.fetch_sub(n, Ordering::Relaxed);
+            self.got
+                .lock()
+                .expect("lock")
+                .extend_from_slice(&bytes[..n]);
+            Ok(n)
+        }
+    }
+
+    fn queue_to(peer: &Arc<Peer>) -> (OutputQueue, mpsc::Receiver<Outgoing>, Arc<Straight>) {
+        let straight = Straight::new(peer.clone());
+        let (q, rx) = OutputQueue::bounded(4, 1024);
+        (q.with_straight(straight.clone()), rx, straight)
+    }
+
+    /// What a writer does: takes every queued frame and writes it whole.
+    fn drain(rx: &mut mpsc::Receiver<Outgoing>, peer: &Peer, straight: &Straight) {
+        let mut n = 0;
+        while let Ok(o) = rx.try_recv() {
+            let mut got = peer.got.lock().expect("lock");
+            got.extend_from_slice(&o.frame);
+            got.push(b'\n');
+            n += 1;
+        }
+        straight.written(n);
+    }
+
+    fn text(peer: &Peer) -> String {
+        String::from_utf8(peer.got.lock().expect("lock").clone()).expect("utf-8")
+    }
+
+    #[tokio::test]
+    async fn an_answer_goes_straight_out_only_when_nothing_is_queued_before_it() {
+        let peer = Arc::new(Peer::default());
+        peer.room.store(usize::MAX, Ordering::Relaxed);
+        let (q, mut rx, straight) = queue_to(&peer);
+        let mut entered = 0;
+        q.try_send_then(b"one".to_vec(), true, || entered += 1)
+            .expect("sent");
+        assert_eq!(text(&peer), "one\n", "nothing queued: written at once");
+        // A queued frame is ahead: the next answer queues behind it.
+        q.send(b"two".to_vec()).await.expect("queued");
+        q.try_send_then(b"three".to_vec(), true, || entered += 1)
+            .expect("sent");
+        assert_eq!(text(&peer), "one\n", "nothing overtakes what is queued");
+        drain(&mut rx, &peer, &straight);
+        assert_eq!(text(&peer), "one\ntwo\nthree\n");
+        // Not asked to go straight: queued although nothing is ahead.
+        q.try_send_then(b"four".to_vec(), false, || entered += 1)
+            .expect("sent");
+        assert_eq!(text(&peer), "one\ntwo\nthree\n");
+        drain(&mut rx, &peer, &straight);
+        q.try_send_then(b"five".to_vec(), true, || entered += 1)
+            .expect("sent");
+        assert_eq!(text(&peer), "one\ntwo\nthree\nfour\nfive\n");
+        assert_eq!(entered, 4, "each frame entered once");
+    }
+
+    #[tokio::test]
+    async fn what_a_full_peer_does_not_take_is_queued_first_and_whole() {
+        let peer = Arc::new(Peer::default());
+        peer.room.store(5, Ordering::Relaxed);
+        let (q, mut rx, straight) = queue_to(&peer);
+        q.try_send_then(b"{\"id\":1}".to_vec(), true, || {})
+            .expect("sent");
+        assert_eq!(text(&peer), "{\"id\"", "what fit was written");
+        // The rest is queued, so the next answer waits behind it.
+        q.try_send_then(b"{\"id\":2}".to_vec(), true, || {})
+            .expect("sent");
+        assert_eq!(text(&peer), "{\"id\"");
+        drain(&mut rx, &peer, &straight);
+        assert_eq!(text(&peer), "{\"id\":1}\n{\"id\":2}\n");
+        // A peer with no room at all: the whole frame is queued.
+        let (q, mut rx, straight) = queue_to(&peer);
+        peer.got.lock().expect("lock").clear();
+        q.try_send_then(b"{\"id\":3}".to_vec(), true, || {})
+            .expect("sent");
+        assert_eq!(text(&peer), "");
+        drain(&mut rx, &peer, &straight);
+        assert_eq!(text(&peer), "{\"id\":3}\n");
+    }
+
+    #[tokio::test]
+    async fn a_full_queue_hands_the_answer_back_unentered() {
+        let peer = Arc::new(Peer::default());
+        let (q, mut rx, _straight) = queue_to(&peer);
+        for _ in 0..4 {
+            q.send(b"x".to_vec()).await.expect("room");
+        }
+        let mut entered = false;
+        let back = q.try_send_then(b"late".to_vec(), true, || entered = true);
+        assert_eq!(back, Err(b"late".to_vec()), "four frames fill the queue");
+        assert!(!entered, "its id is still reserved");
+        drop(rx.try_recv());
+        assert!(
+            q.try_send_then(b"late".to_vec(), true, || entered = true)
+                .is_ok()
+        );
+        assert!(entered);
+    }
+
+    #[tokio::test]
+    async fn after_a_failed_straight_write_answers_are_queued_for_the_writer() {
+        let peer = Arc::new(Peer::default());
+        peer.broken.store(true, Ordering::Relaxed);
+        let (q, mut rx, _straight) = queue_to(&peer);
+        q.try_send_then(b"lost".to_vec(), true, || {})
+            .expect("the frame is gone with the peer");
+        q.try_send_then(b"next".to_vec(), true, || {})
+            .expect("queued");
+        assert_eq!(rx.try_recv().expect("queued").frame, b"next".to_vec());
     }
 }

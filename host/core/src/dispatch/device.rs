@@ -11,6 +11,7 @@ use devicerail_host_protocol::{
 use serde_json::json;
 
 use crate::connection::{BusyGuard, Connection, Work as SessionWork};
+use crate::handlers::answer::Answer;
 use crate::handlers::call::Call;
 use crate::handlers::request::{Accepted, permit};
 use crate::handlers::{device, execute, media, routing, session_required};
@@ -36,13 +37,17 @@ pub(super) async fn accept(mut call: Call) {
     match admit(&mut call) {
         Ok((accepted, work, busy)) => {
             tokio::spawn(async move {
-                let frame = match permit(&accepted).await {
-                    Ok(_permit) => run(&accepted, work).await,
-                    Err(e) => Connection::encode_error(Some(&accepted.id), &e),
-                };
-                drop(busy);
-                accepted.conn.inflight.complete(&accepted.id);
-                accepted.conn.send_response(&accepted.id, frame).await;
+                let mut answer = Answer::new(accepted.conn.clone(), accepted.id.clone(), busy);
+                match permit(&accepted).await {
+                    Ok(permit) => {
+                        answer.hold(permit);
+                        run(&accepted, work, answer).await;
+                    }
+                    Err(e) => {
+                        let frame = Connection::encode_error(Some(&accepted.id), &e);
+                        answer.send(frame).await;
+                    }
+                }
             });
         }
         Err(e) => conn.respond_error(Some(&id), e).await,
@@ -124,16 +129,18 @@ fn admit(call: &mut Call) -> Result<(Accepted, Work, Option<BusyGuard>), RpcErro
     Ok((accepted, work, busy))
 }
 
-async fn run(a: &Accepted, work: Work) -> Vec<u8> {
+async fn run(a: &Accepted, work: Work, answer: Answer) {
     let id = &a.id;
-    match work {
+    let frame = match work {
         Work::Connect => encode(id, device::connect(a).await),
         Work::Disconnect => encode(id, device::disconnect(a).await),
         Work::Capabilities => encode(id, device::capabilities_method(a).await),
-        Work::Observe => encode(id, device::observe(a).await),
+        // Answered from its commit.
+        Work::Observe => return device::observe(a, answer).await,
         Work::Execute(p) => encode(id, execute::execute(a, *p).await),
         Work::Capture(p) => encode(id, media::capture(a, p).await),
-    }
+    };
+    answer.send(frame).await;
 }
 
 fn encode<T: serde::Serialize>(id: &RpcId, r: Result<T, RpcError>) -> Vec<u8> {

@@ -8,6 +8,8 @@ use devicerail_host_protocol::{
     RpcError, TestEventPayload,
 };
 
+use crate::connection::Connection;
+use crate::handlers::answer::Answer;
 use crate::handlers::request::{
     Accepted, call_driver, capabilities, interrupt_error, observe_device, require_connected, shot,
     visible,
@@ -139,17 +141,37 @@ pub(crate) async fn record(
     Ok((captured.observation, event))
 }
 
-pub(crate) async fn observe(a: &Accepted) -> Result<Observation, RpcError> {
-    let session = a
-        .session
-        .clone()
-        .ok_or_else(|| session_required("device.observe"))?;
-    let looked = look(a).await?;
-    let (observation, event) = record(a, looked).await?;
+/// `device.observe`. The answer is known before the event's commit, so
+/// it is encoded first and sent from the event store's writer thread the
+/// moment the commit is durable: the request's own thread is not woken
+/// again to answer.
+pub(crate) async fn observe(a: &Accepted, answer: Answer) {
+    let recorded = async {
+        let session = a
+            .session
+            .clone()
+            .ok_or_else(|| session_required("device.observe"))?;
+        let looked = look(a).await?;
+        let (observation, event) = record(a, looked).await?;
+        Ok::<_, RpcError>((session, observation, event))
+    }
+    .await;
+    let (session, observation, event) = match recorded {
+        Ok(r) => r,
+        Err(e) => return answer.send(Connection::encode_error(Some(&a.id), &e)).await,
+    };
+    let observed = Connection::encode_result(&a.id, &observation);
     a.host
         .store
-        .append_one(session.id, event)
-        .await
-        .map_err(store_error)?;
-    Ok(observation)
+        .append_one_then(session.id, event, move |committed, commit| {
+            let frame = match committed {
+                Ok(_) => observed,
+                Err(e) => Connection::encode_error(Some(answer.id()), &store_error(e)),
+            };
+            // Alone in its commit, the answer goes straight out; the
+            // answers of a larger commit are queued, for the runtime's
+            // writer to write together.
+            answer.send_now(frame, commit.commands == 1);
+        })
+        .await;
 }

@@ -2,6 +2,7 @@
 //! use state (the host, its connections, registry and stores); they never
 //! reach up to dispatch or the transports.
 
+pub(crate) mod answer;
 pub(crate) mod call;
 pub(crate) mod closing;
 pub(crate) mod device;

@@ -29,6 +29,7 @@ use tokio_util::sync::CancellationToken;
 use crate::connection::Connection;
 use crate::dispatch::Dispatcher;
 pub(crate) use crate::outbox::OutputQueue;
+use crate::outbox::{Descriptor, Straight};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, ReadBuf};
 use tokio::sync::mpsc;
 
@@ -213,7 +214,10 @@ pub(crate) fn spawn_pipe_writer(
     frames: usize,
     bytes: usize,
 ) -> (OutputQueue, tokio::task::JoinHandle<std::io::Result<()>>) {
+    let out = Arc::new(out);
+    let straight = Straight::new(out.clone());
     let (tx, mut rx) = OutputQueue::bounded(frames, bytes);
+    let tx = tx.with_straight(straight.clone());
     let task = tokio::spawn(async move {
         let mut buf = Vec::with_capacity(64 * 1024);
         let mut held = Vec::new();
@@ -229,11 +233,19 @@ pub(crate) fn spawn_pipe_writer(
                 held.push(next);
             }
             write_all(&out, &buf).await?;
+            straight.written(held.len());
             held.clear();
         }
         Ok(())
     });
     (tx, task)
+}
+
+impl Descriptor for AsyncFd<NonBlocking> {
+    fn try_write(&self, bytes: &[u8]) -> std::io::Result<usize> {
+        let mut out: &NonBlocking = self.get_ref();
+        out.write(bytes)
+    }
 }
 
 /// Writes all of `bytes` to the non-blocking `out`, waiting while it is

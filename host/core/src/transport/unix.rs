@@ -30,6 +30,7 @@ use devicerail_host_protocol::{ErrorCode, TransportInfo};
 use serde_json::json;
 use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
+use tokio::net::unix::OwnedWriteHalf;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -37,7 +38,7 @@ use super::stdio::{Frame, FrameReader};
 use crate::connection::Connection;
 use crate::dispatch::{Closing, Dispatcher};
 use crate::leases::TokenDigest;
-use crate::outbox::OutputQueue;
+use crate::outbox::{Descriptor, Outgoing, OutputQueue, Straight};
 use devicerail_host_protocol::pool::LeaseToken;
 
 /// The first line `devicerail attach` writes: never valid JSON, so it
@@ -359,8 +360,11 @@ pub(crate) async fn connection(
             return;
         }
     };
+    let write = Arc::new(write);
+    let straight = Straight::new(write.clone());
     let (out, rx) = OutputQueue::bounded(OUTPUT_FRAMES, OUTPUT_BYTES);
-    let writer = tokio::spawn(write_frames(write, rx));
+    let out = out.with_straight(straight.clone());
+    let writer = tokio::spawn(write_frames(write, straight, rx));
     let presented = token.is_some();
     let pool_manager = dispatcher.host().is_pool_key(key.as_ref());
     if key.is_some() && !pool_manager {
@@ -397,41 +401,63 @@ pub(crate) async fn connection(
     let _ = writer.await;
 }
 
-/// Writes queued frames to the socket, flushing whenever the queue runs
-/// dry. Once the peer is gone it keeps draining the queue (discarding), so
-/// no request ever waits on a dead connection's output.
+/// Writes queued frames to the socket, each batch of what is queued with
+/// one call. Once the peer is gone it keeps draining the queue
+/// (discarding), so no request ever waits on a dead connection's output.
+/// Dropping the last handle of the write half shuts it down.
 async fn write_frames(
-    write: tokio::net::unix::OwnedWriteHalf,
-    mut rx: tokio::sync::mpsc::Receiver<crate::outbox::Outgoing>,
+    write: Arc<OwnedWriteHalf>,
+    straight: Arc<Straight>,
+    mut rx: tokio::sync::mpsc::Receiver<Outgoing>,
 ) {
-    let mut w = tokio::io::BufWriter::with_capacity(256 * 1024, write);
+    let mut buf = Vec::with_capacity(64 * 1024);
+    let mut held = Vec::new();
     let mut failed = false;
     while let Some(first) = rx.recv().await {
-        if failed {
-            continue;
+        buf.clear();
+        buf.extend_from_slice(&first.frame);
+        buf.push(b'\n');
+        held.push(first);
+        while buf.len() < WRITE_BATCH {
+            let Ok(next) = rx.try_recv() else { break };
+            buf.extend_from_slice(&next.frame);
+            buf.push(b'\n');
+            held.push(next);
         }
-        let mut result = write_line(&mut w, &first.frame).await;
-        drop(first);
-        while result.is_ok() {
-            match rx.try_recv() {
-                Ok(next) => result = write_line(&mut w, &next.frame).await,
-                Err(_) => break,
-            }
-        }
-        if let Err(e) = result.and(w.flush().await) {
+        if !failed && let Err(e) = write_all(&write, &buf).await {
             tracing::debug!("writing to a socket connection failed: {e}");
             failed = true;
         }
+        straight.written(held.len());
+        held.clear();
     }
-    let _ = w.shutdown().await;
 }
 
-async fn write_line<W: tokio::io::AsyncWrite + Unpin>(
-    w: &mut W,
-    frame: &[u8],
-) -> std::io::Result<()> {
-    w.write_all(frame).await?;
-    w.write_all(b"\n").await
+/// Most bytes one write call takes from the queue.
+const WRITE_BATCH: usize = 256 * 1024;
+
+/// Writes all of `bytes`, waiting while the socket is full.
+async fn write_all(out: &OwnedWriteHalf, mut bytes: &[u8]) -> std::io::Result<()> {
+    while !bytes.is_empty() {
+        out.writable().await?;
+        match out.try_write(bytes) {
+            Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+            Ok(n) => bytes = bytes.get(n..).unwrap_or_default(),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::Interrupted
+                ) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+impl Descriptor for OwnedWriteHalf {
+    fn try_write(&self, bytes: &[u8]) -> std::io::Result<usize> {
+        OwnedWriteHalf::try_write(self, bytes)
+    }
 }
 
 #[cfg(test)]

@@ -198,6 +198,37 @@ pub struct EventRow {
     pub json: Box<RawValue>,
 }
 
+/// The commit that made an [`EventStore::append_one_then`] event durable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Commit {
+    /// Commands the commit answered, this one included (1: alone). Their
+    /// answers are handed over one after the other, so a caller can tell
+    /// whether others follow at once.
+    pub commands: usize,
+}
+
+type Then = Box<dyn FnOnce(Result<StoredEvent, StoreError>, Commit) + Send>;
+
+/// An [`EventStore::append_one_then`] continuation; one dropped unrun
+/// (the command was never applied) runs with [`StoreError::Closed`].
+pub(crate) struct OnCommit(Option<Then>);
+
+impl OnCommit {
+    fn run(mut self, r: Result<StoredEvent, StoreError>, commit: Commit) {
+        if let Some(then) = self.0.take() {
+            then(r, commit);
+        }
+    }
+}
+
+impl Drop for OnCommit {
+    fn drop(&mut self) {
+        if let Some(then) = self.0.take() {
+            then(Err(StoreError::Closed), Commit { commands: 1 });
+        }
+    }
+}
+
 /// What the store knows of one Observation of a Session.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ObservationRow {
@@ -305,21 +336,25 @@ impl EventStore {
         make: impl FnOnce(oneshot::Sender<Result<T, StoreError>>) -> Command,
     ) -> Result<T, StoreError> {
         let (reply, rx) = oneshot::channel();
+        self.queue(make(reply)).await?;
+        rx.await.map_err(|_| StoreError::Closed)?
+    }
+
+    /// Hands `cmd` to the writer thread. The queue is bounded; a full
+    /// queue applies backpressure off the async workers. A command that
+    /// cannot be queued is dropped (its reply answers `Closed`).
+    async fn queue(&self, cmd: Command) -> Result<(), StoreError> {
         let tx = self.tx.clone();
-        let cmd = make(reply);
-        // The queue is bounded; a full queue applies backpressure off the
-        // async workers.
         match tx.try_send(cmd) {
-            Ok(()) => {}
+            Ok(()) => Ok(()),
             Err(std::sync::mpsc::TrySendError::Full(cmd)) => {
                 tokio::task::spawn_blocking(move || tx.send(cmd))
                     .await
                     .map_err(|_| StoreError::Closed)?
-                    .map_err(|_| StoreError::Closed)?;
+                    .map_err(|_| StoreError::Closed)
             }
-            Err(std::sync::mpsc::TrySendError::Disconnected(_)) => return Err(StoreError::Closed),
+            Err(std::sync::mpsc::TrySendError::Disconnected(_)) => Err(StoreError::Closed),
         }
-        rx.await.map_err(|_| StoreError::Closed)?
     }
 
     /// Closes the store at a clean stop: the pooled readers first, then
@@ -361,7 +396,7 @@ impl EventStore {
         self.call(|reply| Command::Append {
             session,
             events,
-            reply,
+            reply: writer::AppendReply::Channel(reply),
         })
         .await
     }
@@ -374,6 +409,28 @@ impl EventStore {
     ) -> Result<StoredEvent, StoreError> {
         let mut v = self.append(session, vec![event]).await?;
         v.pop().ok_or(StoreError::Closed)
+    }
+
+    /// Appends one event and hands how it ended to `then`, on the store's
+    /// writer thread, as soon as its commit is durable (or has failed):
+    /// for an answer known before the commit, which can then reach its
+    /// client without first waking the caller's thread. Returns once the
+    /// event is queued. `then` runs exactly once, with
+    /// [`StoreError::Closed`] if the store stops first; it runs on the
+    /// writer thread, so it must never block (or every commit waits).
+    pub async fn append_one_then(
+        &self,
+        session: SessionId,
+        event: NewEvent,
+        then: impl FnOnce(Result<StoredEvent, StoreError>, Commit) + Send + 'static,
+    ) {
+        let cmd = Command::Append {
+            session,
+            events: vec![event],
+            reply: writer::AppendReply::Then(OnCommit(Some(Box::new(then)))),
+        };
+        // A command that cannot be queued is dropped, which runs `then`.
+        let _ = self.queue(cmd).await;
     }
 
     /// Appends `sessionEnded` and seals the log, first closing any Action
@@ -452,6 +509,60 @@ mod tests {
             again[..51].iter().map(|r| r.json.get()).collect::<Vec<_>>(),
             events.iter().map(|r| r.json.get()).collect::<Vec<_>>()
         );
+    }
+
+    #[tokio::test]
+    async fn an_append_then_runs_once_after_its_commit_and_once_when_the_store_is_gone() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (store, _) = EventStore::open(dir.path()).expect("open");
+        let (info, _) = store.start_session(None).await.expect("start");
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        for _ in 0..20 {
+            let tx = tx.clone();
+            let reader = store.clone();
+            store
+                .append_one_then(
+                    info.id,
+                    NewEvent::new(TestEventPayload::SessionStarted),
+                    move |r, commit| {
+                        // Durable when handed over: a fresh reader sees it.
+                        let seq = r.expect("appended").event.sequence.get();
+                        let seen = reader.path.clone();
+                        let conn = rusqlite::Connection::open(seen).expect("read");
+                        let last: i64 = conn
+                            .query_row("SELECT count(*) FROM events", [], |row| row.get(0))
+                            .expect("count");
+                        tx.send((seq, last, commit.commands)).expect("send");
+                    },
+                )
+                .await;
+        }
+        drop(tx);
+        let mut seqs = Vec::new();
+        while let Some((seq, last, commands)) = rx.recv().await {
+            assert!(
+                last >= i64::try_from(seq).expect("small"),
+                "{seq} is committed"
+            );
+            assert!((1..=20).contains(&commands));
+            seqs.push(seq);
+        }
+        assert_eq!(
+            seqs,
+            (2..=21).collect::<Vec<_>>(),
+            "each ran once, in order"
+        );
+
+        store.close().await;
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        store
+            .append_one_then(
+                info.id,
+                NewEvent::new(TestEventPayload::SessionStarted),
+                move |r, _| drop(tx.send(r.map(|e| e.event.sequence.get()))),
+            )
+            .await;
+        assert!(matches!(rx.await, Ok(Err(StoreError::Closed))));
     }
 
     /// Runs `sql` on the store file in `dir`, as an earlier version or a

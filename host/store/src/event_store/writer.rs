@@ -1,6 +1,7 @@
 //! The write side: one thread owns the write connection, assigns
 //! sequences and folds every queued command into one transaction (group
-//! commit); a reply is sent only after the commit is durable.
+//! commit); a reply is sent (or an append's continuation run, on this
+//! thread) only after the commit is durable.
 //!
 //! It must never acknowledge an event before its commit, hand out a
 //! sequence twice, or rewrite an event once committed.
@@ -19,7 +20,10 @@ use tokio::sync::{oneshot, watch};
 use super::schema::{
     EventsLayout, event_key, last_sequence_sql, open_calls, seq, session_info, session_keys,
 };
-use super::{Dangling, MAX_EVENT_BYTES, NewEvent, Recovery, StoreError, StoredEvent, now_ms};
+use super::{
+    Commit, Dangling, MAX_EVENT_BYTES, NewEvent, OnCommit, Recovery, StoreError, StoredEvent,
+    now_ms,
+};
 
 /// Largest number of commands folded into one commit.
 const MAX_BATCH: usize = 1024;
@@ -34,7 +38,7 @@ pub(super) enum Command {
     Append {
         session: SessionId,
         events: Vec<NewEvent>,
-        reply: oneshot::Sender<Result<Vec<StoredEvent>, StoreError>>,
+        reply: AppendReply,
     },
     End {
         session: SessionId,
@@ -53,6 +57,27 @@ pub(super) enum Command {
     Close { reply: oneshot::Sender<()> },
 }
 
+/// Who hears how an append ended.
+pub(super) enum AppendReply {
+    /// A caller awaiting the answer.
+    Channel(oneshot::Sender<Result<Vec<StoredEvent>, StoreError>>),
+    /// A function run on this thread once the commit is durable.
+    Then(OnCommit),
+}
+
+impl AppendReply {
+    fn send(self, r: Result<Vec<StoredEvent>, StoreError>, commit: Commit) {
+        match self {
+            // A caller that went away no longer needs its answer.
+            Self::Channel(tx) => drop(tx.send(r)),
+            Self::Then(then) => then.run(
+                r.and_then(|mut v| v.pop().ok_or(StoreError::Closed)),
+                commit,
+            ),
+        }
+    }
+}
+
 /// The writer of a read-only store: every command is refused.
 pub(super) fn refuse_writes(rx: &Receiver<Command>, why: &str) {
     while let Ok(cmd) = rx.recv() {
@@ -62,7 +87,7 @@ pub(super) fn refuse_writes(rx: &Receiver<Command>, why: &str) {
         }
         Writer::placeholder(cmd)
             .fail(StoreError::ReadOnly(why.to_owned()))
-            .send();
+            .send(Commit { commands: 1 });
     }
 }
 
@@ -103,10 +128,7 @@ enum Done {
         oneshot::Sender<Result<(SessionInfo, StoredEvent), StoreError>>,
         Result<(SessionInfo, StoredEvent), StoreError>,
     ),
-    Append(
-        oneshot::Sender<Result<Vec<StoredEvent>, StoreError>>,
-        Result<Vec<StoredEvent>, StoreError>,
-    ),
+    Append(AppendReply, Result<Vec<StoredEvent>, StoreError>),
     End(
         oneshot::Sender<Result<(SessionInfo, StoredEvent), StoreError>>,
         Result<(SessionInfo, StoredEvent), StoreError>,
@@ -131,11 +153,11 @@ impl Done {
         }
     }
 
-    fn send(self) {
+    fn send(self, commit: Commit) {
         // A caller that went away no longer needs its answer.
         match self {
             Done::Start(r, v) => drop(r.send(v)),
-            Done::Append(r, v) => drop(r.send(v)),
+            Done::Append(r, v) => r.send(v, commit),
             Done::End(r, v) => drop(r.send(v)),
             Done::Delete(r, v, _) => drop(r.send(v)),
             Done::Close(r) => drop(r.send(())),
@@ -271,8 +293,11 @@ impl Writer {
                     _ => {}
                 }
             }
+            let commit = Commit {
+                commands: done.len(),
+            };
             for d in done {
-                d.send();
+                d.send(commit);
             }
             if !touched.is_empty() {
                 let mut w = watchers.lock().unwrap_or_else(|p| p.into_inner());
