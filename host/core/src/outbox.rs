@@ -48,27 +48,57 @@ struct Backlog {
 }
 
 impl Straight {
-    pub(crate) fn new(out: Arc<dyn Descriptor>) -> Arc<Self> {
-        Arc::new(Self {
-            out,
-            state: Mutex::default(),
-        })
-    }
-
     fn lock(&self) -> std::sync::MutexGuard<'_, Backlog> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// The queue's writer wrote `frames` frames it had taken.
-    pub(crate) fn written(&self, frames: usize) {
-        let mut b = self.lock();
-        b.queued = b.queued.saturating_sub(frames);
     }
 }
 
 impl std::fmt::Debug for Straight {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Straight").finish_non_exhaustive()
+    }
+}
+
+/// Most bytes one write call takes from the queue.
+const WRITE_BATCH: usize = 256 * 1024;
+
+/// The writer's side of a queue that lends its descriptor
+/// ([`OutputQueue::lending`]): what is queued, as lines for one write.
+pub(crate) struct Batches {
+    rx: mpsc::Receiver<Outgoing>,
+    straight: Arc<Straight>,
+    buf: Vec<u8>,
+    held: Vec<Outgoing>,
+}
+
+impl Batches {
+    /// The lines of every frame queued now (at least one, up to
+    /// [`WRITE_BATCH`] bytes), waiting for the first; `None` once every
+    /// sender is gone. Each frame keeps its share of the byte budget, and
+    /// straight writes wait, until [`Batches::written`].
+    pub(crate) async fn next(&mut self) -> Option<&[u8]> {
+        let first = self.rx.recv().await?;
+        self.buf.clear();
+        self.take(first);
+        while self.buf.len() < WRITE_BATCH {
+            let Ok(next) = self.rx.try_recv() else { break };
+            self.take(next);
+        }
+        Some(&self.buf)
+    }
+
+    fn take(&mut self, o: Outgoing) {
+        self.buf.extend_from_slice(&o.frame);
+        self.buf.push(b'\n');
+        self.held.push(o);
+    }
+
+    /// The last batch was written (or given up with its peer).
+    pub(crate) fn written(&mut self) {
+        let mut b = self.straight.lock();
+        b.queued = b.queued.saturating_sub(self.held.len());
+        drop(b);
+        self.held.clear();
     }
 }
 
@@ -104,12 +134,26 @@ impl OutputQueue {
         (queue, rx)
     }
 
-    /// The same queue, whose frames may also be written straight to
-    /// `straight` (its writer must call [`Straight::written`] after
-    /// writing what it took).
-    pub(crate) fn with_straight(mut self, straight: Arc<Straight>) -> Self {
-        self.straight = Some(straight);
-        self
+    /// A queue as [`OutputQueue::bounded`] whose frames may also be
+    /// written straight to `out`, with its writer's side.
+    pub(crate) fn lending(
+        out: Arc<dyn Descriptor>,
+        frames: usize,
+        bytes: usize,
+    ) -> (Self, Batches) {
+        let (mut queue, rx) = Self::bounded(frames, bytes);
+        let straight = Arc::new(Straight {
+            out,
+            state: Mutex::default(),
+        });
+        queue.straight = Some(straight.clone());
+        let batches = Batches {
+            rx,
+            straight,
+            buf: Vec::with_capacity(64 * 1024),
+            held: Vec::new(),
+        };
+        (queue, batches)
     }
 
     /// Queues a frame, waiting while the queue is full.
@@ -138,6 +182,19 @@ impl OutputQueue {
             .await
             .map_err(|_| Closed)?;
         let slot = self.tx.reserve().await.map_err(|_| Closed)?;
+        self.enter(slot, frame, permit, entered);
+        Ok(())
+    }
+
+    /// Puts `frame` in its reserved place, counted ahead of any straight
+    /// write, `entered` run first.
+    fn enter(
+        &self,
+        slot: mpsc::Permit<'_, Outgoing>,
+        frame: Vec<u8>,
+        bytes: OwnedSemaphorePermit,
+        entered: impl FnOnce(),
+    ) {
         let _backlog = self.straight.as_ref().map(|s| {
             let mut b = s.lock();
             b.queued += 1;
@@ -146,9 +203,8 @@ impl OutputQueue {
         entered();
         slot.send(Outgoing {
             frame,
-            _bytes: Some(permit),
+            _bytes: Some(bytes),
         });
-        Ok(())
     }
 
     /// Sends a frame without waiting, from any thread: written straight to
@@ -208,16 +264,7 @@ impl OutputQueue {
         let Ok(slot) = self.tx.try_reserve() else {
             return Err(frame);
         };
-        let _backlog = self.straight.as_ref().map(|s| {
-            let mut b = s.lock();
-            b.queued += 1;
-            b
-        });
-        entered();
-        slot.send(Outgoing {
-            frame,
-            _bytes: Some(permit),
-        });
+        self.enter(slot, frame, permit, entered);
         Ok(())
     }
 }
@@ -268,22 +315,15 @@ mod tests {
         }
     }
 
-    fn queue_to(peer: &Arc<Peer>) -> (OutputQueue, mpsc::Receiver<Outgoing>, Arc<Straight>) {
-        let straight = Straight::new(peer.clone());
-        let (q, rx) = OutputQueue::bounded(4, 1024);
-        (q.with_straight(straight.clone()), rx, straight)
+    fn queue_to(peer: &Arc<Peer>) -> (OutputQueue, Batches) {
+        OutputQueue::lending(peer.clone(), 4, 1024)
     }
 
     /// What a writer does: takes every queued frame and writes it whole.
-    fn drain(rx: &mut mpsc::Receiver<Outgoing>, peer: &Peer, straight: &Straight) {
-        let mut n = 0;
-        while let Ok(o) = rx.try_recv() {
-            let mut got = peer.got.lock().expect("lock");
-            got.extend_from_slice(&o.frame);
-            got.push(b'\n');
-            n += 1;
-        }
-        straight.written(n);
+    async fn drain(batches: &mut Batches, peer: &Peer) {
+        let lines = batches.next().await.expect("a frame is queued");
+        peer.got.lock().expect("lock").extend_from_slice(lines);
+        batches.written();
     }
 
     fn text(peer: &Peer) -> String {
@@ -294,7 +334,7 @@ mod tests {
     async fn an_answer_goes_straight_out_only_when_nothing_is_queued_before_it() {
         let peer = Arc::new(Peer::default());
         peer.room.store(usize::MAX, Ordering::Relaxed);
-        let (q, mut rx, straight) = queue_to(&peer);
+        let (q, mut batches) = queue_to(&peer);
         let mut entered = 0;
         q.try_send_then(b"one".to_vec(), true, || entered += 1)
             .expect("sent");
@@ -304,13 +344,13 @@ mod tests {
         q.try_send_then(b"three".to_vec(), true, || entered += 1)
             .expect("sent");
         assert_eq!(text(&peer), "one\n", "nothing overtakes what is queued");
-        drain(&mut rx, &peer, &straight);
+        drain(&mut batches, &peer).await;
         assert_eq!(text(&peer), "one\ntwo\nthree\n");
         // Not asked to go straight: queued although nothing is ahead.
         q.try_send_then(b"four".to_vec(), false, || entered += 1)
             .expect("sent");
         assert_eq!(text(&peer), "one\ntwo\nthree\n");
-        drain(&mut rx, &peer, &straight);
+        drain(&mut batches, &peer).await;
         q.try_send_then(b"five".to_vec(), true, || entered += 1)
             .expect("sent");
         assert_eq!(text(&peer), "one\ntwo\nthree\nfour\nfive\n");
@@ -321,7 +361,7 @@ mod tests {
     async fn what_a_full_peer_does_not_take_is_queued_first_and_whole() {
         let peer = Arc::new(Peer::default());
         peer.room.store(5, Ordering::Relaxed);
-        let (q, mut rx, straight) = queue_to(&peer);
+        let (q, mut batches) = queue_to(&peer);
         q.try_send_then(b"{\"id\":1}".to_vec(), true, || {})
             .expect("sent");
         assert_eq!(text(&peer), "{\"id\"", "what fit was written");
@@ -329,22 +369,22 @@ mod tests {
         q.try_send_then(b"{\"id\":2}".to_vec(), true, || {})
             .expect("sent");
         assert_eq!(text(&peer), "{\"id\"");
-        drain(&mut rx, &peer, &straight);
+        drain(&mut batches, &peer).await;
         assert_eq!(text(&peer), "{\"id\":1}\n{\"id\":2}\n");
         // A peer with no room at all: the whole frame is queued.
-        let (q, mut rx, straight) = queue_to(&peer);
+        let (q, mut batches) = queue_to(&peer);
         peer.got.lock().expect("lock").clear();
         q.try_send_then(b"{\"id\":3}".to_vec(), true, || {})
             .expect("sent");
         assert_eq!(text(&peer), "");
-        drain(&mut rx, &peer, &straight);
+        drain(&mut batches, &peer).await;
         assert_eq!(text(&peer), "{\"id\":3}\n");
     }
 
     #[tokio::test]
     async fn a_full_queue_hands_the_answer_back_unentered() {
         let peer = Arc::new(Peer::default());
-        let (q, mut rx, _straight) = queue_to(&peer);
+        let (q, mut batches) = queue_to(&peer);
         for _ in 0..4 {
             q.send(b"x".to_vec()).await.expect("room");
         }
@@ -352,7 +392,7 @@ mod tests {
         let back = q.try_send_then(b"late".to_vec(), true, || entered = true);
         assert_eq!(back, Err(b"late".to_vec()), "four frames fill the queue");
         assert!(!entered, "its id is still reserved");
-        drop(rx.try_recv());
+        drain(&mut batches, &peer).await;
         assert!(
             q.try_send_then(b"late".to_vec(), true, || entered = true)
                 .is_ok()
@@ -364,11 +404,11 @@ mod tests {
     async fn after_a_failed_straight_write_answers_are_queued_for_the_writer() {
         let peer = Arc::new(Peer::default());
         peer.broken.store(true, Ordering::Relaxed);
-        let (q, mut rx, _straight) = queue_to(&peer);
+        let (q, mut batches) = queue_to(&peer);
         q.try_send_then(b"lost".to_vec(), true, || {})
             .expect("the frame is gone with the peer");
         q.try_send_then(b"next".to_vec(), true, || {})
             .expect("queued");
-        assert_eq!(rx.try_recv().expect("queued").frame, b"next".to_vec());
+        assert_eq!(batches.next().await, Some(&b"next\n"[..]), "queued");
     }
 }

@@ -28,8 +28,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::connection::Connection;
 use crate::dispatch::Dispatcher;
+use crate::outbox::Descriptor;
 pub(crate) use crate::outbox::OutputQueue;
-use crate::outbox::{Descriptor, Straight};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, ReadBuf};
 use tokio::sync::mpsc;
 
@@ -203,9 +203,6 @@ pub(crate) fn writer_for(
     }
 }
 
-/// Most bytes one write call takes from the queue.
-const WRITE_BATCH: usize = 256 * 1024;
-
 /// Starts the writer task over the non-blocking `out`; it ends when every
 /// sender is dropped, after writing everything queued. Each frame keeps
 /// its share of the queue's byte budget until its bytes are written.
@@ -215,26 +212,11 @@ pub(crate) fn spawn_pipe_writer(
     bytes: usize,
 ) -> (OutputQueue, tokio::task::JoinHandle<std::io::Result<()>>) {
     let out = Arc::new(out);
-    let straight = Straight::new(out.clone());
-    let (tx, mut rx) = OutputQueue::bounded(frames, bytes);
-    let tx = tx.with_straight(straight.clone());
+    let (tx, mut batches) = OutputQueue::lending(out.clone(), frames, bytes);
     let task = tokio::spawn(async move {
-        let mut buf = Vec::with_capacity(64 * 1024);
-        let mut held = Vec::new();
-        while let Some(first) = rx.recv().await {
-            buf.clear();
-            buf.extend_from_slice(&first.frame);
-            buf.push(b'\n');
-            held.push(first);
-            while buf.len() < WRITE_BATCH {
-                let Ok(next) = rx.try_recv() else { break };
-                buf.extend_from_slice(&next.frame);
-                buf.push(b'\n');
-                held.push(next);
-            }
-            write_all(&out, &buf).await?;
-            straight.written(held.len());
-            held.clear();
+        while let Some(lines) = batches.next().await {
+            write_all(&out, lines).await?;
+            batches.written();
         }
         Ok(())
     });

@@ -38,7 +38,7 @@ use super::stdio::{Frame, FrameReader};
 use crate::connection::Connection;
 use crate::dispatch::{Closing, Dispatcher};
 use crate::leases::TokenDigest;
-use crate::outbox::{Descriptor, Outgoing, OutputQueue, Straight};
+use crate::outbox::{Batches, Descriptor, OutputQueue};
 use devicerail_host_protocol::pool::LeaseToken;
 
 /// The first line `devicerail attach` writes: never valid JSON, so it
@@ -361,10 +361,8 @@ pub(crate) async fn connection(
         }
     };
     let write = Arc::new(write);
-    let straight = Straight::new(write.clone());
-    let (out, rx) = OutputQueue::bounded(OUTPUT_FRAMES, OUTPUT_BYTES);
-    let out = out.with_straight(straight.clone());
-    let writer = tokio::spawn(write_frames(write, straight, rx));
+    let (out, batches) = OutputQueue::lending(write.clone(), OUTPUT_FRAMES, OUTPUT_BYTES);
+    let writer = tokio::spawn(write_frames(write, batches));
     let presented = token.is_some();
     let pool_manager = dispatcher.host().is_pool_key(key.as_ref());
     if key.is_some() && !pool_manager {
@@ -405,36 +403,16 @@ pub(crate) async fn connection(
 /// one call. Once the peer is gone it keeps draining the queue
 /// (discarding), so no request ever waits on a dead connection's output.
 /// Dropping the last handle of the write half shuts it down.
-async fn write_frames(
-    write: Arc<OwnedWriteHalf>,
-    straight: Arc<Straight>,
-    mut rx: tokio::sync::mpsc::Receiver<Outgoing>,
-) {
-    let mut buf = Vec::with_capacity(64 * 1024);
-    let mut held = Vec::new();
+async fn write_frames(write: Arc<OwnedWriteHalf>, mut batches: Batches) {
     let mut failed = false;
-    while let Some(first) = rx.recv().await {
-        buf.clear();
-        buf.extend_from_slice(&first.frame);
-        buf.push(b'\n');
-        held.push(first);
-        while buf.len() < WRITE_BATCH {
-            let Ok(next) = rx.try_recv() else { break };
-            buf.extend_from_slice(&next.frame);
-            buf.push(b'\n');
-            held.push(next);
-        }
-        if !failed && let Err(e) = write_all(&write, &buf).await {
+    while let Some(lines) = batches.next().await {
+        if !failed && let Err(e) = write_all(&write, lines).await {
             tracing::debug!("writing to a socket connection failed: {e}");
             failed = true;
         }
-        straight.written(held.len());
-        held.clear();
+        batches.written();
     }
 }
-
-/// Most bytes one write call takes from the queue.
-const WRITE_BATCH: usize = 256 * 1024;
 
 /// Writes all of `bytes`, waiting while the socket is full.
 async fn write_all(out: &OwnedWriteHalf, mut bytes: &[u8]) -> std::io::Result<()> {
